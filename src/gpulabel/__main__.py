@@ -1,0 +1,3 @@
+from gpulabel.cli import run
+
+run()

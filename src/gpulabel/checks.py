@@ -1,0 +1,36 @@
+"""The read-only checks that ``gpulabel check`` runs together.
+
+Each check names the kinds of object it reads, so ``check`` LISTs the union
+once and every check runs on the same snapshot of the cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gpulabel.findings import Finding
+from gpulabel.model import ClusterState
+
+__all__ = ["Check", "CHECKS", "run_checks"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    kinds: tuple[str, ...]
+    run: Callable[[ClusterState, argparse.Namespace], list[Finding]]
+
+
+def _audit(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
+    from gpulabel.audit import audit
+
+    return audit(state, strict=bool(getattr(args, "strict", False)))
+
+
+CHECKS: tuple[Check, ...] = (Check("audit", ("Node",), _audit),)
+
+
+def run_checks(state: ClusterState, args: argparse.Namespace) -> Sequence[tuple[str, list[Finding]]]:
+    return [(c.name, c.run(state, args)) for c in CHECKS]

@@ -1,0 +1,274 @@
+"""Talking to a live API server.
+
+Configuration and authentication come from the official ``kubernetes``
+client (kubeconfig with contexts, client certificates, tokens, exec plugins
+of any apiVersion, in-cluster service accounts); its model classes are never
+used. Requests go through the client's urllib3 pool and answers are decoded
+straight from bytes with orjson, which is what makes LISTs of thousands of
+nodes fast. The client is imported only here, and only when a command needs
+a cluster, so ``gpulabel --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from gpulabel._errors import ClusterError, ConfigError, ConflictError, ForbiddenError
+from gpulabel.model import ClusterState
+
+__all__ = ["KubeClient", "RESOURCES", "load_cluster", "RequestCounts"]
+
+# kind -> (list path, namespaced)
+RESOURCES: dict[str, tuple[str, bool]] = {
+    "Node": ("/api/v1/nodes", False),
+    "Pod": ("/api/v1/pods", True),
+    "DaemonSet": ("/apis/apps/v1/daemonsets", True),
+    "ClusterPolicy": ("/apis/nvidia.com/v1/clusterpolicies", False),
+}
+
+DEFAULT_PAGE_SIZE = 500
+_RETRYABLE = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass
+class RequestCounts:
+    """Requests sent, by HTTP method: what tests and benchmarks count."""
+
+    by_method: dict[str, int] = field(default_factory=dict)
+
+    def add(self, method: str) -> None:
+        self.by_method[method] = self.by_method.get(method, 0) + 1
+
+    @property
+    def writes(self) -> int:
+        return sum(n for m, n in self.by_method.items() if m not in ("GET", "HEAD"))
+
+
+def _status_message(body: bytes) -> str:
+    import orjson
+
+    try:
+        status = orjson.loads(body)
+        if isinstance(status, dict) and status.get("message"):
+            return str(status["message"])
+    except orjson.JSONDecodeError:
+        pass
+    return body[:200].decode("utf-8", "replace").strip()
+
+
+class KubeClient:
+    """A thin client: kubeconfig auth from ``kubernetes``, JSON in and out.
+
+    ``retries`` bounds how often a 429/5xx or a dropped connection is retried
+    (with exponential backoff) before the error is raised.
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        *,
+        timeout: float = 60.0,
+        retries: int = 4,
+    ) -> None:
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        where = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+        try:
+            if kubeconfig or context or os.environ.get("KUBECONFIG") or os.path.exists(where):
+                config.load_kube_config(
+                    config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
+                )
+            elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+                where = "in-cluster service account"
+                config.load_incluster_config(client_configuration=cfg)
+            else:
+                raise ConfigError(where, "no kubeconfig found and not running in a cluster (give --kubeconfig)")
+        except config.ConfigException as err:
+            raise ConfigError(where, f"cannot use the configuration: {err}") from None
+        except OSError as err:
+            raise ConfigError(where, err.strerror or str(err)) from None
+        except (ValueError, TypeError, KeyError) as err:
+            raise ConfigError(where, f"malformed kubeconfig: {err}") from None
+        cfg.retries = 0  # we retry ourselves, with backoff and a bound
+        self.endpoint: str = cfg.host
+        self.timeout = timeout
+        self.retries = retries
+        self.counts = RequestCounts()
+        self._api = client.ApiClient(cfg)
+
+    # -- requests ---------------------------------------------------------
+
+    def request_raw(
+        self,
+        method: str,
+        path: str,
+        query: Iterable[tuple[str, str]] = (),
+        body: bytes | None = None,
+        content_type: str | None = None,
+        timeout: float | None = None,
+    ) -> tuple[int, bytes]:
+        """Send one request; return ``(status, body)``. Network faults raise ClusterError."""
+        import urllib3
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        query_list = list(query)
+        attempt = 0
+        while True:
+            attempt += 1
+            method_, url, hdrs, _, _ = self._api.param_serialize(
+                method, path, query_params=query_list or None, header_params=headers, auth_settings=["BearerToken"]
+            )
+            self.counts.add(method)
+            try:
+                resp = self._api.rest_client.pool_manager.request(
+                    method_,
+                    url,
+                    body=body,
+                    headers=hdrs,
+                    timeout=urllib3.Timeout(connect=10.0, read=timeout or self.timeout),
+                    retries=False,
+                    preload_content=True,
+                )
+            except urllib3.exceptions.HTTPError as err:
+                if attempt <= self.retries:
+                    time.sleep(min(0.2 * 2 ** (attempt - 1), 5.0))
+                    continue
+                reason = getattr(err, "reason", None) or err
+                raise ClusterError(self.endpoint, f"unreachable: {reason}") from None
+            status, data = resp.status, resp.data
+            if status in _RETRYABLE and attempt <= self.retries:
+                delay = min(0.2 * 2 ** (attempt - 1), 5.0)
+                retry_after = resp.headers.get("Retry-After")
+                if retry_after and retry_after.isdigit():
+                    delay = min(float(retry_after), 10.0)
+                time.sleep(delay)
+                continue
+            return status, data
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request and decode its JSON answer; HTTP errors raise."""
+        import orjson
+
+        status, data = self.request_raw(method, path, **kwargs)
+        if status >= 400:
+            raise self.error(status, data, method, path)
+        return orjson.loads(data) if data else None
+
+    def error(self, status: int, data: bytes, method: str, path: str) -> ClusterError:
+        message = _status_message(data)
+        where = f"{self.endpoint} {method} {path}"
+        if status in (401, 403):
+            return ForbiddenError(where, f"{status} {message}", status)
+        if status == 409:
+            return ConflictError(where, f"{status} {message}", status)
+        return ClusterError(where, f"{status} {message}", status)
+
+    # -- reads ------------------------------------------------------------
+
+    def list_pages(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        max_restarts: int = 3,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield every page of a paged LIST; a 410 Gone restarts the LIST from the start.
+
+        Pages are yielded only once the whole list has been read, so a restart
+        never hands out a partial or duplicated result.
+        """
+        restarts = 0
+        while True:
+            pages: list[dict[str, Any]] = []
+            token = ""
+            gone = False
+            while True:
+                query = [("limit", str(limit))]
+                if label_selector:
+                    query.append(("labelSelector", label_selector))
+                if field_selector:
+                    query.append(("fieldSelector", field_selector))
+                if token:
+                    query.append(("continue", token))
+                status, data = self.request_raw("GET", path, query=query)
+                if status == 410 and token and restarts < max_restarts:
+                    gone = True
+                    break
+                if status >= 400:
+                    raise self.error(status, data, "LIST", path)
+                import orjson
+
+                page = orjson.loads(data)
+                pages.append(page)
+                token = (page.get("metadata") or {}).get("continue") or ""
+                if not token:
+                    break
+            if not gone:
+                yield from pages
+                return
+            restarts += 1
+
+    def list(self, kind: str, namespace: str | None = None, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
+        """All objects of ``kind`` (in ``namespace``, if given) and the list's resourceVersion."""
+        path, namespaced = RESOURCES[kind]
+        if namespaced and namespace:
+            path = path.replace("/v1/", f"/v1/namespaces/{quote(namespace, safe='')}/", 1)
+        items: list[dict[str, Any]] = []
+        version = ""
+        for page in self.list_pages(path, **kwargs):
+            for item in page.get("items") or ():
+                item.setdefault("kind", kind)
+                items.append(item)
+            version = (page.get("metadata") or {}).get("resourceVersion") or version
+        return items, version
+
+    def has_resource(self, group_version: str, plural: str) -> bool:
+        """Whether the server serves ``plural`` in ``group_version`` (e.g. a CRD)."""
+        status, data = self.request_raw("GET", f"/apis/{group_version}")
+        if status == 404:
+            return False
+        if status >= 400:
+            raise self.error(status, data, "GET", f"/apis/{group_version}")
+        import orjson
+
+        doc = orjson.loads(data)
+        return any(r.get("name") == plural for r in doc.get("resources") or ())
+
+    def node_path(self, name: str) -> str:
+        return f"/api/v1/nodes/{quote(name, safe='')}"
+
+
+def load_cluster(
+    client: KubeClient,
+    kinds: Iterable[str],
+    *,
+    namespace: str | None = None,
+    pod_selector: str | None = None,
+    pod_field_selector: str | None = None,
+) -> ClusterState:
+    """LIST only the kinds a command needs, each as a paged LIST."""
+    objects: list[tuple[str, dict[str, Any]]] = []
+    wanted = list(dict.fromkeys(kinds))
+    for kind in wanted:
+        if kind == "ClusterPolicy" and not client.has_resource("nvidia.com/v1", "clusterpolicies"):
+            continue
+        pod = kind == "Pod"
+        items, _ = client.list(
+            kind,
+            namespace=namespace,
+            label_selector=pod_selector if pod else None,
+            field_selector=pod_field_selector if pod else None,
+        )
+        objects.extend((f"{client.endpoint} {kind}", item) for item in items)
+    return ClusterState.from_objects(objects, source=client.endpoint, kinds=wanted)
