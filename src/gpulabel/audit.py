@@ -14,7 +14,7 @@ from gpulabel import vocabulary as V
 from gpulabel.findings import Finding
 from gpulabel.model import ClusterState, Node
 
-__all__ = ["audit", "audit_node", "REASONS", "STRICT_REASONS"]
+__all__ = ["REASONS", "STRICT_REASONS", "audit", "audit_node"]
 
 REASONS = {
     "missing": "the label is absent",
@@ -65,7 +65,9 @@ def _strict(node: Node) -> Iterable[Finding]:
         if key.startswith(V.DEPLOY_PREFIX):
             value = node.labels[key]
             if value not in _KNOWN_DEPLOY_VALUES and not value.startswith("paused-"):
-                yield _finding(node, key, "bad-deploy-value", f"{value!r}: expected true, false, pre-installed or paused-*")
+                yield _finding(
+                    node, key, "bad-deploy-value", f"{value!r}: expected true, false, pre-installed or paused-*"
+                )
 
 
 def audit(state: ClusterState, strict: bool = False) -> list[Finding]:

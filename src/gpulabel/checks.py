@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from gpulabel.findings import Finding
 from gpulabel.model import ClusterState
 
-__all__ = ["Check", "CHECKS", "run_checks"]
+__all__ = ["CHECKS", "Check", "run_checks"]
 
 
 @dataclass(frozen=True)

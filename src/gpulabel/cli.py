@@ -9,6 +9,7 @@ Heavy libraries are imported inside the commands that need them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -39,12 +40,24 @@ def _shared_flags() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     S = argparse.SUPPRESS
     g = p.add_argument_group("cluster input and output")
-    g.add_argument("--snapshot", action="append", metavar="FILE", default=S,
-                   help="read this snapshot (JSON/YAML from kubectl get -o json|yaml) instead of a cluster; repeatable")
-    g.add_argument("--kubeconfig", metavar="FILE", default=S, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
+    g.add_argument(
+        "--snapshot",
+        action="append",
+        metavar="FILE",
+        default=S,
+        help="read this snapshot (JSON/YAML from kubectl get -o json|yaml) instead of a cluster; repeatable",
+    )
+    g.add_argument(
+        "--kubeconfig", metavar="FILE", default=S, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+    )
     g.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
-    g.add_argument("-o", "--output", choices=("text", "wide", "json", "table"), default=S,
-                   help="text (default, for scripts), wide (with explanations), json, or table (for people)")
+    g.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "wide", "json", "table"),
+        default=S,
+        help="text (default, for scripts), wide (with explanations), json, or table (for people)",
+    )
     g.add_argument("-n", "--namespace", metavar="NS", default=S, help="only this namespace (pods); default all")
     return p
 
@@ -108,7 +121,10 @@ def cmd_sanitize(ctx: Context) -> int:
         from gpulabel.labels import is_valid_value
         from gpulabel.render import emit_json
 
-        emit_json([{"input": v, "output": r, "valid": is_valid_value(r)} for v, r in zip(a.values, results)], ctx.out)
+        emit_json(
+            [{"input": v, "output": r, "valid": is_valid_value(r)} for v, r in zip(a.values, results, strict=True)],
+            ctx.out,
+        )
     else:
         ctx.out.write("".join(r + "\n" for r in results))
     return 0
@@ -152,9 +168,21 @@ def cmd_sources(ctx: Context) -> int:
         if ctx.fmt == "json":
             emit_json({"node": node.name, "labels": [r.to_json() for r in rows]}, ctx.out)
         elif ctx.fmt == "table":
-            emit_table(("key", "value", "owner", "last written by", "at"),
-                       [(r.key, r.value, r.owner, r.written_by.manager if r.written_by else "",
-                         r.written_by.time if r.written_by else "") for r in rows], ctx.out, title=node.name)
+            emit_table(
+                ("key", "value", "owner", "last written by", "at"),
+                [
+                    (
+                        r.key,
+                        r.value,
+                        r.owner,
+                        r.written_by.manager if r.written_by else "",
+                        r.written_by.time if r.written_by else "",
+                    )
+                    for r in rows
+                ],
+                ctx.out,
+                title=node.name,
+            )
         else:
             ctx.out.write("".join(r.line() + "\n" for r in rows))
         return 0
@@ -178,8 +206,9 @@ def cmd_check(ctx: Context) -> int:
     kinds = sorted({k for c in CHECKS for k in c.kinds})
     results = run_checks(ctx.state(kinds), ctx.args)
     if ctx.fmt == "json":
-        emit_json({name: {"findings": [f.to_json() for f in fs], "summary": summarize(fs)} for name, fs in results},
-                  ctx.out)
+        emit_json(
+            {name: {"findings": [f.to_json() for f in fs], "summary": summarize(fs)} for name, fs in results}, ctx.out
+        )
     else:
         for name, fs in results:
             counts = summarize(fs)
@@ -222,8 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("labels", nargs="+", metavar="KEY=VALUE")
 
     p = add("audit", cmd_audit, "check the GPU labels of every node with nvidia.com/gpu.present=true")
-    p.add_argument("--strict", action="store_true",
-                   help="also report no-pci-label and bad-deploy-value (see README)")
+    p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
 
     p = add("sources", cmd_sources, "who owns each label key; with --node, who last wrote each label")
     p.add_argument("keys", nargs="*", metavar="KEY")
@@ -259,8 +287,6 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
 def run() -> None:
     """Console-script entry point."""
     code = main()
-    try:
+    with contextlib.suppress(BrokenPipeError):
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass
     raise SystemExit(code)

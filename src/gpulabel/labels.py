@@ -15,15 +15,15 @@ from gpulabel._gostr import go_quote
 
 __all__ = [
     "LABEL_VALUE_MAX_LENGTH",
-    "key_errors",
-    "value_errors",
-    "label_errors",
     "is_valid_key",
     "is_valid_value",
     "is_well_formed",
+    "key_errors",
+    "label_errors",
     "sanitize",
     "sanitize_gfd",
     "split_assignment",
+    "value_errors",
 ]
 
 LABEL_VALUE_MAX_LENGTH = 63
@@ -41,8 +41,7 @@ _VALUE_RE = re.compile(_VALUE_FMT, re.ASCII)
 _SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT, re.ASCII)
 
 _KEY_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 )
 _VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, "

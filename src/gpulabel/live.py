@@ -21,7 +21,7 @@ from urllib.parse import quote
 from gpulabel._errors import ClusterError, ConfigError, ConflictError, ForbiddenError
 from gpulabel.model import ClusterState
 
-__all__ = ["KubeClient", "RESOURCES", "load_cluster", "RequestCounts"]
+__all__ = ["RESOURCES", "KubeClient", "RequestCounts", "load_cluster"]
 
 # kind -> (list path, namespaced)
 RESOURCES: dict[str, tuple[str, bool]] = {
@@ -82,12 +82,12 @@ class KubeClient:
         where = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
         try:
             if kubeconfig or context or os.environ.get("KUBECONFIG") or os.path.exists(where):
-                config.load_kube_config(
+                config.load_kube_config(  # type: ignore[no-untyped-call]
                     config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
                 )
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
                 where = "in-cluster service account"
-                config.load_incluster_config(client_configuration=cfg)
+                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
             else:
                 raise ConfigError(where, "no kubeconfig found and not running in a cluster (give --kubeconfig)")
         except config.ConfigException as err:

@@ -14,13 +14,13 @@ from typing import Any
 from gpulabel._errors import SnapshotError
 
 __all__ = [
-    "Taint",
+    "SUPPORTED_KINDS",
+    "ClusterState",
+    "DaemonSet",
     "LabelWrite",
     "Node",
     "Pod",
-    "DaemonSet",
-    "ClusterState",
-    "SUPPORTED_KINDS",
+    "Taint",
 ]
 
 SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy")

@@ -15,7 +15,7 @@ from typing import Any
 from gpulabel._errors import SnapshotError
 from gpulabel.model import SUPPORTED_KINDS, ClusterState
 
-__all__ = ["read_documents", "iter_objects", "load_snapshots", "MAX_SNAPSHOT_BYTES"]
+__all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documents"]
 
 # A 5,000-node cluster with its pods as pretty JSON is about 200 MB; refuse
 # anything far beyond that rather than exhaust memory.
@@ -74,8 +74,8 @@ def read_documents(data: bytes, where: str) -> list[Any]:
         docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise SnapshotError(f"{where}{line}", f"invalid YAML: {err.problem or err.context}") from None
+        at = f":{mark.line + 1}" if mark is not None else ""
+        raise SnapshotError(f"{where}{at}", f"invalid YAML: {err.problem or err.context}") from None
     except (yaml.YAMLError, RecursionError) as err:
         raise SnapshotError(where, f"invalid YAML: {err}") from None
     return docs
@@ -119,7 +119,7 @@ def load_snapshots(paths: Iterable[str]) -> ClusterState:
             raise SnapshotError(path, "empty: no Kubernetes objects")
         if not _depth_ok(docs):
             raise SnapshotError(path, f"nested deeper than {_MAX_DEPTH} levels: not a Kubernetes object")
-        found = []
+        found: list[tuple[str, dict[str, Any]]] = []
         for n, doc in enumerate(docs):
             where = path if len(docs) == 1 else f"{path}: document {n + 1}"
             found.extend(iter_objects(doc, where))

@@ -13,18 +13,18 @@ import re
 from collections.abc import Mapping
 
 __all__ = [
-    "GPU_PRESENT",
-    "GPU_PRODUCT",
+    "DEPLOY_OPERANDS",
+    "DEPLOY_PREFIX",
     "GPU_COUNT",
     "GPU_MEMORY",
-    "DEPLOY_PREFIX",
-    "DEPLOY_OPERANDS",
-    "PCI_PRESENT",
+    "GPU_PRESENT",
+    "GPU_PRODUCT",
     "NFD_FEATURE_LABELS",
     "OWNERS",
-    "owner_of",
-    "nfd_owned_keys",
+    "PCI_PRESENT",
     "has_nvidia_pci",
+    "nfd_owned_keys",
+    "owner_of",
 ]
 
 GPU_PRESENT = "nvidia.com/gpu.present"

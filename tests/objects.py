@@ -1,0 +1,103 @@
+"""Builders for Kubernetes objects as the API returns them, for tests on snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def node(
+    name: str,
+    labels: dict[str, str] | None = None,
+    *,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+    ready: bool = True,
+    annotations: dict[str, str] | None = None,
+    managed_fields: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(labels or {})}
+    if annotations:
+        meta["annotations"] = annotations
+    if managed_fields:
+        meta["managedFields"] = managed_fields
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+GPU_LABELS = {
+    "nvidia.com/gpu.present": "true",
+    "feature.node.kubernetes.io/pci-10de.present": "true",
+    "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB",
+    "nvidia.com/gpu.count": "4",
+    "nvidia.com/gpu.memory": "40537",
+}
+
+
+def gpu_node(name: str, **overrides: str | None) -> dict[str, Any]:
+    """A healthy GPU node; ``key=None`` in overrides removes a label (keys use __ for / and _ for .)."""
+    labels = dict(GPU_LABELS)
+    for k, v in overrides.items():
+        if v is None:
+            labels.pop(k, None)
+        else:
+            labels[k] = v
+    return node(name, labels)
+
+
+def pod(
+    namespace: str,
+    name: str,
+    node_name: str = "",
+    *,
+    phase: str = "Running",
+    ready: bool = True,
+    spec: dict[str, Any] | None = None,
+    owner_uid: str = "",
+    labels: dict[str, str] | None = None,
+    conditions: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": owner_uid}]
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
+    if node_name:
+        body["nodeName"] = node_name
+    body.update(spec or {})
+    if conditions is None:
+        conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": body,
+        "status": {"phase": phase, "conditions": conditions},
+    }
+
+
+def daemonset(
+    namespace: str, name: str, uid: str, pod_spec: dict[str, Any], status: dict[str, int] | None = None
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
+        },
+        "status": status or {},
+    }
+
+
+def as_list(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "List", "items": list(items)}

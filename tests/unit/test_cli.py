@@ -1,0 +1,184 @@
+"""The command line: contracts scripts rely on, flags anywhere, exit codes, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpulabel.cli import main
+from tests.objects import as_list, gpu_node, node
+
+EXAMPLE = str(Path(__file__).parents[2] / "examples" / "lab-cluster.yaml")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> str:
+    path = tmp_path / "broken.json"
+    path.write_text(
+        json.dumps(
+            as_list(
+                gpu_node("gpu-a"),
+                node(
+                    "gpu-b",
+                    {
+                        "nvidia.com/gpu.present": "true",
+                        "nvidia.com/gpu.product": "NVIDIA-A10",
+                        "nvidia.com/gpu.count": "two",
+                    },
+                ),
+                node("cpu", {}),
+            )
+        )
+    )
+    return str(path)
+
+
+def test_sanitize_prints_one_value_per_line() -> None:
+    assert run("sanitize", "NVIDIA A100-SXM4-40GB", "Tesla T4") == (0, "NVIDIA-A100-SXM4-40GB\nTesla-T4\n", "")
+
+
+def test_sanitize_gfd_predicts_gfd() -> None:
+    assert run("sanitize", "--gfd", "NVIDIA-TITAN-X-(Pascal)")[1] == "NVIDIA-TITAN-X-Pascal\n"
+
+
+def test_validate_is_silent_and_zero_when_all_are_valid() -> None:
+    assert run("validate", "nvidia.com/gpu.count=4", "a=") == (0, "", "")
+
+
+def test_validate_prints_one_line_per_error_and_exits_one() -> None:
+    code, out, _ = run("validate", "nvidia.com/gpu.product=NVIDIA A100", "ok=1", "/x=" + "v" * 64)
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith('nvidia.com/gpu.product=NVIDIA A100: metadata.labels: Invalid value: "NVIDIA A100"')
+    assert lines[1] == "/x=" + "v" * 64 + ': metadata.labels: Invalid value: "/x": prefix part must be non-empty'
+    assert lines[2].endswith("must be no more than 63 bytes")
+
+
+def test_audit_lines_and_exit_code(broken: str) -> None:
+    code, out, _ = run("audit", "--snapshot", broken)
+    assert code == 1
+    assert out == "gpu-b nvidia.com/gpu.memory missing\ngpu-b nvidia.com/gpu.count not-a-number\n"
+
+
+def test_audit_ok_is_a_single_line() -> None:
+    assert run("audit", "--snapshot", EXAMPLE) == (0, "OK\n", "")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--snapshot", "{f}", "-o", "json", "audit"],
+        ["audit", "--snapshot", "{f}", "-o", "json"],
+        ["-o", "json", "audit", "--snapshot", "{f}"],
+        ["--snapshot", "{f}", "audit", "--output=json"],
+    ],
+    ids=["flags before", "flags after", "split around", "long form after"],
+)
+def test_shared_flags_go_before_or_after_the_command(broken: str, argv: list[str]) -> None:
+    code, out, _ = run(*[a.format(f=broken) for a in argv])
+    assert code == 1
+    doc = json.loads(out)
+    assert [f["reason"] for f in doc["findings"]] == ["missing", "not-a-number"]
+
+
+def test_wide_output_adds_the_explanation(broken: str) -> None:
+    out = run("audit", "--snapshot", broken, "-o", "wide")[1]
+    assert out.splitlines()[1] == "gpu-b nvidia.com/gpu.count not-a-number ('two' is not a whole number)"
+
+
+def test_table_output_is_for_people(broken: str) -> None:
+    out = run("audit", "--snapshot", broken, "-o", "table")[1]
+    assert "gpu-b" in out and "not-a-number" in out
+
+
+def test_check_summarises_each_check(broken: str) -> None:
+    code, out, _ = run("check", "--snapshot", broken)
+    assert code == 1
+    assert out.splitlines()[0] == "audit: 2 finding(s) missing=1 not-a-number=1"
+
+
+def test_check_on_the_example_lab() -> None:
+    _, out, _ = run("check", "--snapshot", EXAMPLE)
+    assert "audit: OK" in out.splitlines()
+
+
+def test_sources_prints_owner_per_key() -> None:
+    assert run("sources", "nvidia.com/gpu.product", "feature.node.kubernetes.io/pci-10de.present", "x") == (
+        0,
+        "nvidia.com/gpu.product=gpu-feature-discovery\nfeature.node.kubernetes.io/pci-10de.present=nfd-worker\n"
+        "x=unknown\n",
+        "",
+    )
+
+
+def test_sources_for_a_node_lists_its_labels_with_writers() -> None:
+    code, out, _ = run("sources", "--node", "lab-node-1", "--snapshot", EXAMPLE)
+    assert code == 0
+    assert (
+        "nvidia.com/gpu.count=gpu-feature-discovery value=2 manager=nfd-master operation=Update "
+        "time=2026-11-20T09:01:00Z"
+    ) in out.splitlines()
+
+
+def test_sources_for_an_unknown_node_is_an_error() -> None:
+    code, out, err = run("sources", "--node", "nope", "--snapshot", EXAMPLE)
+    assert (code, out) == (2, "")
+    assert err == "gpulabel: node nope: not found\n"
+
+
+def test_a_bad_snapshot_is_one_line_and_exit_two(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "List", "items": [')
+    code, out, err = run("audit", "--snapshot", str(bad))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"gpulabel: {bad}:1: invalid JSON")
+    assert err.count("\n") == 1
+
+
+def test_an_unreachable_cluster_is_one_line_and_exit_two(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    code, out, err = run("audit", "--kubeconfig", str(kubeconfig))
+    assert (code, out) == (2, "")
+    assert err.startswith("gpulabel: https://127.0.0.1:1: unreachable:")
+    assert err.count("\n") == 1
+
+
+def test_a_missing_kubeconfig_is_one_line_and_exit_two(tmp_path: Path) -> None:
+    code, _, err = run("audit", "--kubeconfig", str(tmp_path / "nope"))
+    assert code == 2
+    assert err.startswith(f"gpulabel: {tmp_path / 'nope'}:")
+
+
+def test_the_console_scripts_are_installed() -> None:
+    bindir = Path(sys.executable).parent
+    for name in ("gpulabel", "kubectl-gpulabel"):
+        res = subprocess.run([str(bindir / name), "sanitize", "a b"], capture_output=True, text=True, check=False)
+        assert (res.returncode, res.stdout) == (0, "a-b\n")
+
+
+def test_help_imports_no_cluster_client() -> None:
+    code = (
+        "import sys, contextlib, io\nfrom gpulabel.cli import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
+        "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson', 'rich') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == ""

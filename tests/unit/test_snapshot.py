@@ -1,0 +1,105 @@
+"""Snapshot files: what kubectl writes loads; anything else is one clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpulabel._errors import SnapshotError
+from gpulabel.snapshot import load_snapshots
+from tests.objects import as_list, daemonset, gpu_node, node, pod
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "lab-cluster.yaml"
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> str:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(p)
+
+
+def test_the_bundled_lab_loads_with_its_three_nodes() -> None:
+    state = load_snapshots([str(EXAMPLE)])
+    assert [n.name for n in state.nodes] == ["lab-node-0", "lab-node-1", "lab-node-2"]
+    assert len(state.daemonsets) == 6
+    assert any(p.name == "train-a" and p.node_name == "lab-node-1" for p in state.pods)
+
+
+def test_a_json_list_loads(tmp_path: Path) -> None:
+    f = write(tmp_path, "s.json", json.dumps(as_list(gpu_node("a"), node("b"))))
+    assert [n.name for n in load_snapshots([f]).nodes] == ["a", "b"]
+
+
+def test_typed_lists_give_their_items_a_kind(tmp_path: Path) -> None:
+    doc = {"apiVersion": "v1", "kind": "NodeList", "items": [{"metadata": {"name": "x"}}]}
+    f = write(tmp_path, "s.json", json.dumps(doc))
+    assert [n.name for n in load_snapshots([f]).nodes] == ["x"]
+
+
+def test_multi_document_yaml_loads(tmp_path: Path) -> None:
+    text = yaml.safe_dump(node("a")) + "---\n" + yaml.safe_dump(as_list(node("b"), pod("ns", "p", "a")))
+    state = load_snapshots([write(tmp_path, "s.yaml", text)])
+    assert [n.name for n in state.nodes] == ["a", "b"]
+    assert [p.ref for p in state.pods] == ["ns/p"]
+
+
+def test_several_files_are_merged(tmp_path: Path) -> None:
+    f1 = write(tmp_path, "n.json", json.dumps(as_list(node("a"))))
+    f2 = write(tmp_path, "d.yaml", yaml.safe_dump(daemonset("gpu-operator", "ds", "u1", {"containers": []})))
+    state = load_snapshots([f1, f2])
+    assert len(state.nodes) == 1 and len(state.daemonsets) == 1
+
+
+def test_other_kinds_beside_nodes_are_ignored(tmp_path: Path) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}
+    f = write(tmp_path, "s.json", json.dumps(as_list(svc, node("a"))))
+    assert len(load_snapshots([f]).nodes) == 1
+
+
+def test_a_yaml_with_a_bom_loads(tmp_path: Path) -> None:
+    f = write(tmp_path, "s.yaml", b"\xef\xbb\xbf" + yaml.safe_dump(node("a")).encode())
+    assert len(load_snapshots([f]).nodes) == 1
+
+
+ERROR_CASES = [
+    ("a missing file names the file", None, "No such file or directory"),
+    ("broken JSON names the line", '{\n"kind": "List",\n"items": [,]\n}', ":3: invalid JSON"),
+    ("broken YAML names the line", "kind: List\nitems:\n  - a: [\n", "invalid YAML"),
+    ("a scalar is not an object", "42", "expected a Kubernetes object or List, found int"),
+    ("a mapping without kind is not an object", "a: 1\n", "document has no 'kind'"),
+    ("a ConfigMap alone is the wrong kind", "kind: ConfigMap\nmetadata: {name: x}\n", "wrong kind of file"),
+    ("a node without a name is malformed", '{"kind": "Node", "metadata": {}}', "Node has no metadata.name"),
+    (
+        "labels that are not strings are malformed",
+        '{"kind": "Node", "metadata": {"name": "a", "labels": {"x": 1}}}',
+        "metadata.labels[x] is not a string",
+    ),
+    ("binary data is refused", b"\x00\x01\x02kind", "binary data"),
+    ("an empty file is refused", "", "empty: no Kubernetes objects"),
+    ("bytes that are not UTF-8 are refused", b"kind: Node\nmetadata: {name: \xff}\n", ":2: not UTF-8 text"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_bad_snapshots_raise_one_clear_error(tmp_path: Path, name: str, text: str | bytes | None, message: str) -> None:
+    path = str(tmp_path / "missing.json") if text is None else write(tmp_path, "bad.yaml", text)
+    with pytest.raises(SnapshotError) as info:
+        load_snapshots([path])
+    assert path in str(info.value)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_an_error_inside_a_list_names_the_item(tmp_path: Path) -> None:
+    f = write(tmp_path, "s.json", json.dumps(as_list(node("a"), {"kind": "Node", "metadata": {}})))
+    with pytest.raises(SnapshotError, match=r"items\[1\]"):
+        load_snapshots([f])
+
+
+def test_deep_nesting_is_refused(tmp_path: Path) -> None:
+    f = write(tmp_path, "s.json", '{"kind": "Node", "metadata": {"name": "a"}, "x": ' + "[" * 200 + "]" * 200 + "}")
+    with pytest.raises(SnapshotError, match="nested deeper"):
+        load_snapshots([f])
