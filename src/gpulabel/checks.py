@@ -29,7 +29,16 @@ def _audit(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
     return audit(state, strict=bool(getattr(args, "strict", False)))
 
 
-CHECKS: tuple[Check, ...] = (Check("audit", ("Node",), _audit),)
+def _operands(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
+    from gpulabel.operands import check_operands
+
+    return check_operands(state, getattr(args, "disabled", None) or ()).findings
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("audit", ("Node",), _audit),
+    Check("operands", ("Node", "DaemonSet", "ClusterPolicy", "Pod"), _operands),
+)
 
 
 def run_checks(state: ClusterState, args: argparse.Namespace) -> Sequence[tuple[str, list[Finding]]]:

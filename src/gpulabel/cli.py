@@ -198,6 +198,41 @@ def cmd_sources(ctx: Context) -> int:
     return 0
 
 
+def cmd_operands(ctx: Context) -> int:
+    from gpulabel.operands import CATALOGUE, check_operands, operand_of_daemonset
+    from gpulabel.render import emit_findings, emit_json
+
+    unknown = [d for d in ctx.args.disabled if d not in CATALOGUE]
+    if unknown:
+        raise InputError("--disabled", f"unknown operand {unknown[0]!r}; known: {', '.join(CATALOGUE)}")
+    if ctx.args.snapshot:
+        state = ctx.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
+    else:
+        from gpulabel.live import with_daemonset_pods
+
+        state = ctx.state(["Node", "DaemonSet", "ClusterPolicy"])
+        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+        state = with_daemonset_pods(ctx.client(), state, operand_sets)
+    report = check_operands(state, ctx.args.disabled)
+    if ctx.fmt == "json":
+        emit_json(
+            {"check": "operands", "findings": [f.to_json() for f in report.findings], "daemonsets": report.daemonsets},
+            ctx.out,
+        )
+        return 1 if report.findings else 0
+    emit_findings(report.findings, ctx.fmt, ctx.out, check="operands")
+    if ctx.fmt == "wide":
+        for acc in report.daemonsets:
+            excluded = "; ".join(
+                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in acc["excluded"]
+            )
+            ctx.out.write(
+                f"# {acc['daemonset']} operand={acc['operand']} labelled={acc['labelled_nodes']} "
+                f"desired={acc['desired_number_scheduled']}" + (f" excluded: {excluded}" if excluded else "") + "\n"
+            )
+    return 1 if report.findings else 0
+
+
 def cmd_check(ctx: Context) -> int:
     from gpulabel.checks import CHECKS, run_checks
     from gpulabel.findings import summarize
@@ -257,8 +292,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("keys", nargs="*", metavar="KEY")
     p.add_argument("--node", metavar="NAME", help="list this node's labels with owner and last writer")
 
+    p = add("operands", cmd_operands, "are the operands each node should run running, ready and in order?")
+    p.add_argument(
+        "--disabled",
+        action="append",
+        default=[],
+        metavar="OPERAND",
+        help="operand switched off cluster-wide (when there is no ClusterPolicy); repeatable",
+    )
+
     p = add("check", cmd_check, "run every read-only check and summarise each")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
+    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
     return parser
 
 

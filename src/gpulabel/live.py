@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from gpulabel._errors import ClusterError, ConfigError, ConflictError, ForbiddenError
-from gpulabel.model import ClusterState
+from gpulabel.model import ClusterState, DaemonSet, pod_from_json
 
 __all__ = ["RESOURCES", "KubeClient", "RequestCounts", "load_cluster"]
 
@@ -272,3 +272,26 @@ def load_cluster(
         )
         objects.extend((f"{client.endpoint} {kind}", item) for item in items)
     return ClusterState.from_objects(objects, source=client.endpoint, kinds=wanted)
+
+
+def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Iterable[DaemonSet]) -> ClusterState:
+    """``state`` plus the pods of ``daemonsets``: one LIST per DaemonSet, by its selector.
+
+    Listing by selector reads only the operand pods, not every pod of a
+    150,000-pod cluster.
+    """
+    import dataclasses
+
+    pods = list(state.pods)
+    seen = {(p.namespace, p.name) for p in pods}
+    for ds in daemonsets:
+        selector = ds.selector_string()
+        if not selector:
+            continue
+        items, _ = client.list("Pod", namespace=ds.namespace, label_selector=selector)
+        for item in items:
+            pod = pod_from_json(item, f"{client.endpoint} Pod")
+            if (pod.namespace, pod.name) not in seen:
+                seen.add((pod.namespace, pod.name))
+                pods.append(pod)
+    return dataclasses.replace(state, pods=tuple(pods), kinds=state.kinds | {"Pod"})

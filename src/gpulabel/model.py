@@ -114,10 +114,26 @@ class DaemonSet:
     uid: str
     template_spec: JSON
     status: Mapping[str, int]
+    selector: JSON = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def selector_string(self) -> str:
+        """``spec.selector`` in the API's labelSelector query syntax."""
+        parts = [f"{k}={v}" for k, v in sorted((self.selector.get("matchLabels") or {}).items())]
+        for expr in self.selector.get("matchExpressions") or ():
+            key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+            if op == "In":
+                parts.append(f"{key} in ({','.join(values)})")
+            elif op == "NotIn":
+                parts.append(f"{key} notin ({','.join(values)})")
+            elif op == "Exists":
+                parts.append(key)
+            elif op == "DoesNotExist":
+                parts.append(f"!{key}")
+        return ",".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,4 +282,5 @@ def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
         uid=str(meta.get("uid") or ""),
         template_spec=tspec,
         status={k: v for k, v in status.items() if isinstance(v, int)} if isinstance(status, dict) else {},
+        selector=spec.get("selector") or {} if isinstance(spec, dict) else {},
     )

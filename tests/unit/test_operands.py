@@ -1,0 +1,247 @@
+"""operands: per-node findings from deploy labels and the pods actually there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpulabel.model import ClusterState, daemonset_from_json, node_from_json
+from gpulabel.operands import check_operands, operand_of_daemonset, untolerated_taints
+from tests.objects import daemonset, node, pod
+
+OPS = ["driver", "container-toolkit", "device-plugin"]
+UID = {op: f"uid-{op}" for op in [*OPS, "gpu-feature-discovery", "operator-validator"]}
+
+
+def gated(op: str, **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeSelector": {f"nvidia.com/gpu.deploy.{op}": "true"}, "containers": []}
+    spec.update(extra)
+    return daemonset("gpu-operator", f"ds-{op}", UID[op], spec, {"desiredNumberScheduled": 99})
+
+
+def labels(**ops: str) -> dict[str, str]:
+    return {f"nvidia.com/gpu.deploy.{k.replace('_', '-')}": v for k, v in ops.items()}
+
+
+def running(op: str, node_name: str, ready: bool = True, phase: str = "Running", n: int = 0) -> dict[str, Any]:
+    return pod("gpu-operator", f"{op}-{node_name}-{n}", node_name, owner_uid=UID[op], phase=phase, ready=ready)
+
+
+def lines(*objects: dict[str, Any], disabled: tuple[str, ...] = ()) -> list[str]:
+    state = ClusterState.from_objects(("t", o) for o in objects)
+    return [f.line() for f in check_operands(state, disabled).findings]
+
+
+ALL3 = [gated(op) for op in OPS]
+
+CASES = [
+    (
+        "all three running in order is fine",
+        [
+            node("n", labels(driver="true", container_toolkit="true", device_plugin="true")),
+            *(running(op, "n") for op in OPS),
+        ],
+        [],
+    ),
+    (
+        "an expected operand with no pod is missing",
+        [node("n", labels(driver="true", container_toolkit="true")), running("driver", "n")],
+        ["n container-toolkit missing"],
+    ),
+    (
+        "a device plugin without the toolkit is out of order",
+        [node("n", labels(driver="true", device_plugin="true")), running("driver", "n"), running("device-plugin", "n")],
+        ["n device-plugin out-of-order container-toolkit"],
+    ),
+    (
+        "a host driver (false) satisfies the toolkit's prerequisite",
+        [node("n", labels(driver="false", container_toolkit="true")), running("container-toolkit", "n")],
+        [],
+    ),
+    (
+        "pre-installed satisfies the prerequisite too",
+        [node("n", labels(driver="pre-installed", container_toolkit="true")), running("container-toolkit", "n")],
+        [],
+    ),
+    (
+        "no driver label at all leaves the toolkit out of order",
+        [node("n", labels(container_toolkit="true")), running("container-toolkit", "n")],
+        ["n container-toolkit out-of-order driver"],
+    ),
+    (
+        "running but not ready is not-ready, and does not satisfy what depends on it",
+        [
+            node("n", labels(driver="true", container_toolkit="true")),
+            running("driver", "n", ready=False),
+            running("container-toolkit", "n"),
+        ],
+        ["n driver not-ready", "n container-toolkit out-of-order driver"],
+    ),
+    (
+        "a Failed pod next to a Running one is not a finding",
+        [node("n", labels(driver="true")), running("driver", "n", phase="Failed", n=1), running("driver", "n")],
+        [],
+    ),
+    (
+        "only a Failed pod means missing",
+        [node("n", labels(driver="true")), running("driver", "n", phase="Failed")],
+        ["n driver missing"],
+    ),
+    (
+        "a Pending pod means missing",
+        [node("n", labels(driver="true")), running("driver", "n", phase="Pending", ready=False)],
+        ["n driver missing"],
+    ),
+    (
+        "a pod running where the label is not true is unexpected",
+        [node("n", labels(driver="paused-for-driver-upgrade")), running("driver", "n")],
+        ["n driver unexpected"],
+    ),
+    (
+        "an isolated node expects nothing and its running operands are unexpected",
+        [node("n", {**labels(driver="true"), "nvidia.com/gpu.deploy.operands": "false"}), running("driver", "n")],
+        ["n driver unexpected"],
+    ),
+    (
+        "an isolated node with nothing running is fine",
+        [node("n", {**labels(driver="true"), "nvidia.com/gpu.deploy.operands": "false"})],
+        [],
+    ),
+    ("an empty deploy value counts as absent", [node("n", labels(driver=""))], []),
+    (
+        "an operand disabled cluster-wide is not expected and satisfies prerequisites",
+        [node("n", labels(driver="true", container_toolkit="true")), running("container-toolkit", "n")],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "objects", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_operand_findings(name: str, objects: list[dict[str, Any]], expected: list[str]) -> None:
+    disabled = ("driver",) if "disabled cluster-wide" in name else ()
+    assert lines(*ALL3, *objects, disabled=disabled) == expected
+
+
+def test_daemonset_status_numbers_are_ignored() -> None:
+    # every DaemonSet claims desiredNumberScheduled=99; only pods count
+    assert lines(*ALL3, node("n", labels(driver="true")), running("driver", "n")) == []
+
+
+def test_an_operand_whose_daemonset_does_not_exist_is_missing_with_that_cause() -> None:
+    state = ClusterState.from_objects([("t", node("n", labels(gpu_feature_discovery="true")))])
+    (f,) = check_operands(state).findings
+    assert f.line() == "n gpu-feature-discovery missing"
+    assert f.detail == "no DaemonSet selects nvidia.com/gpu.deploy.gpu-feature-discovery=true"
+
+
+def test_a_missing_operand_names_the_untolerated_taint() -> None:
+    taint = {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
+    state = ClusterState.from_objects([("t", gated("driver")), ("t", node("n", labels(driver="true"), taints=[taint]))])
+    (f,) = check_operands(state).findings
+    assert f.reason == "missing"
+    assert "dedicated=ml:NoSchedule" in f.detail
+    (acc,) = check_operands(state).daemonsets
+    assert acc["excluded"] == [{"node": "n", "untolerated_taints": ["dedicated=ml:NoSchedule"]}]
+
+
+def test_a_pending_pod_cause_quotes_the_scheduler() -> None:
+    p = pod(
+        "gpu-operator",
+        "d",
+        "",
+        owner_uid=UID["driver"],
+        phase="Pending",
+        conditions=[{"type": "PodScheduled", "status": "False", "message": "0/1 nodes are available"}],
+    )
+    p["spec"]["nodeName"] = "n"
+    state = ClusterState.from_objects([("t", gated("driver")), ("t", node("n", labels(driver="true"))), ("t", p)])
+    (f,) = check_operands(state).findings
+    assert f.detail == "pod gpu-operator/d Pending: 0/1 nodes are available"
+
+
+def test_cluster_policy_switches_operands_off() -> None:
+    policy = {"kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"}, "spec": {"driver": {"enabled": False}}}
+    assert (
+        lines(
+            *ALL3, policy, node("n", labels(driver="true", container_toolkit="true")), running("container-toolkit", "n")
+        )
+        == []
+    )
+
+
+DS_CASES = [
+    ("a nodeSelector gate is found", {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm": "true"}}, "dcgm"),
+    (
+        "a required affinity gate is found",
+        {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "nvidia.com/gpu.deploy.mig-manager", "operator": "In", "values": ["true"]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        "mig-manager",
+    ),
+    ("a gate on another value is not an operand", {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm": "yes"}}, None),
+    ("an ungated DaemonSet is not an operand", {"nodeSelector": {"kubernetes.io/os": "linux"}}, None),
+]
+
+
+@pytest.mark.parametrize(("name", "spec", "operand"), DS_CASES, ids=[c[0] for c in DS_CASES])
+def test_operand_of_daemonset(name: str, spec: dict[str, Any], operand: str | None) -> None:
+    ds = daemonset_from_json(daemonset("ns", "x", "u", {**spec, "containers": []}))
+    assert operand_of_daemonset(ds) == operand
+
+
+TAINT_CASES = [
+    ("a PreferNoSchedule taint never filters", {"key": "a", "effect": "PreferNoSchedule"}, [], False),
+    ("an untolerated NoSchedule taint filters", {"key": "a", "value": "b", "effect": "NoSchedule"}, [], True),
+    (
+        "an empty-key Exists toleration tolerates everything",
+        {"key": "a", "effect": "NoExecute"},
+        [{"operator": "Exists"}],
+        False,
+    ),
+    (
+        "an empty effect matches every effect",
+        {"key": "a", "value": "b", "effect": "NoExecute"},
+        [{"key": "a", "operator": "Equal", "value": "b"}],
+        False,
+    ),
+    (
+        "Equal compares values",
+        {"key": "a", "value": "b", "effect": "NoSchedule"},
+        [{"key": "a", "value": "c", "effect": "NoSchedule"}],
+        True,
+    ),
+    (
+        "the controller's own unschedulable toleration applies",
+        {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"},
+        [],
+        False,
+    ),
+    (
+        "network-unavailable needs hostNetwork",
+        {"key": "node.kubernetes.io/network-unavailable", "effect": "NoSchedule"},
+        [],
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "taint", "tolerations", "filters"), TAINT_CASES, ids=[c[0] for c in TAINT_CASES])
+def test_daemonset_taint_toleration(
+    name: str, taint: dict[str, str], tolerations: list[dict[str, str]], filters: bool
+) -> None:
+    ds = daemonset_from_json(daemonset("ns", "x", "u", {"tolerations": tolerations, "containers": []}))
+    n = node_from_json(node("n", taints=[taint]))
+    assert bool(untolerated_taints(ds, n)) is filters
