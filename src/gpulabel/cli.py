@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -233,6 +234,50 @@ def cmd_operands(ctx: Context) -> int:
     return 1 if report.findings else 0
 
 
+def cmd_sync(ctx: Context) -> int:
+    from gpulabel.reconcile import Reconciler
+    from gpulabel.render import emit_json
+    from gpulabel.sync import Change, change_finding
+
+    a = ctx.args
+    if not os.path.isdir(a.directory):
+        raise InputError(a.directory, "not a directory of <node>.env feature files")
+    client = ctx.client()
+    wide = ctx.fmt == "wide"
+    collected: list[Change] = []
+    problems: list[str] = []
+
+    def on_change(change: Change) -> None:
+        if ctx.fmt == "json":
+            collected.append(change)
+            return
+        ctx.out.write(f"{change.line()} ({change.explanation()})\n" if wide else f"{change.line()}\n")
+        ctx.out.flush()
+
+    def on_problem(problem: object) -> None:
+        problems.append(str(problem))
+        ctx.err.write(f"gpulabel: {problem}\n")
+        ctx.err.flush()
+
+    rec = Reconciler(client, a.directory, prune=a.prune, dry_run=a.dry_run, on_change=on_change, on_problem=on_problem)
+    if a.watch:
+        if a.dry_run:
+            raise InputError("--watch", "cannot be combined with --dry-run")
+        return rec.watch(resync_seconds=a.resync_period)
+    result = rec.run_once()
+    if ctx.fmt == "json":
+        emit_json(
+            {
+                "changes": [change_finding(c).to_json() for c in collected],
+                "problems": problems,
+                "dry_run": a.dry_run,
+                "requests": dict(client.counts.by_method),
+            },
+            ctx.out,
+        )
+    return 1 if result.failed else 0
+
+
 def cmd_check(ctx: Context) -> int:
     from gpulabel.checks import CHECKS, run_checks
     from gpulabel.findings import summarize
@@ -299,6 +344,19 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="OPERAND",
         help="operand switched off cluster-wide (when there is no ClusterPolicy); repeatable",
+    )
+
+    p = add("sync", cmd_sync, "set node labels to their feature files (DIR/<node>.env), as field manager gpulabel")
+    p.add_argument("directory", metavar="DIR")
+    p.add_argument("--prune", action="store_true", help="remove keys gpulabel applied that left the file")
+    p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
+    p.add_argument("--watch", action="store_true", help="keep running: restore drift as it happens")
+    p.add_argument(
+        "--resync-period",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="with --watch: full resync period (default 300)",
     )
 
     p = add("check", cmd_check, "run every read-only check and summarise each")

@@ -1,0 +1,231 @@
+"""The imperative shell of ``gpulabel sync``: read files, LIST nodes, apply plans, watch.
+
+One pass (:meth:`Reconciler.run_once`) LISTs nodes once and writes only the
+nodes whose labels differ. ``--watch`` (:meth:`Reconciler.watch`) keeps a
+cache from a LIST plus a watch of Nodes (resuming from the last
+resourceVersion or bookmark, relisting on 410 Gone), polls the directory for
+edits, resyncs fully on a period, and stops cleanly on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from gpulabel._errors import ClusterError
+from gpulabel.featurefile import FeatureFile, Problem, read_feature_dir
+from gpulabel.live import KubeClient, WatchExpired, watch_events
+from gpulabel.model import Node, node_from_json
+from gpulabel.sync import Change, apply_plan, plan_node
+
+__all__ = ["PassResult", "Reconciler"]
+
+
+@dataclass
+class PassResult:
+    changes: list[Change] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+def _dir_signature(directory: str) -> tuple[tuple[str, int, int], ...]:
+    try:
+        entries = []
+        for name in sorted(os.listdir(directory)):
+            try:
+                st = os.stat(os.path.join(directory, name))
+            except OSError:
+                continue
+            entries.append((name, st.st_mtime_ns, st.st_size))
+        return tuple(entries)
+    except OSError:
+        return ()
+
+
+class Reconciler:
+    """Keeps the labels of the nodes that have a feature file equal to it."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        directory: str,
+        *,
+        prune: bool = False,
+        dry_run: bool = False,
+        on_change: Callable[[Change], None] = lambda c: None,
+        on_problem: Callable[[Problem], None] = lambda p: None,
+        write_attempts: int = 3,
+    ) -> None:
+        self.client = client
+        self.directory = directory
+        self.prune = prune
+        self.dry_run = dry_run
+        self.on_change = on_change
+        self.on_problem = on_problem
+        self.write_attempts = write_attempts
+        self.files: dict[str, FeatureFile] = {}
+        self.stop = threading.Event()
+        self.restored = 0
+
+    # -- files and nodes ---------------------------------------------------
+
+    def load_files(self) -> list[Problem]:
+        files, problems = read_feature_dir(self.directory)
+        self.files = {f.node: f for f in files}
+        for f in files:
+            problems.extend(f.problems)
+        return problems
+
+    def list_nodes(self) -> tuple[dict[str, Node], str]:
+        items, version = self.client.list("Node")
+        return {n.name: n for n in (node_from_json(i, f"{self.client.endpoint} Node") for i in items)}, version
+
+    # -- reconciling ---------------------------------------------------------
+
+    def reconcile_node(self, ff: FeatureFile, node: Node | None) -> PassResult:
+        result = PassResult()
+        if node is None:
+            result.problems.append(Problem(ff.path, f"node {ff.node} not found in the cluster; nothing applied"))
+            return result
+        if any(
+            p.message.endswith("file refused") or p.message.startswith(("binary data", "cannot read"))
+            for p in ff.errors
+        ):
+            return result  # the whole file was unusable: touch nothing
+        plan = plan_node(node, ff.desired(), self.prune)
+        if not plan.needs_write:
+            return result
+        last: ClusterError | None = None
+        for attempt in range(self.write_attempts):
+            try:
+                answer = apply_plan(self.client, plan, self.dry_run)
+            except ClusterError as err:
+                last = err
+                if err.status in (401, 403, 404, 422):
+                    break
+                time.sleep(0.2 * 2**attempt)
+                continue
+            labels = (answer.get("metadata") or {}).get("labels") or {}
+            wrong = [c.key for c in plan.changes if labels.get(c.key) != c.value]
+            if wrong:
+                result.problems.append(
+                    Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}")
+                )
+            result.changes.extend(plan.changes)
+            return result
+        assert last is not None
+        result.problems.append(Problem(f"node {node.name}", f"not written: {last}"))
+        return result
+
+    def run_once(self, nodes: dict[str, Node] | None = None) -> PassResult:
+        """One full pass: every file against the nodes (LISTed once if not given)."""
+        total = PassResult(problems=self.load_files())
+        for p in total.problems:
+            self.on_problem(p)
+        if nodes is None:
+            nodes, _ = self.list_nodes()
+        for name in sorted(self.files):
+            self._emit(self.reconcile_node(self.files[name], nodes.get(name)), total)
+        return total
+
+    def _emit(self, result: PassResult, total: PassResult) -> None:
+        for c in result.changes:
+            self.restored += 1
+            self.on_change(c)
+        for p in result.problems:
+            self.on_problem(p)
+        total.changes.extend(result.changes)
+        total.problems.extend(result.problems)
+
+    # -- watching ----------------------------------------------------------------
+
+    def _watcher(self, events: queue.Queue[tuple[str, Any]], version: str, retired: threading.Event) -> None:
+        """Thread: feed node events into ``events``; on 410 ask the main loop to relist.
+
+        A dropped stream is resumed from the last resourceVersion seen (event or
+        bookmark). The thread ends when ``retired`` or :attr:`stop` is set.
+        """
+        backoff = 0.2
+        while not (self.stop.is_set() or retired.is_set()):
+            try:
+                for event in watch_events(self.client, "/api/v1/nodes", version):
+                    obj = event.get("object") or {}
+                    version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                    if event.get("type") != "BOOKMARK":
+                        events.put((str(event.get("type")), obj))
+                    backoff = 0.2
+                    if self.stop.is_set() or retired.is_set():
+                        return
+            except WatchExpired:
+                events.put(("RELIST", None))
+                return
+            except ClusterError as err:
+                events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    def watch(
+        self,
+        resync_seconds: float = 300.0,
+        poll_seconds: float = 0.5,
+        on_pass: Callable[[PassResult], None] = lambda r: None,
+    ) -> int:
+        """Run until SIGTERM/SIGINT (or :attr:`stop` is set). Returns the exit code."""
+        previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(ValueError):  # not the main thread (tests)
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            return self._watch_loop(resync_seconds, poll_seconds, on_pass)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stop.set()
+
+    def _watch_loop(self, resync_seconds: float, poll_seconds: float, on_pass: Callable[[PassResult], None]) -> int:
+        while not self.stop.is_set():
+            nodes, version = self.list_nodes()
+            on_pass(self.run_once(nodes))
+            signature = _dir_signature(self.directory)
+            events: queue.Queue[tuple[str, Any]] = queue.Queue()
+            retired = threading.Event()
+            threading.Thread(target=self._watcher, args=(events, version, retired), daemon=True).start()
+            deadline = time.monotonic() + resync_seconds
+            relist = False
+            while not self.stop.is_set() and not relist and time.monotonic() < deadline:
+                try:
+                    kind, obj = events.get(timeout=poll_seconds)
+                except queue.Empty:
+                    kind, obj = "", None
+                if kind == "RELIST":
+                    relist = True
+                elif kind == "PROBLEM":
+                    self.on_problem(obj)
+                elif kind in ("ADDED", "MODIFIED"):
+                    node = node_from_json(obj, f"{self.client.endpoint} Node")
+                    nodes[node.name] = node
+                    ff = self.files.get(node.name)
+                    if ff is not None:
+                        self._emit(self.reconcile_node(ff, node), PassResult())
+                elif kind == "DELETED":
+                    nodes.pop(str((obj.get("metadata") or {}).get("name")), None)
+                new_signature = _dir_signature(self.directory)
+                if new_signature != signature:
+                    signature = new_signature
+                    on_pass(self.run_once(nodes))
+            # resync period, 410 or stop: this watcher ends with its current stream
+            retired.set()
+        return 0
