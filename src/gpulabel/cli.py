@@ -278,6 +278,55 @@ def cmd_sync(ctx: Context) -> int:
     return 1 if result.failed else 0
 
 
+def cmd_isolate(ctx: Context) -> int:
+    from gpulabel.isolation import FIELD_MANAGER, plan_isolation
+    from gpulabel.live import with_daemonset_pods
+    from gpulabel.operands import operand_of_daemonset
+    from gpulabel.render import emit_json
+    from gpulabel.vocabulary import DEPLOY_OPERANDS
+    from gpulabel.writes import apply_labels, remove_labels
+
+    a = ctx.args
+    client = ctx.client()
+    state = ctx.state(["Node", "DaemonSet"])
+    if not a.undo:
+        state = with_daemonset_pods(client, state, [d for d in state.daemonsets if operand_of_daemonset(d)])
+    changes, unknown = plan_isolation({n.name: n for n in state.nodes}, a.nodes, a.undo, state.pods)
+    failed = bool(unknown)
+    for name in unknown:
+        ctx.err.write(f"gpulabel: node {name}: not found; nothing written\n")
+    done = []
+    for change in changes:
+        try:
+            if change.isolate:
+                apply_labels(client, change.node, {DEPLOY_OPERANDS: "false"}, FIELD_MANAGER, a.dry_run)
+            else:
+                remove_labels(client, change.node, [DEPLOY_OPERANDS], FIELD_MANAGER, a.dry_run)
+        except GpulabelError as err:
+            ctx.err.write(f"gpulabel: node {change.node}: not written: {err}\n")
+            failed = True
+            continue
+        done.append(change)
+        if ctx.fmt == "wide" and change.isolate:
+            leaving = ", ".join(change.leaving) or "no operand pods"
+            ctx.out.write(f"{change.line()} (was {change.previous or 'absent'}; leaving: {leaving})\n")
+        elif ctx.fmt != "json":
+            ctx.out.write(change.line() + "\n")
+    if ctx.fmt == "json":
+        emit_json(
+            {
+                "dry_run": a.dry_run,
+                "changes": [
+                    {"node": c.node, "isolated": c.isolate, "previous": c.previous, "leaving": list(c.leaving)}
+                    for c in done
+                ],
+                "unknown": unknown,
+            },
+            ctx.out,
+        )
+    return 1 if failed else 0
+
+
 def cmd_check(ctx: Context) -> int:
     from gpulabel.checks import CHECKS, run_checks
     from gpulabel.findings import summarize
@@ -358,6 +407,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --watch: full resync period (default 300)",
     )
+
+    p = add("isolate", cmd_isolate, "take nodes off every GPU operand (nvidia.com/gpu.deploy.operands=false)")
+    p.add_argument("nodes", nargs="+", metavar="NODE")
+    p.add_argument("--undo", action="store_true", help="give the nodes back to the operands (remove the key)")
+    p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
 
     p = add("check", cmd_check, "run every read-only check and summarise each")
     p.add_argument("--strict", action="store_true", help="audit with --strict")

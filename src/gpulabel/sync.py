@@ -2,7 +2,7 @@
 
 Planning is pure: given the desired labels per node and the nodes as they are,
 :func:`plan_node` returns the changes and the server-side apply body that
-makes them. Writing happens in one place, :func:`apply_plan`, as a
+makes them. Writing goes through :mod:`gpulabel.writes`, as a
 server-side apply with field manager ``gpulabel``, so ``managedFields`` show
 gpulabel as the owner of the keys it restores.
 
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulabel.findings import Finding
 from gpulabel.model import LabelWrite, Node
+from gpulabel.writes import apply_labels
 
 if TYPE_CHECKING:
     from gpulabel.live import KubeClient
@@ -99,33 +100,12 @@ def plan_node(node: Node, desired: Mapping[str, str], prune: bool = False) -> No
     return plan
 
 
-def apply_body(plan: NodePlan) -> bytes:
-    import orjson
-
-    doc: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": plan.node, "labels": dict(sorted(plan.apply_labels.items()))},
-    }
-    return orjson.dumps(doc)
-
-
 def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dict[str, Any]:
-    """The one place gpulabel writes labels: a server-side apply of ``plan``.
+    """Write ``plan`` as a server-side apply by field manager ``gpulabel``.
 
     Returns the node as the API server answered (with ``dry_run``, as it would be).
     """
-    query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
-    if dry_run:
-        query.append(("dryRun", "All"))
-    result: dict[str, Any] = client.request(
-        "PATCH",
-        client.node_path(plan.node),
-        query=query,
-        body=apply_body(plan),
-        content_type="application/apply-patch+yaml",
-    )
-    return result
+    return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)
 
 
 def change_finding(change: Change) -> Finding:
