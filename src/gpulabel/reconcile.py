@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from gpulabel._errors import ClusterError
+from gpulabel._errors import ClusterError, ForbiddenError
 from gpulabel.featurefile import FeatureFile, Problem, read_feature_dir
 from gpulabel.live import KubeClient, WatchExpired, watch_events
 from gpulabel.model import Node, node_from_json
@@ -110,9 +110,11 @@ class Reconciler:
         for attempt in range(self.write_attempts):
             try:
                 answer = apply_plan(self.client, plan, self.dry_run)
+            except ForbiddenError:
+                raise  # missing rights are the same for every node: stop with one line
             except ClusterError as err:
                 last = err
-                if err.status in (401, 403, 404, 422):
+                if err.status in (404, 422):
                     break
                 time.sleep(0.2 * 2**attempt)
                 continue
