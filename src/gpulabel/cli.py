@@ -76,13 +76,16 @@ class Context:
     def fmt(self) -> str:
         return str(self.args.output)
 
-    def client(self) -> KubeClient:
+    def client(self, unreachable_seconds: float = 5.0) -> KubeClient:
+        """The API client; ``unreachable_seconds`` is how long to ride out a server that is down."""
         if self.args.snapshot:
             raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
         if self._client is None:
             from gpulabel.live import KubeClient
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context)
+            self._client = KubeClient(
+                self.args.kubeconfig, self.args.context, unreachable_seconds=unreachable_seconds
+            )
         return self._client
 
     def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
@@ -242,7 +245,7 @@ def cmd_sync(ctx: Context) -> int:
     a = ctx.args
     if not os.path.isdir(a.directory):
         raise InputError(a.directory, "not a directory of <node>.env feature files")
-    client = ctx.client()
+    client = ctx.client(unreachable_seconds=60.0)  # a writer rides out an API server restart
     wide = ctx.fmt == "wide"
     collected: list[Change] = []
     problems: list[str] = []
@@ -412,6 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("nodes", nargs="+", metavar="NODE")
     p.add_argument("--undo", action="store_true", help="give the nodes back to the operands (remove the key)")
     p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
+
+    from gpulabel._placecmds import add_placement_commands  # place, pending, hazards
+
+    add_placement_commands(add)
 
     p = add("check", cmd_check, "run every read-only check and summarise each")
     p.add_argument("--strict", action="store_true", help="audit with --strict")

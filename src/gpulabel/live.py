@@ -64,8 +64,10 @@ def _status_message(body: bytes) -> str:
 class KubeClient:
     """A thin client: kubeconfig auth from ``kubernetes``, JSON in and out.
 
-    ``retries`` bounds how often a 429/5xx or a dropped connection is retried
-    (with exponential backoff) before the error is raised.
+    A 429 or 5xx answer is retried ``retries`` times with exponential backoff
+    (honouring ``Retry-After``). An unreachable server (refused or dropped
+    connection, as while an API server restarts) is retried with the same
+    backoff until ``unreachable_seconds`` have passed. Then the error is raised.
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class KubeClient:
         *,
         timeout: float = 60.0,
         retries: int = 4,
+        unreachable_seconds: float = 5.0,
     ) -> None:
         from kubernetes import client, config
 
@@ -100,6 +103,7 @@ class KubeClient:
         self.endpoint: str = cfg.host
         self.timeout = timeout
         self.retries = retries
+        self.unreachable_seconds = unreachable_seconds
         self.counts = RequestCounts()
         self._api = client.ApiClient(cfg)
 
@@ -122,6 +126,7 @@ class KubeClient:
             headers["Content-Type"] = content_type
         query_list = list(query)
         attempt = 0
+        started = time.monotonic()
         while True:
             attempt += 1
             method_, url, hdrs, _, _ = self._api.param_serialize(
@@ -139,8 +144,9 @@ class KubeClient:
                     preload_content=True,
                 )
             except urllib3.exceptions.HTTPError as err:
-                if attempt <= self.retries:
-                    time.sleep(min(0.2 * 2 ** (attempt - 1), 5.0))
+                delay = min(0.2 * 2 ** (attempt - 1), 5.0)
+                if time.monotonic() + delay - started < self.unreachable_seconds:
+                    time.sleep(delay)
                     continue
                 reason = getattr(err, "reason", None) or err
                 raise ClusterError(self.endpoint, f"unreachable: {reason}") from None

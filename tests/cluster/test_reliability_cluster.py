@@ -1,0 +1,245 @@
+"""Reliability on the real control plane: expired continue tokens, dropped and expired
+watches, error bursts, a concurrent writer, and an API server killed in the middle of a sync."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faultproxy import FaultProxy
+from gpulabel_run import gpulabel
+from labcluster_support import LabCluster, wait_for
+
+from gpulabel.live import KubeClient
+
+
+@pytest.fixture
+def proxy(labcluster: LabCluster) -> Iterator[FaultProxy]:
+    p = FaultProxy(labcluster.kubeconfig)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def names(items: list[dict[str, Any]]) -> list[str]:
+    return sorted(i["metadata"]["name"] for i in items)
+
+
+def set_label(client: KubeClient, node: str, key: str, value: str | None) -> None:
+    body = json.dumps({"metadata": {"labels": {key: value}}}).encode()
+    client.request("PATCH", client.node_path(node), body=body, content_type="application/merge-patch+json")
+
+
+def label(client: KubeClient, node: str, key: str) -> str | None:
+    labels: dict[str, str] = client.request("GET", client.node_path(node))["metadata"].get("labels") or {}
+    return labels.get(key)
+
+
+def start_watch(kubeconfig: Path, directory: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpulabel", "sync", str(directory), "--watch", "--kubeconfig", str(kubeconfig)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop_watch(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    return out, err
+
+
+def restored_after_edit(admin: KubeClient, node: str, key: str, good: str, bad: str, timeout: float = 10) -> float:
+    set_label(admin, node, key, bad)
+    edited = time.monotonic()
+    wait_for(
+        lambda: label(admin, node, key) == good,
+        timeout=timeout,
+        interval=0.05,
+        message=f"for {node} {key} to be restored",
+    )
+    return time.monotonic() - edited
+
+
+def test_a_paged_list_whose_continue_token_expires_restarts_and_is_complete(
+    labcluster: LabCluster, proxy: FaultProxy, make_node: Any, tmp_path: Path
+) -> None:
+    for i in range(5):
+        make_node(f"rel-page-{i}")
+    expected = names(labcluster.get("nodes")["items"])
+    proxy.faults.expire_continue = 1
+    client = KubeClient(str(proxy.kubeconfig(tmp_path / "kubeconfig")))
+    items = [i for page in client.list_pages("/api/v1/nodes", limit=2) for i in page["items"]]
+    assert names(items) == expected
+    lists = proxy.requests(lambda r: r.path == "/api/v1/nodes")
+    assert [r.status for r in lists].count(410) == 1
+    # after the 410 the LIST started again from the first page
+    after = lists[[r.status for r in lists].index(410) + 1]
+    assert "continue" not in after.query
+
+
+def test_watch_resumes_after_drops_and_relists_after_410(
+    labcluster: LabCluster, proxy: FaultProxy, make_node: Any, tmp_path: Path
+) -> None:
+    node = "rel-watch"
+    make_node(node, {"example.com/a": "1"})
+    (tmp_path / f"{node}.env").write_text("example.com/a=1\n")
+    proxy.faults.expire_watch = 1  # the first watch is answered 410: relist
+    proxy.faults.drop_watch_after = 3  # every stream is cut after three events
+    proc = start_watch(proxy.kubeconfig(tmp_path / "kubeconfig"), tmp_path)
+    admin = KubeClient(str(labcluster.kubeconfig))
+    try:
+        wait_for(lambda: len(proxy.requests(lambda r: r.query.get("watch") == ["true"])) >= 2, timeout=20)
+        for i in range(6):
+            restored_after_edit(admin, node, "example.com/a", "1", f"x{i}")
+    finally:
+        out, _ = stop_watch(proc)
+    watches = proxy.requests(lambda r: r.query.get("watch") == ["true"])
+    lists = proxy.requests(lambda r: r.path == "/api/v1/nodes" and "watch" not in r.query)
+    assert watches[0].status == 410
+    assert len(lists) >= 2, "a 410 on the watch must lead to a new LIST"
+    versions = [w.query["resourceVersion"][0] for w in watches if w.status == 200]
+    assert len(set(versions)) >= 2, "a dropped watch resumes from a newer resourceVersion"
+    assert out.count(f"{node} example.com/a 1") == 6
+
+
+def test_bursts_of_503_and_429_are_retried(
+    labcluster: LabCluster, proxy: FaultProxy, make_node: Any, tmp_path: Path
+) -> None:
+    node = "rel-burst"
+    make_node(node, {"example.com/a": "0"})
+    (tmp_path / f"{node}.env").write_text("example.com/a=1\n")
+    config = proxy.kubeconfig(tmp_path / "kubeconfig")
+    proxy.faults.fail_status, proxy.faults.fail_count = 503, 3
+    res = gpulabel(config, "sync", str(tmp_path))
+    assert (res.returncode, res.stdout) == (0, f"{node} example.com/a 1\n"), res.stderr
+    (tmp_path / f"{node}.env").write_text("example.com/a=2\n")
+    proxy.faults.fail_status, proxy.faults.fail_count = 429, 2
+    res = gpulabel(config, "sync", str(tmp_path))
+    assert (res.returncode, res.stdout) == (0, f"{node} example.com/a 2\n"), res.stderr
+
+
+def test_a_concurrent_writer_is_undone_every_time_and_nothing_else_changes(
+    labcluster: LabCluster, make_node: Any, tmp_path: Path
+) -> None:
+    node = "rel-flip"
+    make_node(node, {"example.com/a": "1", "example.com/b": "1", "example.com/other": "keep"})
+    (tmp_path / f"{node}.env").write_text("example.com/a=1\nexample.com/b=1\n")
+    admin = KubeClient(str(labcluster.kubeconfig))
+    proc = start_watch(labcluster.kubeconfig, tmp_path)
+    stop = threading.Event()
+    flips = {"n": 0}
+
+    def flipper() -> None:
+        while not stop.is_set():
+            set_label(admin, node, "example.com/b", f"flip{flips['n']}")
+            flips["n"] += 1
+            time.sleep(0.05)
+
+    try:
+        time.sleep(2)
+        writer = threading.Thread(target=flipper)
+        writer.start()
+        time.sleep(3)
+        stop.set()
+        writer.join()
+        wait_for(lambda: label(admin, node, "example.com/b") == "1", timeout=5, message="for the last flip undone")
+    finally:
+        out, _ = stop_watch(proc)
+    labels = admin.request("GET", admin.node_path(node))["metadata"]["labels"]
+    assert labels["example.com/a"] == "1" and labels["example.com/other"] == "keep"
+    restores = out.count(f"{node} example.com/b 1")
+    assert flips["n"] > 10
+    # every flip the controller saw was restored (several flips may fold into one event)
+    assert 1 <= restores <= flips["n"]
+    assert all(line.split()[1] == "example.com/b" for line in out.splitlines())
+
+
+def _restart_apiserver(cluster: LabCluster, down_seconds: float) -> None:
+    pid_file = cluster.dir / "kube-apiserver.pid"
+    pid = int(pid_file.read_text())
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(
+        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], timeout=10
+    )
+    time.sleep(down_seconds)
+    with open(cluster.dir / "kube-apiserver.log", "ab") as log:
+        proc = subprocess.Popen(
+            [a.decode() for a in argv],
+            cwd=cluster.dir,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    pid_file.write_text(f"{proc.pid}\n")
+
+
+def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabCluster, tmp_path: Path) -> None:
+    count, prefix = 1000, "rel-kill-"
+    labcluster_bin = str(labcluster.binary)
+    subprocess.run(
+        [
+            labcluster_bin,
+            "nodes",
+            "--dir",
+            str(labcluster.dir),
+            "--count",
+            str(count),
+            "--prefix",
+            prefix,
+            "--labels",
+            "example.com/rel-kill=1",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    desired = {"example.com/a": "1", "example.com/b": "2", "example.com/c": "3"}
+    for i in range(count):
+        (tmp_path / f"{prefix}{i}.env").write_text("".join(f"{k}={v}\n" for k, v in desired.items()))
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpulabel", "sync", str(tmp_path), "--kubeconfig", str(labcluster.kubeconfig)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(4)  # in the middle of the writes
+        _restart_apiserver(labcluster, down_seconds=2)
+        out, err = proc.communicate(timeout=300)
+        admin = KubeClient(str(labcluster.kubeconfig), unreachable_seconds=60)
+        items, _ = admin.list("Node", label_selector="example.com/rel-kill=1")
+        assert len(items) == count
+        partial = [
+            i["metadata"]["name"]
+            for i in items
+            if 0 < sum(i["metadata"]["labels"].get(k) == v for k, v in desired.items()) < len(desired)
+        ]
+        assert partial == [], "a node was left with part of its file applied"
+        if proc.returncode == 0:
+            assert all(all(i["metadata"]["labels"].get(k) == v for k, v in desired.items()) for i in items)
+            assert len(out.splitlines()) == 3 * count
+        else:
+            assert proc.returncode == 1
+            assert "not written" in err, err[-2000:]
+        assert "Traceback" not in err
+    finally:
+        labcluster.kubectl("delete", "nodes", "-l", "example.com/rel-kill=1", "--wait=false", timeout=300)
