@@ -101,3 +101,48 @@ def daemonset(
 
 def as_list(*items: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": list(items)}
+
+
+# -- node selection (place, pending, hazards) ------------------------------------------
+
+
+def expr(key: str, operator: str, *values: str) -> dict[str, Any]:
+    """One ``matchExpressions``/``matchFields`` entry; no values leaves ``values`` out."""
+    out: dict[str, Any] = {"key": key, "operator": operator}
+    if values:
+        out["values"] = list(values)
+    return out
+
+
+def term(*expressions: dict[str, Any], fields: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if expressions:
+        out["matchExpressions"] = list(expressions)
+    if fields:
+        out["matchFields"] = fields
+    return out
+
+
+def required(*terms: dict[str, Any]) -> dict[str, Any]:
+    """A pod spec fragment: required node affinity with these ORed terms."""
+    return {
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+        }
+    }
+
+
+def taint(key: str, value: str = "", effect: str = "NoSchedule") -> dict[str, str]:
+    out = {"key": key, "effect": effect}
+    if value:
+        out["value"] = value
+    return out
+
+
+def toleration(key: str = "", operator: str = "", value: str = "", effect: str = "", **extra: Any) -> dict[str, Any]:
+    """A toleration; empty fields are left out, as a user would leave them out."""
+    out: dict[str, Any] = {
+        k: v for k, v in (("key", key), ("operator", operator), ("value", value), ("effect", effect)) if v
+    }
+    out.update(extra)
+    return out

@@ -35,9 +35,23 @@ def _operands(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
     return check_operands(state, getattr(args, "disabled", None) or ()).findings
 
 
+def _pending(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
+    from gpulabel.placement import pending
+
+    return pending(state, getattr(args, "namespace", None))
+
+
+def _hazards(state: ClusterState, args: argparse.Namespace) -> list[Finding]:
+    from gpulabel.placement import hazards
+
+    return hazards(state, getattr(args, "namespace", None))
+
+
 CHECKS: tuple[Check, ...] = (
     Check("audit", ("Node",), _audit),
     Check("operands", ("Node", "DaemonSet", "ClusterPolicy", "Pod"), _operands),
+    Check("pending", ("Node", "Pod"), _pending),
+    Check("hazards", ("Node", "Pod"), _hazards),
 )
 
 

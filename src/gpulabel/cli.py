@@ -83,9 +83,7 @@ class Context:
         if self._client is None:
             from gpulabel.live import KubeClient
 
-            self._client = KubeClient(
-                self.args.kubeconfig, self.args.context, unreachable_seconds=unreachable_seconds
-            )
+            self._client = KubeClient(self.args.kubeconfig, self.args.context, unreachable_seconds=unreachable_seconds)
         return self._client
 
     def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
