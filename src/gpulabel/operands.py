@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel import vocabulary as V
+from gpulabel.affinity import PodRequirements, compile_pod_spec
 from gpulabel.findings import Finding
 from gpulabel.model import ClusterState, DaemonSet, Node, Pod
 
@@ -68,15 +69,6 @@ CLUSTER_POLICY_KEYS: Mapping[str, str] = {
     "kata-manager": "kataManager",
 }
 
-# What the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util).
-_DAEMON_TOLERATIONS: tuple[tuple[str, str], ...] = (
-    ("node.kubernetes.io/not-ready", "NoExecute"),
-    ("node.kubernetes.io/unreachable", "NoExecute"),
-    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-    ("node.kubernetes.io/unschedulable", "NoSchedule"),
-)
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
 
 
@@ -134,35 +126,15 @@ def disabled_by_cluster_policy(policies: Sequence[Mapping[str, Any]]) -> set[str
     return off
 
 
-def _tolerates(tolerations: Sequence[Mapping[str, Any]], key: str, value: str, effect: str) -> bool:
-    for t in tolerations:
-        t_effect = t.get("effect") or ""
-        if t_effect and t_effect != effect:
-            continue
-        t_key = t.get("key") or ""
-        op = t.get("operator") or "Equal"
-        if op == "Exists" and not t_key:
-            return True
-        if t_key != key:
-            continue
-        if op == "Exists" or (op == "Equal" and (t.get("value") or "") == value):
-            return True
-    return False
+def daemonset_requirements(ds: DaemonSet) -> PodRequirements:
+    """The DaemonSet's node selection as its pods get it, the controller's tolerations included."""
+    return compile_pod_spec(ds.template_spec, f"{ds.ref} spec.template.spec", daemonset=True)
 
 
-def untolerated_taints(ds: DaemonSet, node: Node) -> list[str]:
+def untolerated_taints(ds: DaemonSet, node: Node, requirements: PodRequirements | None = None) -> list[str]:
     """The node's NoSchedule/NoExecute taints that the DaemonSet's pods do not tolerate."""
-    tolerations = list(ds.template_spec.get("tolerations") or [])
-    tolerations += [{"key": k, "operator": "Exists", "effect": e} for k, e in _DAEMON_TOLERATIONS]
-    if ds.template_spec.get("hostNetwork"):
-        tolerations.append(
-            {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"}
-        )
-    return [
-        str(t)
-        for t in node.taints
-        if t.effect in ("NoSchedule", "NoExecute") and not _tolerates(tolerations, t.key, t.value, t.effect)
-    ]
+    req = requirements or daemonset_requirements(ds)
+    return [str(t) for t in node.taints if t.effect in ("NoSchedule", "NoExecute") and not req.tolerates(t)]
 
 
 @dataclass
@@ -182,16 +154,26 @@ def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
     return out
 
 
-def _missing_cause(operand: str, node: Node, dss: list[DaemonSet], pods: list[Pod]) -> tuple[str, dict[str, Any]]:
+def _missing_cause(
+    operand: str, node: Node, dss: list[DaemonSet], pods: list[Pod], reqs: Mapping[str, PodRequirements]
+) -> tuple[str, dict[str, Any]]:
     label = f"{V.DEPLOY_PREFIX}{operand}=true"
     if not dss:
         return f"no DaemonSet selects {label}", {"cause": "no-daemonset"}
     for ds in dss:
-        taints = untolerated_taints(ds, node)
+        taints = untolerated_taints(ds, node, reqs[ds.ref])
         if taints:
             return f"{ds.ref} does not tolerate taint {', '.join(taints)}", {
                 "cause": "untolerated-taint",
                 "taints": taints,
+                "daemonset": ds.ref,
+            }
+    for ds in dss:
+        result = reqs[ds.ref].match(node)
+        if not result.fits:
+            return f"{ds.ref} does not select this node: {result.reason}", {
+                "cause": "not-selected",
+                "reason": result.reason,
                 "daemonset": ds.ref,
             }
     pending = [p for p in pods if p.phase == "Pending"]
@@ -218,6 +200,7 @@ def check_operands(
         op = operand_of_daemonset(ds)
         if op is not None:
             ds_by_operand.setdefault(op, []).append(ds)
+    reqs = {ds.ref: daemonset_requirements(ds) for dss in ds_by_operand.values() for ds in dss}
     owned = _pods_by_owner(state.pods)
     # (operand, node) -> that operand's pods on that node
     pods_at: dict[tuple[str, str], list[Pod]] = {}
@@ -240,7 +223,7 @@ def check_operands(
             running = [p for p in pods if p.phase == "Running"]
             expected = not isolated and op not in off and labels.get(V.DEPLOY_PREFIX + op) == "true"
             if expected and not running:
-                detail, data = _missing_cause(op, node, ds_by_operand.get(op, []), pods)
+                detail, data = _missing_cause(op, node, ds_by_operand.get(op, []), pods, reqs)
                 findings.append(Finding("operands", node.name, op, "missing", detail=detail, data=data))
             elif expected and not any(p.ready for p in running):
                 ref = running[0].ref
@@ -291,16 +274,18 @@ def check_operands(
                             data={"prerequisite": need},
                         )
                     )
-    return OperandReport(findings, _daemonset_accounts(state, ds_by_operand))
+    return OperandReport(findings, _daemonset_accounts(state, ds_by_operand, reqs))
 
 
-def _daemonset_accounts(state: ClusterState, ds_by_operand: Mapping[str, list[DaemonSet]]) -> list[dict[str, Any]]:
+def _daemonset_accounts(
+    state: ClusterState, ds_by_operand: Mapping[str, list[DaemonSet]], reqs: Mapping[str, PodRequirements]
+) -> list[dict[str, Any]]:
     """Why each operand DaemonSet's desiredNumberScheduled differs from the labelled nodes."""
     accounts = []
     for op, dss in sorted(ds_by_operand.items()):
         labelled = [n for n in state.nodes if n.labels.get(V.DEPLOY_PREFIX + op) == "true"]
         for ds in dss:
-            excluded = {n.name: taints for n in labelled if (taints := untolerated_taints(ds, n))}
+            excluded = {n.name: taints for n in labelled if (taints := untolerated_taints(ds, n, reqs[ds.ref]))}
             accounts.append(
                 {
                     "daemonset": ds.ref,
