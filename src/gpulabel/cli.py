@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import socket
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -260,11 +261,46 @@ def cmd_sync(ctx: Context) -> int:
         ctx.err.write(f"gpulabel: {problem}\n")
         ctx.err.flush()
 
-    rec = Reconciler(client, a.directory, prune=a.prune, dry_run=a.dry_run, on_change=on_change, on_problem=on_problem)
+    metrics = None
+    if a.metrics_port is not None:
+        if not a.watch:
+            raise InputError("--metrics-port", "only with --watch")
+        from gpulabel.metrics import Metrics, serve
+
+        metrics = Metrics()
+        client.on_error = metrics.api_error
+        try:
+            serve(metrics, a.metrics_port)
+        except OSError as err:
+            raise InputError("--metrics-port", f"cannot listen on {a.metrics_port}: {err.strerror}") from None
+    rec = Reconciler(
+        client,
+        a.directory,
+        prune=a.prune,
+        dry_run=a.dry_run,
+        on_change=on_change,
+        on_problem=on_problem,
+        metrics=metrics,
+    )
     if a.watch:
         if a.dry_run:
             raise InputError("--watch", "cannot be combined with --dry-run")
-        return rec.watch(resync_seconds=a.resync_period)
+        from gpulabel.controller import run_controller
+
+        lock = None
+        if a.leader_elect:
+            from gpulabel.leader import LeaseLock
+
+            identity = a.identity or f"{socket.gethostname()}_{os.getpid()}"
+            lock = LeaseLock(client, a.lease_namespace, a.lease_name, identity)
+        elif a.identity:
+            raise InputError("--identity", "only with --leader-elect")
+
+        def say(text: str) -> None:
+            ctx.err.write(f"gpulabel: {text}\n")
+            ctx.err.flush()
+
+        return run_controller(rec, lock, metrics, a.resync_period, say)
     result = rec.run_once()
     if ctx.fmt == "json":
         emit_json(
@@ -407,6 +443,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         metavar="SECONDS",
         help="with --watch: full resync period (default 300)",
+    )
+    p.add_argument("--leader-elect", action="store_true", help="with --watch: only the Lease holder writes")
+    p.add_argument(
+        "--lease-namespace",
+        default=os.environ.get("POD_NAMESPACE", "gpulabel"),
+        metavar="NS",
+        help="namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
+    )
+    p.add_argument("--lease-name", default="gpulabel-sync", metavar="NAME", help="name of the Lease")
+    p.add_argument("--identity", metavar="ID", help="this instance's name in the Lease (default host_pid)")
+    p.add_argument(
+        "--metrics-port", type=int, metavar="PORT", help="with --watch: serve /metrics, /healthz and /readyz"
     )
 
     p = add("isolate", cmd_isolate, "take nodes off every GPU operand (nvidia.com/gpu.deploy.operands=false)")

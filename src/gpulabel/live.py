@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -105,6 +105,7 @@ class KubeClient:
         self.retries = retries
         self.unreachable_seconds = unreachable_seconds
         self.counts = RequestCounts()
+        self.on_error: Callable[[int | str], None] | None = None  # e.g. metrics of API errors by code
         self._api = client.ApiClient(cfg)
 
     # -- requests ---------------------------------------------------------
@@ -149,8 +150,12 @@ class KubeClient:
                     time.sleep(delay)
                     continue
                 reason = getattr(err, "reason", None) or err
+                if self.on_error is not None:
+                    self.on_error("unreachable")
                 raise ClusterError(self.endpoint, f"unreachable: {reason}") from None
             status, data = resp.status, resp.data
+            if status >= 400 and self.on_error is not None:
+                self.on_error(status)
             if status in _RETRYABLE and attempt <= self.retries:
                 delay = min(0.2 * 2 ** (attempt - 1), 5.0)
                 retry_after = resp.headers.get("Retry-After")

@@ -18,13 +18,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulabel._errors import ClusterError, ForbiddenError
 from gpulabel.featurefile import FeatureFile, Problem, read_feature_dir
+from gpulabel.findings import Finding
 from gpulabel.live import KubeClient, WatchExpired, watch_events
 from gpulabel.model import Node, node_from_json
 from gpulabel.sync import Change, apply_plan, plan_node
+
+if TYPE_CHECKING:
+    from gpulabel.metrics import Metrics
 
 __all__ = ["PassResult", "Reconciler"]
 
@@ -66,6 +70,7 @@ class Reconciler:
         on_change: Callable[[Change], None] = lambda c: None,
         on_problem: Callable[[Problem], None] = lambda p: None,
         write_attempts: int = 3,
+        metrics: Metrics | None = None,
     ) -> None:
         self.client = client
         self.directory = directory
@@ -74,6 +79,7 @@ class Reconciler:
         self.on_change = on_change
         self.on_problem = on_problem
         self.write_attempts = write_attempts
+        self.metrics = metrics
         self.files: dict[str, FeatureFile] = {}
         self.stop = threading.Event()
         self.restored = 0
@@ -132,6 +138,7 @@ class Reconciler:
 
     def run_once(self, nodes: dict[str, Node] | None = None) -> PassResult:
         """One full pass: every file against the nodes (LISTed once if not given)."""
+        started = time.perf_counter()
         total = PassResult(problems=self.load_files())
         for p in total.problems:
             self.on_problem(p)
@@ -139,11 +146,27 @@ class Reconciler:
             nodes, _ = self.list_nodes()
         for name in sorted(self.files):
             self._emit(self.reconcile_node(self.files[name], nodes.get(name)), total)
+        if self.metrics is not None:
+            self._record_pass(nodes, total, time.perf_counter() - started)
         return total
+
+    def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
+        from gpulabel.audit import audit
+        from gpulabel.model import ClusterState
+
+        assert self.metrics is not None
+        self.metrics.reconcile.labels("full").observe(seconds)
+        self.metrics.last_resync.set(time.time())
+        findings = audit(ClusterState(nodes=tuple(nodes.values())))
+        findings += [Finding("sync", p.where, "", "invalid-entry") for p in result.problems if p.severity == "error"]
+        self.metrics.set_findings(findings)
+        self.metrics.ready.set()
 
     def _emit(self, result: PassResult, total: PassResult) -> None:
         for c in result.changes:
             self.restored += 1
+            if self.metrics is not None:
+                self.metrics.restored.labels(c.node, c.key).inc()
             self.on_change(c)
         for p in result.problems:
             self.on_problem(p)
@@ -221,7 +244,10 @@ class Reconciler:
                     nodes[node.name] = node
                     ff = self.files.get(node.name)
                     if ff is not None:
+                        started = time.perf_counter()
                         self._emit(self.reconcile_node(ff, node), PassResult())
+                        if self.metrics is not None:
+                            self.metrics.reconcile.labels("node").observe(time.perf_counter() - started)
                 elif kind == "DELETED":
                     nodes.pop(str((obj.get("metadata") or {}).get("name")), None)
                 new_signature = _dir_signature(self.directory)
