@@ -78,8 +78,10 @@ class KubeClient:
         timeout: float = 60.0,
         retries: int = 4,
         unreachable_seconds: float = 5.0,
+        service_account_dir: str = "/var/run/secrets/kubernetes.io/serviceaccount",
     ) -> None:
         from kubernetes import client, config
+        from kubernetes.config.incluster_config import InClusterConfigLoader
 
         cfg = client.Configuration()
         where = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
@@ -89,8 +91,11 @@ class KubeClient:
                     config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
                 )
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-                where = "in-cluster service account"
-                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+                where = f"in-cluster service account ({service_account_dir})"
+                InClusterConfigLoader(
+                    token_filename=os.path.join(service_account_dir, "token"),
+                    cert_filename=os.path.join(service_account_dir, "ca.crt"),
+                ).load_and_set(cfg)  # type: ignore[no-untyped-call]
             else:
                 raise ConfigError(where, "no kubeconfig found and not running in a cluster (give --kubeconfig)")
         except config.ConfigException as err:
