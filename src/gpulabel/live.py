@@ -204,9 +204,13 @@ class KubeClient:
         Pages are yielded only once the whole list has been read, so a restart
         never hands out a partial or duplicated result.
         """
+        from gpulabel.progress import Progress
+
+        progress = Progress(f"listing {path.rsplit('/', 1)[-1]}")
         restarts = 0
         while True:
             pages: list[dict[str, Any]] = []
+            seen = 0
             token = ""
             gone = False
             while True:
@@ -227,10 +231,13 @@ class KubeClient:
 
                 page = orjson.loads(data)
                 pages.append(page)
+                seen += len(page.get("items") or ())
+                progress.update(seen)
                 token = (page.get("metadata") or {}).get("continue") or ""
                 if not token:
                     break
             if not gone:
+                progress.done()
                 yield from pages
                 return
             restarts += 1

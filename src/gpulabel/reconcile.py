@@ -25,6 +25,7 @@ from gpulabel.featurefile import FeatureFile, Problem, read_feature_dir
 from gpulabel.findings import Finding
 from gpulabel.live import KubeClient, WatchExpired, watch_events
 from gpulabel.model import Node, node_from_json
+from gpulabel.progress import Progress
 from gpulabel.sync import Change, apply_plan, plan_node
 
 if TYPE_CHECKING:
@@ -144,8 +145,11 @@ class Reconciler:
             self.on_problem(p)
         if nodes is None:
             nodes, _ = self.list_nodes()
-        for name in sorted(self.files):
+        progress = Progress("sync")
+        for i, name in enumerate(sorted(self.files)):
             self._emit(self.reconcile_node(self.files[name], nodes.get(name)), total)
+            progress.update(i + 1, len(self.files))
+        progress.done()
         if self.metrics is not None:
             self._record_pass(nodes, total, time.perf_counter() - started)
         return total
