@@ -466,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_placement_commands(add)
 
+    from gpulabel._reportcmd import add_report_command  # report --html
+
+    add_report_command(add)
+
     p = add("check", cmd_check, "run every read-only check and summarise each")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
