@@ -80,7 +80,7 @@ def test_restored_keys_are_owned_by_gpulabel_and_wide_says_who_broke_them(
     assert res.returncode == 0, res.stderr
     (line,) = res.stdout.splitlines()
     assert line.startswith(f"{name} nvidia.com/gpu.count 2 (was 9, set by kubectl-label at 20")
-    node = labcluster.get("node", name)
+    node = labcluster.get("node", name, "--show-managed-fields")
     applied = [m for m in node["metadata"]["managedFields"] if m["manager"] == "gpulabel"]
     assert [m["operation"] for m in applied] == ["Apply"]
     owned = set(applied[0]["fieldsV1"]["f:metadata"]["f:labels"])
