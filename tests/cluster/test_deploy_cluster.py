@@ -26,6 +26,8 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "base"
 
 @pytest.fixture(scope="module")
 def applied(labcluster: LabCluster) -> None:
+    # a server-side dry run cannot create the namespace its other objects go into: create it first
+    labcluster.kubectl("apply", "-f", str(DEPLOY.parent / "rbac" / "namespace.yaml"))
     dry = labcluster.kubectl("apply", "-k", str(DEPLOY), "--dry-run=server")
     assert "deployment.apps/gpulabel-sync created (server dry run)" in dry.stdout
     labcluster.kubectl("apply", "-k", str(DEPLOY))
@@ -66,8 +68,9 @@ def free_port() -> int:
 
 
 def test_in_cluster_configuration_reaches_the_api_with_the_service_account(
-    labcluster: LabCluster, applied: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    labcluster: LabCluster, applied: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_node: Any
 ) -> None:
+    make_node("deploy-incluster")
     sa = sa_files(labcluster, "gpulabel-sync", tmp_path / "sa")
     server = yaml.safe_load(labcluster.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
     host, port = server.removeprefix("https://").rsplit(":", 1)
@@ -78,7 +81,7 @@ def test_in_cluster_configuration_reaches_the_api_with_the_service_account(
     client = KubeClient(service_account_dir=str(sa))
     assert client.endpoint == server
     nodes, _ = client.list("Node")
-    assert nodes
+    assert "deploy-incluster" in {n["metadata"]["name"] for n in nodes}
     status, _ = client.request_raw("GET", "/api/v1/namespaces/gpulabel/secrets")
     assert status == 403  # the sync role reads nodes, not secrets
 
