@@ -1,0 +1,113 @@
+"""Fixtures for tests that run against a real local control plane (labcluster).
+
+The ``labcluster`` session fixture builds labcluster/bin/labcluster when
+needed (labcluster/build is cached) and starts etcd, kube-apiserver,
+kube-scheduler, kube-controller-manager and kwok in a temporary directory.
+Build or start failures make the tests error with the reason; they never skip.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from labcluster_support import (
+    LabCluster,
+    LabClusterError,
+    build,
+    node_is_ready,
+    node_manifest,
+    wait_for,
+)
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cluster: runs against the labcluster control plane")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.cluster)
+
+
+@pytest.fixture(scope="session")
+def labcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
+    try:
+        binary = build()
+        cluster = LabCluster.start(tmp_path_factory.mktemp("labcluster"), binary)
+    except LabClusterError as exc:
+        pytest.fail(f"labcluster is unavailable: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def wait() -> Callable[..., Any]:
+    """``wait_for(predicate, timeout=30)`` as a fixture."""
+    return wait_for
+
+
+def _dns_label(text: str, limit: int = 50) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:limit].rstrip("-")
+
+
+@pytest.fixture
+def ns(labcluster: LabCluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace for this test, deleted afterwards."""
+    name = f"t-{_dns_label(request.node.name, 40)}-{id(request) % 100000}"
+    labcluster.kubectl("create", "namespace", name)
+    wait_for(
+        lambda: labcluster.kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0,
+        timeout=30,
+        message=f"for ServiceAccount {name}/default",
+    )
+    yield name
+    labcluster.kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found")
+
+
+MakeNode = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def make_node(labcluster: LabCluster) -> Iterator[MakeNode]:
+    """``make_node(name, labels=None, taints=None, unschedulable=False, ready=True)``.
+
+    Creates a Node (kwok plays its kubelet), waits until it is Ready and its
+    not-ready taint is gone (unless ready=False), and deletes it after the
+    test. Nodes are cluster-scoped: give them names unique to the test.
+    """
+    created: list[str] = []
+
+    def make(
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        taints: Sequence[Mapping[str, str]] | None = None,
+        unschedulable: bool = False,
+        ready: bool = True,
+    ) -> dict[str, Any]:
+        labcluster.apply(node_manifest(name, labels, taints, unschedulable))
+        created.append(name)
+        if not ready:
+            return labcluster.get("node", name)  # type: ignore[no-any-return]
+
+        def ready_node() -> dict[str, Any] | None:
+            node: dict[str, Any] = labcluster.get("node", name)
+            return node if node_is_ready(node) else None
+
+        return wait_for(ready_node, timeout=60, message=f"for node {name} to become Ready")
+
+    yield make
+    if created:
+        labcluster.kubectl("delete", "node", *created, "--wait=false", "--ignore-not-found")

@@ -1,0 +1,186 @@
+"""Drive the labcluster control plane (labcluster/) from tests.
+
+labcluster runs real etcd, kube-apiserver, kube-scheduler and
+kube-controller-manager processes plus kwok (fake kubelets); see
+labcluster/README.md. Nothing here ever skips: a failed build or start raises
+LabClusterError carrying the reason and the tail of the relevant log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+REPO = Path(__file__).resolve().parents[2]
+LABCLUSTER_DIR = REPO / "labcluster"
+BINARY = LABCLUSTER_DIR / "bin" / "labcluster"
+
+T = TypeVar("T")
+
+
+class LabClusterError(RuntimeError):
+    """The control plane could not be built, started or used."""
+
+
+def _tail(text: str, lines: int = 60) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def build(timeout: float = 3600) -> Path:
+    """Run labcluster/build (a no-op when the binary is up to date)."""
+    try:
+        proc = subprocess.run(
+            [str(LABCLUSTER_DIR / "build")],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LabClusterError(f"labcluster/build could not run: {exc}") from exc
+    if proc.returncode != 0:
+        raise LabClusterError(
+            f"labcluster/build failed (exit {proc.returncode}):\n{_tail(proc.stdout)}\n{_tail(proc.stderr)}"
+        )
+    if not os.access(BINARY, os.X_OK):
+        raise LabClusterError(f"labcluster/build succeeded but {BINARY} is missing")
+    return BINARY
+
+
+class LabCluster:
+    """A running control plane whose state lives in ``dir``."""
+
+    def __init__(self, dir: Path, binary: Path = BINARY) -> None:
+        self.dir = Path(dir)
+        self.binary = binary
+        self.kubeconfig = self.dir / "kubeconfig"
+        self.audit_log = self.dir / "audit.log"
+
+    @classmethod
+    def start(cls, dir: Path, binary: Path = BINARY, timeout: float = 300) -> LabCluster:
+        dir.mkdir(parents=True, exist_ok=True)
+        try:
+            proc = subprocess.run(
+                [str(binary), "up", "--dir", str(dir), "--timeout", f"{int(timeout)}s"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout + 30,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            subprocess.run([str(binary), "down", "--dir", str(dir)], capture_output=True, check=False)
+            raise LabClusterError(f"labcluster up did not finish: {exc}") from exc
+        if proc.returncode != 0:
+            raise LabClusterError(f"labcluster up failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return cls(dir, binary)
+
+    def stop(self) -> None:
+        proc = subprocess.run(
+            [str(self.binary), "down", "--dir", str(self.dir)], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise LabClusterError(f"labcluster down failed:\n{proc.stderr}")
+
+    def log_tail(self, component: str, lines: int = 40) -> str:
+        path = self.dir / f"{component}.log"
+        return _tail(path.read_text(errors="replace"), lines) if path.exists() else ""
+
+    # --- kubectl -----------------------------------------------------------
+
+    def kubectl(
+        self, *args: str, check: bool = True, input: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``labcluster kubectl --kubeconfig KUBECONFIG ARGS...``."""
+        cmd = [str(self.binary), "kubectl", "--kubeconfig", str(self.kubeconfig), *args]
+        proc = subprocess.run(
+            cmd,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check and proc.returncode != 0:
+            raise LabClusterError(
+                f"kubectl {' '.join(args)} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def get(self, *args: str) -> Any:
+        """``kubectl get ARGS -o json``, parsed."""
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def apply(self, *objects: Mapping[str, Any]) -> None:
+        """``kubectl apply`` the objects, sent as JSON.
+
+        Not YAML: PyYAML writes the string "08" unquoted and Go's YAML parser
+        then reads it as the number 8, which the API rejects as a label value.
+        """
+        items = [dict(o) for o in objects]
+        self.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+
+    def audit_events(self) -> list[dict[str, Any]]:
+        """Audit events logged so far (nodes: every request; everything: lists)."""
+        if not self.audit_log.exists():
+            return []
+        events = []
+        for line in self.audit_log.read_text().splitlines():
+            if line.strip():
+                events.append(json.loads(line))
+        return events
+
+
+def wait_for(
+    predicate: Callable[[], T], timeout: float = 30, interval: float = 0.2, message: str | Callable[[], str] = ""
+) -> T:
+    """Poll ``predicate`` until it returns something truthy, and return that.
+
+    Exceptions raised by the predicate count as "not yet"; on timeout the last
+    value or exception is reported in the AssertionError.
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except Exception as exc:  # the condition may not be checkable yet
+            last = exc
+        if time.monotonic() >= deadline:
+            detail = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout}s {detail}: last result {last!r}")
+        time.sleep(interval)
+
+
+def node_manifest(
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    taints: Iterable[Mapping[str, str]] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    """A Node object; kwok marks it Ready once created."""
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = [dict(t) for t in taints]
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+    }
+
+
+def node_is_ready(node: Mapping[str, Any]) -> bool:
+    """Ready=True and the node-lifecycle controller has removed the not-ready taint."""
+    conditions = node.get("status", {}).get("conditions", [])
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+    taints = node.get("spec", {}).get("taints", [])
+    return ready and not any(t["key"] == "node.kubernetes.io/not-ready" for t in taints)
