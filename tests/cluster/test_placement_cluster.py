@@ -1,0 +1,226 @@
+"""place, pending, hazards against the real scheduler and API server.
+
+Differential: seeded random node label sets, taints and affinity specs. For every pod,
+gpulabel's fit set is empty exactly when the real scheduler leaves the pod Pending, and
+otherwise contains the node the scheduler chose; the predicted Pending message is the
+scheduler's. Validation likewise: random specs go to the API server (dry run), and
+gpulabel accepts exactly what the server accepts, with the same messages.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Any
+
+from gpulabel_run import gpulabel
+from labcluster_support import LabCluster, wait_for
+
+from gpulabel.live import KubeClient
+from gpulabel.model import node_from_json
+from gpulabel.placement import predict
+from gpulabel.podvalidation import validate_pod_spec
+
+KEYS = ["example.com/gpu", "example.com/count", "example.com/zone"]
+VALUES = {
+    "example.com/gpu": ["a100", "h100", "l4"],
+    "example.com/count": ["1", "4", "8", "eight", "0010", "0x10", "99999999999999999999"],
+    "example.com/zone": ["z1", "z2"],
+}
+OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+
+def random_labels(rng: random.Random) -> dict[str, str]:
+    return {k: rng.choice(VALUES[k]) for k in KEYS if rng.random() < 0.7}
+
+
+def random_expression(rng: random.Random, valid: bool = True) -> dict[str, Any]:
+    key = rng.choice(KEYS)
+    op = rng.choice(OPS)
+    expr: dict[str, Any] = {"key": key, "operator": op}
+    if op in ("In", "NotIn"):
+        expr["values"] = rng.sample(VALUES[key], rng.randint(1, 2))
+    elif op in ("Gt", "Lt"):
+        expr["values"] = [rng.choice(["0", "3", "5", "10", "eight", "+4"])]
+    if not valid:
+        broken = rng.choice(["no-values", "values-on-exists", "two-ints", "bad-op", "bad-key"])
+        if broken == "no-values":
+            expr["operator"], expr["values"] = rng.choice(["In", "NotIn", "Gt"]), []
+        elif broken == "values-on-exists":
+            expr["operator"], expr["values"] = "Exists", ["x"]
+        elif broken == "two-ints":
+            expr["operator"], expr["values"] = "Gt", ["1", "2"]
+        elif broken == "bad-op":
+            expr["operator"] = "Near"
+        else:
+            expr["key"] = "example.com/bad key"
+    return expr
+
+
+def random_spec(rng: random.Random, run: str, valid: bool = True) -> dict[str, Any]:
+    terms = []
+    for _ in range(rng.randint(1, 3)):
+        exprs = [random_expression(rng) for _ in range(rng.randint(0 if rng.random() < 0.1 else 1, 3))]
+        terms.append({"matchExpressions": exprs})
+    if not valid:
+        terms[0]["matchExpressions"] = [*terms[0]["matchExpressions"], random_expression(rng, valid=False)]
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "example.com/app:1"}],
+        "nodeSelector": {"example.com/difftest": run},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}},
+    }
+    if rng.random() < 0.3:
+        spec["tolerations"] = [
+            rng.choice(
+                [
+                    {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+                    {"key": "dedicated", "operator": "Exists"},
+                    {"operator": "Exists"},
+                    {"key": "dedicated", "value": "other"},
+                ]
+            )
+        ]
+    return spec
+
+
+def server_validation(client: KubeClient, ns: str, name: str, spec: dict[str, Any]) -> list[str]:
+    body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}).encode()
+    status, data = client.request_raw(
+        "POST", f"/api/v1/namespaces/{ns}/pods", query=[("dryRun", "All")], body=body, content_type="application/json"
+    )
+    if status < 300:
+        return []
+    assert status == 422, data[:400]
+    causes = json.loads(data)["details"]["causes"]
+    return sorted(f"{c['field']}: {c['message']}" for c in causes)
+
+
+def test_validation_agrees_with_the_api_server(labcluster: LabCluster, ns: str) -> None:
+    client = KubeClient(str(labcluster.kubeconfig))
+    rng = random.Random(1129)
+    disagreements = []
+    rejected = 0
+    for i in range(200):
+        spec = random_spec(rng, "v", valid=rng.random() < 0.4)
+        theirs = server_validation(client, ns, f"v{i}", spec)
+        ours = sorted(validate_pod_spec(spec))
+        rejected += bool(theirs)
+        if ours != theirs:
+            disagreements.append((spec["affinity"], ours, theirs))
+    print(f"\n200 pod specs: {rejected} rejected by the API server, {len(disagreements)} disagreements")
+    assert disagreements == []
+    assert 50 < rejected < 200
+
+
+def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, ns: str, make_node: Any) -> None:
+    rng = random.Random(20261129)
+    run = f"r{rng.randint(0, 10**6)}"
+    names = []
+    for i in range(10):
+        labels = {**random_labels(rng), "example.com/difftest": run}
+        taints = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}] if i % 4 == 3 else None
+        name = f"diff-{run}-{i}"
+        make_node(name, labels, taints=taints, unschedulable=(i == 9))
+        names.append(name)
+    client = KubeClient(str(labcluster.kubeconfig))
+    nodes = [node_from_json(n) for n in client.list("Node")[0]]
+    specs = []
+    while len(specs) < 150:
+        spec = random_spec(rng, run)
+        if not validate_pod_spec(spec):
+            specs.append(spec)
+    for i, spec in enumerate(specs):
+        body = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"}, "spec": spec}).encode()
+        client.request("POST", f"/api/v1/namespaces/{ns}/pods", body=body, content_type="application/json")
+
+    def settled() -> list[dict[str, Any]] | None:
+        pods = client.list("Pod", namespace=ns)[0]
+        done = [
+            p
+            for p in pods
+            if p["spec"].get("nodeName")
+            or any(
+                c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+                for c in p.get("status", {}).get("conditions", [])
+            )
+        ]
+        return pods if len(done) == len(specs) else None
+
+    pods = wait_for(settled, timeout=120, interval=1, message="for every pod to be bound or Unschedulable")
+    mismatches = []
+    pending = 0
+    for pod in pods:
+        i = int(pod["metadata"]["name"][1:])
+        prediction = predict(specs[i], nodes)
+        bound = pod["spec"].get("nodeName")
+        if bound:
+            if bound not in prediction.feasible:
+                mismatches.append((i, "bound outside the fit set", bound, prediction.feasible))
+        else:
+            pending += 1
+            message = next(c["message"] for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
+            if prediction.feasible:
+                mismatches.append((i, "Pending but gpulabel found nodes", prediction.feasible, message))
+            elif prediction.message != message:
+                mismatches.append((i, "different Pending message", prediction.message, message))
+    print(f"\n{len(specs)} pods on {len(names)} random nodes: {pending} Pending, {len(mismatches)} mismatches")
+    assert mismatches == []
+    assert 10 < pending < len(specs) - 10
+
+
+def test_the_lab_story_hazards_then_pending(labcluster: LabCluster, ns: str, make_node: Any) -> None:
+    make_node(
+        "story-node-1",
+        {"feature.node.kubernetes.io/custom-gpu-training": "true", "nvidia.com/gpu.product": "NVIDIA-A10"},
+    )
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "feature.node.kubernetes.io/custom-gpu-training", "operator": "Exists"},
+                            {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A10"]},
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+    def pod(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"affinity": affinity, "containers": [{"name": "train", "image": "example.com/t:1"}]},
+        }
+
+    labcluster.apply(pod("train-a"))
+    wait_for(lambda: labcluster.get("pod", "train-a", "-n", ns)["status"].get("phase") == "Running", timeout=60)
+    assert labcluster.get("pod", "train-a", "-n", ns)["spec"]["nodeName"] == "story-node-1"
+    clean = gpulabel(labcluster.kubeconfig, "hazards", "-n", ns)
+    assert (clean.returncode, clean.stdout) == (0, "OK\n")
+
+    labcluster.kubectl("label", "node", "story-node-1", "feature.node.kubernetes.io/custom-gpu-training-")
+    time.sleep(1)
+    assert labcluster.get("pod", "train-a", "-n", ns)["status"]["phase"] == "Running"  # IgnoredDuringExecution
+    hazards = gpulabel(labcluster.kubeconfig, "hazards", "-n", ns)
+    assert hazards.returncode == 1
+    assert hazards.stdout == (
+        f"{ns}/train-a story-node-1 affinity term[0] feature.node.kubernetes.io/custom-gpu-training Exists\n"
+    )
+    labcluster.apply(pod("train-b"))
+    wait_for(
+        lambda: any(
+            c.get("reason") == "Unschedulable"
+            for c in labcluster.get("pod", "train-b", "-n", ns)["status"].get("conditions", [])
+        ),
+        timeout=60,
+    )
+    pending = gpulabel(labcluster.kubeconfig, "pending", "-n", ns)
+    assert pending.returncode == 1
+    lines = pending.stdout.splitlines()
+    assert f"{ns}/train-b story-node-1 affinity term[0] feature.node.kubernetes.io/custom-gpu-training Exists" in lines
+    assert any(line.startswith(f"{ns}/train-b scheduler: 0/") for line in lines)
