@@ -76,8 +76,11 @@ def read_documents(data: bytes, where: str) -> list[Any]:
         mark = err.problem_mark or err.context_mark
         at = f":{mark.line + 1}" if mark is not None else ""
         raise SnapshotError(f"{where}{at}", f"invalid YAML: {err.problem or err.context}") from None
+    except yaml.reader.ReaderError as err:
+        line = text[: err.position].count("\n") + 1
+        raise SnapshotError(f"{where}:{line}", f"not YAML text: {err.reason} {err.character!r}") from None
     except (yaml.YAMLError, RecursionError) as err:
-        raise SnapshotError(where, f"invalid YAML: {err}") from None
+        raise SnapshotError(where, "invalid YAML: " + " ".join(str(err).split())) from None
     return docs
 
 
