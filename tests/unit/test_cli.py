@@ -182,3 +182,14 @@ def test_help_imports_no_cluster_client() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
+
+
+def test_a_100_mb_binary_snapshot_is_refused_in_one_line(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    chunk = bytes(range(256)) * 4096  # 1 MiB with NUL bytes
+    with big.open("wb") as f:
+        for _ in range(100):
+            f.write(chunk)
+    code, out, err = run("check", "--snapshot", str(big))
+    assert (code, out) == (2, "")
+    assert err == f"gpulabel: {big}: binary data, not JSON or YAML\n"
