@@ -115,6 +115,39 @@ class KubeClient:
 
     # -- requests ---------------------------------------------------------
 
+    def open(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        read_timeout: float | None = None,
+        stream: bool = False,
+    ) -> Any:
+        """Send one request, once, with fresh credentials; returns the urllib3 response.
+
+        ``stream`` leaves the body unread (for watches). Network faults raise urllib3's errors.
+        """
+        import urllib3
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        method_, url, hdrs, _, _ = self._api.param_serialize(
+            method, path, query_params=query or None, header_params=headers, auth_settings=["BearerToken"]
+        )
+        self.counts.add("WATCH" if stream else method)
+        return self._api.rest_client.pool_manager.request(
+            method_,
+            url,
+            body=body,
+            headers=hdrs,
+            timeout=urllib3.Timeout(connect=10.0, read=read_timeout or self.timeout),
+            retries=False,
+            preload_content=not stream,
+        )
+
     def request_raw(
         self,
         method: str,
@@ -127,28 +160,13 @@ class KubeClient:
         """Send one request; return ``(status, body)``. Network faults raise ClusterError."""
         import urllib3
 
-        headers = {"Accept": "application/json"}
-        if content_type:
-            headers["Content-Type"] = content_type
         query_list = list(query)
         attempt = 0
         started = time.monotonic()
         while True:
             attempt += 1
-            method_, url, hdrs, _, _ = self._api.param_serialize(
-                method, path, query_params=query_list or None, header_params=headers, auth_settings=["BearerToken"]
-            )
-            self.counts.add(method)
             try:
-                resp = self._api.rest_client.pool_manager.request(
-                    method_,
-                    url,
-                    body=body,
-                    headers=hdrs,
-                    timeout=urllib3.Timeout(connect=10.0, read=timeout or self.timeout),
-                    retries=False,
-                    preload_content=True,
-                )
+                resp = self.open(method, path, query_list, body, content_type, timeout)
             except urllib3.exceptions.HTTPError as err:
                 delay = min(0.2 * 2 ** (attempt - 1), 5.0)
                 if time.monotonic() + delay - started < self.unreachable_seconds:
@@ -342,19 +360,8 @@ def watch_events(
         ("allowWatchBookmarks", "true"),
         ("timeoutSeconds", str(timeout_seconds)),
     ]
-    method, url, hdrs, _, _ = client._api.param_serialize(
-        "GET", path, query_params=query, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
-    )
-    client.counts.add("WATCH")
     try:
-        resp = client._api.rest_client.pool_manager.request(
-            method,
-            url,
-            headers=hdrs,
-            preload_content=False,
-            retries=False,
-            timeout=urllib3.Timeout(connect=10.0, read=timeout_seconds + 30),
-        )
+        resp = client.open("GET", path, query, read_timeout=timeout_seconds + 30, stream=True)
     except urllib3.exceptions.HTTPError as err:
         raise ClusterError(client.endpoint, f"watch failed: {getattr(err, 'reason', None) or err}") from None
     try:
