@@ -135,6 +135,14 @@ def controllers(labcluster: LabCluster, applied: None, tmp_path: Path) -> Iterat
         p.communicate(timeout=10)
 
 
+def ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as resp:
+            return resp.status == 200
+    except OSError:  # 503 (HTTPError) or not listening yet
+        return False
+
+
 def lease_holder(cluster: LabCluster) -> str:
     lease = cluster.get("lease", "gpulabel-sync", "-n", "gpulabel")
     return str(lease["spec"].get("holderIdentity") or "")
@@ -152,9 +160,10 @@ def test_the_leader_restores_drift_and_a_standby_takes_over_when_it_dies(
     first = controllers("instance-a", files, port_a)
     wait_for(lambda: lease_holder(labcluster) == "instance-a", timeout=30, message="for instance-a to lead")
     second = controllers("instance-b", files, port_b)
-    wait_for(lambda: metric(port_b, "gpulabel_leader") == 0.0, timeout=30, message="for instance-b as standby")
-    with urllib.request.urlopen(f"http://127.0.0.1:{port_b}/readyz", timeout=5) as resp:
-        assert resp.status == 200  # a standby is ready
+    # a standby is ready (it has tried the Lease and found it held) but does not lead
+    wait_for(lambda: ready(port_b), timeout=30, message="for instance-b to be a ready standby")
+    assert metric(port_b, "gpulabel_leader") == 0.0
+    assert lease_holder(labcluster) == "instance-a"
     wait_for(lambda: metric(port_a, "gpulabel_leader") == 1.0, timeout=30)
 
     labcluster.kubectl("label", "--overwrite", "node", node, "example.com/gpu=drifted")
