@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,7 @@ def _dns_label(text: str, limit: int = 50) -> str:
 @pytest.fixture
 def ns(labcluster: LabCluster, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace for this test, deleted afterwards."""
-    name = f"t-{_dns_label(request.node.name, 40)}-{id(request) % 100000}"
+    name = f"t-{_dns_label(request.node.name, 40)}-{uuid.uuid4().hex[:5]}"
     labcluster.kubectl("create", "namespace", name)
     wait_for(
         lambda: labcluster.kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0,

@@ -136,7 +136,10 @@ class LabCluster:
 
 
 def wait_for(
-    predicate: Callable[[], T], timeout: float = 30, interval: float = 0.2, message: str | Callable[[], str] = ""
+    predicate: Callable[[], T | None],
+    timeout: float = 30,
+    interval: float = 0.2,
+    message: str | Callable[[], str] = "",
 ) -> T:
     """Poll ``predicate`` until it returns something truthy, and return that.
 
@@ -144,12 +147,13 @@ def wait_for(
     value or exception is reported in the AssertionError.
     """
     deadline = time.monotonic() + timeout
-    last: Any = None
+    last: object = None
     while True:
         try:
-            last = predicate()
-            if last:
-                return last
+            result = predicate()
+            if result:
+                return result
+            last = result
         except Exception as exc:  # the condition may not be checkable yet
             last = exc
         if time.monotonic() >= deadline:

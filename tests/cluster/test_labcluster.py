@@ -54,13 +54,15 @@ def lab_nodes() -> list[dict[str, Any]]:
     if LAB_EXAMPLE.exists():
         docs = [d for d in yaml.safe_load_all(LAB_EXAMPLE.read_text()) if d]
         items = [i for d in docs for i in (d.get("items", [d]) if d.get("kind") == "List" else [d])]
-        nodes = [i for i in items if i.get("kind") == "Node" and i["metadata"]["name"] in LAB_NODES]
+        nodes: list[dict[str, Any]] = [
+            i for i in items if i.get("kind") == "Node" and i["metadata"]["name"] in LAB_NODES
+        ]
     else:
         nodes = [
             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": dict(lbl)}}
             for n, lbl in FALLBACK_LAB_LABELS.items()
         ]
-    out = []
+    out: list[dict[str, Any]] = []
     for node in nodes:
         meta = node["metadata"]
         out.append(
@@ -88,12 +90,11 @@ def lab(labcluster: LabCluster) -> Iterator[str]:
         node["metadata"]["labels"][SCOPE] = scope
     labcluster.kubectl("delete", "node", *LAB_NODES, "--ignore-not-found")
     labcluster.apply(*nodes)
-    for name in LAB_NODES:
-        wait_for(
-            lambda name=name: node_is_ready(labcluster.get("node", name)),
-            timeout=60,
-            message=f"for {name} to become Ready",
-        )
+
+    def all_ready() -> bool:
+        return all(node_is_ready(labcluster.get("node", name)) for name in LAB_NODES)
+
+    wait_for(all_ready, timeout=60, message="for the lab nodes to become Ready")
     yield scope
     labcluster.kubectl("delete", "node", *LAB_NODES, "--wait=false", "--ignore-not-found")
 
@@ -148,7 +149,7 @@ def test_invalid_label_value_is_rejected_by_the_api_server(labcluster: LabCluste
 
 # --- Scheduler: required node affinity --------------------------------------
 
-AFFINITY_CASES = {
+AFFINITY_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
     "in": (
         [{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A10"]}]}],
         {"lab-node-1"},
@@ -300,7 +301,12 @@ def test_gpu_operator_daemonsets_follow_deploy_labels_and_taints(
     labcluster.kubectl("label", "node", node, "nvidia.com/gpu.deploy.driver-")
     wait_for(lambda: not pods_by_operand()["driver"], timeout=60, message="for the driver pod to go")
     assert all(len(p) == 1 for op, p in pods_by_operand().items() if op != "driver")
-    assert wait_for(lambda: (d := desired()) and d["driver"] == 0 and d)["dcgm-exporter"] == 1
+
+    def driver_dropped() -> dict[str, int] | None:
+        d = desired()
+        return d if d and d["driver"] == 0 else None
+
+    assert wait_for(driver_dropped)["dcgm-exporter"] == 1
 
     # A taint the DaemonSets tolerate changes nothing.
     labcluster.kubectl("taint", "node", node, "nvidia.com/gpu=present:NoSchedule")
