@@ -124,6 +124,30 @@ class LabCluster:
         items = [dict(o) for o in objects]
         self.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
+    def create_nodes(self, count: int, prefix: str, labels: Mapping[str, str], timeout: float = 600) -> str:
+        """``labcluster nodes``: PREFIX0..PREFIX(count-1), Ready; returns what it printed."""
+        proc = subprocess.run(
+            [
+                str(self.binary),
+                "nodes",
+                "--dir",
+                str(self.dir),
+                "--count",
+                str(count),
+                "--prefix",
+                prefix,
+                "--labels",
+                ",".join(f"{k}={v}" for k, v in labels.items()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        if proc.returncode != 0:
+            raise LabClusterError(f"labcluster nodes failed (exit {proc.returncode}):\n{proc.stderr}")
+        return proc.stdout.strip()
+
     def audit_events(self) -> list[dict[str, Any]]:
         """Audit events logged so far (nodes: every request; everything: lists)."""
         if not self.audit_log.exists():

@@ -9,7 +9,6 @@ nodes uniquely and scopes its pods and DaemonSets to them with a label.
 from __future__ import annotations
 
 import copy
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -350,30 +349,14 @@ def test_bulk_nodes_become_ready(labcluster: LabCluster) -> None:
     prefix = f"bulk-{tag}-"
     start = time.monotonic()
     try:
-        proc = subprocess.run(
-            [
-                str(labcluster.binary),
-                "nodes",
-                "--dir",
-                str(labcluster.dir),
-                "--count",
-                str(count),
-                "--prefix",
-                prefix,
-                "--labels",
-                f"gpulabel.test/bulk={tag},nvidia.com/gpu.present=false",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
+        printed = labcluster.create_nodes(
+            count, prefix, {"gpulabel.test/bulk": tag, "nvidia.com/gpu.present": "false"}, timeout=300
         )
-        assert proc.returncode == 0, proc.stderr
         elapsed = time.monotonic() - start
         nodes = labcluster.get("nodes", "-l", f"gpulabel.test/bulk={tag}")["items"]
         assert len(nodes) == count
         assert all(node_is_ready(n) for n in nodes)
         assert {n["metadata"]["name"] for n in nodes} == {f"{prefix}{i}" for i in range(count)}
-        print(f"{count} nodes Ready in {elapsed:.1f}s: {proc.stdout.strip()}")
+        print(f"{count} nodes Ready in {elapsed:.1f}s: {printed}")
     finally:
         labcluster.kubectl("delete", "nodes", "-l", f"gpulabel.test/bulk={tag}", "--wait=false")

@@ -192,25 +192,7 @@ def _restart_apiserver(cluster: LabCluster, down_seconds: float) -> None:
 
 def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabCluster, tmp_path: Path) -> None:
     count, prefix = 1000, "rel-kill-"
-    labcluster_bin = str(labcluster.binary)
-    subprocess.run(
-        [
-            labcluster_bin,
-            "nodes",
-            "--dir",
-            str(labcluster.dir),
-            "--count",
-            str(count),
-            "--prefix",
-            prefix,
-            "--labels",
-            "example.com/rel-kill=1",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    labcluster.create_nodes(count, prefix, {"example.com/rel-kill": "1"})
     desired = {"example.com/a": "1", "example.com/b": "2", "example.com/c": "3"}
     for i in range(count):
         (tmp_path / f"{prefix}{i}.env").write_text("".join(f"{k}={v}\n" for k, v in desired.items()))
