@@ -15,13 +15,16 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from gpulabel._errors import ClusterError, ConfigError, ConflictError, ForbiddenError
-from gpulabel.model import ClusterState, DaemonSet, pod_from_json
+from gpulabel.model import ClusterState, DaemonSet, Node, Pod, daemonset_from_json, node_from_json, pod_from_json
 
-__all__ = ["RESOURCES", "KubeClient", "RequestCounts", "load_cluster"]
+__all__ = ["RESOURCES", "KubeClient", "RequestCounts", "load_cluster", "with_daemonset_pods"]
+
+T = TypeVar("T")
 
 # kind -> (list path, namespaced)
 RESOURCES: dict[str, tuple[str, bool]] = {
@@ -208,28 +211,33 @@ class KubeClient:
 
     # -- reads ------------------------------------------------------------
 
-    def list_pages(
+    def list_objects(
         self,
         path: str,
+        transform: Callable[[dict[str, Any]], T],
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int = DEFAULT_PAGE_SIZE,
         max_restarts: int = 3,
-    ) -> Iterator[dict[str, Any]]:
-        """Yield every page of a paged LIST; a 410 Gone restarts the LIST from the start.
+    ) -> tuple[list[T], str]:
+        """Every object of a paged LIST, each passed through ``transform`` as its page arrives,
+        and the list's resourceVersion.
 
-        Pages are yielded only once the whole list has been read, so a restart
-        never hands out a partial or duplicated result.
+        Converting page by page means the raw JSON of only one page is alive at
+        a time. A 410 Gone on a continuation restarts the LIST from the start and
+        drops what was read, so a restart never hands out a partial or
+        duplicated result.
         """
+        import orjson
+
         from gpulabel.progress import Progress
 
         progress = Progress(f"listing {path.rsplit('/', 1)[-1]}")
         restarts = 0
         while True:
-            pages: list[dict[str, Any]] = []
-            seen = 0
-            token = ""
+            out: list[T] = []
+            token = version = ""
             gone = False
             while True:
                 query = [("limit", str(limit))]
@@ -245,34 +253,33 @@ class KubeClient:
                     break
                 if status >= 400:
                     raise self.error(status, data, "LIST", path)
-                import orjson
-
                 page = orjson.loads(data)
-                pages.append(page)
-                seen += len(page.get("items") or ())
-                progress.update(seen)
-                token = (page.get("metadata") or {}).get("continue") or ""
+                del data
+                out.extend(transform(item) for item in page.get("items") or ())
+                progress.update(len(out))
+                meta = page.get("metadata") or {}
+                token, version = meta.get("continue") or "", meta.get("resourceVersion") or version
                 if not token:
                     break
             if not gone:
                 progress.done()
-                yield from pages
-                return
+                return out, version
             restarts += 1
 
     def list(self, kind: str, namespace: str | None = None, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
-        """All objects of ``kind`` (in ``namespace``, if given) and the list's resourceVersion."""
+        """All objects of ``kind`` (in ``namespace``, if given) as JSON, and the list's resourceVersion."""
+
+        def with_kind(item: dict[str, Any]) -> dict[str, Any]:
+            item.setdefault("kind", kind)
+            return item
+
+        return self.list_objects(self.kind_path(kind, namespace), with_kind, **kwargs)
+
+    def kind_path(self, kind: str, namespace: str | None = None) -> str:
         path, namespaced = RESOURCES[kind]
         if namespaced and namespace:
             path = path.replace("/v1/", f"/v1/namespaces/{quote(namespace, safe='')}/", 1)
-        items: list[dict[str, Any]] = []
-        version = ""
-        for page in self.list_pages(path, **kwargs):
-            for item in page.get("items") or ():
-                item.setdefault("kind", kind)
-                items.append(item)
-            version = (page.get("metadata") or {}).get("resourceVersion") or version
-        return items, version
+        return path
 
     def has_resource(self, group_version: str, plural: str) -> bool:
         """Whether the server serves ``plural`` in ``group_version`` (e.g. a CRD)."""
@@ -298,21 +305,33 @@ def load_cluster(
     pod_selector: str | None = None,
     pod_field_selector: str | None = None,
 ) -> ClusterState:
-    """LIST only the kinds a command needs, each as a paged LIST."""
-    objects: list[tuple[str, dict[str, Any]]] = []
+    """LIST only the kinds a command needs, each as a paged LIST converted page by page."""
     wanted = list(dict.fromkeys(kinds))
+    nodes: list[Node] = []
+    pods: list[Pod] = []
+    daemonsets: list[DaemonSet] = []
+    policies: list[dict[str, Any]] = []
     for kind in wanted:
-        if kind == "ClusterPolicy" and not client.has_resource("nvidia.com/v1", "clusterpolicies"):
-            continue
-        pod = kind == "Pod"
-        items, _ = client.list(
-            kind,
-            namespace=namespace,
-            label_selector=pod_selector if pod else None,
-            field_selector=pod_field_selector if pod else None,
-        )
-        objects.extend((f"{client.endpoint} {kind}", item) for item in items)
-    return ClusterState.from_objects(objects, source=client.endpoint, kinds=wanted)
+        where = f"{client.endpoint} {kind}"
+        if kind == "Node":
+            nodes = client.list_objects(client.kind_path(kind), partial(node_from_json, where=where))[0]
+        elif kind == "Pod":
+            pods = client.list_objects(
+                client.kind_path(kind, namespace),
+                partial(pod_from_json, where=where),
+                label_selector=pod_selector,
+                field_selector=pod_field_selector,
+            )[0]
+        elif kind == "DaemonSet":
+            daemonsets = client.list_objects(
+                client.kind_path(kind, namespace), partial(daemonset_from_json, where=where)
+            )[0]
+        elif kind == "ClusterPolicy" and client.has_resource("nvidia.com/v1", "clusterpolicies"):
+            policies = client.list_objects(client.kind_path(kind), lambda i: i)[0]
+    nodes.sort(key=lambda n: n.name)
+    return ClusterState(
+        tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), client.endpoint, frozenset(wanted)
+    )
 
 
 def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Iterable[DaemonSet]) -> ClusterState:
@@ -325,13 +344,15 @@ def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Ite
 
     pods = list(state.pods)
     seen = {(p.namespace, p.name) for p in pods}
+    where = f"{client.endpoint} Pod"
     for ds in daemonsets:
         selector = ds.selector_string()
         if not selector:
             continue
-        items, _ = client.list("Pod", namespace=ds.namespace, label_selector=selector)
-        for item in items:
-            pod = pod_from_json(item, f"{client.endpoint} Pod")
+        found, _ = client.list_objects(
+            client.kind_path("Pod", ds.namespace), partial(pod_from_json, where=where), label_selector=selector
+        )
+        for pod in found:
             if (pod.namespace, pod.name) not in seen:
                 seen.add((pod.namespace, pod.name))
                 pods.append(pod)

@@ -83,7 +83,7 @@ def test_a_paged_list_whose_continue_token_expires_restarts_and_is_complete(
     expected = names(labcluster.get("nodes")["items"])
     proxy.faults.expire_continue = 1
     client = KubeClient(str(proxy.kubeconfig(tmp_path / "kubeconfig")))
-    items = [i for page in client.list_pages("/api/v1/nodes", limit=2) for i in page["items"]]
+    items, _ = client.list_objects("/api/v1/nodes", lambda i: i, limit=2)
     assert names(items) == expected
     lists = proxy.requests(lambda r: r.path == "/api/v1/nodes")
     assert [r.status for r in lists].count(410) == 1
