@@ -55,6 +55,7 @@ class FeatureFile:
     path: str
     labels: dict[str, tuple[str, int]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    refused: bool = False  # the whole file is unusable (unreadable, too large, binary): apply nothing
 
     @property
     def errors(self) -> list[Problem]:
@@ -78,6 +79,7 @@ def parse_feature_text(data: bytes, path: str, node: str, now: datetime | None =
     ff = FeatureFile(node=node, path=path)
     if b"\x00" in data:
         ff.problems.append(Problem(path, "binary data (NUL byte): not a feature file; nothing applied"))
+        ff.refused = True
         return ff
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -133,13 +135,13 @@ def read_feature_file(path: str, now: datetime | None = None) -> FeatureFile:
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
-            ff = FeatureFile(node=node, path=path)
+            ff = FeatureFile(node=node, path=path, refused=True)
             ff.problems.append(Problem(path, f"{size} bytes, over NFD's 64 KiB limit; file refused"))
             return ff
         with open(path, "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        ff = FeatureFile(node=node, path=path)
+        ff = FeatureFile(node=node, path=path, refused=True)
         ff.problems.append(Problem(path, f"cannot read: {err.strerror or err}"))
         return ff
     return parse_feature_text(data, path, node, now)

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -95,8 +96,9 @@ class Reconciler:
         return problems
 
     def list_nodes(self) -> tuple[dict[str, Node], str]:
-        items, version = self.client.list("Node")
-        return {n.name: n for n in (node_from_json(i, f"{self.client.endpoint} Node") for i in items)}, version
+        where = f"{self.client.endpoint} Node"
+        nodes, version = self.client.list_objects(self.client.kind_path("Node"), partial(node_from_json, where=where))
+        return {n.name: n for n in nodes}, version
 
     # -- reconciling ---------------------------------------------------------
 
@@ -105,10 +107,7 @@ class Reconciler:
         if node is None:
             result.problems.append(Problem(ff.path, f"node {ff.node} not found in the cluster; nothing applied"))
             return result
-        if any(
-            p.message.endswith("file refused") or p.message.startswith(("binary data", "cannot read"))
-            for p in ff.errors
-        ):
+        if ff.refused:
             return result  # the whole file was unusable: touch nothing
         plan = plan_node(node, ff.desired(), self.prune)
         if not plan.needs_write:

@@ -117,3 +117,9 @@ def test_a_directory_maps_files_to_nodes_and_skips_dotfiles(tmp_path: Path) -> N
     files, problems = read_feature_dir(str(tmp_path))
     assert [f.node for f in files] == ["lab-node-1"]
     assert [str(p) for p in problems] == [f"{tmp_path / 'notes.txt'}: warning: not named <node>.env; ignored"]
+
+
+def test_only_whole_file_problems_refuse_the_file(tmp_path: Path) -> None:
+    assert parse_feature_text(b"a/b/c=1\nexample.com/a=1", "f.env", "n", NOW).refused is False
+    assert parse_feature_text(b"example.com/a=1\x00", "f.env", "n", NOW).refused is True
+    assert read_feature_file(str(tmp_path / "missing.env")).refused is True
