@@ -1,6 +1,7 @@
 """place, pending, hazards against the real scheduler and API server.
 
-Differential: seeded random node label sets, taints and affinity specs. For every pod,
+Differential: node label sets, taints and affinity specs drawn by hypothesis (through
+``st.randoms``, so a failure is shrunk and replayed). For every pod,
 gpulabel's fit set is empty exactly when the real scheduler leaves the pod Pending, and
 otherwise contains the node the scheduler chose; the predicted Pending message is the
 scheduler's. Validation likewise: random specs go to the API server (dry run), and
@@ -15,6 +16,8 @@ import time
 from typing import Any
 
 from gpulabel_run import gpulabel
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from labcluster_support import LabCluster, wait_for
 
 from gpulabel.live import KubeClient
@@ -96,26 +99,44 @@ def server_validation(client: KubeClient, ns: str, name: str, spec: dict[str, An
     return sorted(f"{c['field']}: {c['message']}" for c in causes)
 
 
-def test_validation_agrees_with_the_api_server(labcluster: LabCluster, ns: str) -> None:
+CLUSTER_SETTINGS = {
+    "derandomize": True,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
+validation_seen = {"specs": 0, "rejected": 0}
+
+
+@settings(max_examples=200, **CLUSTER_SETTINGS)  # type: ignore[arg-type]
+@given(rng=st.randoms(use_true_random=False), valid=st.booleans())
+def test_validation_agrees_with_the_api_server(
+    labcluster: LabCluster, ns: str, rng: random.Random, valid: bool
+) -> None:
     client = KubeClient(str(labcluster.kubeconfig))
-    rng = random.Random(1129)
-    disagreements = []
-    rejected = 0
-    for i in range(200):
-        spec = random_spec(rng, "v", valid=rng.random() < 0.4)
-        theirs = server_validation(client, ns, f"v{i}", spec)
-        ours = sorted(validate_pod_spec(spec))
-        rejected += bool(theirs)
-        if ours != theirs:
-            disagreements.append((spec["affinity"], ours, theirs))
-    print(f"\n200 pod specs: {rejected} rejected by the API server, {len(disagreements)} disagreements")
-    assert disagreements == []
-    assert 50 < rejected < 200
+    spec = random_spec(rng, "v", valid=valid)
+    theirs = server_validation(client, ns, f"v{validation_seen['specs']}", spec)
+    validation_seen["specs"] += 1
+    validation_seen["rejected"] += bool(theirs)
+    assert sorted(validate_pod_spec(spec)) == theirs, spec["affinity"]
 
 
-def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, ns: str, make_node: Any) -> None:
-    rng = random.Random(20261129)
-    run = f"r{rng.randint(0, 10**6)}"
+def test_the_validation_cases_covered_both_verdicts() -> None:
+    print(f"\n{validation_seen['specs']} pod specs, {validation_seen['rejected']} rejected by the API server")
+    assert validation_seen["specs"] >= 100
+    assert 20 < validation_seen["rejected"] < validation_seen["specs"] - 20
+
+
+place_seen = {"pods": 0, "pending": 0}
+
+
+# no shrinking: each example creates ten nodes and fifty pods; a failure prints its pods instead
+@settings(max_examples=3, phases=[Phase.explicit, Phase.reuse, Phase.generate], **CLUSTER_SETTINGS)  # type: ignore[arg-type]
+@given(rng=st.randoms(use_true_random=False))
+def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, make_node: Any, rng: random.Random) -> None:
+    run = f"r{rng.randint(0, 10**9)}"
+    ns = f"diff-{run}"
+    labcluster.kubectl("create", "namespace", ns)
+    wait_for(lambda: labcluster.kubectl("get", "serviceaccount", "default", "-n", ns, check=False).returncode == 0)
     names = []
     for i in range(10):
         labels = {**random_labels(rng), "example.com/difftest": run}
@@ -125,8 +146,8 @@ def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, ns: str, m
         names.append(name)
     client = KubeClient(str(labcluster.kubeconfig))
     nodes = [node_from_json(n) for n in client.list("Node")[0]]
-    specs = []
-    while len(specs) < 150:
+    specs: list[dict[str, Any]] = []
+    while len(specs) < 50:
         spec = random_spec(rng, run)
         if not validate_pod_spec(spec):
             specs.append(spec)
@@ -164,9 +185,16 @@ def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, ns: str, m
                 mismatches.append((i, "Pending but gpulabel found nodes", prediction.feasible, message))
             elif prediction.message != message:
                 mismatches.append((i, "different Pending message", prediction.message, message))
-    print(f"\n{len(specs)} pods on {len(names)} random nodes: {pending} Pending, {len(mismatches)} mismatches")
+    labcluster.kubectl("delete", "namespace", ns, "--wait=false")
+    place_seen["pods"] += len(specs)
+    place_seen["pending"] += pending
     assert mismatches == []
-    assert 10 < pending < len(specs) - 10
+
+
+def test_the_scheduler_cases_covered_both_outcomes() -> None:
+    print(f"\n{place_seen['pods']} pods on random nodes: {place_seen['pending']} Pending, 0 mismatches")
+    assert place_seen["pods"] >= 150
+    assert 10 < place_seen["pending"] < place_seen["pods"] - 10
 
 
 def test_the_lab_story_hazards_then_pending(labcluster: LabCluster, ns: str, make_node: Any) -> None:
