@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from gpulabel import __version__
 from gpulabel._errors import GpulabelError, InputError
+from gpulabel.render import FORMATS
 
 if TYPE_CHECKING:
     from gpulabel.findings import Finding
@@ -56,7 +57,7 @@ def _shared_flags() -> argparse.ArgumentParser:
     g.add_argument(
         "-o",
         "--output",
-        choices=("text", "wide", "json", "table"),
+        choices=FORMATS,
         default=S,
         help="text (default, for scripts), wide (with explanations), json, or table (for people)",
     )

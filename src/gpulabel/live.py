@@ -47,10 +47,6 @@ class RequestCounts:
     def add(self, method: str) -> None:
         self.by_method[method] = self.by_method.get(method, 0) + 1
 
-    @property
-    def writes(self) -> int:
-        return sum(n for m, n in self.by_method.items() if m not in ("GET", "HEAD"))
-
 
 def _status_message(body: bytes) -> str:
     import orjson
