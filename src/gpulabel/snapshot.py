@@ -37,15 +37,22 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _depth_ok(value: Any, limit: int = _MAX_DEPTH) -> bool:
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return False
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+    """Whether nothing in ``value`` sits deeper than ``limit`` (the root is depth 0).
+
+    Walks one level at a time and keeps only containers, so the millions of
+    scalars of a large snapshot are looked at once and never stacked.
+    """
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        nxt = []
+        for item in level:
+            if item and depth + 1 > limit:
+                return False  # its children would sit deeper than the limit
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    nxt.append(child)
+        level, depth = nxt, depth + 1
     return True
 
 
