@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpulabel.isolation import plan_isolation
-from gpulabel.model import node_from_json, pod_from_json
+from gpulabel.checks.isolate import plan_isolation
+from gpulabel.model.cluster import node_from_json, pod_from_json
 from tests.objects import node, pod
 
 OPS = "nvidia.com/gpu.deploy.operands"
