@@ -156,7 +156,7 @@ class Change:
 
     @property
     def owner(self) -> str:
-        """Who writes this key (REFERENCE section 3); a hand edit of another owner's key does not last."""
+        """Who writes this key (docs/nfd.md); a hand edit of another owner's key does not last."""
         return owner_of(self.key)
 
     def to_json(self) -> dict[str, Any]:
