@@ -44,8 +44,9 @@ def add_write_commands(add: AddCommand) -> None:
 
 
 def cmd_sync(ctx: Context) -> int:
-    from gpulabel.checks.sync import Change, change_finding
+    from gpulabel.checks.sync import change_finding
     from gpulabel.controller.reconcile import Reconciler
+    from gpulabel.model.changes import LabelChange
     from gpulabel.render.text import emit_json
 
     a = ctx.args
@@ -53,10 +54,10 @@ def cmd_sync(ctx: Context) -> int:
         raise InputError(a.directory, "not a directory of <node>.env feature files")
     client = ctx.client(unreachable_seconds=60.0)  # a writer rides out an API server restart
     wide = ctx.fmt == "wide"
-    collected: list[Change] = []
+    collected: list[LabelChange] = []
     problems: list[str] = []
 
-    def on_change(change: Change) -> None:
+    def on_change(change: LabelChange) -> None:
         if ctx.fmt == "json":
             collected.append(change)
             return
@@ -140,9 +141,10 @@ def cmd_isolate(ctx: Context) -> int:
     for name in unknown:
         ctx.err.write(f"gpulabel: node {name}: not found; nothing written\n")
     done = []
-    for change in changes:
+    for item in changes:
+        change = item.change
         try:
-            if change.isolate:
+            if item.isolate:
                 apply_labels(client, change.node, {DEPLOY_OPERANDS: "false"}, FIELD_MANAGER, a.dry_run)
             else:
                 remove_labels(client, change.node, [DEPLOY_OPERANDS], FIELD_MANAGER, a.dry_run)
@@ -150,9 +152,9 @@ def cmd_isolate(ctx: Context) -> int:
             ctx.err.write(f"gpulabel: node {change.node}: not written: {err}\n")
             failed = True
             continue
-        done.append(change)
-        if ctx.fmt == "wide" and change.isolate:
-            leaving = ", ".join(change.leaving) or "no operand pods"
+        done.append(item)
+        if ctx.fmt == "wide" and item.isolate:
+            leaving = ", ".join(item.leaving) or "no operand pods"
             ctx.out.write(f"{change.line()} (was {change.previous or 'absent'}; leaving: {leaving})\n")
         elif ctx.fmt != "json":
             ctx.out.write(change.line() + "\n")
@@ -161,8 +163,13 @@ def cmd_isolate(ctx: Context) -> int:
             {
                 "dry_run": a.dry_run,
                 "changes": [
-                    {"node": c.node, "isolated": c.isolate, "previous": c.previous, "leaving": list(c.leaving)}
-                    for c in done
+                    {
+                        "node": i.change.node,
+                        "isolated": i.isolate,
+                        "previous": i.change.previous,
+                        "leaving": list(i.leaving),
+                    }
+                    for i in done
                 ],
                 "unknown": unknown,
             },
