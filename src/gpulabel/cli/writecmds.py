@@ -104,16 +104,17 @@ def check_sync_options(a: argparse.Namespace) -> None:
 def cmd_sync(ctx: Context) -> int:
     a = ctx.args
     check_sync_options(a)
-    from gpulabel.checks.sync import Change, change_finding
+    from gpulabel.checks.sync import change_finding
     from gpulabel.controller.reconcile import Reconciler
+    from gpulabel.model.changes import LabelChange
     from gpulabel.render.text import emit_json
 
     client = ctx.client(budget=WRITER_BUDGET)
     wide = ctx.fmt == "wide"
-    collected: list[Change] = []
+    collected: list[LabelChange] = []
     problems: list[str] = []
 
-    def on_change(change: Change) -> None:
+    def on_change(change: LabelChange) -> None:
         if ctx.fmt == "json":
             collected.append(change)
             return
@@ -200,9 +201,10 @@ def cmd_isolate(ctx: Context) -> int:
     for name in unknown:
         ctx.err.write(f"gpulabel: node {name}: not found; nothing written\n")
     done = []
-    for change in changes:
+    for item in changes:
+        change = item.change
         try:
-            if change.isolate:
+            if item.isolate:
                 apply_labels(client, change.node, {DEPLOY_OPERANDS: "false"}, FIELD_MANAGER, a.dry_run)
             else:
                 remove_labels(client, change.node, [DEPLOY_OPERANDS], FIELD_MANAGER, a.dry_run)
@@ -210,9 +212,9 @@ def cmd_isolate(ctx: Context) -> int:
             ctx.err.write(f"gpulabel: node {change.node}: not written: {err}\n")
             failed = True
             continue
-        done.append(change)
-        if ctx.fmt == "wide" and change.isolate:
-            leaving = ", ".join(change.leaving) or "no operand pods"
+        done.append(item)
+        if ctx.fmt == "wide" and item.isolate:
+            leaving = ", ".join(item.leaving) or "no operand pods"
             ctx.out.write(f"{change.line()} (was {change.previous or 'absent'}; leaving: {leaving})\n")
         elif ctx.fmt != "json":
             ctx.out.write(change.line() + "\n")
@@ -221,8 +223,13 @@ def cmd_isolate(ctx: Context) -> int:
             {
                 "dry_run": a.dry_run,
                 "changes": [
-                    {"node": c.node, "isolated": c.isolate, "previous": c.previous, "leaving": list(c.leaving)}
-                    for c in done
+                    {
+                        "node": i.change.node,
+                        "isolated": i.isolate,
+                        "previous": i.change.previous,
+                        "leaving": list(i.leaving),
+                    }
+                    for i in done
                 ],
                 "unknown": unknown,
             },

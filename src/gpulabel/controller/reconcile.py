@@ -22,13 +22,14 @@ from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.checks.sync import Change, plan_node
+from gpulabel.checks.sync import plan_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
 from gpulabel.cluster.watch import WatchExpired, watch_events
 from gpulabel.cluster.writes import apply_plan
 from gpulabel.errors import ClusterError, ForbiddenError
+from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node, node_from_json
 from gpulabel.model.featurefile import FeatureFile, Problem
 from gpulabel.model.findings import Finding
@@ -41,7 +42,7 @@ __all__ = ["PassResult", "Reconciler"]
 
 @dataclass
 class PassResult:
-    changes: list[Change] = field(default_factory=list)
+    changes: list[LabelChange] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -73,7 +74,7 @@ class Reconciler:
         *,
         prune: bool = False,
         dry_run: bool = False,
-        on_change: Callable[[Change], None] = lambda c: None,
+        on_change: Callable[[LabelChange], None] = lambda c: None,
         on_problem: Callable[[Problem], None] = lambda p: None,
         metrics: Metrics | None = None,
     ) -> None:
