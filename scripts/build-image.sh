@@ -108,7 +108,7 @@ phase wheels
 image=localhost/gpulabel:$version
 say "podman build $image"
 previous=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
-podman build --quiet --isolation chroot --build-arg "BASE=$base_image" --build-arg "VERSION=$version" \
+podman build --quiet --layers=false --isolation chroot --build-arg "BASE=$base_image" --build-arg "VERSION=$version" \
     --tag "$image" "$ctx" >/dev/null
 if [ -n "$previous" ] && [ "$previous" != "$(podman image inspect --format '{{.Id}}' "$image")" ]; then
     podman rmi "$previous" >/dev/null 2>&1 || true # the image this build replaced
