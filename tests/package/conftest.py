@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "cluster"))
+sys.path.insert(0, str(HERE.parent / "cluster"))  # labcluster_support, helm_support
 
 from helm_support import HelmError, build_helm  # noqa: E402
 from labcluster_support import LabClusterError, build  # noqa: E402
