@@ -69,8 +69,8 @@ def test_the_wheel_carries_complete_metadata(dist: Path) -> None:
     assert "gpulabel/py.typed" in names
     requires = meta.get_all("Requires-Dist", [])
     assert any(r.startswith("kubernetes") for r in requires)
-    assert "gpulabel = gpulabel.cli:run" in entry_points
-    assert "kubectl-gpulabel = gpulabel.cli:run" in entry_points
+    assert "gpulabel = gpulabel.cli.main:run" in entry_points
+    assert "kubectl-gpulabel = gpulabel.cli.main:run" in entry_points
 
 
 def test_the_sdist_holds_what_a_rebuild_needs(dist: Path) -> None:
