@@ -1,0 +1,263 @@
+"""Talking to a live API server: requests, their retries, paged LISTs.
+
+Requests go through the urllib3 pool of the official ``kubernetes`` client
+(configured by ``auth.py``) and answers are decoded straight from bytes with
+orjson, which is what makes LISTs of thousands of nodes fast. Every request
+is retried by the one policy in ``retry.py``. Imported only when a command
+needs a cluster, so ``gpulabel --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from gpulabel.cluster.auth import SERVICE_ACCOUNT_DIR, load_configuration
+from gpulabel.cluster.retry import Retrier, RetryPolicy
+from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
+
+__all__ = ["RESOURCES", "KubeClient", "RequestCounts"]
+
+T = TypeVar("T")
+
+# kind -> (list path, namespaced)
+RESOURCES: dict[str, tuple[str, bool]] = {
+    "Node": ("/api/v1/nodes", False),
+    "Pod": ("/api/v1/pods", True),
+    "DaemonSet": ("/apis/apps/v1/daemonsets", True),
+    "ClusterPolicy": ("/apis/nvidia.com/v1/clusterpolicies", False),
+}
+
+DEFAULT_PAGE_SIZE = 500
+
+
+@dataclass
+class RequestCounts:
+    """Requests sent, by HTTP method: what tests and benchmarks count."""
+
+    by_method: dict[str, int] = field(default_factory=dict)
+
+    def add(self, method: str) -> None:
+        self.by_method[method] = self.by_method.get(method, 0) + 1
+
+
+def _status_message(body: bytes) -> str:
+    import orjson
+
+    try:
+        status = orjson.loads(body)
+        if isinstance(status, dict) and status.get("message"):
+            return str(status["message"])
+    except orjson.JSONDecodeError:
+        pass
+    return body[:200].decode("utf-8", "replace").strip()
+
+
+class KubeClient:
+    """A thin client: kubeconfig auth from ``kubernetes``, JSON in and out.
+
+    Every request goes through :attr:`retrier` (``cluster/retry.py``), the one
+    retry policy: 429, 5xx and an unreachable server are retried with backoff
+    (honouring ``Retry-After``) within one time budget per operation.
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        *,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        service_account_dir: str = SERVICE_ACCOUNT_DIR,
+    ) -> None:
+        from kubernetes import client
+
+        cfg = load_configuration(kubeconfig, context, service_account_dir)
+        self.endpoint: str = cfg.host
+        self.timeout = timeout
+        self.retrier = Retrier(retry or RetryPolicy())
+        self.counts = RequestCounts()
+        self.on_error: Callable[[int | str], None] | None = None  # e.g. metrics of API errors by code
+        self._api = client.ApiClient(cfg)
+
+    # -- requests ---------------------------------------------------------
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        read_timeout: float | None = None,
+        stream: bool = False,
+    ) -> Any:
+        """Send one request, once, with fresh credentials; returns the urllib3 response.
+
+        ``stream`` leaves the body unread (for watches). Network faults raise urllib3's errors.
+        """
+        import urllib3
+
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        method_, url, hdrs, _, _ = self._api.param_serialize(
+            method, path, query_params=query or None, header_params=headers, auth_settings=["BearerToken"]
+        )
+        self.counts.add("WATCH" if stream else method)
+        return self._api.rest_client.pool_manager.request(
+            method_,
+            url,
+            body=body,
+            headers=hdrs,
+            timeout=urllib3.Timeout(connect=10.0, read=read_timeout or self.timeout),
+            retries=False,
+            preload_content=not stream,
+        )
+
+    def request_raw(
+        self,
+        method: str,
+        path: str,
+        query: Iterable[tuple[str, str]] = (),
+        body: bytes | None = None,
+        content_type: str | None = None,
+        timeout: float | None = None,
+        budget: float | None = None,
+    ) -> tuple[int, bytes]:
+        """Send one request under the retry policy; return ``(status, body)``.
+
+        ``budget`` overrides the policy's seconds of retrying for this
+        operation (a Lease renewal cannot wait a minute). A server that never
+        answered raises ClusterError.
+        """
+        import urllib3
+
+        query_list = list(query)
+
+        def send() -> Any:
+            resp = self.open(method, path, query_list, body, content_type, timeout)
+            if resp.status >= 400 and self.on_error is not None:
+                self.on_error(resp.status)
+            return resp
+
+        try:
+            resp = self.retrier.call(send, (urllib3.exceptions.HTTPError,), budget)
+        except urllib3.exceptions.HTTPError as err:
+            if self.on_error is not None:
+                self.on_error("unreachable")
+            reason = getattr(err, "reason", None) or err
+            raise ClusterError(self.endpoint, f"unreachable: {reason}") from None
+        return resp.status, resp.data
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request and decode its JSON answer; HTTP errors raise."""
+        import orjson
+
+        status, data = self.request_raw(method, path, **kwargs)
+        if status >= 400:
+            raise self.error(status, data, method, path)
+        return orjson.loads(data) if data else None
+
+    def error(self, status: int, data: bytes, method: str, path: str) -> ClusterError:
+        message = _status_message(data)
+        where = f"{self.endpoint} {method} {path}"
+        if status in (401, 403):
+            return ForbiddenError(where, f"{status} {message}", status)
+        if status == 409:
+            return ConflictError(where, f"{status} {message}", status)
+        return ClusterError(where, f"{status} {message}", status)
+
+    # -- reads ------------------------------------------------------------
+
+    def list_objects(
+        self,
+        path: str,
+        transform: Callable[[dict[str, Any]], T],
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        max_restarts: int = 3,
+    ) -> tuple[list[T], str]:
+        """Every object of a paged LIST, each passed through ``transform`` as its page arrives,
+        and the list's resourceVersion.
+
+        Converting page by page means the raw JSON of only one page is alive at
+        a time. A 410 Gone on a continuation restarts the LIST from the start and
+        drops what was read, so a restart never hands out a partial or
+        duplicated result.
+        """
+        import orjson
+
+        from gpulabel.cluster.progress import Progress
+
+        progress = Progress(f"listing {path.rsplit('/', 1)[-1]}")
+        restarts = 0
+        while True:
+            out: list[T] = []
+            token = version = ""
+            gone = False
+            while True:
+                query = [("limit", str(limit))]
+                if label_selector:
+                    query.append(("labelSelector", label_selector))
+                if field_selector:
+                    query.append(("fieldSelector", field_selector))
+                if token:
+                    query.append(("continue", token))
+                status, data = self.request_raw("GET", path, query=query)
+                if status == 410 and token and restarts < max_restarts:
+                    gone = True
+                    break
+                if status >= 400:
+                    raise self.error(status, data, "LIST", path)
+                page = orjson.loads(data)
+                del data
+                out.extend(transform(item) for item in page.get("items") or ())
+                progress.update(len(out))
+                meta = page.get("metadata") or {}
+                token, version = meta.get("continue") or "", meta.get("resourceVersion") or version
+                if not token:
+                    break
+            if not gone:
+                progress.done()
+                return out, version
+            restarts += 1
+
+    def list(self, kind: str, namespace: str | None = None, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
+        """All objects of ``kind`` (in ``namespace``, if given) as JSON, and the list's resourceVersion."""
+
+        def with_kind(item: dict[str, Any]) -> dict[str, Any]:
+            item.setdefault("kind", kind)
+            return item
+
+        return self.list_objects(self.kind_path(kind, namespace), with_kind, **kwargs)
+
+    def kind_path(self, kind: str, namespace: str | None = None) -> str:
+        path, namespaced = RESOURCES[kind]
+        if namespaced and namespace:
+            path = path.replace("/v1/", f"/v1/namespaces/{quote(namespace, safe='')}/", 1)
+        return path
+
+    def has_resource(self, group_version: str, plural: str) -> bool:
+        """Whether the server serves ``plural`` in ``group_version`` (e.g. a CRD)."""
+        status, data = self.request_raw("GET", f"/apis/{group_version}")
+        if status == 404:
+            return False
+        if status >= 400:
+            raise self.error(status, data, "GET", f"/apis/{group_version}")
+        import orjson
+
+        doc = orjson.loads(data)
+        return any(r.get("name") == plural for r in doc.get("resources") or ())
+
+    def node_path(self, name: str) -> str:
+        return f"/api/v1/nodes/{quote(name, safe='')}"
+
+    def lease_path(self, namespace: str, name: str = "") -> str:
+        """The Lease ``name`` in ``namespace`` (the collection when ``name`` is empty)."""
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases"
+        return f"{path}/{quote(name, safe='')}" if name else path

@@ -1,0 +1,119 @@
+"""The one place gpulabel writes to the API server.
+
+Node labels: every write is a PATCH of one node's labels, made either as a
+server-side apply (the field manager then owns exactly the keys it sent) or,
+to remove keys, a JSON merge patch that sets them to null. Both honour
+``dry_run`` as the API server's own dry run, so ``--dry-run`` answers what
+would really happen, validation and admission included.
+
+Leases (``sync --watch --leader-elect``): a create, or an update that
+carries the resourceVersion that was read, so two candidates cannot both
+win; losing that race is an answer (``None``), not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpulabel.checks.sync import FIELD_MANAGER, NodePlan
+from gpulabel.errors import ConflictError
+
+if TYPE_CHECKING:
+    from gpulabel.cluster.client import KubeClient
+
+__all__ = ["apply_labels", "apply_plan", "create_lease", "remove_labels", "update_lease"]
+
+
+def _query(dry_run: bool, *extra: tuple[str, str]) -> list[tuple[str, str]]:
+    query = list(extra)
+    if dry_run:
+        query.append(("dryRun", "All"))
+    return query
+
+
+def apply_labels(
+    client: KubeClient, node: str, labels: Mapping[str, str], manager: str, dry_run: bool = False
+) -> dict[str, Any]:
+    """Server-side apply ``labels`` to ``node`` as ``manager`` (forcing ownership).
+
+    Keys ``manager`` applied before and left out of ``labels`` are released
+    (and removed, if no other manager holds them). Returns the node as answered.
+    """
+    import orjson
+
+    body = orjson.dumps(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": dict(sorted(labels.items()))}}
+    )
+    result: dict[str, Any] = client.request(
+        "PATCH",
+        client.node_path(node),
+        query=_query(dry_run, ("fieldManager", manager), ("force", "true")),
+        body=body,
+        content_type="application/apply-patch+yaml",
+    )
+    return result
+
+
+def remove_labels(
+    client: KubeClient, node: str, keys: Iterable[str], manager: str, dry_run: bool = False
+) -> dict[str, Any]:
+    """Remove ``keys`` from ``node`` whoever set them (a merge patch to null)."""
+    import orjson
+
+    body = orjson.dumps({"metadata": {"labels": {k: None for k in keys}}})
+    result: dict[str, Any] = client.request(
+        "PATCH",
+        client.node_path(node),
+        query=_query(dry_run, ("fieldManager", manager)),
+        body=body,
+        content_type="application/merge-patch+json",
+    )
+    return result
+
+
+def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dict[str, Any]:
+    """Write a sync plan as a server-side apply by field manager ``gpulabel``.
+
+    Returns the node as the API server answered (with ``dry_run``, as it would be).
+    """
+    return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)
+
+
+def create_lease(
+    client: KubeClient, namespace: str, name: str, spec: Mapping[str, Any], budget: float | None = None
+) -> dict[str, Any] | None:
+    """Create the Lease ``name`` with ``spec``; ``None`` if another candidate created it first (409)."""
+    import orjson
+
+    body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}, "spec": dict(spec)}
+    try:
+        created: dict[str, Any] = client.request(
+            "POST",
+            client.lease_path(namespace),
+            body=orjson.dumps(body),
+            content_type="application/json",
+            budget=budget,
+        )
+    except ConflictError:
+        return None
+    return created
+
+
+def update_lease(
+    client: KubeClient, namespace: str, name: str, lease: Mapping[str, Any], budget: float | None = None
+) -> dict[str, Any] | None:
+    """Replace ``lease`` (as read, with its resourceVersion); ``None`` if it changed since (409)."""
+    import orjson
+
+    try:
+        updated: dict[str, Any] = client.request(
+            "PUT",
+            client.lease_path(namespace, name),
+            body=orjson.dumps(lease),
+            content_type="application/json",
+            budget=budget,
+        )
+    except ConflictError:
+        return None
+    return updated
