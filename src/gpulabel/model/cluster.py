@@ -88,6 +88,9 @@ class Pod:
     conditions: Mapping[str, JSON]
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    waiting: str = ""  # why it is not running: the first waiting (init) container's reason, "Init:1/3", ...
+    restarts: int = 0  # restartCount summed over its containers
+    gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
 
     @property
     def ref(self) -> str:
@@ -250,6 +253,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
         if isinstance(o, dict)
     )
+    waiting, restarts = _container_state(status)
     return Pod(
         namespace=str(meta.get("namespace") or "default"),
         name=meta["name"],
@@ -259,7 +263,48 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         conditions=conditions,
         owners=owners,
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
+        waiting=waiting,
+        restarts=restarts,
+        gpu_resources=_gpu_resources(spec),
     )
+
+
+def _dicts(value: Any) -> list[JSON]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _container_state(status: JSON) -> tuple[str, int]:
+    """The reason a pod's containers wait (init containers first, as kubectl shows it) and its restarts."""
+    inits = _dicts(status.get("initContainerStatuses"))
+    mains = _dicts(status.get("containerStatuses"))
+    restarts = sum(int(c.get("restartCount") or 0) for c in inits + mains if isinstance(c.get("restartCount"), int))
+    for i, c in enumerate(inits):
+        state = c.get("state") or {}
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason") not in (None, "", "PodInitializing"):
+            return f"Init:{waiting['reason']}", restarts
+        terminated = state.get("terminated") if isinstance(state, dict) else None
+        if not (isinstance(terminated, dict) and terminated.get("exitCode") == 0):
+            return f"Init:{i}/{len(inits)}", restarts
+    for c in mains:
+        state = c.get("state") or {}
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason"):
+            return str(waiting["reason"]), restarts
+    return "", restarts
+
+
+def _gpu_resources(spec: JSON) -> tuple[str, ...]:
+    found: set[str] = set()
+    for c in _dicts(spec.get("containers")) + _dicts(spec.get("initContainers")):
+        res = c.get("resources") or {}
+        if not isinstance(res, dict):
+            continue
+        for part in ("requests", "limits"):
+            amounts = res.get(part) or {}
+            if isinstance(amounts, dict):
+                found.update(str(k) for k, v in amounts.items() if str(k).startswith("nvidia.com/") and str(v) != "0")
+    return tuple(sorted(found))
 
 
 def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
