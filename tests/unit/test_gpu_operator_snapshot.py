@@ -94,3 +94,16 @@ def test_cluster_policy_defaults_follow_the_operator() -> None:
     assert view.workload({"nvidia.com/gpu.workload.config": "bogus"}) == "container"
     assert PolicyView([policy]).workload({"nvidia.com/gpu.workload.config": "vm-vgpu"}) == "container"
     assert disabled_by_cluster_policy([]) == set()
+
+
+def test_the_report_grid_shows_paused_cells_and_no_column_for_isolation() -> None:
+    from gpulabel.cluster.snapshot import load_snapshots
+    from gpulabel.render.report import collect
+
+    doc = collect(load_snapshots([str(EXAMPLE)]))
+    ops = [c["operand"] for c in doc["columns"]]
+    assert "operands" not in ops and "mps-control-daemon" in ops
+    grid = {(row[0], op): doc["states"][code] for row in doc["nodes"] for op, code in zip(ops, row[7], strict=True)}
+    assert grid[("s6-mig", "device-plugin")] == "paused"
+    assert grid[("s6-mig", "mig-manager")] == "running"
+    assert grid[("s1-gpu-a", "dcgm-exporter")] == "not-ready"
