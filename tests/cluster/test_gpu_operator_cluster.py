@@ -291,9 +291,14 @@ def test_5_the_operator_is_ready_while_gpulabel_names_the_node(gpu_operator: Lab
     gpu_operator.kubectl(
         "patch", "pod", "-n", NS, name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": crash})
     )
-    wait_for(lambda: policy_status(gpu_operator).get("state") == "notReady", timeout=60)
-    conditions = {c["type"]: c for c in policy_status(gpu_operator)["conditions"]}
-    assert conditions["Error"]["message"] == "ClusterPolicy is not ready, states not ready: [state-dcgm-exporter]"
+
+    def error_message() -> str:
+        status = policy_status(gpu_operator)
+        conditions = {c["type"]: c for c in status.get("conditions", [])}
+        return f"{status.get('state')}: {conditions.get('Error', {}).get('message', '')}"
+
+    expected = "notReady: ClusterPolicy is not ready, states not ready: [state-dcgm-exporter]"
+    wait_for(lambda: error_message() == expected, timeout=90, message=lambda: error_message())
     missing = [
         f"st-tainted {op} missing (gpu-operator/{ds} does not tolerate taint dedicated=training:NoExecute)"
         for op, ds in [
@@ -401,3 +406,15 @@ def test_8_paused_operands_are_paused(gpu_operator: LabCluster, make_gpu_node: A
         "pz-mig gpu-feature-discovery paused",
         "pz-mig dcgm-exporter paused",
     ]
+
+
+def test_9_an_empty_deploy_label_is_kept_by_the_operator_and_only_audit_strict_sees_it(
+    gpu_operator: LabCluster, make_gpu_node: Any
+) -> None:
+    make_gpu_node("empty-dcgm", {**GFD, f"{DEPLOY}dcgm": ""})
+    wait_sets(gpu_operator, "empty-dcgm", CONTAINER_SETS - {"nvidia-dcgm"})
+    # addGPUStateLabels only adds absent keys: "" stays, and dcgm never comes to this node
+    assert deploy_labels(gpu_operator, "empty-dcgm") == {**CONTAINER_LABELS, f"{DEPLOY}dcgm": ""}
+    assert operands(gpu_operator, "empty-dcgm") == []
+    strict = gpulabel(gpu_operator.kubeconfig, "audit", "--strict")
+    assert lines_about(strict.stdout, "empty-dcgm") == ["empty-dcgm nvidia.com/gpu.deploy.dcgm bad-deploy-value"]
