@@ -341,3 +341,30 @@ def test_daemonset_taint_toleration(
     ds = daemonset_from_json(daemonset("ns", "x", "u", {"tolerations": tolerations, "containers": []}))
     n = node_from_json(node("n", taints=[taint]))
     assert bool(untolerated_taints(ds, n)) is filters
+
+
+def test_an_mps_daemon_pod_left_on_a_node_that_lost_mps_capable_is_unexpected_and_says_why() -> None:
+    mps = daemonset(
+        "gpu-operator",
+        "nvidia-device-plugin-mps-control-daemon",
+        "uid-mps",
+        {
+            "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true", "nvidia.com/mps.capable": "true"},
+            "containers": [],
+        },
+    )
+    objs = [*ALL3, mps, node("n", labels(device_plugin="true")), running("device-plugin", "n")]
+    objs.append(pod("gpu-operator", "mps-n", "n", owner_uid="uid-mps"))
+    state = ClusterState.from_objects(("t", o) for o in objs)
+    findings = check_operands(state).findings
+    assert [(f.line(), f.detail.split("; ")[-1]) for f in findings] == [
+        (
+            "n device-plugin out-of-order container-toolkit",
+            "device-plugin is running but container-toolkit is not running and ready on this node",
+        ),
+        ("n mps-control-daemon unexpected", "the node lacks nvidia.com/mps.capable=true"),
+        (
+            "n mps-control-daemon out-of-order container-toolkit",
+            "mps-control-daemon is running but container-toolkit is not running and ready on this node",
+        ),
+    ]

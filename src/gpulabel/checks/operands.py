@@ -309,6 +309,8 @@ def check_operands(
                         "operand disabled cluster-wide"
                         if name in off
                         else f"{_deploy_key(name)}={value if value is not None else '<absent>'}"
+                        if gated or op is None
+                        else "the node lacks " + ",".join(f"{k}={v}" for k, v in op.requires.items())
                     )
                 )
                 findings.append(
