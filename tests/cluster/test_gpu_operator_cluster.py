@@ -13,7 +13,9 @@ driver manager write.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,6 +118,24 @@ def policy(gpu_operator: LabCluster) -> Iterator[Callable[[Mapping[str, Any]], N
             "-p",
             json.dumps([{"op": "replace", "path": "/spec", "value": original}]),
         )
+
+
+def test_0_the_operator_runs_in_a_private_root_and_the_host_is_untouched(gpu_operator: LabCluster) -> None:
+    pid = int((gpu_operator.dir / "gpu-operator.pid").read_text())
+    assert os.readlink(f"/proc/{pid}/root") == str(gpu_operator.dir / "gpu-operator-root")
+    assert os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == b"gpu-operator"
+    # what it reads, through its own root: the module's assets, the host's os-release
+    root = f"/proc/{pid}/root"
+    assert os.path.isdir(f"{root}/opt/gpu-operator/state-driver")
+    assert os.path.isdir(f"{root}/opt/gpu-operator/manifests/state-driver")
+    with open(f"{root}/host-etc/os-release") as got, open("/etc/os-release") as want:
+        assert got.read() == want.read()
+    # and nothing of it on the host
+    assert not os.path.exists("/host-etc")
+    assert not os.path.exists("/opt/gpu-operator")
+    with open("/proc/self/mountinfo") as mounts:
+        assert "gpu-operator" not in mounts.read()
 
 
 def test_1_healthy_gpu_nodes_and_a_cpu_node(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
