@@ -140,6 +140,19 @@ CAPACITY: list[tuple[str, dict[str, Any], list[str]]] = [
         ["n1 nvidia.com/mig-2g.20gb allocatable-mismatch"],
     ),
     (
+        "a mixed-strategy node without MIG devices advertises whole GPUs",
+        node({**GPU, "nvidia.com/mig.strategy": "mixed"}, {"nvidia.com/gpu": "8"}),
+        [],
+    ),
+    (
+        "on a mixed node the GPUs left out of MIG mode are not compared",
+        node(
+            {**GPU, "nvidia.com/mig.strategy": "mixed", "nvidia.com/mig-3g.40gb.count": "4"},
+            {"nvidia.com/mig-3g.40gb": "4", "nvidia.com/gpu": "6"},
+        ),
+        [],
+    ),
+    (
         "GPUs advertised on a node without gpu.present are unlabelled",
         node({"nvidia.com/gpu.product": "NVIDIA-L4"}, {"nvidia.com/gpu": "1"}),
         ["n1 nvidia.com/gpu unlabelled-gpus"],
@@ -249,6 +262,8 @@ def test_a_strategy_that_differs_from_the_cluster_policy_is_a_mismatch() -> None
     assert lines(found) == ["n1 nvidia.com/mig.strategy mismatch"]
     assert found[0].detail == "single here, mixed in the ClusterPolicy"
     assert mig(state(node(MIG_NODE)), NOW, STUCK) == []  # no ClusterPolicy: nothing to compare
+    per_node = node({**MIG_NODE, "nvidia.com/device-plugin.config": "mig-single"})
+    assert mig(state(per_node, policy), NOW, STUCK) == []  # a per-node config chose its own strategy
 
 
 # -- sharing ------------------------------------------------------------------------------
@@ -514,6 +529,24 @@ def test_stuck_after_reads_durations(text: str, seconds: float) -> None:
 def test_stuck_after_refuses_what_is_not_a_duration(text: str) -> None:
     with pytest.raises(InputError):
         parse_duration(text)
+
+
+def test_at_measures_ages_at_another_time(tmp_path: Any) -> None:
+    import json
+
+    stuck = node(
+        {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
+        written={"nvidia.com/mig.config.state": timedelta(minutes=40)},
+    )
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(stuck))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["mig", "--snapshot", str(path), "--at", "2026-11-30T04:00:00Z"], out, err) == 1
+    assert out.getvalue() == "n1 nvidia.com/mig.config.state stuck\n"
+    out = io.StringIO()
+    assert main(["mig", "--snapshot", str(path), "--at", "2026-11-30T03:30:00Z"], out, err) == 0
+    assert main(["mig", "--snapshot", str(path), "--at", "yesterday"], out, err) == 2
+    assert "--at" in err.getvalue()
 
 
 def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> None:

@@ -44,10 +44,18 @@ def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:
 
 
 def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -> dict[str, int] | None:
-    """``resource -> count x replicas`` from the labels; ``None`` when the labels do not say (not numbers)."""
-    if labels.get(G.MIG_STRATEGY) == "mixed":
+    """``resource -> count x replicas`` from the labels; ``None`` when the labels do not say (not numbers).
+
+    With the ``mixed`` strategy and MIG devices labelled, only the MIG
+    resources are derived: the GPUs left out of MIG mode are advertised as
+    ``nvidia.com/gpu`` while ``gpu.count`` counts every parent GPU, so that
+    resource is not compared. Without MIG devices, ``mixed`` advertises whole
+    GPUs like ``none``.
+    """
+    profiles = G.mig_profile_counts(labels)
+    if labels.get(G.MIG_STRATEGY) == "mixed" and any(G.whole_number(v) for v in profiles.values()):
         out: dict[str, int] = {}
-        for profile, count in G.mig_profile_counts(labels).items():
+        for profile, count in profiles.items():
             n = G.whole_number(count)
             replicas = G.whole_number(labels.get(f"nvidia.com/mig-{profile}.replicas", "1"))
             if n is None or replicas is None:
@@ -99,7 +107,10 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
     expected = expected_devices(labels, advertised)
     if expected is None:
         return found
+    mig_only = any(r.startswith("nvidia.com/mig-") for r in expected)
     for resource in sorted(set(expected) | set(advertised)):
+        if mig_only and resource in (G.GPU_RESOURCE, G.SHARED_RESOURCE):
+            continue
         want, got = expected.get(resource, 0), advertised.get(resource, 0)
         if want != got:
             found.append(

@@ -25,7 +25,7 @@ REASONS = {
     "stuck": "the layout has been pending or rebooting for longer than --stuck-after",
     "mig-invalid": "with the single strategy the node's GPUs do not form one uniform MIG profile",
     "not-capable": "a MIG layout is requested on a node without nvidia.com/mig.capable=true",
-    "mismatch": "the node's MIG strategy differs from the ClusterPolicy's spec.mig.strategy",
+    "mismatch": "the node's MIG strategy differs from the ClusterPolicy's spec.mig.strategy (no per-node config)",
 }
 
 
@@ -86,7 +86,9 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
             )
         )
     node_strategy = labels.get(G.MIG_STRATEGY)
-    if strategy is not None and node_strategy is not None and node_strategy != strategy:
+    # A per-node device-plugin config (nvidia.com/device-plugin.config) may set its own strategy: not drift.
+    per_node = G.DEVICE_PLUGIN_CONFIG in labels
+    if strategy is not None and node_strategy is not None and node_strategy != strategy and not per_node:
         found.append(
             _finding(
                 node,

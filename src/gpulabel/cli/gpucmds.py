@@ -15,16 +15,46 @@ if TYPE_CHECKING:
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.cli.context import AddCommand, Context
 
-__all__ = ["add_gpu_commands", "add_stuck_after"]
+__all__ = ["add_gpu_commands", "add_stuck_after", "options"]
 
 
 def add_stuck_after(p: object) -> None:
+    """``--stuck-after`` and ``--at``: how old a MIG or driver-upgrade state may get, measured when."""
     p.add_argument(  # type: ignore[attr-defined]
         "--stuck-after",
         default="30m",
         metavar="DURATION",
         help="a MIG or driver-upgrade state older than this is stuck (30m, 1h30m, 90s; default 30m)",
     )
+    p.add_argument(  # type: ignore[attr-defined]
+        "--at",
+        metavar="TIME",
+        help="measure label ages at this RFC 3339 time instead of now (for a snapshot taken earlier)",
+    )
+
+
+def options(ctx: Context) -> CheckOptions:
+    """The check options from the shared flags and ``--disabled``, ``--stuck-after``, ``--at``, ``--strict``."""
+    from gpulabel.checks.registry import CheckOptions, parse_duration
+    from gpulabel.errors import InputError
+    from gpulabel.model.gpustack import parse_time
+
+    a = ctx.args
+    opts = CheckOptions(
+        strict=bool(getattr(a, "strict", False)),
+        disabled=tuple(getattr(a, "disabled", ()) or ()),
+        namespace=a.namespace,
+        stuck_after=parse_duration(getattr(a, "stuck_after", None) or "30m"),
+    )
+    at = getattr(a, "at", None)
+    if at:
+        when = parse_time(at)
+        if when is None:
+            raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
+        from dataclasses import replace
+
+        opts = replace(opts, now=when)
+    return opts
 
 
 def add_gpu_commands(add: AddCommand) -> None:
@@ -39,24 +69,12 @@ def add_gpu_commands(add: AddCommand) -> None:
     p.add_argument("--by", metavar="LABEL", help="group by this node label (a pool) and product")
 
 
-def _options(ctx: Context) -> CheckOptions:
-    from gpulabel.checks.registry import CheckOptions, parse_duration
-
-    a = ctx.args
-    stuck = getattr(a, "stuck_after", None)
-    return CheckOptions(
-        disabled=tuple(getattr(a, "disabled", ()) or ()),
-        namespace=a.namespace,
-        stuck_after=parse_duration(stuck if stuck is not None else "30m"),
-    )
-
-
 def _run(ctx: Context, name: str) -> int:
     from gpulabel.checks.registry import check_named
     from gpulabel.cli.context import findings_exit
 
     check = check_named(name)
-    opts = _options(ctx)
+    opts = options(ctx)
     return findings_exit(ctx, check.run(ctx.state(check.kinds), opts), name)
 
 

@@ -120,17 +120,14 @@ def cmd_operands(ctx: Context) -> int:
 
 
 def cmd_check(ctx: Context) -> int:
-    from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
+    from gpulabel.checks.registry import CHECKS, run_checks
     from gpulabel.model.findings import summarize
     from gpulabel.render.text import emit_findings, emit_json
 
     kinds = sorted({k for c in CHECKS for k in c.kinds})
-    a = ctx.args
-    from gpulabel.checks.registry import parse_duration
+    from gpulabel.cli.gpucmds import options
 
-    opts = CheckOptions(
-        strict=a.strict, disabled=tuple(a.disabled), namespace=a.namespace, stuck_after=parse_duration(a.stuck_after)
-    )
+    opts = options(ctx)
     results = run_checks(ctx.state(kinds), opts)
     if ctx.fmt == "json":
         emit_json(

@@ -61,11 +61,17 @@ def cmd_report(ctx: Context) -> int:
     known_operands(a.disabled)
     state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    from gpulabel.checks.registry import parse_duration
+    from gpulabel.cli.gpucmds import options
 
-    stuck_after = parse_duration(a.stuck_after)
+    opts = options(ctx)
     doc = collect(
-        state, disabled=a.disabled, strict=a.strict, namespace=a.namespace, generated=generated, stuck_after=stuck_after
+        state,
+        disabled=a.disabled,
+        strict=a.strict,
+        namespace=a.namespace,
+        generated=generated,
+        stuck_after=opts.stuck_after,
+        now=opts.now,
     )
     page = render_html(doc).encode()
     if a.html == "-":

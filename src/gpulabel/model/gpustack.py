@@ -57,6 +57,7 @@ MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
 MIG_DISABLED = "all-disabled"
 MIG_STATES = ("pending", "rebooting", "success", "failed")
 MPS_CAPABLE = "nvidia.com/mps.capable"
+DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 GFD_TIMESTAMP = "nvidia.com/gfd.timestamp"
 DRIVER_MAJOR = ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver.major")
 
@@ -151,4 +152,4 @@ def format_age(seconds: float) -> str:
         return f"{seconds // 86400}d{seconds % 86400 // 3600}h"
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60}m"
-    return f"{seconds // 60}m{seconds % 60}s"
+    return f"{seconds // 60}m" + (f"{seconds % 60}s" if seconds % 60 else "")
