@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -75,6 +76,20 @@ def _round_away(value: Fraction, step: Fraction) -> Fraction:
 
 def parse_quantity(text: str) -> Fraction:
     """The exact value of a Kubernetes quantity (``"1500m"`` -> 3/2, ``"1Gi"`` -> 1073741824)."""
+    return Fraction(_nanos(text), _NANOS)
+
+
+# Amounts are held as exact integers of nano-units: ParseQuantity rounds to 1n anyway, and integer
+# sums are exact and fast. The same few strings ("8", "110", "64Gi") repeat on every node and pod.
+_NANOS = 10**9
+
+
+@lru_cache(maxsize=8192)
+def _nanos(text: str) -> int:
+    return int(_parse(text) * _NANOS)
+
+
+def _parse(text: str) -> Fraction:
     if not text:
         raise QuantityError("quantities must match the regular expression " + _REGEX_TEXT)
     m = _QUANTITY.fullmatch(text)
@@ -97,13 +112,19 @@ def parse_quantity(text: str) -> Fraction:
     return _round_away(number, _NANO) if number else number
 
 
-def _value(q: Fraction) -> int:
-    """``Quantity.Value()``: rounded up (away from zero) to an integer."""
-    return int(_round_away(q, Fraction(1)))
+def _ceil_away(n: int, unit: int) -> int:
+    whole = -(-abs(n) // unit)  # ceil(|n| / unit)
+    return whole if n >= 0 else -whole
 
 
-def _milli_value(q: Fraction) -> int:
-    return int(_round_away(q * 1000, Fraction(1)))
+def _value(n: int) -> int:
+    """``Quantity.Value()`` of an amount in nano-units: rounded up (away from zero) to an integer."""
+    return _ceil_away(n, _NANOS)
+
+
+def _milli_value(n: int) -> int:
+    """``Quantity.MilliValue()`` of an amount in nano-units."""
+    return _ceil_away(n, _NANOS // 1000)
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -118,7 +139,8 @@ def is_scalar_resource(name: str) -> bool:
 # -- a pod's requests ---------------------------------------------------------------
 
 
-def _resource_list(raw: Any, where: str) -> dict[str, Fraction]:
+def _resource_list(raw: Any, where: str) -> dict[str, int]:
+    """A ResourceList as amounts in nano-units."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -126,25 +148,25 @@ def _resource_list(raw: Any, where: str) -> dict[str, Fraction]:
     out = {}
     for name, text in raw.items():
         try:
-            out[str(name)] = parse_quantity(str(text) if not isinstance(text, str) else text)
+            out[str(name)] = _nanos(str(text) if not isinstance(text, str) else text)
         except QuantityError as err:
             raise QuantityError(f"{where}.{name}: Invalid value: {text!r}: {err}") from None
     return out
 
 
-def _add(into: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
+def _add(into: dict[str, int], more: Mapping[str, int]) -> None:
     for k, v in more.items():
-        into[k] = into.get(k, Fraction(0)) + v
+        into[k] = into.get(k, 0) + v
 
 
-def _max_into(into: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
+def _max_into(into: dict[str, int], more: Mapping[str, int]) -> None:
     for k, v in more.items():
         if k not in into or v > into[k]:
             into[k] = v
 
 
-def _maximum(*lists: Mapping[str, Fraction] | None) -> dict[str, Fraction]:
-    out: dict[str, Fraction] = {}
+def _maximum(*lists: Mapping[str, int] | None) -> dict[str, int]:
+    out: dict[str, int] = {}
     for rl in lists:
         if rl:
             _max_into(out, rl)
@@ -163,13 +185,13 @@ def _supported_pod_level(name: str) -> bool:
     return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
-def _aggregate(spec: Mapping[str, Any], per_container: Any) -> dict[str, Fraction]:
+def _aggregate(spec: Mapping[str, Any], per_container: Any) -> dict[str, int]:
     """``aggregateContainerResourcesByFn``: containers summed; init containers by their peak."""
-    result: dict[str, Fraction] = {}
+    result: dict[str, int] = {}
     for i, c in enumerate(_list(spec.get("containers"))):
         _add(result, per_container(_dict(c), f"spec.containers[{i}]"))
-    sidecars: dict[str, Fraction] = {}
-    init_peak: dict[str, Fraction] = {}
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
     for i, c in enumerate(_list(spec.get("initContainers"))):
         c = _dict(c)
         mine = per_container(c, f"spec.initContainers[{i}]")
@@ -194,8 +216,8 @@ def _resize_infeasible(status: Mapping[str, Any]) -> bool:
 
 def pod_requests(
     spec: Mapping[str, Any], status: Mapping[str, Any] | None = None, *, bound: bool = False
-) -> dict[str, Fraction]:
-    """``resource.PodRequests`` for a pod spec (API JSON), overhead included.
+) -> dict[str, int]:
+    """``resource.PodRequests`` for a pod spec (API JSON), overhead included, in nano-units.
 
     ``bound``: the pod is on a node, so the scheduler's cache counts what its
     status says was allocated or actuated when that is more than the spec
@@ -209,21 +231,26 @@ def pod_requests(
             cs = _dict(cs)
             statuses.setdefault(str(cs.get("name")), cs)
 
-    def spec_reqs(c: Mapping[str, Any], where: str) -> dict[str, Fraction]:
+    def spec_reqs(c: Mapping[str, Any], where: str) -> dict[str, int]:
         return _resource_list(_dict(c.get("resources")).get("requests"), f"{where}.resources.requests")
 
-    if not bound:
+    resized = bool(statuses) and any(
+        cs.get("allocatedResources") is not None or _dict(cs.get("resources")).get("requests") is not None
+        for cs in statuses.values()
+    )
+    if not bound or not (resized or "allocatedResources" in status or _resize_infeasible(status)):
+        # Unbound, or bound with nothing in its status beyond the spec: max(spec, spec, spec) is the spec.
         reqs = _aggregate(spec, spec_reqs)
     else:
         infeasible = _resize_infeasible(status)
 
-        def allocated(c: Mapping[str, Any], where: str) -> dict[str, Fraction] | None:
+        def allocated(c: Mapping[str, Any], where: str) -> dict[str, int] | None:
             cs = statuses.get(str(c.get("name")))
             if cs is not None and cs.get("allocatedResources") is not None:
                 return _resource_list(cs["allocatedResources"], f"{where} status allocatedResources")
             return None if infeasible else spec_reqs(c, where)
 
-        def actuated(c: Mapping[str, Any], where: str) -> dict[str, Fraction] | None:
+        def actuated(c: Mapping[str, Any], where: str) -> dict[str, int] | None:
             cs = statuses.get(str(c.get("name")))
             if cs is not None:
                 res = _dict(cs.get("resources"))
@@ -298,8 +325,8 @@ def apply_request_defaults(spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def scheduler_amounts(reqs: Mapping[str, Fraction]) -> dict[str, int]:
-    """What the scheduler compares: cpu in millicores, the rest rounded up to units; others dropped."""
+def scheduler_amounts(reqs: Mapping[str, int]) -> dict[str, int]:
+    """What the scheduler compares (amounts in nano-units in): cpu in millicores, the rest rounded up to units."""
     out: dict[str, int] = {}
     for name, q in reqs.items():
         if name == CPU:
@@ -310,10 +337,19 @@ def scheduler_amounts(reqs: Mapping[str, Fraction]) -> dict[str, int]:
 
 
 def node_amounts(allocatable: Mapping[str, str], where: str = "status.allocatable") -> dict[str, int]:
-    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included)."""
-    out = scheduler_amounts(_resource_list(dict(allocatable), where))
+    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included).
+
+    Nodes of one machine type share one answer (and one dict: do not change it).
+    """
+    return _node_amounts(tuple(sorted(allocatable.items())), where)
+
+
+@lru_cache(maxsize=1024)
+def _node_amounts(items: tuple[tuple[str, str], ...], where: str) -> dict[str, int]:
+    allocatable = dict(items)
+    out = scheduler_amounts(_resource_list(allocatable, where))
     if PODS in allocatable:
-        out[PODS] = _value(parse_quantity(allocatable[PODS]))
+        out[PODS] = _value(_nanos(allocatable[PODS]))
     return out
 
 

@@ -299,6 +299,20 @@ def _quantities(value: Any) -> Any:
     return value
 
 
+_REQUESTS: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+
+
+def _shared(requests: dict[str, int]) -> dict[str, int]:
+    """One dict per distinct request: replicas and daemon pods ask for the same, 150,000 pods hold a few hundred."""
+    key = tuple(sorted(requests.items()))
+    got = _REQUESTS.get(key)
+    if got is None:
+        if len(_REQUESTS) >= 4096:
+            _REQUESTS.clear()
+        got = _REQUESTS[key] = requests
+    return got
+
+
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
     meta = _meta(obj, where)
     here = f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}"
@@ -316,7 +330,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
     )
     node_name = str(spec.get("nodeName") or "")
     try:
-        requests = scheduler_amounts(pod_requests(spec, status, bound=bool(node_name)))
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
     except QuantityError as err:
         raise SnapshotError(here, str(err)) from None
     priority = spec.get("priority")
