@@ -210,10 +210,10 @@ def _aggregate(spec: Mapping[str, Any], per_container: Any) -> dict[str, int]:
 
 
 def _resize_infeasible(status: Mapping[str, Any]) -> bool:
-    return any(
-        _dict(c).get("type") == "PodResizePending" and _dict(c).get("reason") == "Infeasible"
-        for c in _list(status.get("conditions"))
-    )
+    for c in _list(status.get("conditions")):
+        if isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible":
+            return True
+    return False
 
 
 def pod_requests(
@@ -236,9 +236,13 @@ def pod_requests(
     def spec_reqs(c: Mapping[str, Any], where: str) -> dict[str, int]:
         return _resource_list(_dict(c.get("resources")).get("requests"), f"{where}.resources.requests")
 
-    resized = bool(statuses) and any(
-        cs.get("allocatedResources") is not None or _dict(cs.get("resources")).get("requests") is not None
-        for cs in statuses.values()
+    resized = (
+        bound
+        and bool(statuses)
+        and any(
+            cs.get("allocatedResources") is not None or _dict(cs.get("resources")).get("requests") is not None
+            for cs in statuses.values()
+        )
     )
     if not bound or not (resized or "allocatedResources" in status or _resize_infeasible(status)):
         # Unbound, or bound with nothing in its status beyond the spec: max(spec, spec, spec) is the spec.
