@@ -128,7 +128,9 @@ def test_no_module_but_cluster_files_writes_a_file() -> None:
     """Grep the package: only ``cluster/files.py`` may create, replace or open a file for writing."""
     import re
 
-    writes = re.compile(r"os\.(replace|rename|link|mkfifo)\(|mkstemp|NamedTemporaryFile|open\([^)]*['\"][wax]b?\+?['\"]")
+    writes = re.compile(
+        r"os\.(replace|rename|link|mkfifo)\(|mkstemp|NamedTemporaryFile|open\([^)]*['\"][wax]b?\+?['\"]"
+    )
     offenders = []
     for path in (ROOT / "src" / "gpulabel").rglob("*.py"):
         if path.name == "files.py" and path.parent.name == "cluster":
