@@ -207,14 +207,18 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
 ]
 
 
+CONTAINERS = [{"name": "c", "image": "i"}]
+
+
 @pytest.mark.parametrize(("name", "spec", "errors"), CASES, ids=[c[0] for c in CASES])
 def test_validate_pod_spec(name: str, spec: dict[str, Any], errors: list[str]) -> None:
+    spec = {"containers": CONTAINERS, **spec}
     assert decode_error(spec) is None
     assert validate_pod_spec(spec) == errors
 
 
 def test_template_paths_start_at_spec_template_spec() -> None:
-    errors = validate_pod_spec(required(term(expr("a", "In"))), "spec.template.spec")
+    errors = validate_pod_spec({"containers": CONTAINERS, **required(term(expr("a", "In")))}, "spec.template.spec")
     assert errors == [
         "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
         ".matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
