@@ -7,6 +7,7 @@ specs stay as the API's dicts, since the matcher parses them on its own terms.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,12 +168,101 @@ class ClusterState:
             elif kind == "DaemonSet":
                 daemonsets.append(daemonset_from_json(obj, where))
             elif kind == "ClusterPolicy":
-                policies.append(obj)
+                policies.append(cluster_policy_from_json(obj, where))
             else:
                 continue
             seen.add(kind)
         nodes.sort(key=lambda n: n.name)
         return cls(tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), source, frozenset(seen))
+
+
+# -- typed reads: every field taken from a snapshot has the type the API gives it -----------
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    return "a list" if isinstance(value, list) else "a mapping"
+
+
+class _Fields:
+    """Reads fields of one object; a value of the wrong JSON type is one :class:`SnapshotError`.
+
+    The API server refuses such an object (Go cannot decode it), so a snapshot
+    holding one was not written by it: the error names the file, the object
+    and the field, e.g. ``s.json: items[3] (node gpu-1): spec.unschedulable is
+    the string "false", not a boolean``.
+    """
+
+    def __init__(self, here: str) -> None:
+        self.here = here
+
+    def fail(self, path: str, value: Any, expected: str) -> SnapshotError:
+        return SnapshotError(self.here, f"{path} is {_describe(value)}, not {expected}")
+
+    def mapping(self, value: Any, path: str) -> JSON:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(path, value, "a mapping")
+        return value
+
+    def string(self, value: Any, path: str) -> str:
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(path, value, "a string")
+        return value
+
+    def boolean(self, value: Any, path: str) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise self.fail(path, value, "a boolean")
+        return value
+
+    def integer(self, value: Any, path: str) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(path, value, "an integer")
+        return value
+
+    def items(self, value: Any, path: str) -> list[JSON]:
+        """A list of objects (``[]v1.Taint``...); a null list is empty, a null item is refused."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, value, "a list")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.fail(f"{path}[{i}]", item, "a mapping")
+        return value
+
+    def strings(self, value: Any, path: str) -> list[str]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, value, "a list")
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.fail(f"{path}[{i}]", item, "a string")
+        return value
+
+    def str_map(self, value: Any, path: str) -> dict[str, str]:
+        out = {}
+        for k, v in self.mapping(value, path).items():
+            if not isinstance(v, str):
+                raise self.fail(f"{path}[{k}]", v, "a string")
+            out[str(k)] = v
+        return out
 
 
 def _meta(obj: JSON, where: str) -> JSON:
@@ -185,97 +275,145 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
-def _str_map(value: Any, where: str, what: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SnapshotError(where, f"{what} is not a mapping")
-    out = {}
-    for k, v in value.items():
-        if not isinstance(v, str):
-            raise SnapshotError(where, f"{what}[{k}] is not a string: {v!r}")
-        out[str(k)] = v
-    return out
-
-
-def _list(value: Any, where: str, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SnapshotError(where, f"{what} is not a list")
-    return value
+def _managed_fields(f: _Fields, value: Any) -> tuple[JSON, ...]:
+    """``metadata.managedFields``, each entry's fields as the API server stores them."""
+    entries = f.items(value, "metadata.managedFields")
+    for i, entry in enumerate(entries):
+        path = f"metadata.managedFields[{i}]"
+        for key in ("manager", "operation", "time", "apiVersion", "fieldsType", "subresource"):
+            f.string(entry.get(key), f"{path}.{key}")
+        fields = f.mapping(entry.get("fieldsV1"), f"{path}.fieldsV1")
+        meta = f.mapping(fields.get("f:metadata"), f"{path}.fieldsV1.f:metadata")
+        f.mapping(meta.get("f:labels"), f"{path}.fieldsV1.f:metadata.f:labels")
+    return tuple(entries)
 
 
 def node_from_json(obj: JSON, where: str = "") -> Node:
     meta = _meta(obj, where)
     name = meta["name"]
-    here = f"{where} (node {name})" if where else f"node {name}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    taints = tuple(
-        Taint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
-        for t in _list(spec.get("taints"), here, "spec.taints")
-        if isinstance(t, dict)
-    )
-    conditions = {
-        str(c.get("type")): str(c.get("status"))
-        for c in _list(status.get("conditions"), here, "status.conditions")
-        if isinstance(c, dict)
-    }
+    f = _Fields(f"{where} (node {name})" if where else f"node {name}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    taints = []
+    for i, t in enumerate(f.items(spec.get("taints"), "spec.taints")):
+        path = f"spec.taints[{i}]"
+        taints.append(
+            Taint(
+                f.string(t.get("key"), f"{path}.key"),
+                f.string(t.get("value"), f"{path}.value"),
+                f.string(t.get("effect"), f"{path}.effect"),
+            )
+        )
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        conditions[f.string(c.get("type"), f"{path}.type")] = f.string(c.get("status"), f"{path}.status")
     return Node(
         name=name,
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
-        annotations=_str_map(meta.get("annotations"), here, "metadata.annotations"),
-        taints=taints,
-        unschedulable=bool(spec.get("unschedulable", False)),
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=f.str_map(meta.get("annotations"), "metadata.annotations"),
+        taints=tuple(taints),
+        unschedulable=f.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         conditions=conditions,
-        managed_fields=tuple(
-            m for m in _list(meta.get("managedFields"), here, "metadata.managedFields") if isinstance(m, dict)
-        ),
+        managed_fields=_managed_fields(f, meta.get("managedFields")),
     )
+
+
+def _decode_pod_spec(f: _Fields, spec: JSON, path: str) -> None:
+    """The pod spec's fields placement reads, decoded as the API server decodes them."""
+    from gpulabel.k8s.podvalidation import decode_error
+
+    if (detail := decode_error(spec, path)) is not None:
+        raise SnapshotError(f.here, detail)
 
 
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
     meta = _meta(obj, where)
-    here = f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    if not isinstance(spec, dict) or not isinstance(status, dict):
-        raise SnapshotError(here, "spec and status must be mappings")
-    conditions = {
-        str(c.get("type")): c for c in _list(status.get("conditions"), here, "status.conditions") if isinstance(c, dict)
-    }
-    owners = tuple(
-        (str(o.get("kind", "")), str(o.get("uid", "")))
-        for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
-        if isinstance(o, dict)
-    )
+    f = _Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    _decode_pod_spec(f, spec, "spec")
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        for key in ("status", "message", "reason"):
+            f.string(c.get(key), f"{path}.{key}")
+        conditions[f.string(c.get("type"), f"{path}.type")] = c
+    owners = []
+    for i, o in enumerate(f.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        path = f"metadata.ownerReferences[{i}]"
+        owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
     return Pod(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        node_name=str(spec.get("nodeName") or ""),
-        phase=str(status.get("phase") or "Pending"),
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
+        node_name=f.string(spec.get("nodeName"), "spec.nodeName"),
+        phase=f.string(status.get("phase"), "status.phase") or "Pending",
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
         conditions=conditions,
-        owners=owners,
+        owners=tuple(owners),
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
     )
 
 
+def _selector(f: _Fields, value: Any, path: str) -> JSON:
+    selector = f.mapping(value, path)
+    f.str_map(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(f.items(selector.get("matchExpressions"), f"{path}.matchExpressions")):
+        epath = f"{path}.matchExpressions[{i}]"
+        f.string(expr.get("key"), f"{epath}.key")
+        f.string(expr.get("operator"), f"{epath}.operator")
+        f.strings(expr.get("values"), f"{epath}.values")
+    return selector
+
+
 def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
     meta = _meta(obj, where)
-    here = f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}"
-    spec = obj.get("spec") or {}
-    template = (spec.get("template") or {}) if isinstance(spec, dict) else {}
-    tspec = template.get("spec") if isinstance(template, dict) else None
-    if not isinstance(tspec, dict):
-        raise SnapshotError(here, "spec.template.spec is missing")
-    status = obj.get("status") or {}
+    f = _Fields(f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    template = f.mapping(spec.get("template"), "spec.template")
+    if template.get("spec") is None:
+        raise SnapshotError(f.here, "spec.template.spec is missing")
+    tspec = f.mapping(template.get("spec"), "spec.template.spec")
+    _decode_pod_spec(f, tspec, "spec.template.spec")
+    status = f.mapping(obj.get("status"), "status")
+    counts = {}
+    for key, value in status.items():
+        if key in _DAEMONSET_COUNTS:
+            number = f.integer(value, f"status.{key}")
+            if number is not None:
+                counts[key] = number
     return DaemonSet(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        uid=str(meta.get("uid") or ""),
+        uid=f.string(meta.get("uid"), "metadata.uid"),
         template_spec=tspec,
-        status={k: v for k, v in status.items() if isinstance(v, int)} if isinstance(status, dict) else {},
-        selector=spec.get("selector") or {} if isinstance(spec, dict) else {},
+        status=counts,
+        selector=_selector(f, spec.get("selector"), "spec.selector"),
     )
+
+
+def cluster_policy_from_json(obj: JSON, where: str = "") -> JSON:
+    """A ClusterPolicy is kept as the API gives it; the sections gpulabel reads must be mappings."""
+    meta = _meta(obj, where)
+    f = _Fields(f"{where} (clusterpolicy {meta['name']})" if where else f"clusterpolicy {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    for section, part in spec.items():
+        if isinstance(part, dict) and "enabled" in part and not isinstance(part["enabled"], bool | None):
+            raise f.fail(f"spec.{section}.enabled", part["enabled"], "a boolean")
+    return obj
+
+
+# DaemonSetStatus's integer fields (apps/v1), the ones the checks may read.
+_DAEMONSET_COUNTS = frozenset(
+    {
+        "currentNumberScheduled",
+        "desiredNumberScheduled",
+        "numberAvailable",
+        "numberMisscheduled",
+        "numberReady",
+        "numberUnavailable",
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "collisionCount",
+    }
+)
