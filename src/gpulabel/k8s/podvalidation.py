@@ -19,6 +19,7 @@ Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -120,20 +121,24 @@ _NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 
 
-def _fits(value: Any, gotype: str) -> bool:
-    if value is None:
-        return True  # JSON null leaves the Go value at its zero value
+@functools.cache
+def _python_type(gotype: str) -> type:
+    """The JSON value (as Python decodes it) that Go decodes into ``gotype``."""
     if gotype == "bool":
-        return isinstance(value, bool)
+        return bool
     if gotype in ("int32", "int64"):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if gotype.startswith(("[]", "map[")):
-        return isinstance(value, list) if gotype.startswith("[]") else isinstance(value, dict)
-    if gotype.startswith("v1.") and gotype[3:] in _NAMED_STRINGS:
-        return isinstance(value, str)
-    if gotype.startswith("v1."):
-        return isinstance(value, dict)
-    return isinstance(value, str)
+        return int
+    if gotype.startswith("[]"):
+        return list
+    if gotype.startswith("map[") or (gotype.startswith("v1.") and gotype[3:] not in _NAMED_STRINGS):
+        return dict
+    return str
+
+
+def _fits(value: Any, gotype: str) -> bool:
+    """Whether Go decodes ``value`` into ``gotype``; JSON null leaves the Go value at its zero value."""
+    want = _python_type(gotype)
+    return value is None or (isinstance(value, want) and not (want is int and isinstance(value, bool)))
 
 
 def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
@@ -141,12 +146,16 @@ def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
 
 
 def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) -> str | None:
-    for name, (gotype, child) in schema.items():
-        value = obj.get(name)
+    # In document order, as Go's decoder meets the fields; unknown fields are ignored.
+    for name, value in obj.items():
+        entry = schema.get(name)
+        if entry is None or value is None:
+            continue
+        gotype, child = entry
         here = f"{jpath}.{name}"
         if not _fits(value, gotype):
             return _unmarshal(value, struct, here, gotype)
-        if value is None or child is None:
+        if child is None:
             continue
         if isinstance(child, str):  # element type of a list or map of scalars
             items = value.values() if isinstance(value, dict) else value

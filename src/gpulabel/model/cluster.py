@@ -323,7 +323,8 @@ def _decode_pod_spec(f: _Fields, spec: JSON, path: str) -> None:
     """The pod spec's fields placement reads, decoded as the API server decodes them."""
     from gpulabel.k8s.podvalidation import decode_error
 
-    if (detail := decode_error(spec, path)) is not None:
+    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}  # the rest is dropped unread
+    if kept and (detail := decode_error(kept, path)) is not None:
         raise SnapshotError(f.here, detail)
 
 
