@@ -7,13 +7,13 @@ specs stay as the API's dicts, since the matcher parses them on its own terms.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.fields import Fields
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -176,95 +176,6 @@ class ClusterState:
         return cls(tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), source, frozenset(seen))
 
 
-# -- typed reads: every field taken from a snapshot has the type the API gives it -----------
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"the boolean {'true' if value else 'false'}"
-    if isinstance(value, int | float):
-        return f"the number {value}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"the string {json.dumps(shown, ensure_ascii=False)}"
-    return "a list" if isinstance(value, list) else "a mapping"
-
-
-class _Fields:
-    """Reads fields of one object; a value of the wrong JSON type is one :class:`SnapshotError`.
-
-    The API server refuses such an object (Go cannot decode it), so a snapshot
-    holding one was not written by it: the error names the file, the object
-    and the field, e.g. ``s.json: items[3] (node gpu-1): spec.unschedulable is
-    the string "false", not a boolean``.
-    """
-
-    def __init__(self, here: str) -> None:
-        self.here = here
-
-    def fail(self, path: str, value: Any, expected: str) -> SnapshotError:
-        return SnapshotError(self.here, f"{path} is {_describe(value)}, not {expected}")
-
-    def mapping(self, value: Any, path: str) -> JSON:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.fail(path, value, "a mapping")
-        return value
-
-    def string(self, value: Any, path: str) -> str:
-        if value is None:
-            return ""
-        if not isinstance(value, str):
-            raise self.fail(path, value, "a string")
-        return value
-
-    def boolean(self, value: Any, path: str) -> bool:
-        if value is None:
-            return False
-        if not isinstance(value, bool):
-            raise self.fail(path, value, "a boolean")
-        return value
-
-    def integer(self, value: Any, path: str) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(path, value, "an integer")
-        return value
-
-    def items(self, value: Any, path: str) -> list[JSON]:
-        """A list of objects (``[]v1.Taint``...); a null list is empty, a null item is refused."""
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, value, "a list")
-        for i, item in enumerate(value):
-            if not isinstance(item, dict):
-                raise self.fail(f"{path}[{i}]", item, "a mapping")
-        return value
-
-    def strings(self, value: Any, path: str) -> list[str]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, value, "a list")
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                raise self.fail(f"{path}[{i}]", item, "a string")
-        return value
-
-    def str_map(self, value: Any, path: str) -> dict[str, str]:
-        out = {}
-        for k, v in self.mapping(value, path).items():
-            if not isinstance(v, str):
-                raise self.fail(f"{path}[{k}]", v, "a string")
-            out[str(k)] = v
-        return out
-
-
 def _meta(obj: JSON, where: str) -> JSON:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
@@ -275,7 +186,7 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
-def _managed_fields(f: _Fields, value: Any) -> tuple[JSON, ...]:
+def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
     """``metadata.managedFields``, each entry's fields as the API server stores them."""
     entries = f.items(value, "metadata.managedFields")
     for i, entry in enumerate(entries):
@@ -291,7 +202,7 @@ def _managed_fields(f: _Fields, value: Any) -> tuple[JSON, ...]:
 def node_from_json(obj: JSON, where: str = "") -> Node:
     meta = _meta(obj, where)
     name = meta["name"]
-    f = _Fields(f"{where} (node {name})" if where else f"node {name}")
+    f = Fields(f"{where} (node {name})" if where else f"node {name}")
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
     taints = []
@@ -319,7 +230,7 @@ def node_from_json(obj: JSON, where: str = "") -> Node:
     )
 
 
-def _decode_pod_spec(f: _Fields, spec: JSON, path: str) -> None:
+def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
     """The pod spec's fields placement reads, decoded as the API server decodes them."""
     from gpulabel.k8s.podvalidation import decode_error
 
@@ -330,7 +241,7 @@ def _decode_pod_spec(f: _Fields, spec: JSON, path: str) -> None:
 
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
     meta = _meta(obj, where)
-    f = _Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
+    f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
     _decode_pod_spec(f, spec, "spec")
@@ -356,7 +267,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
     )
 
 
-def _selector(f: _Fields, value: Any, path: str) -> JSON:
+def _selector(f: Fields, value: Any, path: str) -> JSON:
     selector = f.mapping(value, path)
     f.str_map(selector.get("matchLabels"), f"{path}.matchLabels")
     for i, expr in enumerate(f.items(selector.get("matchExpressions"), f"{path}.matchExpressions")):
@@ -369,7 +280,7 @@ def _selector(f: _Fields, value: Any, path: str) -> JSON:
 
 def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
     meta = _meta(obj, where)
-    f = _Fields(f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}")
+    f = Fields(f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     template = f.mapping(spec.get("template"), "spec.template")
     if template.get("spec") is None:
@@ -396,7 +307,7 @@ def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
 def cluster_policy_from_json(obj: JSON, where: str = "") -> JSON:
     """A ClusterPolicy is kept as the API gives it; the sections gpulabel reads must be mappings."""
     meta = _meta(obj, where)
-    f = _Fields(f"{where} (clusterpolicy {meta['name']})" if where else f"clusterpolicy {meta['name']}")
+    f = Fields(f"{where} (clusterpolicy {meta['name']})" if where else f"clusterpolicy {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     for section, part in spec.items():
         if isinstance(part, dict) and "enabled" in part and not isinstance(part["enabled"], bool | None):
