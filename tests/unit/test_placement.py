@@ -374,7 +374,8 @@ def test_pending_says_fits_when_node_selection_is_not_the_cause() -> None:
     assert lines == [
         (
             "ns/p n1 fits",
-            "node selection allows this node; the pod waits for something else (resources, ports, volumes, topology)",
+            "the filters gpulabel models allow this node; the pod waits for something else"
+            " (ports, volumes, topology; resources if allocatable is unknown)",
         ),
         ("ns/p n2 node-selector gpu=a", "NodeAffinity: label absent"),
     ]
@@ -399,8 +400,11 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d}
 spec:
+  selector: {matchLabels: {app: d}}
   template:
+    metadata: {labels: {app: d}}
     spec:
+      containers: [{name: c, image: i}]
       affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -427,8 +431,11 @@ apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: ds, namespace: gpu-operator}
 spec:
+  selector: {matchLabels: {app: ds}}
   template:
+    metadata: {labels: {app: ds}}
     spec:
+      containers: [{name: c, image: i}]
       nodeSelector: {gpu: a}
 """
     (w,) = workloads_from_bytes(text, "f.yaml")

@@ -66,8 +66,9 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.cluster.manifests import load_workloads
 
     workloads = load_workloads(ctx.args.manifests)
-    nodes = ctx.state(["Node"]).nodes
-    index = NodeIndex(nodes)
+    state = ctx.state(["Node", "Pod"])
+    nodes = state.nodes
+    index = NodeIndex(nodes, state.capacities())
     full = ctx.fmt in ("wide", "json")
     several = len(workloads) > 1
     docs: list[dict[str, Any]] = []
@@ -75,7 +76,7 @@ def cmd_place(ctx: Context) -> int:
     tables: list[tuple[str, list[tuple[str, str, str]]]] = []
     all_fit = True
     for w in workloads:
-        results = place(w.requirements, index, full=full)
+        results = place(w.requirements, index, full=full, request=w.requests)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None

@@ -10,15 +10,12 @@ stdout instead.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
-
-from gpulabel.errors import InputError
 
 if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
 
-__all__ = ["add_report_command", "cmd_report", "write_atomically"]
+__all__ = ["add_report_command", "cmd_report"]
 
 
 def add_report_command(add: AddCommand) -> None:
@@ -27,25 +24,9 @@ def add_report_command(add: AddCommand) -> None:
     p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    from gpulabel.cli.gpucmds import add_stuck_after
 
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory, so a reader never sees half."""
-    import tempfile  # not at import time: the CLI builds its parser for every command, --help included
-
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpulabel-report-", dir=directory)
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as err:
-        os.unlink(tmp)
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    add_stuck_after(p)
 
 
 def cmd_report(ctx: Context) -> int:
@@ -58,12 +39,25 @@ def cmd_report(ctx: Context) -> int:
     known_operands(a.disabled)
     state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    doc = collect(state, disabled=a.disabled, strict=a.strict, namespace=a.namespace, generated=generated)
+    from gpulabel.cli.gpucmds import options
+
+    opts = options(ctx)
+    doc = collect(
+        state,
+        disabled=a.disabled,
+        strict=a.strict,
+        namespace=a.namespace,
+        generated=generated,
+        stuck_after=opts.stuck_after,
+        now=opts.now,
+    )
     page = render_html(doc).encode()
     if a.html == "-":
         ctx.out.write(page.decode())
         return 0
-    write_atomically(a.html, page)
+    from gpulabel.cluster.files import write_file
+
+    write_file(a.html, page)
     counts = {check: s["pods"] if check == "pending" else s["findings"] for check, s in doc["summary"].items()}
     if ctx.fmt == "json":
         from gpulabel.render.text import emit_json

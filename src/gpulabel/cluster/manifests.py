@@ -10,8 +10,8 @@ the run with the server's own message and field path.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import ManifestError, SnapshotError
@@ -22,8 +22,8 @@ from gpulabel.k8s.podvalidation import (
     decode_message,
     invalid_message,
     pod_spec_of,
-    validate_pod_spec,
 )
+from gpulabel.k8s.workloads import workload_errors
 
 __all__ = ["Workload", "load_workloads", "workload_from_object", "workloads_from_bytes"]
 
@@ -37,6 +37,7 @@ class Workload:
     name: str
     where: str
     requirements: PodRequirements
+    requests: Mapping[str, int] = field(default_factory=dict)  # in the scheduler's units, defaults applied
 
     @property
     def ref(self) -> str:
@@ -57,10 +58,18 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
     path, spec = pod_spec_of(obj)
     if (detail := decode_error(spec, path)) is not None:
         raise ManifestError(where, decode_message(kind, str(obj.get("apiVersion") or "v1"), detail))
-    spec = spec if isinstance(spec, dict) else {}
-    if errors := validate_pod_spec(spec, path):
+    if errors := workload_errors(obj):
         raise ManifestError(where, invalid_message(kind, name, errors))
-    return Workload(kind, namespace, name, where, compile_pod_spec(spec, path, daemonset=kind == "DaemonSet"))
+    spec = spec if isinstance(spec, dict) else {}
+    from gpulabel.k8s.resources import QuantityError, apply_request_defaults, pod_requests, scheduler_amounts
+
+    try:
+        requests = scheduler_amounts(pod_requests(apply_request_defaults(spec)))
+    except QuantityError as err:
+        text = str(err)
+        raise ManifestError(where, path + text[4:] if text.startswith("spec.") else text) from None
+    requirements = compile_pod_spec(spec, path, daemonset=kind == "DaemonSet")
+    return Workload(kind, namespace, name, where, requirements, requests)
 
 
 def workloads_from_bytes(data: bytes, where: str) -> list[Workload]:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.fields import Fields
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -20,6 +22,7 @@ __all__ = [
     "DaemonSet",
     "LabelWrite",
     "Node",
+    "NodeCapacity",
     "Pod",
     "Taint",
 ]
@@ -30,7 +33,15 @@ JSON = dict[str, Any]
 
 # What the checks read of a pod's spec; containers, volumes and the rest are
 # dropped when a pod is loaded, which keeps 150,000 pods in memory affordable.
-SCHEDULING_FIELDS = ("nodeName", "nodeSelector", "affinity", "tolerations", "hostNetwork", "schedulingGates")
+SCHEDULING_FIELDS = (
+    "nodeName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "hostNetwork",
+    "schedulingGates",
+    "preemptionPolicy",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +62,21 @@ class Node:
     unschedulable: bool = False
     conditions: Mapping[str, str] = field(default_factory=dict)
     managed_fields: tuple[JSON, ...] = ()
+    # status.allocatable and status.capacity as the API gives them (quantity strings);
+    # None when the object has no status.allocatable (a hand-written snapshot).
+    allocatable: Mapping[str, str] | None = None
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    # status.allocatable in the scheduler's units (cpu in millicores), parsed once
+    amounts: Mapping[str, int] | None = None
 
     @property
     def ready(self) -> bool:
         return self.conditions.get("Ready") == "True"
+
+    def label_time(self, key: str) -> str | None:
+        """When ``key`` was last written (RFC 3339, from managedFields), or ``None`` if unknown."""
+        write = self.label_writers().get(key)
+        return write.time if write is not None and write.time else None
 
     def label_writers(self) -> dict[str, LabelWrite]:
         """The manager that last wrote each label key.
@@ -88,9 +110,17 @@ class Pod:
     conditions: Mapping[str, JSON]
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    # What the scheduler counts for the pod (k8s.resources.pod_requests: containers,
+    # init containers, sidecars, pod-level resources and overhead), in its units.
+    requests: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
     waiting: str = ""  # why it is not running: the first waiting (init) container's reason, "Init:1/3", ...
     restarts: int = 0  # restartCount summed over its containers
     gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
 
     @property
     def ref(self) -> str:
@@ -151,6 +181,23 @@ class ClusterState:
                 return n
         return None
 
+    def capacities(self) -> dict[str, NodeCapacity]:
+        """Each node's allocatable and what its non-terminal pods request, as the scheduler's cache has it.
+
+        Nodes without ``status.allocatable`` (hand-written snapshots) are left
+        out: for them resources are unknown, not zero.
+        """
+        bound: dict[str, list[Pod]] = {}
+        for pod in self.pods:
+            if pod.node_name and not pod.terminal:
+                bound.setdefault(pod.node_name, []).append(pod)
+        out = {}
+        for n in self.nodes:
+            if n.amounts is not None:
+                mine = bound.get(n.name, [])
+                out[n.name] = NodeCapacity.of(n.amounts, [p.requests for p in mine], [p.priority for p in mine])
+        return out
+
     @classmethod
     def from_objects(
         cls, objects: Iterable[tuple[str, JSON]], source: str = "", kinds: Iterable[str] = ()
@@ -170,7 +217,7 @@ class ClusterState:
             elif kind == "DaemonSet":
                 daemonsets.append(daemonset_from_json(obj, where))
             elif kind == "ClusterPolicy":
-                policies.append(obj)
+                policies.append(cluster_policy_from_json(obj, where))
             else:
                 continue
             seen.add(kind)
@@ -188,81 +235,125 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
-def _str_map(value: Any, where: str, what: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SnapshotError(where, f"{what} is not a mapping")
-    out = {}
-    for k, v in value.items():
-        if not isinstance(v, str):
-            raise SnapshotError(where, f"{what}[{k}] is not a string: {v!r}")
-        out[str(k)] = v
-    return out
-
-
-def _list(value: Any, where: str, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SnapshotError(where, f"{what} is not a list")
-    return value
+def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
+    """``metadata.managedFields``, each entry's fields as the API server stores them."""
+    entries = f.items(value, "metadata.managedFields")
+    for i, entry in enumerate(entries):
+        path = f"metadata.managedFields[{i}]"
+        for key in ("manager", "operation", "time", "apiVersion", "fieldsType", "subresource"):
+            f.string(entry.get(key), f"{path}.{key}")
+        fields = f.mapping(entry.get("fieldsV1"), f"{path}.fieldsV1")
+        meta = f.mapping(fields.get("f:metadata"), f"{path}.fieldsV1.f:metadata")
+        f.mapping(meta.get("f:labels"), f"{path}.fieldsV1.f:metadata.f:labels")
+    return tuple(entries)
 
 
 def node_from_json(obj: JSON, where: str = "") -> Node:
     meta = _meta(obj, where)
     name = meta["name"]
-    here = f"{where} (node {name})" if where else f"node {name}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    taints = tuple(
-        Taint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
-        for t in _list(spec.get("taints"), here, "spec.taints")
-        if isinstance(t, dict)
-    )
-    conditions = {
-        str(c.get("type")): str(c.get("status"))
-        for c in _list(status.get("conditions"), here, "status.conditions")
-        if isinstance(c, dict)
-    }
+    f = Fields(f"{where} (node {name})" if where else f"node {name}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    taints = []
+    for i, t in enumerate(f.items(spec.get("taints"), "spec.taints")):
+        path = f"spec.taints[{i}]"
+        taints.append(
+            Taint(
+                f.string(t.get("key"), f"{path}.key"),
+                f.string(t.get("value"), f"{path}.value"),
+                f.string(t.get("effect"), f"{path}.effect"),
+            )
+        )
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        conditions[f.string(c.get("type"), f"{path}.type")] = f.string(c.get("status"), f"{path}.status")
+    allocatable: dict[str, str] | None = None
+    amounts: dict[str, int] | None = None
+    if status.get("allocatable") is not None:
+        allocatable = f.str_map(_quantities(status.get("allocatable")), "status.allocatable")
+        try:
+            amounts = node_amounts(allocatable)
+        except QuantityError as err:
+            raise SnapshotError(f.here, f"status.allocatable: {err}") from None
     return Node(
         name=name,
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
-        annotations=_str_map(meta.get("annotations"), here, "metadata.annotations"),
-        taints=taints,
-        unschedulable=bool(spec.get("unschedulable", False)),
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=f.str_map(meta.get("annotations"), "metadata.annotations"),
+        taints=tuple(taints),
+        unschedulable=f.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         conditions=conditions,
-        managed_fields=tuple(
-            m for m in _list(meta.get("managedFields"), here, "metadata.managedFields") if isinstance(m, dict)
-        ),
+        managed_fields=_managed_fields(f, meta.get("managedFields")),
+        allocatable=allocatable,
+        capacity=f.str_map(_quantities(status.get("capacity")), "status.capacity"),
+        amounts=amounts,
     )
+
+
+def _quantities(value: Any) -> Any:
+    # YAML snapshots may carry quantities as numbers (pods: 110); the API writes strings.
+    if isinstance(value, dict):
+        return {k: str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in value.items()}
+    return value
+
+
+_REQUESTS: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+
+
+def _shared(requests: dict[str, int]) -> dict[str, int]:
+    """One dict per distinct request: replicas and daemon pods ask for the same, 150,000 pods hold a few hundred."""
+    key = tuple(sorted(requests.items()))
+    got = _REQUESTS.get(key)
+    if got is None:
+        if len(_REQUESTS) >= 4096:
+            _REQUESTS.clear()
+        got = _REQUESTS[key] = requests
+    return got
+
+
+def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
+    """The pod spec's fields placement reads, decoded as the API server decodes them."""
+    from gpulabel.k8s.podvalidation import decode_error
+
+    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}  # the rest is dropped unread
+    if kept and (detail := decode_error(kept, path)) is not None:
+        raise SnapshotError(f.here, detail)
 
 
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
     meta = _meta(obj, where)
-    here = f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    if not isinstance(spec, dict) or not isinstance(status, dict):
-        raise SnapshotError(here, "spec and status must be mappings")
-    conditions = {
-        str(c.get("type")): c for c in _list(status.get("conditions"), here, "status.conditions") if isinstance(c, dict)
-    }
-    owners = tuple(
-        (str(o.get("kind", "")), str(o.get("uid", "")))
-        for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
-        if isinstance(o, dict)
-    )
+    f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    _decode_pod_spec(f, spec, "spec")
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        for key in ("status", "message", "reason"):
+            f.string(c.get(key), f"{path}.{key}")
+        conditions[f.string(c.get("type"), f"{path}.type")] = c
+    owners = []
+    for i, o in enumerate(f.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        path = f"metadata.ownerReferences[{i}]"
+        owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
+    node_name = f.string(spec.get("nodeName"), "spec.nodeName")
+    try:
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
+    except QuantityError as err:
+        raise SnapshotError(f.here, str(err)) from None
+    priority = spec.get("priority")
     waiting, restarts = _container_state(status)
     return Pod(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        node_name=str(spec.get("nodeName") or ""),
-        phase=str(status.get("phase") or "Pending"),
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
+        node_name=node_name,
+        phase=f.string(status.get("phase"), "status.phase") or "Pending",
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
         conditions=conditions,
-        owners=owners,
+        owners=tuple(owners),
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
+        requests=requests,
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
@@ -307,20 +398,65 @@ def _gpu_resources(spec: JSON) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def _selector(f: Fields, value: Any, path: str) -> JSON:
+    selector = f.mapping(value, path)
+    f.str_map(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(f.items(selector.get("matchExpressions"), f"{path}.matchExpressions")):
+        epath = f"{path}.matchExpressions[{i}]"
+        f.string(expr.get("key"), f"{epath}.key")
+        f.string(expr.get("operator"), f"{epath}.operator")
+        f.strings(expr.get("values"), f"{epath}.values")
+    return selector
+
+
 def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
     meta = _meta(obj, where)
-    here = f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}"
-    spec = obj.get("spec") or {}
-    template = (spec.get("template") or {}) if isinstance(spec, dict) else {}
-    tspec = template.get("spec") if isinstance(template, dict) else None
-    if not isinstance(tspec, dict):
-        raise SnapshotError(here, "spec.template.spec is missing")
-    status = obj.get("status") or {}
+    f = Fields(f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    template = f.mapping(spec.get("template"), "spec.template")
+    if template.get("spec") is None:
+        raise SnapshotError(f.here, "spec.template.spec is missing")
+    tspec = f.mapping(template.get("spec"), "spec.template.spec")
+    _decode_pod_spec(f, tspec, "spec.template.spec")
+    status = f.mapping(obj.get("status"), "status")
+    counts = {}
+    for key, value in status.items():
+        if key in _DAEMONSET_COUNTS:
+            number = f.integer(value, f"status.{key}")
+            if number is not None:
+                counts[key] = number
     return DaemonSet(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        uid=str(meta.get("uid") or ""),
+        uid=f.string(meta.get("uid"), "metadata.uid"),
         template_spec=tspec,
-        status={k: v for k, v in status.items() if isinstance(v, int)} if isinstance(status, dict) else {},
-        selector=spec.get("selector") or {} if isinstance(spec, dict) else {},
+        status=counts,
+        selector=_selector(f, spec.get("selector"), "spec.selector"),
     )
+
+
+def cluster_policy_from_json(obj: JSON, where: str = "") -> JSON:
+    """A ClusterPolicy is kept as the API gives it; the sections gpulabel reads must be mappings."""
+    meta = _meta(obj, where)
+    f = Fields(f"{where} (clusterpolicy {meta['name']})" if where else f"clusterpolicy {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    for section, part in spec.items():
+        if isinstance(part, dict) and "enabled" in part and not isinstance(part["enabled"], bool | None):
+            raise f.fail(f"spec.{section}.enabled", part["enabled"], "a boolean")
+    return obj
+
+
+# DaemonSetStatus's integer fields (apps/v1), the ones the checks may read.
+_DAEMONSET_COUNTS = frozenset(
+    {
+        "currentNumberScheduled",
+        "desiredNumberScheduled",
+        "numberAvailable",
+        "numberMisscheduled",
+        "numberReady",
+        "numberUnavailable",
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "collisionCount",
+    }
+)
