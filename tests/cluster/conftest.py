@@ -140,7 +140,7 @@ def make_node(labcluster: LabCluster) -> Iterator[MakeNode]:
 
 @pytest.fixture
 def make_gpu_node(gpu_operator: LabCluster) -> Iterator[MakeNode]:
-    """``make_gpu_node(name, labels=None, taints=None, gpu=True, **nodeinfo)`` on the operator's cluster.
+    """``make_gpu_node(name, labels=None, taints=None, gpu=True, gpus=None, **nodeinfo)`` on the operator's cluster.
 
     A Node with NFD's NVIDIA PCI, kernel and OS labels (``gpu=False``: kernel
     and OS only) and ``status.nodeInfo.containerRuntimeVersion`` set, as the
@@ -153,7 +153,7 @@ def make_gpu_node(gpu_operator: LabCluster) -> Iterator[MakeNode]:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, str]] | None = None,
         gpu: bool = True,
-        **nodeinfo: str,
+        **nodeinfo: Any,
     ) -> dict[str, Any]:
         gpu_operator.apply(gpu_node_manifest(name, labels, taints, gpu=gpu, **nodeinfo))
         created.append(name)

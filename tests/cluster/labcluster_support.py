@@ -249,8 +249,12 @@ def gpu_node_manifest(
     kernel: str = "5.15.0-105-generic",
     os_id: str = "ubuntu",
     os_version: str = "22.04",
+    gpus: int | None = None,
 ) -> dict[str, Any]:
     """A Node as NFD and a real kubelet would show it to the GPU Operator.
+
+    ``gpus``: also advertise that many ``nvidia.com/gpu`` in capacity and allocatable, as the
+    device plugin would (kwok runs no device plugin and keeps what the Node is created with).
 
     ``gpu``: the NFD labels of an NVIDIA PCI device, kernel and OS (else only
     kernel and OS, as on a CPU node). ``status.nodeInfo`` carries the container
@@ -276,6 +280,10 @@ def gpu_node_manifest(
             "bootID": str(uuid.UUID(ident[32:64])),
         }
     }
+    if gpus is not None:
+        amounts = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+        node["status"]["capacity"] = dict(amounts)
+        node["status"]["allocatable"] = dict(amounts)
     return node
 
 
