@@ -428,6 +428,15 @@ def test_8_paused_operands_are_paused(gpu_operator: LabCluster, make_gpu_node: A
         "pz-mig gpu-feature-discovery paused",
         "pz-mig dcgm-exporter paused",
     ]
+    # neither node is reconfiguring MIG or upgrading its driver: the pauses were left behind
+    res = gpulabel(gpu_operator.kubeconfig, "upgrade")
+    assert res.returncode == 1, res.stderr
+    assert lines_about(res.stdout, "pz-mig", "pz-drv") == [
+        f"pz-drv {DEPLOY}driver paused-stuck",
+        f"pz-mig {DEPLOY}dcgm-exporter paused-stuck",
+        f"pz-mig {DEPLOY}device-plugin paused-stuck",
+        f"pz-mig {DEPLOY}gpu-feature-discovery paused-stuck",
+    ]
 
 
 def test_9_an_empty_deploy_label_is_kept_by_the_operator_and_only_audit_strict_sees_it(
