@@ -150,35 +150,32 @@ def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
 
 def _missing_cause(
     operand: str, node: Node, dss: list[DaemonSet], pods: list[Pod], reqs: Mapping[str, PodRequirements]
-) -> tuple[str, dict[str, Any]]:
+) -> Finding:
+    """The ``missing`` finding for ``operand`` on ``node``, its detail naming the cause."""
     label = f"{V.DEPLOY_PREFIX}{operand}=true"
+
+    def missing(detail: str, daemonset: str = "") -> Finding:
+        return Finding("operands", "missing", node=node.name, operand=operand, detail=detail, daemonset=daemonset)
+
     if not dss:
-        return f"no DaemonSet selects {label}", {"cause": "no-daemonset"}
+        return missing(f"no DaemonSet selects {label}")
     for ds in dss:
         taints = untolerated_taints(ds, node, reqs[ds.ref])
         if taints:
-            return f"{ds.ref} does not tolerate taint {', '.join(taints)}", {
-                "cause": "untolerated-taint",
-                "taints": taints,
-                "daemonset": ds.ref,
-            }
+            return missing(f"{ds.ref} does not tolerate taint {', '.join(taints)}", ds.ref)
     for ds in dss:
         result = reqs[ds.ref].match(node)
         if not result.fits:
-            return f"{ds.ref} does not select this node: {result.reason}", {
-                "cause": "not-selected",
-                "reason": result.reason,
-                "daemonset": ds.ref,
-            }
+            return missing(f"{ds.ref} does not select this node: {result.reason}", ds.ref)
     pending = [p for p in pods if p.phase == "Pending"]
     if pending:
         msg = pending[0].condition_message("PodScheduled") or "not scheduled yet"
-        return f"pod {pending[0].ref} Pending: {msg}", {"cause": "pod-pending", "pod": pending[0].ref, "message": msg}
+        return missing(f"pod {pending[0].ref} Pending: {msg}")
     failed = [p for p in pods if p.phase == "Failed"]
     if failed:
-        return f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
+        return missing(f"pod {failed[0].ref} Failed")
     refs = ", ".join(d.ref for d in dss)
-    return f"no pod of {refs} on this node", {"cause": "no-pod", "daemonsets": [d.ref for d in dss]}
+    return missing(f"no pod of {refs} on this node")
 
 
 def check_operands(
@@ -215,18 +212,16 @@ def check_operands(
             running = [p for p in pods if p.phase == "Running"]
             expected = not isolated and op not in off and labels.get(V.DEPLOY_PREFIX + op) == "true"
             if expected and not running:
-                detail, data = _missing_cause(op, node, ds_by_operand.get(op, []), pods, reqs)
-                findings.append(Finding("operands", node.name, op, "missing", detail=detail, data=data))
+                findings.append(_missing_cause(op, node, ds_by_operand.get(op, []), pods, reqs))
             elif expected and not any(p.ready for p in running):
                 ref = running[0].ref
                 findings.append(
                     Finding(
                         "operands",
-                        node.name,
-                        op,
                         "not-ready",
+                        node=node.name,
+                        operand=op,
                         detail=f"pod {ref} Running but not Ready",
-                        data={"pod": ref},
                     )
                 )
             if running and not expected:
@@ -242,11 +237,10 @@ def check_operands(
                 findings.append(
                     Finding(
                         "operands",
-                        node.name,
-                        op,
                         "unexpected",
+                        node=node.name,
+                        operand=op,
                         detail=f"pod {running[0].ref} running; {why}",
-                        data={"pod": running[0].ref},
                     )
                 )
             if running:
@@ -258,12 +252,11 @@ def check_operands(
                     findings.append(
                         Finding(
                             "operands",
-                            node.name,
-                            op,
                             "out-of-order",
-                            (need,),
+                            node=node.name,
+                            operand=op,
+                            args=(need,),
                             detail=f"{op} is running but {need} is not running and ready on this node",
-                            data={"prerequisite": need},
                         )
                     )
     return OperandReport(findings, _daemonset_accounts(state, ds_by_operand, reqs))

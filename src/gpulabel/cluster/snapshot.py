@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from gpulabel.errors import SnapshotError
@@ -96,8 +96,12 @@ def _looks_like_yaml_flow(data: bytes) -> bool:
     return b'"' not in data[:64]
 
 
-def iter_objects(doc: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(where, object)`` for a document that is an object or a List."""
+def iter_objects(doc: Any, where: str, kinds: set[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(where, object)`` for a document that is an object or a List.
+
+    ``kinds`` (when given) collects the kinds of typed Lists even when empty
+    (an empty ``PodList`` says the input has pods, none of them).
+    """
     if not isinstance(doc, dict):
         raise SnapshotError(where, f"expected a Kubernetes object or List, found {type(doc).__name__}")
     kind = doc.get("kind")
@@ -110,18 +114,39 @@ def iter_objects(doc: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
         if not isinstance(items, list):
             raise SnapshotError(where, f"{kind}.items is not a list")
         item_kind = kind[:-4] if kind != "List" else ""
+        if kinds is not None and item_kind:
+            kinds.add(item_kind)
         for i, item in enumerate(items):
             here = f"{where}: items[{i}]"
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {**item, "kind": item_kind}
-            yield from iter_objects(item, here)
+            yield from iter_objects(item, here, kinds)
         return
     yield where, doc
 
 
-def load_snapshots(paths: Iterable[str]) -> ClusterState:
-    """Load one :class:`ClusterState` from every snapshot file given."""
-    objects: list[tuple[str, dict[str, Any]]] = []
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    namespace = meta.get("namespace") or ("default" if obj.get("kind") in _NAMESPACED else "")
+    return str(obj.get("kind")), str(namespace), str(meta.get("name") or "")
+
+
+_NAMESPACED = frozenset({"Pod", "DaemonSet"})
+
+
+def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = None) -> ClusterState:
+    """Load one :class:`ClusterState` from every snapshot file given, in order.
+
+    Objects are merged by kind, namespace and name: an object that appears in
+    several files (yesterday's and today's) is taken from the last one, and
+    ``warn`` gets one line naming the duplicates. The state's ``kinds`` are the
+    kinds the files hold, so a check can tell "no pods in the input" from "no
+    Pending pod".
+    """
+    merged: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+    duplicates: dict[tuple[str, str, str], None] = {}
+    kinds: set[str] = set()
     names = list(paths)
     for path in names:
         docs = read_documents(_read_bytes(path), path)
@@ -132,11 +157,21 @@ def load_snapshots(paths: Iterable[str]) -> ClusterState:
         found: list[tuple[str, dict[str, Any]]] = []
         for n, doc in enumerate(docs):
             where = path if len(docs) == 1 else f"{path}: document {n + 1}"
-            found.extend(iter_objects(doc, where))
+            found.extend(iter_objects(doc, where, kinds))
         if found and not any(obj.get("kind") in SUPPORTED_KINDS for _, obj in found):
-            kinds = sorted({str(obj.get("kind")) for _, obj in found})
+            kinds_found = sorted({k if (k := str(obj.get("kind"))).isprintable() else repr(k) for _, obj in found})
             raise SnapshotError(
-                path, f"holds {', '.join(kinds)}, none of {', '.join(SUPPORTED_KINDS)}: wrong kind of file"
+                path, f"holds {', '.join(kinds_found)}, none of {', '.join(SUPPORTED_KINDS)}: wrong kind of file"
             )
-        objects.extend(found)
-    return ClusterState.from_objects(objects, source=", ".join(names), kinds=("Node", "Pod", "DaemonSet"))
+        for where, obj in found:
+            ident = _identity(obj)
+            if ident in merged:
+                duplicates[ident] = None
+                del merged[ident]  # the later file wins, and takes the later place
+            merged[ident] = (where, obj)
+    if duplicates and warn is not None:
+        shown = [f"{k.lower()}/{f'{ns}/' if ns else ''}{name}" for k, ns, name in duplicates]
+        more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+        warn(f"{len(shown)} object(s) in more than one snapshot, the later file wins: {', '.join(shown[:10])}{more}")
+    kinds.update(str(obj.get("kind")) for _, obj in merged.values())
+    return ClusterState.from_objects(merged.values(), source=", ".join(names), kinds=kinds & set(SUPPORTED_KINDS))

@@ -162,7 +162,7 @@ class Reconciler:
         self.metrics.reconcile.labels("full").observe(seconds)
         self.metrics.last_resync.set(time.time())
         findings = audit(ClusterState(nodes=tuple(nodes.values())))
-        findings += [Finding("sync", p.where, "", "invalid-entry") for p in result.problems if p.severity == "error"]
+        findings += [Finding("sync", "invalid-entry", detail=str(p)) for p in result.problems if p.severity == "error"]
         self.metrics.set_findings(findings)
         self.metrics.ready.set()
 
