@@ -13,33 +13,35 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gpulabel.model import vocabulary as V
+from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node, Pod
 
-__all__ = ["FIELD_MANAGER", "IsolationChange", "plan_isolation"]
+__all__ = ["FIELD_MANAGER", "Isolation", "plan_isolation"]
 
 FIELD_MANAGER = "gpulabel-isolate"
 
 
 @dataclass(frozen=True, slots=True)
-class IsolationChange:
-    node: str
-    isolate: bool
-    previous: str | None
-    leaving: tuple[str, ...] = ()  # operand pods that will leave the node
+class Isolation:
+    """One node's isolation change, with the operand pods that will leave the node because of it."""
 
-    def line(self) -> str:
-        return f"{self.node} {V.DEPLOY_OPERANDS} false" if self.isolate else f"{self.node} {V.DEPLOY_OPERANDS}-"
+    change: LabelChange
+    leaving: tuple[str, ...] = ()
+
+    @property
+    def isolate(self) -> bool:
+        return not self.change.removes
 
 
 def plan_isolation(
     nodes: Mapping[str, Node], names: Iterable[str], undo: bool, operand_pods: Iterable[Pod] = ()
-) -> tuple[list[IsolationChange], list[str]]:
+) -> tuple[list[Isolation], list[str]]:
     """The changes for ``names`` (nodes already in the wanted state need none) and unknown names."""
     pods_on: dict[str, list[str]] = {}
     for pod in operand_pods:
         if pod.phase in ("Running", "Pending") and pod.node_name:
             pods_on.setdefault(pod.node_name, []).append(pod.ref)
-    changes: list[IsolationChange] = []
+    changes: list[Isolation] = []
     unknown: list[str] = []
     for name in dict.fromkeys(names):
         node = nodes.get(name)
@@ -48,7 +50,8 @@ def plan_isolation(
             continue
         current = node.labels.get(V.DEPLOY_OPERANDS)
         if undo and current is not None:
-            changes.append(IsolationChange(name, False, current))
+            changes.append(Isolation(LabelChange(name, V.DEPLOY_OPERANDS, None, current)))
         elif not undo and current != "false":
-            changes.append(IsolationChange(name, True, current, tuple(sorted(pods_on.get(name, ())))))
+            leaving = tuple(sorted(pods_on.get(name, ())))
+            changes.append(Isolation(LabelChange(name, V.DEPLOY_OPERANDS, "false", current), leaving))
     return changes, unknown

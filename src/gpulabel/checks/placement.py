@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulabel.k8s.labels import is_valid_value
@@ -26,12 +26,11 @@ from gpulabel.k8s.nodeaffinity import (
     Term,
     compile_pod_spec,
 )
+from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
-from gpulabel.model.vocabulary import owner_of
 
 __all__ = [
-    "Change",
     "Fix",
     "NodeIndex",
     "PendingPod",
@@ -146,45 +145,29 @@ def place_ungrouped(req: PodRequirements, nodes: Sequence[Node], *, full: bool =
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    key: str
-    value: str | None  # None: remove the label
-    old: str | None
-
-    def arg(self) -> str:
-        return f"{self.key}-" if self.value is None else f"{self.key}={self.value}"
-
-    @property
-    def owner(self) -> str:
-        """Who writes this key (REFERENCE section 3); a hand edit of another owner's key does not last."""
-        return owner_of(self.key)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "value": self.value, "old": self.old, "owner": self.owner}
-
-
-@dataclass(frozen=True, slots=True)
 class Fix:
     """Label changes that would make ``node`` fit, through ``term`` (``None``: no affinity terms)."""
 
     node: str
     term: int | None
-    changes: tuple[Change, ...]
+    changes: tuple[LabelChange, ...]
 
     def command(self) -> str:
-        overwrite = " --overwrite" if any(c.old is not None and c.value is not None for c in self.changes) else ""
+        overwrite = " --overwrite" if any(c.previous is not None and c.value is not None for c in self.changes) else ""
         return f"kubectl label node {self.node}{overwrite} " + " ".join(c.arg() for c in self.changes)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "node": self.node,
             "term": self.term,
-            "changes": [c.to_json() for c in self.changes],
+            "changes": [{"key": c.key, "value": c.value, "old": c.previous, "owner": c.owner} for c in self.changes],
             "command": self.command(),
         }
 
 
-def _key_change(key: str, cur: str | None, req: PodRequirements, term: Term | None) -> Change | bool | None:
+def _key_change(
+    node: str, key: str, cur: str | None, req: PodRequirements, term: Term | None
+) -> LabelChange | bool | None:
     """The change ``key`` needs: ``None`` if none, ``False`` if no value can satisfy every requirement on it."""
     wants = [v for k, v in req.node_selector if k == key]
     exprs = [r for r in (term.expressions if term else ()) if r.key == key]
@@ -196,7 +179,7 @@ def _key_change(key: str, cur: str | None, req: PodRequirements, term: Term | No
     if ok(cur):
         return None
     if ok(None):
-        return Change(key, None, cur)
+        return LabelChange(node, key, None, cur)
     candidates = [*wants]
     for r in exprs:
         if r.operator == "In":
@@ -206,11 +189,11 @@ def _key_change(key: str, cur: str | None, req: PodRequirements, term: Term | No
     candidates += ["true", "1"]
     for value in candidates:
         if is_valid_value(value) and ok(value):
-            return Change(key, value, cur)
+            return LabelChange(node, key, value, cur)
     return False
 
 
-def _label_changes(req: PodRequirements, node: Node, term: Term | None) -> tuple[Change, ...] | None:
+def _label_changes(req: PodRequirements, node: Node, term: Term | None) -> tuple[LabelChange, ...] | None:
     if term is not None and (
         term.empty or not term.parses or any(r.why_not({}, node.name) is not None for r in term.fields)
     ):
@@ -218,10 +201,10 @@ def _label_changes(req: PodRequirements, node: Node, term: Term | None) -> tuple
     keys = dict.fromkeys([k for k, _ in req.node_selector] + [r.key for r in (term.expressions if term else ())])
     out = []
     for key in keys:
-        change = _key_change(key, node.labels.get(key), req, term)
+        change = _key_change(node.name, key, node.labels.get(key), req, term)
         if change is False:
             return None
-        if isinstance(change, Change):
+        if isinstance(change, LabelChange):
             out.append(change)
     return tuple(out)
 
@@ -235,13 +218,13 @@ def closest_fix(req: PodRequirements, nodes: Sequence[Node], results: Sequence[R
     first node and the first term.
     """
     best: Fix | None = None
-    done: dict[Any, tuple[tuple[Change, ...], int | None] | None] = {}
+    done: dict[Any, tuple[tuple[LabelChange, ...], int | None] | None] = {}
     for node, result in zip(nodes, results, strict=True):
         if result.fits or result.filter != AFFINITY:
             continue
         sig = (tuple(node.labels.get(k) for k in req.label_keys), node.name if req.name_dependent else "")
         if sig not in done:
-            options: list[tuple[tuple[Change, ...], int | None]] = []
+            options: list[tuple[tuple[LabelChange, ...], int | None]] = []
             terms: Sequence[Term | None] = req.terms if req.terms is not None else (None,)
             for term in terms:
                 changes = _label_changes(req, node, term)
@@ -250,14 +233,15 @@ def closest_fix(req: PodRequirements, nodes: Sequence[Node], results: Sequence[R
             done[sig] = min(options, key=lambda o: _cost(o[0])) if options else None
         found = done[sig]
         if found is not None and (best is None or _cost(found[0]) < _cost(best.changes)):
-            best = Fix(node.name, found[1], found[0])
+            # nodes with the same signature share the changes computed for the first of them
+            best = Fix(node.name, found[1], tuple(replace(c, node=node.name) for c in found[0]))
     return best
 
 
-def _cost(changes: tuple[Change, ...]) -> tuple[int, int]:
+def _cost(changes: tuple[LabelChange, ...]) -> tuple[int, int]:
     # Fewest changes, then fewest overwrites: adding a missing label is a smaller
     # change than rewriting a value another component reported (a GPU's product).
-    return len(changes), sum(c.old is not None and c.value is not None for c in changes)
+    return len(changes), sum(c.previous is not None and c.value is not None for c in changes)
 
 
 # -- the scheduler's message --------------------------------------------------------

@@ -17,41 +17,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from gpulabel.model.cluster import LabelWrite, Node
+from gpulabel.model.changes import LabelChange
+from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Finding
 
-__all__ = ["FIELD_MANAGER", "Change", "NodePlan", "change_finding", "owned_keys", "plan_node"]
+__all__ = ["FIELD_MANAGER", "NodePlan", "change_finding", "owned_keys", "plan_node"]
 
 FIELD_MANAGER = "gpulabel"
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One label that differs: ``value`` None means the key is pruned."""
-
-    node: str
-    key: str
-    value: str | None
-    previous: str | None
-    changed_by: LabelWrite | None
-
-    def line(self) -> str:
-        return f"{self.node} {self.key}-" if self.value is None else f"{self.node} {self.key} {self.value}"
-
-    def explanation(self) -> str:
-        if self.previous is None:
-            return "was absent"
-        was = f"was {self.previous}"
-        if self.changed_by is None:
-            return was
-        when = f" at {self.changed_by.time}" if self.changed_by.time else ""
-        return f"{was}, set by {self.changed_by.manager}{when}"
 
 
 @dataclass
 class NodePlan:
     node: str
-    changes: list[Change] = field(default_factory=list)
+    changes: list[LabelChange] = field(default_factory=list)
     apply_labels: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -82,20 +60,20 @@ def plan_node(node: Node, desired: Mapping[str, str], prune: bool = False) -> No
         value = desired[key]
         current = node.labels.get(key)
         if current != value:
-            plan.changes.append(Change(node.name, key, value, current, writers.get(key)))
+            plan.changes.append(LabelChange(node.name, key, value, current, writers.get(key)))
     owned = owned_keys(node)
     for key in sorted(owned - set(desired)):
         if key not in node.labels:
             continue
         if prune:
-            plan.changes.append(Change(node.name, key, None, node.labels[key], writers.get(key)))
+            plan.changes.append(LabelChange(node.name, key, None, node.labels[key], writers.get(key)))
         else:
             plan.apply_labels[key] = node.labels[key]
     plan.apply_labels.update(desired)
     return plan
 
 
-def change_finding(change: Change) -> Finding:
+def change_finding(change: LabelChange) -> Finding:
     """A change as a finding, for the shared renderings (the line is ``<node> <key> <value>`` or ``<node> <key>-``)."""
     return Finding(
         "sync",

@@ -124,14 +124,16 @@ class Context:
         self.err.write(f"gpulabel: {text}\n")
         self.err.flush()
 
-    def client(self, unreachable_seconds: float = 5.0) -> KubeClient:
-        """The API client; ``unreachable_seconds`` is how long to ride out a server that is down."""
+    def client(self, budget: float = 10.0) -> KubeClient:
+        """The API client; ``budget`` is how many seconds an operation may spend retrying
+        a server that is down or overloaded (cluster/retry.py)."""
         if self.args.snapshot:
             raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
         if self._client is None:
             from gpulabel.cluster.client import KubeClient
+            from gpulabel.cluster.retry import RetryPolicy
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context, unreachable_seconds=unreachable_seconds)
+            self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
         return self._client
 
     def node_selector(self) -> Any:
@@ -158,7 +160,7 @@ class Context:
 
                 state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
             return state
-        from gpulabel.cluster.client import load_cluster
+        from gpulabel.cluster.live import load_cluster
 
         if selector is not None:
             selectors["node_selector"] = self.args.selector

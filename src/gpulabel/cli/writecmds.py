@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import socket
 from typing import TYPE_CHECKING
@@ -11,9 +13,29 @@ from gpulabel.errors import GpulabelError, InputError
 from gpulabel.model.findings import Cell, Finding, Result, Section
 
 if TYPE_CHECKING:
-    from gpulabel.checks.sync import Change
+    from gpulabel.model.changes import LabelChange
 
 __all__ = ["add_write_commands"]
+
+
+LEASE_NAME = "gpulabel-sync"
+RESYNC_SECONDS = 300.0
+WRITER_BUDGET = 60.0  # a writer rides out an API server restart (cluster/retry.py)
+
+# option -> the option it only applies with (checked in this order, before anything is contacted)
+_SYNC_NEEDS = (
+    ("dry_run", "--dry-run", None, None),
+    ("resync_period", "--resync-period", "watch", "--watch"),
+    ("leader_elect", "--leader-elect", "watch", "--watch"),
+    ("metrics_port", "--metrics-port", "watch", "--watch"),
+    ("identity", "--identity", "leader_elect", "--leader-elect"),
+    ("lease_namespace", "--lease-namespace", "leader_elect", "--leader-elect"),
+    ("lease_name", "--lease-name", "leader_elect", "--leader-elect"),
+)
+
+
+DRY_RUN_HELP = "server-side dry run: print what would change (with --snapshot: planned offline, nothing contacted)"
+STRUCTURED = ("json", "yaml", "table", "name")  # formats printed once at the end rather than line by line
 
 
 def add_write_commands(add: AddCommand) -> None:
@@ -31,28 +53,29 @@ def add_write_commands(add: AddCommand) -> None:
     )
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--prune", action="store_true", help="remove keys gpulabel applied that left the file")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="server-side dry run: print what would change (with --snapshot: planned offline, nothing contacted)",
-    )
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN_HELP)
     p.add_argument("--watch", action="store_true", help="keep running: restore drift as it happens")
+    # options that apply only with another one default to None, so that giving them alone can be refused
     p.add_argument(
         "--resync-period",
         type=float,
-        default=300.0,
         metavar="SECONDS",
-        help="with --watch: full resync period (default 300)",
+        help=f"with --watch: full resync period (default {RESYNC_SECONDS:g})",
     )
-    p.add_argument("--leader-elect", action="store_true", help="with --watch: only the Lease holder writes")
+    p.add_argument(
+        "--leader-elect", action="store_true", default=None, help="with --watch: only the Lease holder writes"
+    )
     p.add_argument(
         "--lease-namespace",
-        default=os.environ.get("POD_NAMESPACE", "gpulabel"),
         metavar="NS",
-        help="namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
+        help="with --leader-elect: namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
     )
-    p.add_argument("--lease-name", default="gpulabel-sync", metavar="NAME", help="name of the Lease")
-    p.add_argument("--identity", metavar="ID", help="this instance's name in the Lease (default host_pid)")
+    p.add_argument(
+        "--lease-name", metavar="NAME", help=f"with --leader-elect: name of the Lease (default {LEASE_NAME})"
+    )
+    p.add_argument(
+        "--identity", metavar="ID", help="with --leader-elect: this instance's name in the Lease (default host_pid)"
+    )
     p.add_argument(
         "--metrics-port", type=int, metavar="PORT", help="with --watch: serve /metrics, /healthz and /readyz"
     )
@@ -64,34 +87,62 @@ def add_write_commands(add: AddCommand) -> None:
         groups=("output", "cluster"),
         examples=(
             "isolate lab-node-1 --dry-run -o wide",
-            "isolate lab-node-1 --dry-run --snapshot lab.yaml",
+            "isolate lab-node-1 --dry-run --snapshot lab.yaml   # the plan, offline",
             "isolate lab-node-1 --undo",
         ),
         exits="0 done, 1 nodes not found or not written, 2 bad input or cluster error",
     )
     p.add_argument("nodes", nargs="+", metavar="NODE")
     p.add_argument("--undo", action="store_true", help="give the nodes back to the operands (remove the key)")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="server-side dry run: print what would change (with --snapshot: planned offline, nothing contacted)",
-    )
+    p.add_argument("--dry-run", action="store_true", help=DRY_RUN_HELP)
+
+
+def check_sync_options(a: argparse.Namespace) -> None:
+    """Refuse a bad or meaningless combination of sync's options, before anything is contacted or started.
+
+    Fills in the defaults of the options that apply only with another one.
+    """
+    if a.snapshot and not a.dry_run:
+        raise InputError("--snapshot", "only with --dry-run: sync writes to a live cluster")
+    if a.watch and a.dry_run:
+        raise InputError("--dry-run", "cannot be combined with --watch (a dry run is one pass)")
+    for attr, flag, needs_attr, needs_flag in _SYNC_NEEDS:
+        if needs_attr is not None and getattr(a, attr) is not None and not getattr(a, needs_attr):
+            raise InputError(flag, f"only applies with {needs_flag}")
+    if a.resync_period is not None and not (a.resync_period > 0 and math.isfinite(a.resync_period)):
+        raise InputError("--resync-period", f"must be a positive number of seconds, not {a.resync_period:g}")
+    if a.metrics_port is not None and not 1 <= a.metrics_port <= 65535:
+        raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {a.metrics_port}")
+    for flag, value in (
+        ("--identity", a.identity),
+        ("--lease-namespace", a.lease_namespace),
+        ("--lease-name", a.lease_name),
+    ):
+        if value is not None and not value.strip():
+            raise InputError(flag, "must not be empty")
+    if not os.path.isdir(a.directory):
+        raise InputError(a.directory, "not a directory of <node>.env feature files")
+    if a.resync_period is None:
+        a.resync_period = RESYNC_SECONDS
+    if a.leader_elect:
+        a.lease_namespace = a.lease_namespace or os.environ.get("POD_NAMESPACE") or "gpulabel"
+        a.lease_name = a.lease_name or LEASE_NAME
+        a.identity = a.identity or f"{socket.gethostname()}_{os.getpid()}"
 
 
 def cmd_sync(ctx: Context) -> int:
-    from gpulabel.controller.reconcile import Reconciler
-
     a = ctx.args
-    if not os.path.isdir(a.directory):
-        raise InputError(a.directory, "not a directory of <node>.env feature files")
+    check_sync_options(a)
     if a.snapshot:
         return _sync_offline(ctx)
-    client = ctx.client(unreachable_seconds=60.0)  # a writer rides out an API server restart
+    from gpulabel.controller.reconcile import Reconciler
+
+    client = ctx.client(budget=WRITER_BUDGET)
     wide = ctx.fmt == "wide"
-    collected: list[Change] = []
+    collected: list[LabelChange] = []
     problems: list[str] = []
 
-    def on_change(change: Change) -> None:
+    def on_change(change: LabelChange) -> None:
         if ctx.fmt in STRUCTURED:
             collected.append(change)
             return
@@ -105,8 +156,6 @@ def cmd_sync(ctx: Context) -> int:
 
     metrics = None
     if a.metrics_port is not None:
-        if not a.watch:
-            raise InputError("--metrics-port", "only with --watch")
         from gpulabel.controller.metrics import Metrics, serve
 
         metrics = Metrics()
@@ -125,18 +174,13 @@ def cmd_sync(ctx: Context) -> int:
         metrics=metrics,
     )
     if a.watch:
-        if a.dry_run:
-            raise InputError("--watch", "cannot be combined with --dry-run")
         from gpulabel.controller.loop import run_controller
 
         lock = None
         if a.leader_elect:
             from gpulabel.controller.lease import LeaseLock
 
-            identity = a.identity or f"{socket.gethostname()}_{os.getpid()}"
-            lock = LeaseLock(client, a.lease_namespace, a.lease_name, identity)
-        elif a.identity:
-            raise InputError("--identity", "only with --leader-elect")
+            lock = LeaseLock(client, a.lease_namespace, a.lease_name, a.identity)
 
         def say(text: str) -> None:
             ctx.err.write(f"gpulabel: {text}\n")
@@ -152,10 +196,9 @@ def cmd_sync(ctx: Context) -> int:
     return 1 if result.failed else 0
 
 
-STRUCTURED = ("json", "yaml", "table", "name")  # formats printed once at the end rather than line by line
-
-
-def _sync_result(changes: list[Change], problems: list[str], dry_run: bool, extra: tuple[Section, ...] = ()) -> Result:
+def _sync_result(
+    changes: list[LabelChange], problems: list[str], dry_run: bool, extra: tuple[Section, ...] = ()
+) -> Result:
     from gpulabel.checks.sync import change_finding
 
     findings = tuple(change_finding(c) for c in changes)
@@ -170,14 +213,10 @@ def _sync_offline(ctx: Context) -> int:
     from gpulabel.model.featurefile import Problem
 
     a = ctx.args
-    if not a.dry_run:
-        raise InputError("--snapshot", "only with --dry-run: writing needs a live cluster")
-    if a.watch:
-        raise InputError("--watch", "needs a live cluster, not --snapshot")
     nodes = {n.name: n for n in ctx.state(["Node"]).nodes}
     files, found = read_feature_dir(a.directory)
     problems = [*found, *(p for f in files for p in f.problems)]
-    changes: list[Change] = []
+    changes: list[LabelChange] = []
     for ff in files:
         node = nodes.get(ff.node)
         if node is None:
@@ -194,6 +233,15 @@ def _sync_offline(ctx: Context) -> int:
     return 1 if any(p.severity == "error" for p in problems) else 0
 
 
+def check_isolate_options(a: argparse.Namespace) -> None:
+    """Refuse isolate's bad options before anything is contacted."""
+    if a.snapshot and not a.dry_run:
+        raise InputError("--snapshot", "only with --dry-run: isolate writes to a live cluster")
+    for name in a.nodes:
+        if not name.strip():
+            raise InputError("NODE", "a node name must not be empty")
+
+
 def cmd_isolate(ctx: Context) -> int:
     from gpulabel.checks.isolate import FIELD_MANAGER, plan_isolation
     from gpulabel.checks.operands import operand_of_daemonset
@@ -201,16 +249,14 @@ def cmd_isolate(ctx: Context) -> int:
     from gpulabel.model.vocabulary import DEPLOY_OPERANDS
 
     a = ctx.args
-    offline = bool(a.snapshot)
-    if offline and not a.dry_run:
-        raise InputError("--snapshot", "only with --dry-run: writing needs a live cluster")
-    client = None if offline else ctx.client()
-    if offline:
+    check_isolate_options(a)
+    offline = bool(a.snapshot)  # --dry-run --snapshot: the plan, nothing contacted
+    client = None if offline else ctx.client(budget=WRITER_BUDGET)
+    if client is None:
         state = ctx.state(["Node", "DaemonSet", "Pod"])
     else:
-        from gpulabel.cluster.client import with_daemonset_pods
+        from gpulabel.cluster.live import with_daemonset_pods
 
-        assert client is not None
         state = ctx.state(["Node", "DaemonSet"])
         if not a.undo:
             state = with_daemonset_pods(client, state, [d for d in state.daemonsets if operand_of_daemonset(d)])
@@ -221,10 +267,11 @@ def cmd_isolate(ctx: Context) -> int:
     for name in unknown:
         ctx.warn(f"node {name}: not found; nothing written")
     done: list[Finding] = []
-    for change in changes:
+    for item in changes:
+        change = item.change
         if client is not None:
             try:
-                if change.isolate:
+                if item.isolate:
                     apply_labels(client, change.node, {DEPLOY_OPERANDS: "false"}, FIELD_MANAGER, a.dry_run)
                 else:
                     remove_labels(client, change.node, [DEPLOY_OPERANDS], FIELD_MANAGER, a.dry_run)
@@ -232,23 +279,22 @@ def cmd_isolate(ctx: Context) -> int:
                 ctx.warn(f"node {change.node}: not written: {err}")
                 failed = True
                 continue
-        detail = f"was {change.previous or 'absent'}; leaving: {', '.join(change.leaving) or 'no operand pods'}"
+        leaving = ", ".join(item.leaving) or "no operand pods"
         done.append(
             Finding(
                 "isolate",
-                "isolated" if change.isolate else "returned",
+                "isolated" if item.isolate else "returned",
                 node=change.node,
-                key=DEPLOY_OPERANDS,
-                value="false" if change.isolate else None,
+                key=change.key,
+                value=change.value,
                 old=change.previous,
-                sample=change.leaving,
-                detail=detail if change.isolate else "",
+                sample=item.leaving,
+                detail=f"was {change.previous or 'absent'}; leaving: {leaving}" if item.isolate else "",
             )
         )
         if ctx.fmt in ("text", "wide"):  # one line as each node is written
             ctx.emit(Result("isolate", (done[-1],), ok=""))
     if ctx.fmt not in ("text", "wide"):
-        unknown_rows = tuple({"node": n} for n in unknown)
-        sections = (Section("unknown", unknown_rows),)
+        sections = (Section("unknown", tuple({"node": n} for n in unknown)),)
         ctx.emit(Result("isolate", tuple(done), sections, ok="", fields={"dry_run": a.dry_run}))
     return 1 if failed else 0

@@ -5,7 +5,7 @@ A pod spec is parsed once into :class:`PodRequirements` (``spec.nodeName``,
 then matched against many nodes. Each match returns a :class:`Result` that
 explains itself: the failing filter, the term, the requirement and why.
 
-The semantics are those of kube-scheduler v1.37 (REFERENCE section 6):
+The semantics are those of kube-scheduler v1.37 (docs/scheduling.md):
 
 - filters run in the order NodeUnschedulable, NodeName, TaintToleration,
   NodeAffinity; the first failure is the node's reason;
