@@ -28,11 +28,20 @@ def prog_name(argv0: str | None = None) -> str:
     return "kubectl gpulabel" if base.startswith("kubectl-gpulabel") else "gpulabel"
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; option help wrapped at spaces only (operand names stay whole)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         parents=[shared_flags()],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
         description="Find, explain and repair the node labels a GPU Kubernetes cluster runs on.",
         epilog=f"Exit codes: 0 all good, 1 findings, 2 bad input or cluster error.\n"
         f"Run '{prog} COMMAND --help' for a command's options, examples and exit codes.",
@@ -53,7 +62,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
             help=help_,
             description=help_,
             epilog=epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_Formatter,
         )
         p.set_defaults(func=func, groups=groups)
         return p
