@@ -107,3 +107,15 @@ def test_minus_l_live_is_applied_by_the_server_and_refused_before_any_request(
     assert refused.stderr == (
         "gpulabel: -l/--selector: unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt\n"
     )
+
+
+def test_version_names_the_client_and_the_live_server(labcluster: LabCluster) -> None:
+    from gpulabel import __version__
+
+    done = gpulabel(labcluster.kubeconfig, "version")
+    assert done.returncode == 0, done.stderr
+    client, server = done.stdout.splitlines()
+    assert client == f"Client Version: {__version__}"
+    assert server.startswith("Server Version: v1.")
+    doc = json.loads(gpulabel(labcluster.kubeconfig, "version", "-o", "json").stdout)
+    assert (doc["kind"], doc["client"], doc["server"]) == ("VersionResult", __version__, server.split(": ")[1])

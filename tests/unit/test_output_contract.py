@@ -341,3 +341,11 @@ def test_sync_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:
         "lab-node-1 feature.node.kubernetes.io/custom-gpu-training true (was absent)",
         "lab-node-1 nvidia.com/gpu.count 2 (was two, set by kubectl-label at 2026-11-28T16:42:10Z)",
     ]
+
+
+def test_the_report_names_the_snapshot_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    page = run("report", "--snapshot", "examples/drifted-lab.yaml", "--html", "-")[1]
+    header = page.split('<p class="meta">', 1)[1].split("</p>", 1)[0]
+    assert header.startswith("examples/drifted-lab.yaml &middot; 4 nodes")
+    assert str(ROOT) not in page
