@@ -74,7 +74,7 @@ def cmd_audit(ctx: Context) -> int:
 
 
 def cmd_sources(ctx: Context) -> int:
-    from gpulabel.model.findings import Result, Section
+    from gpulabel.model.findings import Cell, Result, Section
 
     a = ctx.args
     if a.node:
@@ -85,7 +85,18 @@ def cmd_sources(ctx: Context) -> int:
             raise InputError(f"node {a.node}", "not found")
         wanted = set(a.keys)
         rows = [r for r in node_sources(node) if not wanted or r.key in wanted]
-        section = Section("labels", tuple(r.to_json() for r in rows), tuple(r.line() for r in rows))  # type: ignore[misc]
+        cells: tuple[dict[str, Cell], ...] = tuple(
+            {
+                "key": r.key,
+                "value": r.value,
+                "owner": r.owner,
+                "manager": r.written_by.manager if r.written_by else None,
+                "operation": r.written_by.operation if r.written_by else None,
+                "time": r.written_by.time if r.written_by else None,
+            }
+            for r in rows
+        )
+        section = Section("labels", cells, tuple(r.line() for r in rows))
         ctx.emit(Result("sources", sections=(section,), ok="", fields={"node": node.name}))
         return 0
     if not a.keys:

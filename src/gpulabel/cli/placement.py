@@ -152,7 +152,8 @@ def cmd_pending(ctx: Context) -> int:
     from gpulabel.checks.registry import CheckOptions, run_check
 
     opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
-    result = run_check("pending", ctx.state(["Node", "Pod"]), opts)
+    # live, only Pending pods are listed (the server filters on status.phase)
+    result = run_check("pending", ctx.state(["Node", "Pod"], pod_field_selector="status.phase=Pending"), opts)
     ctx.emit(result)
     return 1 if result.counts.get("pods") else 0
 

@@ -194,7 +194,7 @@ def collect(
                 "operand": a["operand"],
                 "labelled_nodes": a["labelled_nodes"],
                 "desired_number_scheduled": a["desired_number_scheduled"],
-                "excluded": list(a["excluded"] or ()),  # type: ignore[arg-type]
+                "excluded": list(ex) if isinstance(ex := a["excluded"], tuple) else [],
             }
             for a in daemonsets
         ],

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.findings import Cell, Finding, Result, Section, summarize
 from gpulabel.render.table import TableStyle, format_table
 
 __all__ = ["FORMATS", "LINE_FORMATS", "emit", "emit_json", "emit_yaml", "finding_line"]
@@ -105,7 +105,7 @@ def summary_line(result: Result) -> str:
         return f"{result.command}: skipped ({result.skipped})"
     if not result.findings:
         return f"{result.command}: OK"
-    tail = " ".join(f"{reason}={n}" for reason, n in result.summary()["reasons"].items())  # type: ignore[attr-defined]
+    tail = " ".join(f"{reason}={n}" for reason, n in summarize(result.findings).items())
     return f"{result.command}: {len(result.findings)} finding(s) {tail}"
 
 
