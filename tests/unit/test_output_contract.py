@@ -62,6 +62,11 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["version", "--client"],
         ["isolate", "lab-node-1", "lab-node-9", "--dry-run", "--snapshot", LAB],
         ["sync", files["features"], "--dry-run", "--snapshot", DRIFTED],
+        ["capacity", "--snapshot", DRIFTED],
+        ["mig", "--snapshot", DRIFTED],
+        ["sharing", "--snapshot", DRIFTED],
+        ["upgrade", "--snapshot", DRIFTED],
+        ["gpus", "--snapshot", DRIFTED],
     ]
 
 
@@ -136,7 +141,11 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "audit: OK\n"
         "operands: skipped (no daemonsets or pods in the input)\n"
         "pending: skipped (no pods in the input)\n"
-        "hazards: skipped (no pods in the input)\n",
+        "hazards: skipped (no pods in the input)\n"
+        "capacity: OK\n"
+        "mig: OK\n"
+        "sharing: OK\n"
+        "upgrade: OK\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
     assert run("hazards", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

@@ -16,8 +16,10 @@ two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
@@ -25,10 +27,13 @@ from gpulabel.model.findings import Result, Section
 
 __all__ = [
     "CHECKS",
+    "DEFAULT_STUCK_AFTER",
+    "NODE_ONLY",
     "Check",
     "CheckOptions",
     "check_named",
     "known_operands",
+    "parse_duration",
     "register",
     "run_check",
     "run_checks",
@@ -47,22 +52,44 @@ def known_operands(names: Iterable[str], where: str = "--disabled") -> tuple[str
     return names
 
 
+_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
+DEFAULT_STUCK_AFTER = 1800.0
+
+
+def parse_duration(text: str, where: str = "--stuck-after") -> float:
+    """``30m``, ``1h30m``, ``90s`` or a number of seconds; an :class:`InputError` otherwise."""
+    text = text.strip()
+    if text.isdigit():
+        return float(text)
+    m = _DURATION.fullmatch(text)
+    if not text or m is None or not any(m.groups()):
+        raise InputError(where, f"{text!r} is not a duration such as 30m, 1h30m or 90s")
+    h, mins, secs = (int(g or 0) for g in m.groups())
+    return float(h * 3600 + mins * 60 + secs)
+
+
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """What the checks can be told.
 
-    ``strict`` (audit), ``disabled`` operands (operands), the pods'
-    ``namespace`` (pending, hazards), ``per_node`` (pending: one finding per
-    pod and node instead of one per pod and reason).
+    ``strict`` (audit), ``disabled`` operands, the pods' ``namespace``,
+    ``per_node`` (pending: one finding per pod and node instead of one per pod
+    and reason), ``stuck_after`` (seconds a MIG or driver-upgrade state may
+    last) and ``now`` (the time ages are measured at; default: when the
+    options are made).
     """
 
     strict: bool = False
     disabled: tuple[str, ...] = field(default=())
     namespace: str | None = None
     per_node: bool = False
+    stuck_after: float = DEFAULT_STUCK_AFTER
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
+        if self.stuck_after < 0:
+            raise InputError("--stuck-after", "must not be negative")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +164,31 @@ def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("hazards", tuple(hazards(state, opts.namespace)))
 
 
+def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.capacity import capacity
+
+    return Result("capacity", tuple(capacity(state, opts.disabled)))
+
+
+def _mig(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.mig import mig
+
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)))
+
+
+def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.sharing import sharing
+
+    return Result("sharing", tuple(sharing(state)))
+
+
+def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.upgrade import upgrade
+
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)))
+
+
+# ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
 CHECKS: list[Check] = [
     Check("audit", ("Node",), ("Node",), _audit, "GPU labels of every nvidia.com/gpu.present=true node"),
     Check(
@@ -148,7 +200,12 @@ CHECKS: list[Check] = [
     ),
     Check("pending", ("Node", "Pod"), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
     Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
+    Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
+    Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
+    Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
+    Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
 ]
+NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 
 
 def register(check: Check) -> Check:

@@ -64,6 +64,9 @@ def add_node_commands(add: AddCommand) -> None:
     )
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     _disabled_flag(p, "as for operands")
+    from gpulabel.cli.gpucmds import add_stuck_after
+
+    add_stuck_after(p)
 
 
 def cmd_audit(ctx: Context) -> int:
@@ -126,9 +129,9 @@ def cmd_operands(ctx: Context) -> int:
 
 
 def cmd_check(ctx: Context) -> int:
-    from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
+    from gpulabel.checks.registry import CHECKS, run_checks
+    from gpulabel.cli.gpucmds import options
 
-    a = ctx.args
-    opts = CheckOptions(strict=a.strict, disabled=tuple(a.disabled), namespace=a.namespace)
+    opts = options(ctx)  # validated before anything is read
     kinds = sorted({k for c in CHECKS for k in c.kinds})
     return findings_exit(ctx, run_checks(ctx.state(kinds), opts))

@@ -95,8 +95,9 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.model.findings import Result, Section
 
     workloads = load_workloads(ctx.args.manifests)
-    nodes = ctx.state(["Node"]).nodes
-    index = NodeIndex(nodes)
+    state = ctx.state(["Node", "Pod"])
+    nodes = state.nodes
+    index = NodeIndex(nodes, state.capacities())
     full = ctx.fmt not in ("text", "name")
     several = len(workloads) > 1
     plain: list[str] = []
@@ -105,7 +106,7 @@ def cmd_place(ctx: Context) -> int:
     summaries: list[dict[str, Cell]] = []
     all_fit = True
     for w in workloads:
-        results = place(w.requirements, index, full=full)
+        results = place(w.requirements, index, full=full, request=w.requests)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None

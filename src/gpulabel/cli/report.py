@@ -38,6 +38,9 @@ def add_report_command(add: AddCommand) -> None:
     p.add_argument(
         "--disabled", action="append", default=[], metavar="OPERAND", help=f"as for operands; one of: {OPERAND_NAMES}"
     )
+    from gpulabel.cli.gpucmds import add_stuck_after
+
+    add_stuck_after(p)
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -63,16 +66,25 @@ def cmd_report(ctx: Context) -> int:
     from datetime import UTC, datetime
 
     from gpulabel.checks.registry import known_operands
+    from gpulabel.cli.gpucmds import options
     from gpulabel.model.findings import Result, Section
     from gpulabel.render.report import collect, render_html
 
     a = ctx.args
     known_operands(a.disabled)
+    opts = options(ctx)  # every option checked before anything is read
     state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     source = ", ".join(a.snapshot) if a.snapshot else None  # the paths as given, never made absolute
     doc = collect(
-        state, disabled=a.disabled, strict=a.strict, namespace=a.namespace, generated=generated, source=source
+        state,
+        disabled=a.disabled,
+        strict=a.strict,
+        namespace=a.namespace,
+        generated=generated,
+        source=source,
+        stuck_after=opts.stuck_after,
+        now=opts.now,
     )
     page = render_html(doc).encode()
     if a.html == "-":

@@ -10,8 +10,8 @@ the run with the server's own message and field path.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import ManifestError, SnapshotError
@@ -37,6 +37,7 @@ class Workload:
     name: str
     where: str
     requirements: PodRequirements
+    requests: Mapping[str, int] = field(default_factory=dict)  # in the scheduler's units, defaults applied
 
     @property
     def ref(self) -> str:
@@ -60,7 +61,15 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
     spec = spec if isinstance(spec, dict) else {}
     if errors := validate_pod_spec(spec, path):
         raise ManifestError(where, invalid_message(kind, name, errors))
-    return Workload(kind, namespace, name, where, compile_pod_spec(spec, path, daemonset=kind == "DaemonSet"))
+    from gpulabel.k8s.resources import QuantityError, apply_request_defaults, pod_requests, scheduler_amounts
+
+    try:
+        requests = scheduler_amounts(pod_requests(apply_request_defaults(spec)))
+    except QuantityError as err:
+        text = str(err)
+        raise ManifestError(where, path + text[4:] if text.startswith("spec.") else text) from None
+    requirements = compile_pod_spec(spec, path, daemonset=kind == "DaemonSet")
+    return Workload(kind, namespace, name, where, requirements, requests)
 
 
 def workloads_from_bytes(data: bytes, where: str) -> list[Workload]:

@@ -169,6 +169,30 @@ const hazardTable = new Table($("hazards-table"), [
   {label: "detail", key: (r) => r.detail, cell: text((r) => r.detail, "wrap")},
 ]);
 
+const stackRows = D.gpustack;
+const stackTable = new Table($("gpustack-table"), [
+  {label: "node", key: (r) => nodes[r.node].name, cell: text((r) => nodes[r.node].name)},
+  {label: "GPU model", key: (r) => model(r.node), cell: text((r) => model(r.node))},
+  {label: "check", key: (r) => r.check, cell: text((r) => r.check)},
+  {label: "key", key: (r) => r.key, cell: text((r) => r.key)},
+  {label: "reason", key: (r) => r.reason, cell: text((r) => r.reason, "bad-text")},
+  {label: "value", key: (r) => r.value === null || r.value === undefined ? "" : r.value,
+   cell: text((r) => r.value === null || r.value === undefined ? "" : r.value)},
+  {label: "detail", key: (r) => r.detail, cell: text((r) => r.detail, "wrap")},
+]);
+
+function drawGpus() {
+  const cols = [["product", "product"], ["driver", "driver"], ["MIG", "mig"], ["sharing", "sharing"],
+    ["nodes", "nodes"], ["GPUs (labels)", "gpus"], ["allocatable", "allocatable"], ["requested", "requested"],
+    ["free", "free"]];
+  const t = new Table($("gpus-table"), cols.map(([label, f]) => (
+    {label: label, key: (r) => r[f], cell: text((r) => (typeof r[f] === "number" ? r[f].toLocaleString("en-US") : r[f]))}
+  )));
+  t.sort = 4; t.desc = true;
+  t.render(D.gpus);
+  heading("gpus", D.gpus.length, D.gpus.length);
+}
+
 function heading(section, shown, total) {
   const h = document.querySelector("#" + section + " h2");
   let small = h.querySelector("small");
@@ -200,6 +224,8 @@ function update() {
   auditTable.render(a); heading("audit", a.length, auditRows.length);
   const h = hazardRows.filter((r) => nodeOk(r.node));
   hazardTable.render(h); heading("hazards", h.length, hazardRows.length);
+  const g = stackRows.filter((r) => nodeOk(r.node));
+  stackTable.render(g); heading("gpustack", g.length, stackRows.length);
 }
 
 function setup() {
@@ -221,6 +247,7 @@ function setup() {
     s.title = c === "-" ? "no operand expected on the node, none running" : NAMES[c];
     legend.appendChild(s);
   }
+  drawGpus();
   drawPending();
   drawDaemonsets();
   readHash();

@@ -16,11 +16,13 @@ import base64
 import hashlib
 import html
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding, summarize
+from gpulabel.model.findings import Finding, Result, summarize
 from gpulabel.render.assets import CSS, JS
 
 __all__ = ["CELL_STATES", "collect", "render_html", "report_html"]
@@ -100,6 +102,22 @@ def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[
     return list(shared.values()), findings
 
 
+GPU_STACK_CHECKS = ("capacity", "mig", "sharing", "upgrade")
+
+
+def _gpu_stack(
+    state: ClusterState, disabled: Sequence[str], stuck_after: float | None, now: datetime | None
+) -> dict[str, Result]:
+    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check
+
+    opts = CheckOptions(
+        disabled=tuple(disabled), stuck_after=DEFAULT_STUCK_AFTER if stuck_after is None else stuck_after
+    )
+    if now is not None:
+        opts = replace(opts, now=now)
+    return {name: run_check(name, state, opts) for name in GPU_STACK_CHECKS}
+
+
 def collect(
     state: ClusterState,
     *,
@@ -108,17 +126,21 @@ def collect(
     namespace: str | None = None,
     generated: str = "",
     source: str | None = None,
+    stuck_after: float | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """The page's data: every check run once over ``state``, arranged for the tables (rows have named fields).
 
     ``source`` names the input in the header (the snapshot paths as the user
     gave them); by default the state's own ``source``.
     """
+    from gpulabel.checks.gpus import inventory
     from gpulabel.checks.operands import disabled_by_cluster_policy
     from gpulabel.checks.placement import hazards
     from gpulabel.checks.registry import CheckOptions, check_named, run_check, skip_reason
 
     disabled = list(disabled)
+    stack = _gpu_stack(state, disabled, stuck_after, now)
     opts = CheckOptions(strict=strict, disabled=tuple(disabled), namespace=namespace)
     audit_result = run_check("audit", state, opts)
     operand_result = run_check("operands", state, opts)
@@ -188,6 +210,29 @@ def collect(
             for f in hazard_findings
         ],
         "pending": pending,
+        "gpus": [
+            {
+                **{k: r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")},
+                "nodes": r.nodes,
+                "gpus": r.gpus,
+                "allocatable": r.total_allocatable,
+                "requested": r.total_requested,
+                "free": r.free,
+            }
+            for r in inventory(state)
+        ],
+        "gpustack": [
+            {
+                "node": position[f.node],
+                "check": name,
+                "key": f.key,
+                "reason": f.reason,
+                "detail": f.detail,
+                "value": f.value,
+            }
+            for name, r in stack.items()
+            for f in r.findings
+        ],
         "daemonsets": [
             {
                 "daemonset": a["daemonset"],
@@ -203,6 +248,7 @@ def collect(
             "operands": summary(operand_findings, operand_result.skipped),
             "pending": summary(pending_findings, pods_skip, pods=sum(len(p["pods"]) for p in pending)),
             "hazards": summary(hazard_findings, pods_skip),
+            **{name: summary(r.findings, r.skipped) for name, r in stack.items()},
         },
         "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r["gpu"] for r in rows), "pods": len(state.pods)},
     }
@@ -222,8 +268,9 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
         if s.get("skipped"):
             headline = f"skipped ({s['skipped']})"
         cls = "card bad" if s["findings"] else "card skip" if s.get("skipped") else "card ok"
+        anchor = "gpustack" if check in GPU_STACK_CHECKS else check
         cards.append(
-            f'<a class="{cls}" href="#{check}"><b>{html.escape(check)}</b>'
+            f'<a class="{cls}" href="#{anchor}"><b>{html.escape(check)}</b>'
             f"<span>{html.escape(headline)}</span><small>{html.escape(reasons)}</small></a>"
         )
     return "".join(cards)
@@ -264,9 +311,12 @@ def render_html(doc: Mapping[str, Any], title: str = "gpulabel report") -> str:
 <main>
 <noscript><p class="warn">This report draws its tables with JavaScript; the data is the JSON block
 in the page source.</p></noscript>
+<section id="gpus"><h2>GPU inventory</h2><table id="gpus-table"></table></section>
 <section id="operands"><h2>Operands per node</h2><div id="legend" class="legend"></div>
 <div class="scroll"><table id="grid" class="grid"></table></div><p id="grid-more" class="more"></p></section>
 <section id="audit"><h2>Audit findings</h2><table id="audit-table"></table></section>
+<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades)</h2>
+<table id="gpustack-table"></table></section>
 <section id="pending"><h2>Pending pods</h2><div id="pending-list"></div></section>
 <section id="hazards"><h2>Hazards</h2><table id="hazards-table"></table></section>
 <section id="daemonsets"><h2>Operand DaemonSets</h2><table id="daemonsets-table"></table></section>
@@ -286,7 +336,17 @@ def report_html(
     namespace: str | None = None,
     generated: str = "",
     title: str = "gpulabel report",
+    stuck_after: float | None = None,
+    now: datetime | None = None,
 ) -> str:
     """Run every read-only check over ``state`` and render the page."""
-    doc = collect(state, disabled=disabled, strict=strict, namespace=namespace, generated=generated)
+    doc = collect(
+        state,
+        disabled=disabled,
+        strict=strict,
+        namespace=namespace,
+        generated=generated,
+        stuck_after=stuck_after,
+        now=now,
+    )
     return render_html(doc, title)
