@@ -7,6 +7,7 @@ specs stay as the API's dicts, since the matcher parses them on its own terms.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -240,7 +241,8 @@ def _str_map(value: Any, where: str, what: str) -> dict[str, str]:
     for k, v in value.items():
         if not isinstance(v, str):
             raise SnapshotError(where, f"{what}[{k}] is not a string: {v!r}")
-        out[str(k)] = v
+        # Label keys and short values repeat across thousands of nodes: one copy of each.
+        out[sys.intern(str(k))] = sys.intern(v) if len(v) <= 63 else v
     return out
 
 
