@@ -29,6 +29,7 @@ LAB_TO_DRIFTED = [
     "+ operands lab-node-0 device-plugin out-of-order container-toolkit",
     "+ operands lab-node-0 gpu-feature-discovery out-of-order container-toolkit",
     "+ operands lab-node-0 dcgm-exporter out-of-order container-toolkit",
+    "+ operands lab-node-0 operator-validator out-of-order container-toolkit",
     "+ operands lab-node-3 driver missing",
     "+ operands lab-node-3 container-toolkit missing",
     "+ operands lab-node-3 device-plugin missing",

@@ -47,7 +47,12 @@ def cmd_sanitize(ctx: Context) -> int:
         results = [sanitize(v) for v in a.values]
     rows = tuple({"input": v, "output": r, "valid": is_valid_value(r)} for v, r in zip(a.values, results, strict=True))
     ctx.emit(Result("sanitize", sections=(Section("values", rows, tuple(results)),), ok=""))
-    return 0
+    # a value with nothing usable left: say so (stdout keeps one line per value)
+    empty = [v for v, r in zip(a.values, results, strict=True) if not r]
+    for value in empty:
+        why = "GFD writes no product label for it" if a.gfd else "no character a label value may hold"
+        ctx.err.write(f"gpulabel: sanitize: {value!r}: {why}\n")
+    return 1 if empty else 0
 
 
 def cmd_validate(ctx: Context) -> int:
@@ -56,6 +61,9 @@ def cmd_validate(ctx: Context) -> int:
 
     findings: list[Finding] = []
     rows = []
+    for item in ctx.args.labels:
+        if "=" not in item:  # checked for every argument before anything is printed
+            raise InputError(item, "not KEY=VALUE (write KEY= for the empty value)")
     for item in ctx.args.labels:
         key, value = split_assignment(item)
         errors = label_errors(key, value)

@@ -11,8 +11,8 @@ __all__ = ["add_node_commands"]
 
 
 OPERAND_NAMES = (
-    "driver, container-toolkit, device-plugin, gpu-feature-discovery, dcgm, dcgm-exporter, mig-manager, "
-    "operator-validator, node-status-exporter, sandbox-device-plugin, sandbox-validator, vgpu-manager, "
+    "driver, container-toolkit, device-plugin, mps-control-daemon, gpu-feature-discovery, dcgm, dcgm-exporter, "
+    "mig-manager, operator-validator, node-status-exporter, sandbox-device-plugin, sandbox-validator, vgpu-manager, "
     "vgpu-device-manager, vfio-manager, cc-manager, kata-manager"
 )  # checks.operands.CATALOGUE, spelled out so that --help imports no check (a test keeps them equal)
 

@@ -95,6 +95,9 @@ def add_write_commands(add: AddCommand) -> None:
     p.add_argument("nodes", nargs="+", metavar="NODE")
     p.add_argument("--undo", action="store_true", help="give the nodes back to the operands (remove the key)")
     p.add_argument("--dry-run", action="store_true", help=DRY_RUN_HELP)
+    p.add_argument(
+        "--force", action="store_true", help="isolate nodes even where GPU pods run (they lose driver and plugin)"
+    )
 
 
 def check_sync_options(a: argparse.Namespace) -> None:
@@ -243,32 +246,56 @@ def check_isolate_options(a: argparse.Namespace) -> None:
 
 
 def cmd_isolate(ctx: Context) -> int:
+    from functools import partial
+
     from gpulabel.checks.isolate import FIELD_MANAGER, plan_isolation
     from gpulabel.checks.operands import operand_of_daemonset
     from gpulabel.cluster.writes import apply_labels, remove_labels
+    from gpulabel.model.cluster import Pod, pod_from_json
     from gpulabel.model.vocabulary import DEPLOY_OPERANDS
 
     a = ctx.args
     check_isolate_options(a)
     offline = bool(a.snapshot)  # --dry-run --snapshot: the plan, nothing contacted
     client = None if offline else ctx.client(budget=WRITER_BUDGET)
+    node_pods: list[Pod] = []
     if client is None:
         state = ctx.state(["Node", "DaemonSet", "Pod"])
+        wanted = set(a.nodes)
+        node_pods = [p for p in state.pods if p.node_name in wanted]
     else:
         from gpulabel.cluster.live import with_daemonset_pods
 
         state = ctx.state(["Node", "DaemonSet"])
         if not a.undo:
             state = with_daemonset_pods(client, state, [d for d in state.daemonsets if operand_of_daemonset(d)])
+            known = {n.name for n in state.nodes}
+            for name in dict.fromkeys(a.nodes):
+                if name in known:  # one LIST per node to isolate, as kubectl drain does
+                    node_pods += client.list_objects(
+                        client.kind_path("Pod"),
+                        partial(pod_from_json, where=f"{client.endpoint} Pod"),
+                        field_selector=f"spec.nodeName={name}",
+                    )[0]
     operand_uids = {d.uid for d in state.daemonsets if operand_of_daemonset(d)}
     operand_pods = [p for p in state.pods if any(k == "DaemonSet" and u in operand_uids for k, u in p.owners)]
-    changes, unknown = plan_isolation({n.name: n for n in state.nodes}, a.nodes, a.undo, operand_pods)
+    changes, unknown = plan_isolation({n.name: n for n in state.nodes}, a.nodes, a.undo, operand_pods, node_pods)
     failed = bool(unknown)
     for name in unknown:
         ctx.warn(f"node {name}: not found; nothing written")
     done: list[Finding] = []
+    refused: list[dict[str, Cell]] = []
     for item in changes:
         change = item.change
+        if item.gpu_pods and not a.force and not a.dry_run:
+            pods = ", ".join(f"{ref} ({' '.join(res)})" for ref, res in item.gpu_pods)
+            ctx.warn(
+                f"node {change.node}: not isolated: GPU pods running: {pods} "
+                "(they would keep their devices without driver or device plugin); --force to isolate anyway"
+            )
+            refused.append({"node": change.node, "gpu_pods": tuple(ref for ref, _ in item.gpu_pods)})
+            failed = True
+            continue
         if client is not None:
             try:
                 if item.isolate:
@@ -280,7 +307,7 @@ def cmd_isolate(ctx: Context) -> int:
                 failed = True
                 continue
         leaving = ", ".join(item.leaving) or "no operand pods"
-        done.append(
+        mine = [
             Finding(
                 "isolate",
                 "isolated" if item.isolate else "returned",
@@ -290,11 +317,13 @@ def cmd_isolate(ctx: Context) -> int:
                 old=change.previous,
                 sample=item.leaving,
                 detail=f"was {change.previous or 'absent'}; leaving: {leaving}" if item.isolate else "",
-            )
-        )
-        if ctx.fmt in ("text", "wide"):  # one line as each node is written
-            ctx.emit(Result("isolate", (done[-1],), ok=""))
+            ),
+            *(Finding("isolate", "gpu-pod", node=change.node, pod=ref, args=tuple(res)) for ref, res in item.gpu_pods),
+        ]
+        done.extend(mine)
+        if ctx.fmt in ("text", "wide"):  # the lines as each node is written
+            ctx.emit(Result("isolate", tuple(mine), ok=""))
     if ctx.fmt not in ("text", "wide"):
-        sections = (Section("unknown", tuple({"node": n} for n in unknown)),)
+        sections = (Section("unknown", tuple({"node": n} for n in unknown)), Section("refused", tuple(refused)))
         ctx.emit(Result("isolate", tuple(done), sections, ok="", fields={"dry_run": a.dry_run}))
     return 1 if failed else 0

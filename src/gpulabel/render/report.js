@@ -3,10 +3,11 @@
 const D = JSON.parse(document.getElementById("gpulabel-data").textContent);
 const $ = (id) => document.getElementById(id);
 const NAMES = D.states;
-const ORDER = "mnouir-";
+const ORDER = "mnoupir-";
 const PROBLEM = "mnou";
 const LABEL = {
-  m: "missing", n: "not ready", o: "out of order", u: "unexpected", i: "isolated", r: "running", "-": "\u2013",
+  m: "missing", n: "not ready", o: "out of order", u: "unexpected", p: "paused", i: "isolated", r: "running",
+  "-": "\u2013",
 };
 const STEP = 5000;
 const collator = new Intl.Collator(undefined, {numeric: true, sensitivity: "base"});
@@ -240,7 +241,7 @@ function setup() {
   });
   const legend = $("legend");
   for (const c of ORDER) {
-    if (PROBLEM.includes(c) || c === "i") {
+    if (PROBLEM.includes(c) || c === "i" || c === "p") {
       const o = el("option", "nodes with " + NAMES[c] + " operands"); o.value = "state:" + c; show.appendChild(o);
     }
     const s = el("span", NAMES[c] + " " + (counts[c] || 0).toLocaleString("en-US"), "s-" + c);

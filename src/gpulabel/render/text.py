@@ -52,6 +52,12 @@ def _label_change(f: Finding) -> str:
     return f"{f.node} {f.key}-" if f.value is None else f"{f.node} {f.key} {f.value}"
 
 
+def _isolate_line(f: Finding) -> str:
+    if f.reason == "gpu-pod":  # a GPU pod on a node being isolated: it keeps its devices, loses their stack
+        return " ".join((f.node, "gpu-pod", f.pod, *f.args))
+    return _label_change(f)
+
+
 def _diff_line(f: Finding) -> str:
     if f.reason == "node-added":
         return f"+ node {f.node}"
@@ -66,7 +72,7 @@ def _validate_line(f: Finding) -> str:
 
 LINE_FORMATS: dict[str, Callable[[Finding], str]] = {
     "sync": _label_change,
-    "isolate": _label_change,
+    "isolate": _isolate_line,
     "diff": _diff_line,
     "validate": _validate_line,
 }
