@@ -247,7 +247,7 @@ def test_the_lab_story_hazards_then_pending(labcluster: LabCluster, ns: str, mak
         ),
         timeout=60,
     )
-    pending = gpulabel(labcluster.kubeconfig, "pending", "-n", ns)
+    pending = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "--per-node")
     assert pending.returncode == 1
     lines = pending.stdout.splitlines()
     assert f"{ns}/train-b story-node-1 affinity term[0] feature.node.kubernetes.io/custom-gpu-training Exists" in lines

@@ -63,8 +63,8 @@ def test_the_lab_case_restores_two_labels_then_does_nothing(
     second = gpulabel(labcluster.kubeconfig, "sync", str(tmp_path), "-o", "json")
     assert second.returncode == 0
     doc = json.loads(second.stdout)
-    assert doc["changes"] == []
-    assert set(doc["requests"]) == {"GET"}  # LISTs only, no write
+    assert (doc["kind"], doc["findings"]) == ("SyncResult", [])
+    assert {r["method"] for r in doc["requests"]} == {"GET"}  # LISTs only, no write
     time.sleep(0.5)  # the audit log is written asynchronously by the server's batch backend
     assert node_patches(labcluster, name) == before
 

@@ -108,4 +108,4 @@ def test_findings_are_sorted_by_node_name() -> None:
     state = ClusterState.from_objects(
         [("t", node(n, {"nvidia.com/gpu.present": "true", PRODUCT: "x", COUNT: "1"})) for n in ("b", "a", "c")]
     )
-    assert [f.subject for f in audit(state)] == ["a", "b", "c"]
+    assert [f.node for f in audit(state)] == ["a", "b", "c"]

@@ -103,7 +103,11 @@ def test_the_report_grid_shows_paused_cells_and_no_column_for_isolation() -> Non
     doc = collect(load_snapshots([str(EXAMPLE)]))
     ops = [c["operand"] for c in doc["columns"]]
     assert "operands" not in ops and "mps-control-daemon" in ops
-    grid = {(row[0], op): doc["states"][code] for row in doc["nodes"] for op, code in zip(ops, row[7], strict=True)}
+    grid = {
+        (row["name"], op): doc["states"][code]
+        for row in doc["nodes"]
+        for op, code in zip(ops, row["cells"], strict=True)
+    }
     assert grid[("s6-mig", "device-plugin")] == "paused"
     assert grid[("s6-mig", "mig-manager")] == "running"
     assert grid[("s1-gpu-a", "dcgm-exporter")] == "not-ready"

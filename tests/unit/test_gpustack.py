@@ -464,7 +464,7 @@ def test_the_safe_repairs_are_offered_as_exact_commands() -> None:
         node({**GPU, "nvidia.com/gpu.deploy.dcgm": "ture"}, name="c"),
         node({**GPU, "nvidia.com/gpu.deploy.driver": "paused-for-driver-upgrade"}, name="d"),
     ]
-    repairs = {f.subject: f.data.get("repair") for f in upgrade(state(*objs), NOW, STUCK)}
+    repairs = {f.node: f.detail.partition("; repair: ")[2] or None for f in upgrade(state(*objs), NOW, STUCK)}
     assert repairs == {
         "a": "kubectl label node a nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite",
         "b": "kubectl label node b nvidia.com/gpu.deploy.dcgm=true --overwrite",

@@ -44,7 +44,9 @@ def test_scraped_metrics_carry_what_happened(served: tuple[Metrics, str]) -> Non
     metrics.api_error(503)
     metrics.api_error("unreachable")
     metrics.reconcile.labels("full").observe(0.2)
-    metrics.set_findings([Finding("audit", "n", "k", "missing"), Finding("audit", "m", "k", "missing")])
+    metrics.set_findings(
+        [Finding("audit", "missing", node="n", key="k"), Finding("audit", "missing", node="m", key="k")]
+    )
     status, text = get(base + "/metrics")
     assert status == 200
     assert 'gpulabel_labels_restored_total{key="nvidia.com/gpu.count",node="lab-node-1"} 1.0' in text
@@ -57,7 +59,7 @@ def test_scraped_metrics_carry_what_happened(served: tuple[Metrics, str]) -> Non
 
 def test_findings_gauges_are_replaced_not_accumulated(served: tuple[Metrics, str]) -> None:
     metrics, base = served
-    metrics.set_findings([Finding("audit", "n", "k", "missing")])
+    metrics.set_findings([Finding("audit", "missing", node="n", key="k")])
     metrics.set_findings([])
     assert 'reason="missing"' not in get(base + "/metrics")[1]
 

@@ -109,14 +109,16 @@ def test_place_wide_lists_every_failure_and_the_closest_fix(story: str) -> None:
 
 def test_place_json_carries_the_same_verdicts(story: str) -> None:
     code, out, _ = run("place", str(PODS / "train-b.yaml"), "--snapshot", story, "-o", "json")
-    (doc,) = json.loads(out)["workloads"]
-    assert code == 1 and doc["fits"] == []
+    doc = json.loads(out)
+    (workload,) = doc["workloads"]
+    assert code == 1 and workload["fits"] == []
     assert [n["reason"] for n in doc["nodes"]] == [
         "affinity term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
         f"affinity term[0] {TRAINING} Exists",
         f"affinity term[0] {TRAINING} Exists",
     ]
-    assert doc["closest"]["changes"] == [{"key": TRAINING, "value": "true", "old": None, "owner": "nfd-worker"}]
+    assert workload["closest"] == "lab-node-1"
+    assert workload["changes"] == [f"{TRAINING}=true"]
 
 
 def test_place_table_is_for_people() -> None:
@@ -179,6 +181,17 @@ def test_pending_lines_then_the_schedulers_message(story: str) -> None:
     code, out, _ = run("pending", "--snapshot", story)
     assert code == 1
     assert out.splitlines() == [
+        "ml/train-b affinity 1 node(s) term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
+        f"ml/train-b affinity 2 node(s) term[0] {TRAINING} Exists",
+        "ml/train-b scheduler: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. "
+        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+    ]
+
+
+def test_pending_per_node_keeps_the_matrix(story: str) -> None:
+    code, out, _ = run("pending", "--per-node", "--snapshot", story)
+    assert code == 1
+    assert out.splitlines() == [
         "ml/train-b lab-node-0 affinity term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
         f"ml/train-b lab-node-1 affinity term[0] {TRAINING} Exists",
         f"ml/train-b lab-node-2 affinity term[0] {TRAINING} Exists",
@@ -189,7 +202,8 @@ def test_pending_lines_then_the_schedulers_message(story: str) -> None:
 
 def test_pending_wide_adds_why_and_the_prediction(story: str) -> None:
     out = run("pending", "--snapshot", story, "-o", "wide")[1].splitlines()
-    assert out[0].endswith('(NodeAffinity: value "NVIDIA-A100-SXM4-40GB" is not in the set)')
+    assert out[0].endswith('(NodeAffinity: value "NVIDIA-A100-SXM4-40GB" is not in the set; nodes: lab-node-0)')
+    assert out[1].endswith("(NodeAffinity: label absent; nodes: lab-node-1, lab-node-2)")
     assert out[-1].startswith("ml/train-b predicted: 0/3 nodes are available")
 
 
@@ -197,13 +211,14 @@ def test_pending_json(story: str) -> None:
     doc = json.loads(run("pending", "--snapshot", story, "-o", "json")[1])
     assert doc["pods"][0]["pod"] == "ml/train-b"
     assert doc["pods"][0]["scheduler_message"] == doc["pods"][0]["predicted_message"]
-    assert doc["summary"] == {"affinity": 3}
+    assert doc["summary"] == {"findings": 2, "reasons": {"affinity": 2}, "pods": 1}
+    assert [(f["pod"], f["count"]) for f in doc["findings"]] == [("ml/train-b", 1), ("ml/train-b", 2)]
 
 
 def test_check_includes_pending_and_hazards(story: str) -> None:
     code, out, _ = run("check", "--snapshot", story)
     assert code == 1
-    assert "pending: 3 finding(s) affinity=3" in out.splitlines()
+    assert "pending: 2 finding(s) affinity=2" in out.splitlines()
     assert "hazards: 1 finding(s) affinity=1" in out.splitlines()
 
 

@@ -81,12 +81,22 @@ def test_story_hazards_report_train_a_on_lab_node_1() -> None:
     (found,) = hazards(story_state())
     assert found.line() == f"ml/train-a lab-node-1 affinity term[0] {TRAINING} Exists"
     assert found.detail == "label absent; it would stay Pending if rescheduled"
-    assert found.data["fits_elsewhere_count"] == 0
+    assert found.fits_elsewhere == 0
 
 
-def test_story_pending_explains_train_b_node_by_node() -> None:
+def test_story_pending_groups_train_b_by_reason_with_node_counts() -> None:
     state = story_state()
-    assert [f.line() for f in pending(state)] == [
+    grouped = pending(state)
+    assert [f.line() for f in grouped] == [
+        "ml/train-b affinity 1 node(s) term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
+        f"ml/train-b affinity 2 node(s) term[0] {TRAINING} Exists",
+    ]
+    assert [f.sample for f in grouped] == [("lab-node-0",), ("lab-node-1", "lab-node-2")]
+
+
+def test_story_pending_per_node_explains_train_b_node_by_node() -> None:
+    state = story_state()
+    assert [f.line() for f in pending(state, per_node=True)] == [
         "ml/train-b lab-node-0 affinity term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
         f"ml/train-b lab-node-1 affinity term[0] {TRAINING} Exists",
         f"ml/train-b lab-node-2 affinity term[0] {TRAINING} Exists",
@@ -342,7 +352,7 @@ def test_hazards_ignore_unconstrained_finished_and_orphaned_pods() -> None:
         pod("other", "bad", "n1", spec=NEEDS_A),
     )
     assert [f.line() for f in hazards(state)] == ["ns/bad n1 node-selector gpu=a", "other/bad n1 node-selector gpu=a"]
-    assert [f.subject for f in hazards(state, "other")] == ["other/bad"]
+    assert [f.pod for f in hazards(state, "other")] == ["other/bad"]
 
 
 def test_hazards_say_where_the_pod_would_go_instead() -> None:
@@ -351,7 +361,7 @@ def test_hazards_say_where_the_pod_would_go_instead() -> None:
     )
     (found,) = hazards(state)
     assert found.detail == "label absent; it would fit 1 other node(s) if rescheduled"
-    assert found.data["fits_elsewhere"] == ["n2"]
+    assert found.sample == ("n2",)
 
 
 def test_a_daemon_pod_on_a_node_its_daemonset_no_longer_selects_is_about_to_go() -> None:
@@ -360,7 +370,7 @@ def test_a_daemon_pod_on_a_node_its_daemonset_no_longer_selects_is_about_to_go()
     assert found.detail == (
         "label absent; its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
     )
-    assert "fits_elsewhere_count" not in found.data
+    assert found.fits_elsewhere is None
 
 
 def test_hazards_ignore_taints_added_after_binding() -> None:
@@ -370,7 +380,7 @@ def test_hazards_ignore_taints_added_after_binding() -> None:
 
 def test_pending_says_fits_when_node_selection_is_not_the_cause() -> None:
     state = state_of(node("n1", GPU_A), node("n2", {}), pod("ns", "p", phase="Pending", spec=NEEDS_A))
-    lines = [(f.line(), f.detail) for f in pending(state)]
+    lines = [(f.line(), f.detail) for f in pending(state, per_node=True)]
     assert lines == [
         (
             "ns/p n1 fits",
@@ -379,15 +389,24 @@ def test_pending_says_fits_when_node_selection_is_not_the_cause() -> None:
         ),
         ("ns/p n2 node-selector gpu=a", "NodeAffinity: label absent"),
     ]
+    assert [f.line() for f in pending(state)] == ["ns/p fits 1 node(s)", "ns/p node-selector 1 node(s) gpu=a"]
     (p,) = pending_pods(state)
     assert p.predicted is None
+
+
+def test_grouped_pending_counts_every_node_once_and_samples_a_few() -> None:
+    nodes = [node(f"n{i:02}", {}) for i in range(10)] + [node("gpu", GPU_A)]
+    state = state_of(*nodes, pod("ns", "p", phase="Pending", spec=NEEDS_A))
+    fits, absent = pending(state)  # in the order of each group's first node: gpu < n00
+    assert (absent.reason, absent.count, absent.sample) == ("node-selector", 10, ("n00", "n01", "n02"))
+    assert (fits.reason, fits.count, fits.sample) == ("fits", 1, ("gpu",))
 
 
 def test_pending_skips_bound_pods_and_other_namespaces() -> None:
     state = state_of(
         node("n1", {}), pod("ns", "bound", "n1", phase="Pending"), pod("ns", "p", phase="Pending", spec=NEEDS_A)
     )
-    assert [f.subject for f in pending(state)] == ["ns/p"]
+    assert [f.pod for f in pending(state)] == ["ns/p"]
     assert pending(state, "elsewhere") == []
 
 

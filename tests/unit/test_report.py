@@ -39,12 +39,16 @@ def page_data(page: str) -> dict[str, Any]:
 def cells(doc: dict[str, Any]) -> dict[tuple[str, str], str]:
     """(node, operand) -> state name, as the grid shows it."""
     ops = [c["operand"] for c in doc["columns"]]
-    return {(row[0], op): doc["states"][code] for row in doc["nodes"] for op, code in zip(ops, row[7], strict=True)}
+    return {
+        (row["name"], op): doc["states"][code]
+        for row in doc["nodes"]
+        for op, code in zip(ops, row["cells"], strict=True)
+    }
 
 
 def causes(doc: dict[str, Any]) -> dict[tuple[str, str], str]:
     ops = [c["operand"] for c in doc["columns"]]
-    return {(row[0], ops[int(c)]): text for row in doc["nodes"] if len(row) > 9 for c, text in row[9].items()}
+    return {(row["name"], ops[int(c)]): text for row in doc["nodes"] for c, text in row.get("causes", {}).items()}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +76,7 @@ def test_the_drifted_lab_grid_shows_each_operand_state(
 
 
 def test_the_grid_has_one_row_per_node_and_a_column_per_operand_daemonset(drifted: dict[str, Any]) -> None:
-    assert [row[0] for row in drifted["nodes"]] == ["lab-node-0", "lab-node-1", "lab-node-2", "lab-node-3"]
+    assert [row["name"] for row in drifted["nodes"]] == ["lab-node-0", "lab-node-1", "lab-node-2", "lab-node-3"]
     assert [c["operand"] for c in drifted["columns"]] == [
         "driver",
         "container-toolkit",
@@ -99,9 +103,9 @@ def test_a_problem_cell_carries_its_cause_for_the_hover_text(
 
 def test_the_summary_counts_are_what_check_counts(drifted: dict[str, Any]) -> None:
     state = load_snapshots([DRIFTED])
-    expected = run_checks(state, CheckOptions())
+    expected = run_checks(state, CheckOptions()).parts
     got = {check: (s["findings"], s["reasons"]) for check, s in drifted["summary"].items()}
-    assert got == {name: (len(fs), _reasons(fs)) for name, fs in expected}
+    assert got == {p.command: (len(p.findings), _reasons(p.findings)) for p in expected}
     assert drifted["summary"]["pending"]["pods"] == 1
 
 
@@ -115,25 +119,25 @@ def test_a_synthetic_clusters_pending_verdicts_add_up_to_every_node_once() -> No
     synth = generate(300, seed=7, problem_rate=0.02)
     state = ClusterState.from_objects(("synth", o) for o in synth.objects)
     doc = collect(state)
-    expected = dict(run_checks(state, CheckOptions()))
+    expected = {p.command: p.findings for p in run_checks(state, CheckOptions()).parts}
     assert doc["summary"]["pending"]["findings"] == len(expected["pending"])
     assert doc["summary"]["pending"]["reasons"] == _reasons(expected["pending"])
     pods = [ref for entry in doc["pending"] for ref in entry["pods"]]
     assert sorted(pods) == sorted(synth.problems["pending"])
     for entry in doc["pending"]:
-        assert sum(group[2] for group in entry["groups"]) == len(state.nodes)
+        assert sum(group["nodes"] for group in entry["groups"]) == len(state.nodes)
 
 
 def test_audit_hazard_and_pending_rows_name_their_nodes_and_pods(drifted: dict[str, Any]) -> None:
-    names = [row[0] for row in drifted["nodes"]]
-    audit = {(names[r[0]], r[1], r[2]) for r in drifted["audit"]}
+    names = [row["name"] for row in drifted["nodes"]]
+    audit = {(names[r["node"]], r["key"], r["reason"]) for r in drifted["audit"]}
     assert ("lab-node-1", "nvidia.com/gpu.count", "not-a-number") in audit
     assert len(audit) == 5
-    assert [(h[0], names[h[1]]) for h in drifted["hazards"]] == [("ml/train-a", "lab-node-1")]
+    assert [(h["pod"], names[h["node"]]) for h in drifted["hazards"]] == [("ml/train-a", "lab-node-1")]
     (entry,) = drifted["pending"]
     assert entry["pods"] == ["ml/train-b"]
     assert entry["message"].startswith("0/4 nodes are available")
-    assert {n for group in entry["groups"] for n in group[3]} == set(names)
+    assert {n for group in entry["groups"] for n in group["sample"]} == set(names)
 
 
 GATED = {"nodeSelector": {"nvidia.com/gpu.deploy.driver": "true"}, "containers": []}
@@ -222,7 +226,7 @@ def test_markup_in_user_data_survives_as_text_in_the_data() -> None:
     doc = page_data(report_html(hostile_state()))
     assert [p for entry in doc["pending"] for p in entry["pods"]] == [f"ml/{HOSTILE_POD}"]
     assert HOSTILE_VALUE in doc["models"]
-    assert HOSTILE_NODE in [row[0] for row in doc["nodes"]]
+    assert HOSTILE_NODE in [row["name"] for row in doc["nodes"]]
     assert doc["source"] == "<b>snap</b>.json"
 
 
@@ -269,7 +273,7 @@ def test_report_writes_the_page_and_exits_zero_despite_findings(tmp_path: Path) 
     target = tmp_path / "report.html"
     code, out, err = run("report", "--snapshot", DRIFTED, "--html", str(target))
     assert (code, err) == (0, "")
-    assert out == f"{target}: 4 nodes, audit=5 operands=11 pending=1 hazards=1 capacity=0 mig=0 sharing=0 upgrade=0\n"
+    assert out == f"{target}: 4 nodes, audit=5 operands=11 pending=3 hazards=1 capacity=0 mig=0 sharing=0 upgrade=0\n"
     assert page_data(target.read_text())["summary"]["audit"]["findings"] == 5
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary file left behind
 
@@ -280,7 +284,17 @@ def test_report_json_output_gives_the_file_and_the_summary(tmp_path: Path) -> No
     doc = json.loads(out)
     assert code == 0
     assert (doc["file"], doc["bytes"], doc["nodes"]) == (str(target), target.stat().st_size, 4)
-    assert doc["summary"]["hazards"]["findings"] == 1
+    assert doc["kind"] == "ReportResult"
+    assert {c["check"]: c["findings"] for c in doc["checks"]} == {
+        "audit": 5,
+        "operands": 11,
+        "pending": 3,
+        "hazards": 1,
+        "capacity": 0,
+        "mig": 0,
+        "sharing": 0,
+        "upgrade": 0,
+    }
 
 
 def test_report_to_stdout_writes_only_the_page() -> None:

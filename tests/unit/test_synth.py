@@ -80,7 +80,7 @@ def test_each_injected_problem_is_found_on_exactly_its_nodes(
         "operands": lambda: check_operands(state).findings,
         "hazards": lambda: hazards(state),
     }[check]()
-    where = {f.key if check == "hazards" else f.subject for f in findings if f.reason == reason}
+    where = {f.node if check in ("hazards", "audit", "operands") else f.pod for f in findings if f.reason == reason}
     expected = {n for p in problems for n in synth.problems[p]}
     assert expected and where == expected
 

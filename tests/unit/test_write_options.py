@@ -47,11 +47,7 @@ def run(*argv: str) -> tuple[int, str, str]:
         (["--watch", "--metrics-port", "70000"], "--metrics-port: must be a port from 1 to 65535, not 70000"),
         (["--watch", "--leader-elect", "--identity", " "], "--identity: must not be empty"),
         (["--watch", "--leader-elect", "--lease-name", ""], "--lease-name: must not be empty"),
-        (["--snapshot", "x.yaml"], "--snapshot: sync writes to a live cluster; it cannot read a snapshot"),
-        (
-            ["-n", "kube-system"],
-            "--namespace: sync writes nodes, which have no namespace (the Lease's is --lease-namespace)",
-        ),
+        (["--snapshot", "x.yaml"], "--snapshot: only with --dry-run: sync writes to a live cluster"),
     ],
     ids=[
         "watch with a dry run is refused",
@@ -69,12 +65,19 @@ def run(*argv: str) -> tuple[int, str, str]:
         "a port above 65535 is refused",
         "a blank identity is refused",
         "an empty lease name is refused",
-        "a snapshot is refused",
-        "a namespace is refused",
+        "a snapshot without a dry run is refused",
     ],
 )
 def test_sync_refuses_an_option_without_the_one_it_needs(tmp_path: Path, options: list[str], line: str) -> None:
     assert run("sync", str(tmp_path), *options) == (2, "", f"gpulabel: {line}\n")
+
+
+def test_sync_offers_no_namespace(tmp_path: Path) -> None:
+    """Nodes have no namespace: -n is not a sync option, before or after the command name."""
+    assert run("-n", "kube-system", "sync", str(tmp_path)) == (2, "", "gpulabel: -n: not used by sync\n")
+    with pytest.raises(SystemExit) as exit_:
+        run("sync", str(tmp_path), "-n", "kube-system")
+    assert exit_.value.code == 2
 
 
 def test_sync_checks_the_options_before_the_directory(tmp_path: Path) -> None:
@@ -124,11 +127,11 @@ def test_a_valid_watch_command_reaches_the_client(tmp_path: Path) -> None:
     [
         (
             ["isolate", "gpu-a", "--snapshot", "x.yaml"],
-            "--snapshot: isolate writes to a live cluster; it cannot read a snapshot",
+            "--snapshot: only with --dry-run: isolate writes to a live cluster",
         ),
         (["isolate", ""], "NODE: a node name must not be empty"),
     ],
-    ids=["isolate refuses a snapshot", "isolate refuses an empty node name"],
+    ids=["isolate refuses a snapshot without a dry run", "isolate refuses an empty node name"],
 )
 def test_isolate_refuses_bad_options_before_contacting_the_cluster(argv: list[str], line: str) -> None:
     assert run(*argv) == (2, "", f"gpulabel: {line}\n")

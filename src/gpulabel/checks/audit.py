@@ -33,7 +33,7 @@ _KNOWN_DEPLOY_VALUES = frozenset({"true", "false", "pre-installed"})
 
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
-    return Finding("audit", node.name, key, reason, detail=detail, data={"value": node.labels.get(key)})
+    return Finding("audit", reason, node=node.name, key=key, detail=detail, value=node.labels.get(key))
 
 
 def audit_node(node: Node, strict: bool = False) -> list[Finding]:

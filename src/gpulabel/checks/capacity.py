@@ -29,7 +29,8 @@ DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
 
 
 def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    return Finding("capacity", node.name, key, reason, detail=detail, data=data)
+    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
+    return Finding("capacity", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
 
 
 def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:

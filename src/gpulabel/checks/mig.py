@@ -30,7 +30,8 @@ REASONS = {
 
 
 def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    return Finding("mig", node.name, key, reason, detail=detail, data={"value": node.labels.get(key), **data})
+    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
+    return Finding("mig", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
 
 
 def cluster_mig_strategy(policies: Sequence[Mapping[str, Any]]) -> str | None:

@@ -209,7 +209,21 @@ def _not_ready(pods: list[Pod]) -> Finding | None:
         data["waiting"] = pod.waiting
     if pod.waiting or pod.restarts:
         why += f", restarts {pod.restarts}"
-    return Finding("operands", "", "", "not-ready", detail=f"pod {pod.ref} {why}", data=data)
+    del data  # the detail says it in words; the finding's fields are typed
+    return Finding("operands", "not-ready", detail=f"pod {pod.ref} {why}")
+
+
+def _missing(node: Node, name: str, detail: str, data: Mapping[str, Any]) -> Finding:
+    """A ``missing`` finding; of the cause's data, the DaemonSet concerned is kept as a typed field."""
+    daemonset = data.get("daemonset")
+    return Finding(
+        "operands",
+        "missing",
+        node=node.name,
+        operand=name,
+        detail=detail,
+        daemonset=daemonset if isinstance(daemonset, str) else "",
+    )
 
 
 def check_operands(
@@ -253,9 +267,9 @@ def check_operands(
             findings.append(
                 Finding(
                     "operands",
-                    node.name,
-                    "operands",
                     "isolated",
+                    node=node.name,
+                    operand="operands",
                     detail=f"{V.DEPLOY_OPERANDS}=false: every deploy label is removed, no operand is expected",
                 )
             )
@@ -276,11 +290,11 @@ def check_operands(
                 findings.append(
                     Finding(
                         "operands",
-                        node.name,
-                        name,
                         "paused",
+                        node=node.name,
+                        operand=name,
+                        value=value,
                         detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
-                        data={"label": key, "value": value},
                     )
                 )
             elif expected and not pods:
@@ -290,17 +304,17 @@ def check_operands(
                     msg = waiting[0].condition_message("PodScheduled") or "not scheduled yet"
                     detail = f"pod {waiting[0].ref} Pending: {msg}"
                     data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
-                findings.append(Finding("operands", node.name, name, "missing", detail=detail, data=data))
+                findings.append(_missing(node, name, detail, data))
             elif expected:
                 nr = _not_ready(pods)
                 if nr is not None:
-                    findings.append(dataclasses.replace(nr, subject=node.name, key=name))
+                    findings.append(dataclasses.replace(nr, node=node.name, operand=name))
                 elif not running:
                     detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
                     failed = [p for p in pods if p.phase == "Failed"]
                     if failed:
                         detail, data = f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
-                    findings.append(Finding("operands", node.name, name, "missing", detail=detail, data=data))
+                    findings.append(_missing(node, name, detail, data))
             if running and not expected and not paused:
                 why = (
                     "node isolated (nvidia.com/gpu.deploy.operands=false)"
@@ -316,11 +330,10 @@ def check_operands(
                 findings.append(
                     Finding(
                         "operands",
-                        node.name,
-                        name,
                         "unexpected",
+                        node=node.name,
+                        operand=name,
                         detail=f"pod {running[0].ref} running; {why}",
-                        data={"pod": running[0].ref},
                     )
                 )
             if running and op is not None:
@@ -333,12 +346,11 @@ def check_operands(
                     findings.append(
                         Finding(
                             "operands",
-                            node.name,
-                            name,
                             "out-of-order",
-                            (need,),
+                            node=node.name,
+                            operand=name,
+                            args=(need,),
                             detail=f"{name} is running but {need} is not running and ready on this node",
-                            data={"prerequisite": need},
                         )
                     )
     return OperandReport(findings, _daemonset_accounts(state, ds_by_operand, reqs))

@@ -425,6 +425,17 @@ def _in_namespace(pod: Pod, namespace: str | None) -> bool:
     return not namespace or pod.namespace == namespace
 
 
+PENDING_SAMPLE = 3  # node names a grouped pending finding lists; its count is always exact
+
+
+def _refusal(result: Result) -> tuple[str, tuple[str, ...], str]:
+    """A refusal's reason word, its arguments and the explanation of every failure."""
+    head, args = _split(result.reason)
+    first, *more = result.failures
+    detail = f"{first.filter}: {first.why}" + "".join(f"; also {f.reason}: {f.why}" for f in more)
+    return head, args, detail
+
+
 @dataclass(frozen=True, slots=True)
 class PendingPod:
     pod: Pod
@@ -436,28 +447,46 @@ class PendingPod:
         """What the scheduler wrote in the pod's ``PodScheduled`` condition."""
         return self.pod.condition_message("PodScheduled")
 
+    def _fits_detail(self) -> str:
+        why = "the filters gpulabel models allow this node; the pod waits for something else"
+        return why + (
+            " (scheduling gates)"
+            if self.pod.spec.get("schedulingGates")
+            else " (ports, volumes, topology; resources if allocatable is unknown)"
+        )
+
+    def _finding(self, node: str, result: Result, **group: Any) -> Finding:
+        if result.fits:
+            return Finding("pending", "fits", pod=self.pod.ref, node=node, detail=self._fits_detail(), **group)
+        head, args, detail = _refusal(result)
+        return Finding("pending", head, pod=self.pod.ref, node=node, args=args, detail=detail, **group)
+
     def findings(self, nodes: Sequence[Node]) -> list[Finding]:
-        data: dict[str, Any] = {"scheduler_message": self.message}
-        if self.predicted is not None:
-            data["predicted_message"] = self.predicted
-        gates = self.pod.spec.get("schedulingGates")
-        out = []
-        for node, result in zip(nodes, self.results, strict=True):
-            node_data = {**data, "filter": result.filter, "failures": [f.to_json() for f in result.failures]}
-            if result.fits:
-                why = "the filters gpulabel models allow this node; the pod waits for something else"
-                why += (
-                    " (scheduling gates)"
-                    if gates
-                    else " (ports, volumes, topology; resources if allocatable is unknown)"
-                )
-                out.append(Finding("pending", self.pod.ref, node.name, "fits", detail=why, data=node_data))
-                continue
-            head, args = _split(result.reason)
-            first, *more = result.failures
-            detail = f"{first.filter}: {first.why}" + "".join(f"; also {f.reason}: {f.why}" for f in more)
-            out.append(Finding("pending", self.pod.ref, node.name, head, args, detail, node_data))
-        return out
+        """One finding per node (``--per-node``): why it does not take the pod, or ``fits``."""
+        return [self._finding(node.name, result) for node, result in zip(nodes, self.results, strict=True)]
+
+    def grouped(self, nodes: Sequence[Node], sample: int = PENDING_SAMPLE) -> list[Finding]:
+        """One finding per distinct reason (its arguments included), with how many nodes give it and a few names.
+
+        Groups are in the order of their first node; the detail is the first
+        node's. The work is one dictionary lookup per node, the output grows
+        with the reasons, never with the nodes.
+        """
+        first: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        names: dict[str, list[str]] = {}
+        for i, result in enumerate(self.results):
+            reason = result.reason  # "" when the node fits
+            n = counts.get(reason)
+            if n is None:
+                first[reason] = i
+                counts[reason] = 1
+                names[reason] = [nodes[i].name]
+            else:
+                counts[reason] = n + 1
+                if n < sample:
+                    names[reason].append(nodes[i].name)
+        return [self._finding("", self.results[i], count=counts[r], sample=tuple(names[r])) for r, i in first.items()]
 
 
 def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
@@ -482,9 +511,11 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
     return out
 
 
-def pending(state: ClusterState, namespace: str | None = None) -> list[Finding]:
-    """One finding per Pending pod and node: why the node does not take it (or ``fits``)."""
-    return [f for p in pending_pods(state, namespace) for f in p.findings(state.nodes)]
+def pending(state: ClusterState, namespace: str | None = None, per_node: bool = False) -> list[Finding]:
+    """Per Pending pod, one finding per reason with its node count (``per_node``: one per node)."""
+    if per_node:
+        return [f for p in pending_pods(state, namespace) for f in p.findings(state.nodes)]
+    return [f for p in pending_pods(state, namespace) for f in p.grouped(state.nodes)]
 
 
 def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
@@ -508,7 +539,7 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
         result = req.affinity_only().match(node, full=True)
         if result.fits:
             continue
-        data: dict[str, Any] = {"node": node.name, "failures": [f.to_json() for f in result.failures]}
+        count, names = 0, list[str]()
         if any(kind == "DaemonSet" for kind, _ in pod.owners):
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
@@ -517,7 +548,6 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             if unbound not in elsewhere:  # replicas share one answer
                 elsewhere[unbound] = fitting_nodes(unbound, index)
             count, names = elsewhere[unbound]
-            data |= {"fits_elsewhere": names, "fits_elsewhere_count": count}
             fate = (
                 "it would stay Pending if rescheduled"
                 if not count
@@ -525,5 +555,17 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             )
         head, args = _split(result.reason)
         detail = f"{result.failures[0].why}; {fate}"
-        out.append(Finding("hazards", pod.ref, node.name, head, args, detail, data))
+        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
+        out.append(
+            Finding(
+                "hazards",
+                head,
+                pod=pod.ref,
+                node=node.name,
+                args=args,
+                detail=detail,
+                fits_elsewhere=None if daemon else count,
+                sample=tuple(names),
+            )
+        )
     return out

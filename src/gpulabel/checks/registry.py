@@ -1,9 +1,17 @@
-"""The read-only checks that ``gpulabel check`` and ``report`` run together, with typed options.
+"""The registry of read-only checks that ``check``, ``report`` and their own commands run, with typed options.
 
-Each check names the kinds of object it reads, so ``check`` LISTs the union
-once and every check runs on the same snapshot of the cluster. Options are
-plain dataclasses, validated when they are built: the CLI turns flags into
-them, and nothing below the CLI knows about argparse.
+A :class:`Check` names the kinds of object it reads (``check`` LISTs the
+union once, so every check runs on the same picture of the cluster) and the
+kinds it cannot do without (``requires``): when the input holds none of
+those, for instance a nodes-only snapshot, the check is *skipped*, which is
+neither OK nor a finding. Each check returns a :class:`Result` (findings plus
+optional detail sections), which :mod:`gpulabel.render` turns into any output
+format. Options are one plain dataclass, validated when built: the CLI turns
+flags into it, and nothing below the CLI knows about argparse.
+
+To add a check: write a function ``(ClusterState, CheckOptions) -> Result``
+and :func:`register` a :class:`Check` for it (its command can then be a
+two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Result, Section
 
 __all__ = [
     "CHECKS",
@@ -26,7 +34,10 @@ __all__ = [
     "check_named",
     "known_operands",
     "parse_duration",
+    "register",
+    "run_check",
     "run_checks",
+    "skip_reason",
 ]
 
 
@@ -62,13 +73,16 @@ class CheckOptions:
     """What the checks can be told.
 
     ``strict`` (audit), ``disabled`` operands, the pods' ``namespace``,
-    ``stuck_after`` (seconds a MIG or driver-upgrade state may last) and
-    ``now`` (the time ages are measured at; default: when the options are made).
+    ``per_node`` (pending: one finding per pod and node instead of one per pod
+    and reason), ``stuck_after`` (seconds a MIG or driver-upgrade state may
+    last) and ``now`` (the time ages are measured at; default: when the
+    options are made).
     """
 
     strict: bool = False
     disabled: tuple[str, ...] = field(default=())
     namespace: str | None = None
+    per_node: bool = False
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -81,75 +95,142 @@ class CheckOptions:
 @dataclass(frozen=True, slots=True)
 class Check:
     name: str
-    kinds: tuple[str, ...]
-    run: Callable[[ClusterState, CheckOptions], list[Finding]]
+    kinds: tuple[str, ...]  # what it reads
+    requires: tuple[str, ...]  # without any object of these kinds in the input, it is skipped
+    run: Callable[[ClusterState, CheckOptions], Result]
+    help: str = ""
 
 
-def _audit(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+_PLURAL = {"ClusterPolicy": "clusterpolicies"}
+
+
+def skip_reason(check: Check, state: ClusterState) -> str:
+    """Why ``check`` cannot run on ``state`` (``"no pods in the input"``), or ``""`` if it can."""
+    missing = [_PLURAL.get(k, k.lower() + "s") for k in check.requires if k not in state.kinds]
+    return f"no {' or '.join(missing)} in the input" if missing else ""
+
+
+def _audit(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.audit import audit
 
-    return audit(state, strict=opts.strict)
+    return Result("audit", tuple(audit(state, strict=opts.strict)))
 
 
-def _operands(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _operands(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.operands import check_operands
 
-    return check_operands(state, opts.disabled).findings
+    report = check_operands(state, opts.disabled)
+    rows = tuple(
+        {
+            "daemonset": a["daemonset"],
+            "operand": a["operand"],
+            "labelled_nodes": a["labelled_nodes"],
+            "desired_number_scheduled": a["desired_number_scheduled"],
+            "excluded": tuple(
+                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in a["excluded"]
+            ),
+        }
+        for a in report.daemonsets
+    )
+    wide = tuple(
+        f"# {r['daemonset']} operand={r['operand']} labelled={r['labelled_nodes']} "
+        f"desired={r['desired_number_scheduled']}" + (f" excluded: {'; '.join(ex)}" if (ex := r["excluded"]) else "")
+        for r in rows
+    )
+    return Result("operands", tuple(report.findings), (Section("daemonsets", rows, (), wide),))
 
 
-def _pending(state: ClusterState, opts: CheckOptions) -> list[Finding]:
-    from gpulabel.checks.placement import pending
+def _pending(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.placement import pending_pods
 
-    return pending(state, opts.namespace)
+    pods = pending_pods(state, opts.namespace)
+    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if opts.per_node else p.grouped(state.nodes)))
+    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
+    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
+    wide = tuple(
+        line
+        for p in pods
+        for line in (
+            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
+            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
+        )
+    )
+    return Result("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
 
 
-def _hazards(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.placement import hazards
 
-    return hazards(state, opts.namespace)
+    return Result("hazards", tuple(hazards(state, opts.namespace)))
 
 
-def _capacity(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.capacity import capacity
 
-    return capacity(state, opts.disabled)
+    return Result("capacity", tuple(capacity(state, opts.disabled)))
 
 
-def _mig(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    return mig(state, opts.now, opts.stuck_after)
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)))
 
 
-def _sharing(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.sharing import sharing
 
-    return sharing(state)
+    return Result("sharing", tuple(sharing(state)))
 
 
-def _upgrade(state: ClusterState, opts: CheckOptions) -> list[Finding]:
+def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
-    return upgrade(state, opts.now, opts.stuck_after)
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)))
 
 
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
-CHECKS: tuple[Check, ...] = (
-    Check("audit", ("Node",), _audit),
-    Check("operands", ("Node", "DaemonSet", "ClusterPolicy", "Pod"), _operands),
-    Check("pending", ("Node", "Pod"), _pending),
-    Check("hazards", ("Node", "Pod"), _hazards),
-    Check("capacity", ("Node", "ClusterPolicy"), _capacity),
-    Check("mig", ("Node", "ClusterPolicy"), _mig),
-    Check("sharing", ("Node",), _sharing),
-    Check("upgrade", ("Node",), _upgrade),
-)
+CHECKS: list[Check] = [
+    Check("audit", ("Node",), ("Node",), _audit, "GPU labels of every nvidia.com/gpu.present=true node"),
+    Check(
+        "operands",
+        ("Node", "DaemonSet", "ClusterPolicy", "Pod"),
+        ("Node", "DaemonSet", "Pod"),
+        _operands,
+        "operands missing, not ready, out of order or unexpected, per node",
+    ),
+    Check("pending", ("Node", "Pod"), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
+    Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
+    Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
+    Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
+    Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
+    Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
+]
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 
 
+def register(check: Check) -> Check:
+    """Add ``check`` to what ``check`` and ``report`` run (after the built-in ones); returns it."""
+    if any(c.name == check.name for c in CHECKS):
+        raise ValueError(f"check {check.name!r} is already registered")
+    CHECKS.append(check)
+    return check
+
+
 def check_named(name: str) -> Check:
-    return next(c for c in CHECKS if c.name == name)
+    for c in CHECKS:
+        if c.name == name:
+            return c
+    raise KeyError(name)
 
 
-def run_checks(state: ClusterState, opts: CheckOptions) -> Sequence[tuple[str, list[Finding]]]:
-    return [(c.name, c.run(state, opts)) for c in CHECKS]
+def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
+    """One check's result, or a skipped result when its inputs are absent."""
+    c = check_named(check) if isinstance(check, str) else check
+    why = skip_reason(c, state)
+    return Result(c.name, skipped=why) if why else c.run(state, opts)
+
+
+def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
+    """Every registered check over ``state``: one ``check`` result whose parts are the checks' results."""
+    parts = tuple(run_check(c, state, opts) for c in (CHECKS if checks is None else checks))
+    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts)

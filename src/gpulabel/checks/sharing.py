@@ -27,7 +27,8 @@ REASONS = {
 
 
 def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    return Finding("sharing", node.name, key, reason, detail=detail, data={"value": node.labels.get(key), **data})
+    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
+    return Finding("sharing", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
 
 
 def sharing_node(node: Node) -> list[Finding]:

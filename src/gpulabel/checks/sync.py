@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node
@@ -75,19 +74,13 @@ def plan_node(node: Node, desired: Mapping[str, str], prune: bool = False) -> No
 
 
 def change_finding(change: LabelChange) -> Finding:
-    """A change as a finding, for the shared JSON and wide renderings."""
-    data: dict[str, Any] = {"node": change.node, "key": change.key, "value": change.value, "previous": change.previous}
-    if change.changed_by is not None:
-        data["changed_by"] = {
-            "manager": change.changed_by.manager,
-            "operation": change.changed_by.operation,
-            "time": change.changed_by.time,
-        }
+    """A change as a finding, for the shared renderings (the line is ``<node> <key> <value>`` or ``<node> <key>-``)."""
     return Finding(
         "sync",
-        change.node,
-        change.key,
         "restored" if change.value is not None else "pruned",
+        node=change.node,
+        key=change.key,
+        value=change.value,
+        old=change.previous,
         detail=change.explanation(),
-        data=data,
     )

@@ -40,12 +40,9 @@ def repair_command(node: str, key: str, value: str) -> str:
 
 
 def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None = None, **data: object) -> Finding:
-    extra: dict[str, object] = {"value": node.labels.get(key), **data}
     if repair is not None:
-        command = repair_command(node.name, key, repair)
-        extra["repair"] = command
-        detail = f"{detail}; repair: {command}"
-    return Finding("upgrade", node.name, key, reason, detail=detail, data=extra)
+        detail = f"{detail}; repair: {repair_command(node.name, key, repair)}"
+    return Finding("upgrade", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
 
 
 def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:

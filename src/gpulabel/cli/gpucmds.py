@@ -57,25 +57,58 @@ def options(ctx: Context) -> CheckOptions:
     return opts
 
 
+NODE_FLAGS = ("output", "cluster", "nodes")  # these commands read nodes only: no -n/-A
+
+
 def add_gpu_commands(add: AddCommand) -> None:
-    p = add("capacity", cmd_capacity, "GPU labels against status.allocatable: GPUs labelled but not advertised, or not")
+    p = add(
+        "capacity",
+        cmd_capacity,
+        "GPU labels against status.allocatable: GPUs labelled but not advertised, or not",
+        groups=NODE_FLAGS,
+        examples=("capacity --snapshot nodes.json", "capacity -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
+    )
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
-    p = add("mig", cmd_mig, "MIG reconfigurations failed or stuck, invalid or impossible layouts, strategy drift")
+    p = add(
+        "mig",
+        cmd_mig,
+        "MIG reconfigurations failed or stuck, invalid or impossible layouts, strategy drift",
+        groups=NODE_FLAGS,
+        examples=("mig -o wide", "mig --stuck-after 1h --at 2026-11-30T04:00:00Z --snapshot nodes.json"),
+    )
     add_stuck_after(p)
-    add("sharing", cmd_sharing, "time-slicing and MPS labels that contradict each other")
-    p = add("upgrade", cmd_upgrade, "driver upgrades failed or stuck, operands left paused, deploy-label typos")
+    add(
+        "sharing",
+        cmd_sharing,
+        "time-slicing and MPS labels that contradict each other",
+        groups=NODE_FLAGS,
+        examples=("sharing -o wide",),
+    )
+    p = add(
+        "upgrade",
+        cmd_upgrade,
+        "driver upgrades failed or stuck, operands left paused, deploy-label typos",
+        groups=NODE_FLAGS,
+        examples=("upgrade -o wide", "upgrade --stuck-after 45m"),
+    )
     add_stuck_after(p)
-    p = add("gpus", cmd_gpus, "the fleet inventory: nodes, GPUs, allocatable, requested, free per kind of node")
+    p = add(
+        "gpus",
+        cmd_gpus,
+        "the fleet inventory: nodes, GPUs, allocatable, requested, free per kind of node",
+        examples=("gpus --by node.kubernetes.io/instance-type", "gpus -o table"),
+        exits="0 done, 2 bad input or an unusable cluster",
+    )
     p.add_argument("--by", metavar="LABEL", help="group by this node label (a pool) and product")
 
 
 def _run(ctx: Context, name: str) -> int:
-    from gpulabel.checks.registry import check_named
+    from gpulabel.checks.registry import check_named, run_check
     from gpulabel.cli.context import findings_exit
 
     check = check_named(name)
     opts = options(ctx)
-    return findings_exit(ctx, check.run(ctx.state(check.kinds), opts), name)
+    return findings_exit(ctx, run_check(check, ctx.state(check.kinds), opts))
 
 
 def cmd_capacity(ctx: Context) -> int:
@@ -99,42 +132,29 @@ def cmd_upgrade(ctx: Context) -> int:
 
 def cmd_gpus(ctx: Context) -> int:
     from gpulabel.checks.gpus import inventory
-    from gpulabel.render.text import emit_json, emit_table
+    from gpulabel.model.findings import Cell, Result, Section
 
     rows = inventory(ctx.state(["Node", "Pod"]), ctx.args.by)
-    if ctx.fmt == "json":
-        emit_json({"check": "gpus", "by": ctx.args.by, "rows": [r.to_json() for r in rows]}, ctx.out)
-    elif ctx.fmt == "table":
-        keys = list(rows[0].group) if rows else ["product"]
-        emit_table(
-            (*keys, "nodes", "gpus", "allocatable", "requested", "free"),
-            [
-                (
-                    *r.group.values(),
-                    str(r.nodes),
-                    str(r.gpus),
-                    str(r.total_allocatable),
-                    str(r.total_requested),
-                    str(r.free),
-                )
-                for r in rows
-            ],
-            ctx.out,
-            title="GPU inventory",
-        )
-    elif not rows:
-        ctx.out.write("no GPU nodes\n")
-    else:
-        wide = ctx.fmt == "wide"
-        for r in rows:
-            line = r.line()
-            if wide:
-                parts = [
-                    f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)
-                ]
-                extra = "allocatable/requested: " + (", ".join(parts) or "none")
-                if r.unknown_allocatable:
-                    extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
-                line += f" ({extra})"
-            ctx.out.write(line + "\n")
+    wide = []
+    for r in rows:
+        parts = [f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)]
+        extra = "allocatable/requested: " + (", ".join(parts) or "none")
+        if r.unknown_allocatable:
+            extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
+        wide.append(f"{r.line()} ({extra})")
+    cells: tuple[dict[str, Cell], ...] = tuple(
+        {
+            **r.group,
+            "nodes": r.nodes,
+            "gpus": r.gpus,
+            "allocatable": r.total_allocatable,
+            "requested": r.total_requested,
+            "free": r.free,
+            "unknown_allocatable": r.unknown_allocatable,
+        }
+        for r in rows
+    )
+    text = tuple(r.line() for r in rows) or ("no GPU nodes",)
+    section = Section("rows", cells, text, tuple(wide) or ("no GPU nodes",))
+    ctx.emit(Result("gpus", sections=(section,), ok="", fields={"by": ctx.args.by}))
     return 0

@@ -3,37 +3,68 @@
 Exit codes: 0 nothing found, 1 findings, 2 bad input or an unusable cluster.
 Heavy libraries are imported inside the commands that need them. Commands live
 in one module per group; :mod:`gpulabel.cli.context` is the contract between them.
+Run as ``kubectl-gpulabel`` (``kubectl gpulabel ...``), usage and help say so.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from gpulabel import __version__
-from gpulabel.cli.context import SHARED_DEFAULTS, Command, Context, shared_flags
-from gpulabel.errors import GpulabelError
+from gpulabel.cli.context import ALL_GROUPS, GROUP_FLAGS, SHARED_DEFAULTS, AddCommand, Command, Context, shared_flags
+from gpulabel.errors import GpulabelError, InputError
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["build_parser", "main", "prog_name", "run"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    shared = shared_flags()
+def prog_name(argv0: str | None = None) -> str:
+    """``kubectl gpulabel`` when run as the kubectl plugin (``kubectl-gpulabel``), else ``gpulabel``."""
+    base = os.path.basename(argv0 if argv0 is not None else sys.argv[0])
+    return "kubectl gpulabel" if base.startswith("kubectl-gpulabel") else "gpulabel"
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; option help wrapped at spaces only (operand names stay whole)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
+def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gpulabel",
-        parents=[shared],
+        prog=prog,
+        parents=[shared_flags()],
+        formatter_class=_Formatter,
         description="Find, explain and repair the node labels a GPU Kubernetes cluster runs on.",
-        epilog="Exit codes: 0 all good, 1 findings, 2 bad input or cluster error.",
+        epilog=f"Exit codes: 0 all good, 1 findings, 2 bad input or cluster error.\n"
+        f"Run '{prog} COMMAND --help' for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"gpulabel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name: str, func: Command, help_: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, parents=[shared], help=help_, description=help_)
-        p.set_defaults(func=func)
+    def add(
+        name: str, func: Command, help_: str, groups: tuple[str, ...], examples: tuple[str, ...], exits: str
+    ) -> argparse.ArgumentParser:
+        epilog = ""
+        if examples:
+            epilog += "examples:\n" + "".join(f"  {prog} {e}\n" for e in examples) + "\n"
+        epilog += f"exit codes: {exits}"
+        p = sub.add_parser(
+            name,
+            parents=[shared_flags(groups, after=True)],
+            help=help_,
+            description=help_,
+            epilog=epilog,
+            formatter_class=_Formatter,
+        )
+        p.set_defaults(func=func, groups=groups)
         return p
 
     from gpulabel.cli.gpucmds import add_gpu_commands
@@ -41,31 +72,49 @@ def build_parser() -> argparse.ArgumentParser:
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
     from gpulabel.cli.report import add_report_command
+    from gpulabel.cli.toolcmds import add_tool_commands
     from gpulabel.cli.writecmds import add_write_commands
 
-    add_label_commands(add)  # sanitize, validate
-    add_node_commands(add)  # audit, sources, operands, check
-    add_write_commands(add)  # sync, isolate
-    add_placement_commands(add)  # place, pending, hazards
-    add_report_command(add)  # report --html
-    add_gpu_commands(add)  # capacity, mig, sharing, upgrade, gpus
+    helper = AddCommand(add)
+    add_label_commands(helper)  # sanitize, validate
+    add_node_commands(helper)  # audit, sources, operands, check
+    add_write_commands(helper)  # sync, isolate
+    add_placement_commands(helper)  # place, pending, hazards
+    add_report_command(helper)  # report --html
+    add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
+    add_tool_commands(helper)  # diff, version, completion
     return parser
+
+
+def _settle_flags(args: argparse.Namespace) -> None:
+    """Refuse flags given before a command that does not use them; combine ``--snapshot`` from both sides."""
+    offered = set(getattr(args, "groups", ALL_GROUPS))
+    for group, (dests, flags) in GROUP_FLAGS.items():
+        if group not in offered and any(hasattr(args, d) for d in dests):
+            raise InputError(flags.split("/")[0] if group != "output" else flags, f"not used by {args.command}")
+    both = [*(getattr(args, "snapshot", None) or ()), *(getattr(args, "snapshot_after", None) or ())]
+    if hasattr(args, "snapshot_after"):
+        del args.snapshot_after
+    if both:
+        args.snapshot = both
+    for name, default in SHARED_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    parser = build_parser()
+    prog = prog_name()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
-    for name, default in SHARED_DEFAULTS.items():
-        if not hasattr(args, name):
-            setattr(args, name, default)
     ctx = Context(args, out, err)
     try:
+        _settle_flags(args)
         return int(args.func(ctx))
     except GpulabelError as exc:
         out.flush()
-        err.write(f"gpulabel: {exc}\n")
+        err.write(f"{prog.split()[-1]}: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         err.write("gpulabel: interrupted\n")

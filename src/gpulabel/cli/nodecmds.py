@@ -2,45 +2,82 @@
 
 from __future__ import annotations
 
+import argparse
+
 from gpulabel.cli.context import AddCommand, Context, findings_exit
 from gpulabel.errors import InputError
 
 __all__ = ["add_node_commands"]
 
 
+OPERAND_NAMES = (
+    "driver, container-toolkit, device-plugin, mps-control-daemon, gpu-feature-discovery, dcgm, dcgm-exporter, "
+    "mig-manager, operator-validator, node-status-exporter, sandbox-device-plugin, sandbox-validator, vgpu-manager, "
+    "vgpu-device-manager, vfio-manager, cc-manager, kata-manager"
+)  # checks.operands.CATALOGUE, spelled out so that --help imports no check (a test keeps them equal)
+
+
+def _disabled_flag(p: argparse.ArgumentParser, help_: str) -> None:
+    p.add_argument(
+        "--disabled", action="append", default=[], metavar="OPERAND", help=f"{help_}; one of: {OPERAND_NAMES}"
+    )
+
+
 def add_node_commands(add: AddCommand) -> None:
-    p = add("audit", cmd_audit, "check the GPU labels of every node with nvidia.com/gpu.present=true")
+    p = add(
+        "audit",
+        cmd_audit,
+        "check the GPU labels of every node with nvidia.com/gpu.present=true",
+        groups=("output", "cluster", "nodes"),
+        examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
+    )
     p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
 
-    p = add("sources", cmd_sources, "who owns each label key; with --node, who last wrote each label")
+    p = add(
+        "sources",
+        cmd_sources,
+        "who owns each label key; with --node, who last wrote each label",
+        groups=("output", "cluster"),
+        examples=(
+            "sources nvidia.com/gpu.product feature.node.kubernetes.io/pci-10de.present",
+            "sources --node lab-node-1 --snapshot examples/drifted-lab.yaml",
+        ),
+        exits="0 done, 2 bad input or an unusable cluster",
+    )
     p.add_argument("keys", nargs="*", metavar="KEY")
     p.add_argument("--node", metavar="NAME", help="list this node's labels with owner and last writer")
 
-    p = add("operands", cmd_operands, "are the operands each node should run running, ready and in order?")
-    p.add_argument(
-        "--disabled",
-        action="append",
-        default=[],
-        metavar="OPERAND",
-        help="operand switched off cluster-wide (when there is no ClusterPolicy); repeatable",
+    p = add(
+        "operands",
+        cmd_operands,
+        "are the operands each node should run running, ready and in order?",
+        groups=("output", "cluster", "nodes"),
+        examples=("operands --snapshot examples/drifted-lab.yaml -o wide", "operands --disabled dcgm"),
     )
+    _disabled_flag(p, "operand switched off cluster-wide (when there is no ClusterPolicy); repeatable")
 
-    p = add("check", cmd_check, "run every read-only check and summarise each")
+    p = add(
+        "check",
+        cmd_check,
+        "run every read-only check and summarise each",
+        examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
+    )
     p.add_argument("--strict", action="store_true", help="audit with --strict")
-    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
 
 
 def cmd_audit(ctx: Context) -> int:
-    from gpulabel.checks.audit import audit
+    from gpulabel.checks.registry import CheckOptions, run_check
 
-    return findings_exit(ctx, audit(ctx.state(["Node"]), strict=ctx.args.strict), "audit")
+    state = ctx.state(["Node"])
+    return findings_exit(ctx, run_check("audit", state, CheckOptions(strict=ctx.args.strict)))
 
 
 def cmd_sources(ctx: Context) -> int:
-    from gpulabel.render.text import emit_json, emit_table
+    from gpulabel.model.findings import Cell, Result, Section
 
     a = ctx.args
     if a.node:
@@ -49,48 +86,37 @@ def cmd_sources(ctx: Context) -> int:
         node = ctx.state(["Node"]).node(a.node)
         if node is None:
             raise InputError(f"node {a.node}", "not found")
-        rows = node_sources(node)
         wanted = set(a.keys)
-        rows = [r for r in rows if not wanted or r.key in wanted]
-        if ctx.fmt == "json":
-            emit_json({"node": node.name, "labels": [r.to_json() for r in rows]}, ctx.out)
-        elif ctx.fmt == "table":
-            emit_table(
-                ("key", "value", "owner", "last written by", "at"),
-                [
-                    (
-                        r.key,
-                        r.value,
-                        r.owner,
-                        r.written_by.manager if r.written_by else "",
-                        r.written_by.time if r.written_by else "",
-                    )
-                    for r in rows
-                ],
-                ctx.out,
-                title=node.name,
-            )
-        else:
-            ctx.out.write("".join(r.line() + "\n" for r in rows))
+        rows = [r for r in node_sources(node) if not wanted or r.key in wanted]
+        cells: tuple[dict[str, Cell], ...] = tuple(
+            {
+                "key": r.key,
+                "value": r.value,
+                "owner": r.owner,
+                "manager": r.written_by.manager if r.written_by else None,
+                "operation": r.written_by.operation if r.written_by else None,
+                "time": r.written_by.time if r.written_by else None,
+            }
+            for r in rows
+        )
+        section = Section("labels", cells, tuple(r.line() for r in rows))
+        ctx.emit(Result("sources", sections=(section,), ok="", fields={"node": node.name}))
         return 0
     if not a.keys:
         raise InputError("sources", "give label keys, or --node NAME")
     from gpulabel.model.vocabulary import owner_of
 
     owners = [(k, owner_of(k)) for k in a.keys]
-    if ctx.fmt == "json":
-        emit_json([{"key": k, "owner": o} for k, o in owners], ctx.out)
-    else:
-        ctx.out.write("".join(f"{k}={o}\n" for k, o in owners))
+    section = Section("keys", tuple({"key": k, "owner": o} for k, o in owners), tuple(f"{k}={o}" for k, o in owners))
+    ctx.emit(Result("sources", sections=(section,), ok=""))
     return 0
 
 
 def cmd_operands(ctx: Context) -> int:
-    from gpulabel.checks.operands import check_operands, operand_of_daemonset
-    from gpulabel.checks.registry import known_operands
-    from gpulabel.render.text import emit_findings, emit_json
+    from gpulabel.checks.operands import operand_of_daemonset
+    from gpulabel.checks.registry import CheckOptions, run_check
 
-    disabled = known_operands(ctx.args.disabled)
+    opts = CheckOptions(disabled=tuple(ctx.args.disabled))
     if ctx.args.snapshot:
         state = ctx.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
     else:
@@ -99,48 +125,13 @@ def cmd_operands(ctx: Context) -> int:
         state = ctx.state(["Node", "DaemonSet", "ClusterPolicy"])
         operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
         state = with_daemonset_pods(ctx.client(), state, operand_sets)
-    report = check_operands(state, disabled)
-    if ctx.fmt == "json":
-        emit_json(
-            {"check": "operands", "findings": [f.to_json() for f in report.findings], "daemonsets": report.daemonsets},
-            ctx.out,
-        )
-        return 1 if report.findings else 0
-    emit_findings(report.findings, ctx.fmt, ctx.out, check="operands")
-    if ctx.fmt == "wide":
-        for acc in report.daemonsets:
-            excluded = "; ".join(
-                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in acc["excluded"]
-            )
-            ctx.out.write(
-                f"# {acc['daemonset']} operand={acc['operand']} labelled={acc['labelled_nodes']} "
-                f"desired={acc['desired_number_scheduled']}" + (f" excluded: {excluded}" if excluded else "") + "\n"
-            )
-    return 1 if report.findings else 0
+    return findings_exit(ctx, run_check("operands", state, opts))
 
 
 def cmd_check(ctx: Context) -> int:
     from gpulabel.checks.registry import CHECKS, run_checks
-    from gpulabel.model.findings import summarize
-    from gpulabel.render.text import emit_findings, emit_json
-
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
     from gpulabel.cli.gpucmds import options
 
-    opts = options(ctx)
-    results = run_checks(ctx.state(kinds), opts)
-    if ctx.fmt == "json":
-        emit_json(
-            {name: {"findings": [f.to_json() for f in fs], "summary": summarize(fs)} for name, fs in results}, ctx.out
-        )
-    else:
-        for name, fs in results:
-            counts = summarize(fs)
-            tail = " ".join(f"{reason}={n}" for reason, n in counts.items())
-            ctx.out.write(f"{name}: OK\n" if not fs else f"{name}: {len(fs)} finding(s) {tail}\n")
-        if ctx.fmt in ("wide", "table"):
-            for name, fs in results:
-                if fs:
-                    ctx.out.write("\n")
-                    emit_findings(fs, ctx.fmt, ctx.out, check=name)
-    return 1 if any(fs for _, fs in results) else 0
+    opts = options(ctx)  # validated before anything is read
+    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    return findings_exit(ctx, run_checks(ctx.state(kinds), opts))

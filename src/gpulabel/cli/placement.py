@@ -1,39 +1,67 @@
 """The ``place``, ``pending`` and ``hazards`` commands: load, match, render.
 
-Kept out of ``cli.py`` so the CLI only registers them. Output contracts:
+Output contracts:
 
 - ``place``: one line per node, ``<node> yes`` or ``<node> no <reason>``
   (prefixed with ``<namespace>/<name> `` when several workloads are placed);
   exit 0 when every workload fits some node, 1 otherwise, 2 for a bad manifest.
-- ``pending``: ``<namespace>/<pod> <node> <reason>`` for every node (``fits``
-  when node selection is not what holds the pod), then
-  ``<namespace>/<pod> scheduler: <the pod's PodScheduled message>``; exit 1 if
-  any pod is Pending.
+- ``pending``: ``<namespace>/<pod> <reason> <n> node(s) [args]`` for every pod
+  and reason (``fits`` when node selection is not what holds the pod; with
+  ``--per-node`` ``<namespace>/<pod> <node> <reason> [args]`` for every node),
+  then ``<namespace>/<pod> scheduler: <the pod's PodScheduled message>``; exit
+  1 if any pod is Pending.
 - ``hazards``: ``<namespace>/<pod> <node> <reason>``; exit 1 if any.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpulabel.cli.context import findings_exit
 
 if TYPE_CHECKING:
     from gpulabel.checks.placement import Fix
     from gpulabel.cli.context import AddCommand, Context
     from gpulabel.cluster.manifests import Workload
     from gpulabel.k8s.nodeaffinity import Result
-    from gpulabel.model.cluster import Node
+    from gpulabel.model.findings import Cell
 
 __all__ = ["add_placement_commands", "cmd_hazards", "cmd_pending", "cmd_place"]
 
 
 def add_placement_commands(add: AddCommand) -> None:
     """Register the three commands with the CLI's ``add`` helper."""
-    p = add("place", cmd_place, "which nodes each workload in MANIFEST can be scheduled on, and why not the others")
+    p = add(
+        "place",
+        cmd_place,
+        "which nodes each workload in MANIFEST can be scheduled on, and why not the others",
+        groups=("output", "cluster", "nodes"),
+        examples=(
+            "place examples/pods/train-b.yaml --snapshot examples/drifted-lab.yaml -o wide",
+            "place deploy.yaml -l nvidia.com/gpu.present=true",
+        ),
+        exits="0 every workload fits some node, 1 one fits none, 2 bad manifest or an unusable cluster",
+    )
     p.add_argument("manifests", nargs="+", metavar="MANIFEST", help="Pod/Deployment/Job/... YAML or JSON; - is stdin")
-    add("pending", cmd_pending, "why each Pending pod fits no node, node by node, beside the scheduler's message")
+    p = add(
+        "pending",
+        cmd_pending,
+        "why each Pending pod fits no node: one line per pod and reason with the number of nodes",
+        examples=(
+            "pending --snapshot examples/drifted-lab.yaml",
+            "pending -o wide -n ml",
+            "pending --per-node -l nvidia.com/gpu.product=NVIDIA-A10",
+        ),
+        exits="0 no Pending pod (or no pods in the input: skipped), 1 Pending pods, 2 bad input",
+    )
+    p.add_argument(
+        "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
+    )
     add(
-        "hazards", cmd_hazards, "running pods whose required node affinity or nodeSelector no longer matches their node"
+        "hazards",
+        cmd_hazards,
+        "running pods whose required node affinity or nodeSelector no longer matches their node",
+        examples=("hazards --snapshot examples/drifted-lab.yaml -o wide",),
     )
 
 
@@ -64,16 +92,18 @@ def _fix_lines(prefix: str, fix: Fix | None) -> list[str]:
 def cmd_place(ctx: Context) -> int:
     from gpulabel.checks.placement import NodeIndex, closest_fix, place
     from gpulabel.cluster.manifests import load_workloads
+    from gpulabel.model.findings import Result, Section
 
     workloads = load_workloads(ctx.args.manifests)
     state = ctx.state(["Node", "Pod"])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
-    full = ctx.fmt in ("wide", "json")
+    full = ctx.fmt not in ("text", "name")
     several = len(workloads) > 1
-    docs: list[dict[str, Any]] = []
-    lines: list[str] = []
-    tables: list[tuple[str, list[tuple[str, str, str]]]] = []
+    plain: list[str] = []
+    wide: list[str] = []
+    verdicts: list[dict[str, Cell]] = []
+    summaries: list[dict[str, Cell]] = []
     all_fit = True
     for w in workloads:
         results = place(w.requirements, index, full=full, request=w.requests)
@@ -81,88 +111,57 @@ def cmd_place(ctx: Context) -> int:
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None
         prefix = f"{w.ref} " if several else ""
-        if ctx.fmt == "json":
-            docs.append(_place_json(w, nodes, results, fits, fix))
-        elif ctx.fmt == "table":
-            rows = [(n.name, "yes" if r.fits else "no", r.reason) for n, r in zip(nodes, results, strict=True)]
-            tables.append((f"{w.kind} {w.ref}", rows))
-        elif ctx.fmt == "wide":
-            for n, r in zip(nodes, results, strict=True):
-                lines.extend(prefix + line for line in _wide_lines(n.name, r))
-            if not fits:
-                lines.extend(_fix_lines(prefix, fix))
-        else:
-            lines.extend(prefix + r.line(n.name) for n, r in zip(nodes, results, strict=True))
-    _emit(ctx.out, ctx.fmt, lines, {"workloads": docs}, tables)
+        for n, r in zip(nodes, results, strict=True):
+            plain.append(prefix + r.line(n.name))
+            wide.extend(prefix + line for line in _wide_lines(n.name, r))
+            verdicts.append(
+                {
+                    "workload": w.ref,
+                    "node": n.name,
+                    "fits": r.fits,
+                    "reason": r.reason,
+                    "failures": tuple(f"{f.filter}: {f.reason}: {f.why}" for f in r.failures),
+                }
+            )
+        if full and not fits:
+            wide.extend(_fix_lines(prefix, fix))
+        summaries.append(_workload_row(w, fits, fix))
+    sections = (
+        Section("workloads", tuple(summaries)),
+        Section("nodes", tuple(verdicts), tuple(plain), tuple(wide)),
+    )
+    ctx.emit(Result("place", sections=sections, ok=""))
     return 0 if all_fit else 1
 
 
-def _place_json(
-    w: Workload, nodes: Sequence[Node], results: Sequence[Result], fits: list[str], fix: Fix | None
-) -> dict[str, Any]:
-    doc = w.to_json()
-    doc["fits"] = fits
-    doc["nodes"] = [{"node": n.name, **r.to_json()} for n, r in zip(nodes, results, strict=True)]
-    doc["closest"] = fix.to_json() if fix is not None else None
-    return doc
-
-
-def _emit(
-    out: IO[str], fmt: str, lines: list[str], doc: dict[str, Any], tables: list[tuple[str, list[tuple[str, str, str]]]]
-) -> None:
-    if fmt == "json":
-        from gpulabel.render.text import emit_json
-
-        emit_json(doc, out)
-    elif fmt == "table":
-        from gpulabel.render.text import emit_table
-
-        for title, rows in tables:
-            emit_table(("node", "fits", "reason"), rows, out, title=title)
-    else:
-        out.write("".join(line + "\n" for line in lines))
+def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Cell]:
+    return {
+        "workload": w.ref,
+        "kind": w.kind,
+        "source": w.where,
+        "fits": tuple(fits),
+        "closest": None if fix is None else fix.node,
+        "changes": () if fix is None else tuple(c.arg() for c in fix.changes),
+        "command": None if fix is None else fix.command(),
+    }
 
 
 # -- pending and hazards ------------------------------------------------------------
 
 
 def cmd_pending(ctx: Context) -> int:
-    from gpulabel.checks.placement import pending_pods
-    from gpulabel.render.text import emit_findings, emit_json
+    from gpulabel.checks.registry import CheckOptions, run_check
 
-    state = ctx.state(["Node", "Pod"])
-    pods = pending_pods(state, ctx.args.namespace)
-    per_pod = [(p, p.findings(state.nodes)) for p in pods]
-    findings = [f for _, fs in per_pod for f in fs]
-    if ctx.fmt == "json":
-        from gpulabel.model.findings import summarize
-
-        emit_json(
-            {
-                "check": "pending",
-                "pods": [
-                    {"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods
-                ],
-                "findings": [f.to_json() for f in findings],
-                "summary": summarize(findings),
-            },
-            ctx.out,
-        )
-    elif ctx.fmt == "table" or not pods:
-        emit_findings(findings, ctx.fmt, ctx.out, check="pending")
-    else:
-        for p, mine in per_pod:
-            emit_findings(mine, ctx.fmt, ctx.out, check="pending")
-            ctx.out.write(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}\n")
-            if ctx.fmt == "wide" and p.predicted is not None:
-                ctx.out.write(f"{p.pod.ref} predicted: {p.predicted}\n")
-    return 1 if pods else 0
+    opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
+    # live, only Pending pods are listed (the server filters on status.phase)
+    result = run_check("pending", ctx.state(["Node", "Pod"], pod_field_selector="status.phase=Pending"), opts)
+    ctx.emit(result)
+    return 1 if result.counts.get("pods") else 0
 
 
 def cmd_hazards(ctx: Context) -> int:
-    from gpulabel.checks.placement import hazards
-    from gpulabel.render.text import emit_findings
+    from gpulabel.checks.registry import CheckOptions, run_check
 
-    findings = hazards(ctx.state(["Node", "Pod"]), ctx.args.namespace)
-    emit_findings(findings, ctx.fmt, ctx.out, check="hazards")
-    return 1 if findings else 0
+    return findings_exit(
+        ctx, run_check("hazards", ctx.state(["Node", "Pod"]), CheckOptions(namespace=ctx.args.namespace))
+    )

@@ -1,11 +1,12 @@
 """The ``report`` command: load the cluster once, run every read-only check, write one HTML page.
 
-Kept out of ``cli.py`` so the CLI only registers it. The page is informational:
+The page is informational:
 exit 0 once it is written, whatever it reports; 2 (one line on stderr) when the
 cluster or snapshot cannot be read or the file cannot be written. stdout gets one
-line, ``<file>: <nodes> nodes, audit=N operands=N pending=N hazards=N`` (pods for
-pending), or with ``-o json`` the same as data; ``--html -`` writes the page to
-stdout instead.
+line, ``<file>: <nodes> nodes, audit=N operands=N pending=N hazards=N`` (the
+findings each check counts, as ``check`` counts them; ``skipped`` when the input
+lacks what a check reads), or with ``-o json`` the same as data; ``--html -``
+writes the page to stdout instead.
 """
 
 from __future__ import annotations
@@ -20,10 +21,20 @@ __all__ = ["add_report_command", "cmd_report"]
 
 def add_report_command(add: AddCommand) -> None:
     """Register ``report`` with the CLI's ``add`` helper."""
-    p = add("report", cmd_report, "write every read-only check as one static HTML page, sortable and filterable")
+    from gpulabel.cli.nodecmds import OPERAND_NAMES
+
+    p = add(
+        "report",
+        cmd_report,
+        "write every read-only check as one static HTML page, sortable and filterable",
+        examples=("report --snapshot examples/drifted-lab.yaml --html report.html", "report --html - > report.html"),
+        exits="0 the page is written (whatever it reports), 2 bad input, an unusable cluster or an unwritable file",
+    )
     p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
-    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    p.add_argument(
+        "--disabled", action="append", default=[], metavar="OPERAND", help=f"as for operands; one of: {OPERAND_NAMES}"
+    )
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
@@ -33,21 +44,23 @@ def cmd_report(ctx: Context) -> int:
     from datetime import UTC, datetime
 
     from gpulabel.checks.registry import known_operands
+    from gpulabel.cli.gpucmds import options
+    from gpulabel.model.findings import Result, Section
     from gpulabel.render.report import collect, render_html
 
     a = ctx.args
     known_operands(a.disabled)
+    opts = options(ctx)  # every option checked before anything is read
     state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    from gpulabel.cli.gpucmds import options
-
-    opts = options(ctx)
+    source = ", ".join(a.snapshot) if a.snapshot else None  # the paths as given, never made absolute
     doc = collect(
         state,
         disabled=a.disabled,
         strict=a.strict,
         namespace=a.namespace,
         generated=generated,
+        source=source,
         stuck_after=opts.stuck_after,
         now=opts.now,
     )
@@ -58,14 +71,13 @@ def cmd_report(ctx: Context) -> int:
     from gpulabel.cluster.files import write_file
 
     write_file(a.html, page)
-    counts = {check: s["pods"] if check == "pending" else s["findings"] for check, s in doc["summary"].items()}
-    if ctx.fmt == "json":
-        from gpulabel.render.text import emit_json
-
-        emit_json(
-            {"file": a.html, "bytes": len(page), "nodes": doc["totals"]["nodes"], "summary": doc["summary"]}, ctx.out
-        )
-    else:
-        tail = " ".join(f"{check}={n}" for check, n in counts.items())
-        ctx.out.write(f"{a.html}: {doc['totals']['nodes']} nodes, {tail}\n")
+    summary = doc["summary"]
+    line = f"{a.html}: {doc['totals']['nodes']} nodes, " + " ".join(
+        f"{check}={'skipped' if s.get('skipped') else s['findings']}" for check, s in summary.items()
+    )
+    checks = tuple(
+        {"check": check, "findings": s["findings"], "skipped": s.get("skipped")} for check, s in summary.items()
+    )
+    fields = {"file": a.html, "bytes": len(page), "nodes": doc["totals"]["nodes"]}
+    ctx.emit(Result("report", sections=(Section("checks", checks, (line,)),), ok="", fields=fields))
     return 0

@@ -31,8 +31,12 @@ def load_cluster(
     namespace: str | None = None,
     pod_selector: str | None = None,
     pod_field_selector: str | None = None,
+    node_selector: str | None = None,
 ) -> ClusterState:
-    """LIST only the kinds a command needs, each as a paged LIST converted page by page."""
+    """LIST only the kinds a command needs, each as a paged LIST converted page by page.
+
+    ``node_selector`` (``-l``) is sent as the node LIST's ``labelSelector``: the server filters.
+    """
     wanted = list(dict.fromkeys(kinds))
     nodes: list[Node] = []
     pods: list[Pod] = []
@@ -41,7 +45,9 @@ def load_cluster(
     for kind in wanted:
         where = f"{client.endpoint} {kind}"
         if kind == "Node":
-            nodes = client.list_objects(client.kind_path(kind), partial(node_from_json, where=where))[0]
+            nodes = client.list_objects(
+                client.kind_path(kind), partial(node_from_json, where=where), label_selector=node_selector
+            )[0]
         elif kind == "Pod":
             pods = client.list_objects(
                 client.kind_path(kind, namespace),

@@ -9,6 +9,7 @@ which refuses to decode it; :class:`Fields` turns it into one
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from gpulabel.errors import SnapshotError
@@ -100,5 +101,6 @@ class Fields:
         for k, v in self.mapping(value, path).items():
             if not isinstance(v, str):
                 raise self.fail(f"{path}[{k}]", v, "a string")
-            out[str(k)] = v
+            # Label keys and short values repeat across thousands of nodes: one copy of each.
+            out[sys.intern(str(k))] = sys.intern(v) if len(v) <= 63 else v
         return out

@@ -1,47 +1,162 @@
-"""Findings: what a check returns, as data, before anything is rendered."""
+"""Findings and results: what a check or command returns, as typed data, before anything is rendered.
+
+A :class:`Finding` is one thing found, with explicit fields (``node``, ``pod``,
+``operand``, ``key``, ``reason``, ``args``, ``detail``, ...): every field means
+the same in every command. A :class:`Result` is what one command or check
+returns: its findings, optional detail :class:`Section` s (tables of named
+cells, such as the operand DaemonSets' accounts or each Pending pod's
+scheduler message), and ``skipped`` when its inputs were absent. The renderers
+in :mod:`gpulabel.render` turn a ``Result`` into text, wide text, a table,
+JSON, YAML or names, the same way for every command; the JSON form is the
+envelope described by ``docs/schema/gpulabel-v1.json``.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["Finding", "summarize"]
+__all__ = ["API_VERSION", "Cell", "Finding", "Result", "Section", "summarize"]
+
+API_VERSION = "gpulabel/v1"
+
+Cell = str | int | float | bool | None | tuple[str, ...]
+"""What a section's cell may hold: a JSON scalar, or a list of strings."""
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One thing a check found wrong.
+    """One thing a check found, with typed fields; empty fields are left out of every rendering.
 
-    The plain line is ``subject key reason args...`` with empty parts left
-    out, e.g. ``lab-node-1 nvidia.com/gpu.count not-a-number``. ``detail``
-    explains it for people (``-o wide``); ``data`` carries extra fields for
-    ``-o json``.
+    - ``check``: the check (or command) that found it: ``audit``, ``operands``, ``pending``, ...
+    - ``reason``: one word, the contract scripts match on (``missing``, ``affinity``, ...)
+    - ``node``, ``pod`` (``<namespace>/<name>``), ``operand``, ``key`` (always a label key), ``daemonset``
+    - ``value`` and ``old``: a label's value now (or wanted) and before
+    - ``args``: the reason's arguments (``term[0] nvidia.com/gpu.product In [NVIDIA-A10]``)
+    - ``count`` and ``sample``: for a finding that stands for many nodes, how many and a few of their names
+    - ``fits_elsewhere``: for a hazard, how many other nodes would take the pod (``sample`` names some)
+    - ``change``: in ``diff``, ``appeared`` or ``resolved``
+    - ``detail``: the explanation for people (``-o wide``)
+
+    The plain line is ``pod node operand key reason [<count> node(s)] args...``
+    with empty parts left out, e.g. ``lab-node-1 nvidia.com/gpu.count not-a-number``.
     """
 
     check: str
-    subject: str
-    key: str
     reason: str
+    node: str = ""
+    pod: str = ""
+    operand: str = ""
+    key: str = ""
     args: tuple[str, ...] = ()
     detail: str = ""
-    data: Mapping[str, Any] = field(default_factory=dict)
+    value: str | None = None
+    old: str | None = None
+    daemonset: str = ""
+    count: int | None = None
+    sample: tuple[str, ...] = ()
+    fits_elsewhere: int | None = None
+    change: str = ""
 
     def line(self) -> str:
-        return " ".join(p for p in (self.subject, self.key, self.reason, *self.args) if p)
+        parts = [self.pod, self.node, self.operand, self.key, self.reason]
+        if self.count is not None:
+            parts.append(f"{self.count} node(s)")
+        return " ".join(p for p in (*parts, *self.args) if p)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"check": self.check, "subject": self.subject}
-        if self.key:
-            out["key"] = self.key
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"check": self.check}
+        for name in ("node", "pod", "operand", "key", "daemonset"):
+            if v := getattr(self, name):
+                out[name] = v
         out["reason"] = self.reason
         if self.args:
             out["args"] = list(self.args)
+        if self.value is not None:
+            out["value"] = self.value
+        if self.old is not None:
+            out["old"] = self.old
+        if self.count is not None:
+            out["count"] = self.count
+        if self.fits_elsewhere is not None:
+            out["fits_elsewhere"] = self.fits_elsewhere
+        if self.sample:
+            out["sample"] = list(self.sample)
+        if self.change:
+            out["change"] = self.change
         if self.detail:
             out["detail"] = self.detail
-        out.update(self.data)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A detail section: rows of named cells (JSON/YAML, tables), and its lines for text and wide output.
+
+    ``text`` lines are printed after the findings in plain and wide output;
+    ``wide`` (when given) replaces them in wide output. A section without
+    lines appears only in structured output and tables.
+    """
+
+    name: str
+    rows: tuple[Mapping[str, Cell], ...] = ()
+    text: tuple[str, ...] = ()
+    wide: tuple[str, ...] | None = None
+
+    def lines(self, wide: bool) -> tuple[str, ...]:
+        return self.wide if wide and self.wide is not None else self.text
+
+    def to_json(self) -> list[dict[str, object]]:
+        return [{k: list(v) if isinstance(v, tuple) else v for k, v in row.items()} for row in self.rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What one check or command returns.
+
+    ``ok`` is the line printed when there are no findings (``""``: print
+    nothing, for commands that list things rather than find them);
+    ``skipped`` says why a check did not run (its inputs were absent), and is
+    neither OK nor a finding. ``counts`` adds named totals to the summary
+    (``pods`` for pending). ``fields`` are extra top-level scalars of the JSON
+    envelope (``dry_run``, ``file``, ...).
+    """
+
+    command: str
+    findings: tuple[Finding, ...] = ()
+    sections: tuple[Section, ...] = ()
+    skipped: str = ""
+    ok: str = "OK"
+    counts: Mapping[str, int] = field(default_factory=dict)
+    fields: Mapping[str, Cell] = field(default_factory=dict)
+    parts: tuple[Result, ...] = ()  # the checks a combined command (``check``) ran, in order
+
+    @property
+    def kind(self) -> str:
+        return "".join(w.capitalize() for w in self.command.split("-")) + "Result"
+
+    def summary(self) -> dict[str, object]:
+        if self.skipped:
+            return {"skipped": self.skipped}
+        out: dict[str, object] = {"findings": len(self.findings), "reasons": summarize(self.findings)}
+        out.update(self.counts)
+        if self.parts:
+            out["checks"] = {p.command: p.summary() for p in self.parts}
+        return out
+
+    def envelope(self) -> dict[str, object]:
+        """The one JSON document every command writes with ``-o json`` (and ``-o yaml``)."""
+        doc: dict[str, object] = {"apiVersion": API_VERSION, "kind": self.kind}
+        if self.skipped:
+            doc["skipped"] = self.skipped
+        doc["findings"] = [f.to_json() for f in self.findings]
+        doc["summary"] = self.summary()
+        for s in self.sections:
+            doc[s.name] = s.to_json()
+        for k, v in self.fields.items():
+            doc[k] = list(v) if isinstance(v, tuple) else v
+        return doc
 
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding, summarize
+from gpulabel.model.findings import Finding, Result, summarize
 from gpulabel.render.assets import CSS, JS
 
 __all__ = ["CELL_STATES", "collect", "render_html", "report_html"]
@@ -59,7 +59,7 @@ def _operand_columns(state: ClusterState, findings: Sequence[Finding]) -> list[s
     from gpulabel.checks.operands import operand_of_daemonset, operand_order
 
     present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
-    present |= {f.key for f in findings if f.reason != "isolated"}  # an isolated node's finding is about the node
+    present |= {f.operand for f in findings if f.reason != "isolated"}  # an isolated node's finding is about the node
     return [op for op in operand_order(present) if op in present]
 
 
@@ -81,45 +81,27 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
 
 
 def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """The Pending pods with their nodes grouped by verdict; and one finding per node verdict, as ``pending``.
+    """The Pending pods (replicas with the same verdicts together) and the ``pending`` findings, one per pod and reason.
 
-    Findings are built for one node per distinct verdict only (a 5,000-node
-    cluster has a handful), which keeps 200,000 node verdicts cheap.
+    The findings are the ones ``pending`` and ``check`` print (same unit, same
+    count), with up to :data:`PENDING_SAMPLE` node names each.
     """
-    from gpulabel.checks.placement import PendingPod, pending_pods
+    from gpulabel.checks.placement import pending_pods
 
-    pods: list[tuple[str, str, str | None, list[Any]]] = []
-    weighted: list[Finding] = []
+    findings: list[Finding] = []
+    shared: dict[tuple[Any, ...], dict[str, Any]] = {}
     for p in pending_pods(state, namespace):
-        first: dict[int, int] = {}  # id(result) -> position of its first node
-        for i, result in enumerate(p.results):
-            first.setdefault(id(result), i)
-        # (reason, detail) -> [reason, detail, node count, sample of node names]; and one finding of each
-        groups: dict[tuple[str, str], list[Any]] = {}
-        samples: dict[tuple[str, str], Finding] = {}
-        by_result: dict[int, tuple[str, str]] = {}
-        for rid, i in first.items():
-            finding = PendingPod(p.pod, (p.results[i],), p.predicted).findings([state.nodes[i]])[0]
-            key = by_result[rid] = (" ".join((finding.reason, *finding.args)), finding.detail)
-            samples.setdefault(key, finding)
-            groups.setdefault(key, [key[0], key[1], 0, []])
-        for node, result in zip(state.nodes, p.results, strict=True):
-            group = groups[by_result[id(result)]]
-            group[2] += 1
-            if len(group[3]) < PENDING_SAMPLE:
-                group[3].append(node.name)
-        for key, group in groups.items():
-            weighted.extend([samples[key]] * group[2])
-        pods.append((p.pod.ref, p.message, p.predicted, list(groups.values())))
-    # Replicas share their verdicts: one entry per distinct (verdicts, messages), listing its pods.
-    shared: dict[str, dict[str, Any]] = {}
-    for ref, message, predicted, verdicts in pods:
-        entry = shared.setdefault(
-            repr((message, predicted, verdicts)),
-            {"pods": [], "message": message, "predicted": predicted, "groups": verdicts},
-        )
-        entry["pods"].append(ref)
-    return list(shared.values()), weighted
+        mine = p.grouped(state.nodes, PENDING_SAMPLE)
+        findings.extend(mine)
+        groups = [
+            {"reason": " ".join((f.reason, *f.args)), "detail": f.detail, "nodes": f.count, "sample": list(f.sample)}
+            for f in mine
+        ]
+        # Replicas share their verdicts: one entry per distinct (verdicts, messages), listing its pods.
+        sig = (p.message, p.predicted, tuple((f.reason, f.args, f.detail, f.count, f.sample) for f in mine))
+        entry = shared.setdefault(sig, {"pods": [], "message": p.message, "predicted": p.predicted, "groups": groups})
+        entry["pods"].append(p.pod.ref)
+    return list(shared.values()), findings
 
 
 GPU_STACK_CHECKS = ("capacity", "mig", "sharing", "upgrade")
@@ -127,15 +109,15 @@ GPU_STACK_CHECKS = ("capacity", "mig", "sharing", "upgrade")
 
 def _gpu_stack(
     state: ClusterState, disabled: Sequence[str], stuck_after: float | None, now: datetime | None
-) -> dict[str, list[Finding]]:
-    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, check_named
+) -> dict[str, Result]:
+    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check
 
     opts = CheckOptions(
         disabled=tuple(disabled), stuck_after=DEFAULT_STUCK_AFTER if stuck_after is None else stuck_after
     )
     if now is not None:
         opts = replace(opts, now=now)
-    return {name: check_named(name).run(state, opts) for name in GPU_STACK_CHECKS}
+    return {name: run_check(name, state, opts) for name in GPU_STACK_CHECKS}
 
 
 def collect(
@@ -145,35 +127,43 @@ def collect(
     strict: bool = False,
     namespace: str | None = None,
     generated: str = "",
+    source: str | None = None,
     stuck_after: float | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """The page's data: every check run once over ``state``, arranged for the tables."""
-    from gpulabel.checks.audit import audit
+    """The page's data: every check run once over ``state``, arranged for the tables (rows have named fields).
+
+    ``source`` names the input in the header (the snapshot paths as the user
+    gave them); by default the state's own ``source``.
+    """
     from gpulabel.checks.gpus import inventory
-    from gpulabel.checks.operands import check_operands, disabled_by_cluster_policy
+    from gpulabel.checks.operands import disabled_by_cluster_policy
     from gpulabel.checks.placement import hazards
+    from gpulabel.checks.registry import CheckOptions, check_named, run_check, skip_reason
 
     disabled = list(disabled)
     stack = _gpu_stack(state, disabled, stuck_after, now)
-    audit_findings = audit(state, strict=strict)
-    operand_report = check_operands(state, disabled)
-    pending, pending_findings = _pending_doc(state, namespace)
-    hazard_findings = hazards(state, namespace)
+    opts = CheckOptions(strict=strict, disabled=tuple(disabled), namespace=namespace)
+    audit_result = run_check("audit", state, opts)
+    operand_result = run_check("operands", state, opts)
+    pods_skip = skip_reason(check_named("pending"), state)
+    pending, pending_findings = ([], []) if pods_skip else _pending_doc(state, namespace)
+    hazard_findings = [] if pods_skip else hazards(state, namespace)
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
 
-    columns = _operand_columns(state, operand_report.findings)
+    operand_findings = list(operand_result.findings)
+    columns = _operand_columns(state, operand_findings)
     position = {n.name: i for i, n in enumerate(state.nodes)}
     by_cell: dict[tuple[str, str], list[Finding]] = {}
-    for f in operand_report.findings:
+    for f in operand_findings:
         if f.reason != "isolated":  # the node's cells say isolated
-            by_cell.setdefault((f.subject, f.key), []).append(f)
+            by_cell.setdefault((f.node, f.operand), []).append(f)
     audit_by_node: dict[str, list[str]] = {}
-    for f in audit_findings:
-        audit_by_node.setdefault(f.subject, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
+    for f in audit_result.findings:
+        audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
     hazards_by_node: dict[str, int] = {}
     for f in hazard_findings:
-        hazards_by_node[f.key] = hazards_by_node.get(f.key, 0) + 1
+        hazards_by_node[f.node] = hazards_by_node.get(f.node, 0) + 1
     models = sorted({p for n in state.nodes if (p := n.labels.get(V.GPU_PRODUCT)) is not None})
     model_index = {m: i for i, m in enumerate(models)}
 
@@ -186,64 +176,84 @@ def collect(
             if cause:
                 causes[str(c)] = cause
         product = node.labels.get(V.GPU_PRODUCT)
-        row: list[Any] = [
-            node.name,
-            -1 if product is None else model_index[product],
-            node.labels.get(V.GPU_COUNT, ""),
-            _status(node),
-            ", ".join(map(str, node.taints)),
-            "; ".join(audit_by_node.get(node.name, ())),
-            hazards_by_node.get(node.name, 0),
-            "".join(codes),
-            1 if node.labels.get(V.GPU_PRESENT) == "true" else 0,
-        ]
+        row: dict[str, Any] = {
+            "name": node.name,
+            "model": -1 if product is None else model_index[product],
+            "gpus": node.labels.get(V.GPU_COUNT, ""),
+            "status": _status(node),
+            "taints": ", ".join(map(str, node.taints)),
+            "audit": "; ".join(audit_by_node.get(node.name, ())),
+            "hazards": hazards_by_node.get(node.name, 0),
+            "cells": "".join(codes),
+            "gpu": 1 if node.labels.get(V.GPU_PRESENT) == "true" else 0,
+        }
         if causes:
-            row.append(causes)
+            row["causes"] = causes
         rows.append(row)
 
-    def summary(findings: Sequence[Finding], **extra: int) -> dict[str, Any]:
+    def summary(findings: Sequence[Finding], skipped: str = "", **extra: int) -> dict[str, Any]:
+        if skipped:
+            return {"findings": 0, "reasons": {}, "skipped": skipped}
         return {"findings": len(findings), "reasons": summarize(findings), **extra}
 
+    daemonsets = operand_result.sections[0].rows if operand_result.sections else ()
     return {
-        "source": state.source,
+        "source": state.source if source is None else source,
         "generated": generated,
         "states": {code: name for name, code in CELL_STATES.items()},
         "columns": [{"operand": op, "disabled": op in off} for op in columns],
         "models": models,
         "nodes": rows,
-        "audit": [[position[f.subject], f.key, f.reason, f.detail, f.data.get("value")] for f in audit_findings],
-        "hazards": [[f.subject, position[f.key], " ".join((f.reason, *f.args)), f.detail] for f in hazard_findings],
+        "audit": [
+            {"node": position[f.node], "key": f.key, "reason": f.reason, "detail": f.detail, "value": f.value}
+            for f in audit_result.findings
+        ],
+        "hazards": [
+            {"pod": f.pod, "node": position[f.node], "reason": " ".join((f.reason, *f.args)), "detail": f.detail}
+            for f in hazard_findings
+        ],
         "pending": pending,
         "gpus": [
-            [
-                *(r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")),
-                *(r.nodes, r.gpus, r.total_allocatable, r.total_requested, r.free),
-            ]
+            {
+                **{k: r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")},
+                "nodes": r.nodes,
+                "gpus": r.gpus,
+                "allocatable": r.total_allocatable,
+                "requested": r.total_requested,
+                "free": r.free,
+            }
             for r in inventory(state)
         ],
         "gpustack": [
-            [position[f.subject], name, f.key, f.reason, f.detail, f.data.get("value")]
-            for name, fs in stack.items()
-            for f in fs
+            {
+                "node": position[f.node],
+                "check": name,
+                "key": f.key,
+                "reason": f.reason,
+                "detail": f.detail,
+                "value": f.value,
+            }
+            for name, r in stack.items()
+            for f in r.findings
         ],
         "daemonsets": [
-            [
-                a["daemonset"],
-                a["operand"],
-                a["labelled_nodes"],
-                a["desired_number_scheduled"],
-                [f"{e['node']} ({', '.join(e['untolerated_taints'])})" for e in a["excluded"]],
-            ]
-            for a in operand_report.daemonsets
+            {
+                "daemonset": a["daemonset"],
+                "operand": a["operand"],
+                "labelled_nodes": a["labelled_nodes"],
+                "desired_number_scheduled": a["desired_number_scheduled"],
+                "excluded": list(ex) if isinstance(ex := a["excluded"], tuple) else [],
+            }
+            for a in daemonsets
         ],
         "summary": {
-            "audit": summary(audit_findings),
-            "operands": summary(operand_report.findings),
-            "pending": summary(pending_findings, pods=sum(len(p["pods"]) for p in pending)),
-            "hazards": summary(hazard_findings),
-            **{name: summary(fs) for name, fs in stack.items()},
+            "audit": summary(audit_result.findings, audit_result.skipped),
+            "operands": summary(operand_findings, operand_result.skipped),
+            "pending": summary(pending_findings, pods_skip, pods=sum(len(p["pods"]) for p in pending)),
+            "hazards": summary(hazard_findings, pods_skip),
+            **{name: summary(r.findings, r.skipped) for name, r in stack.items()},
         },
-        "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r[8] for r in rows), "pods": len(state.pods)},
+        "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r["gpu"] for r in rows), "pods": len(state.pods)},
     }
 
 
@@ -256,9 +266,11 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
     for check, s in doc["summary"].items():
         reasons = " ".join(f"{r}={n}" for r, n in s["reasons"].items())
         headline = f"{s['findings']:,} finding(s)" if s["findings"] else "OK"
-        if check == "pending":
-            headline = f"{s['pods']:,} pod(s), {headline}" if s["pods"] else "OK"
-        cls = "card bad" if s["findings"] else "card ok"
+        if check == "pending" and s.get("pods"):
+            headline = f"{s['pods']:,} pod(s), {headline}"
+        if s.get("skipped"):
+            headline = f"skipped ({s['skipped']})"
+        cls = "card bad" if s["findings"] else "card skip" if s.get("skipped") else "card ok"
         anchor = "gpustack" if check in GPU_STACK_CHECKS else check
         cards.append(
             f'<a class="{cls}" href="#{anchor}"><b>{html.escape(check)}</b>'

@@ -1,20 +1,34 @@
-"""Rendering findings at the edge: plain lines, wide lines, JSON, or a table.
+"""One renderer for every command: a :class:`Result` as text, wide text, a table, JSON, YAML or names.
 
-Plain text is a contract that scripts parse: one finding per line, or the
-single line ``OK``. ``-o wide`` appends the explanation in parentheses, ``-o
-json`` gives the same findings as data, and ``-o table`` is for people.
+- ``text``: the contract scripts parse: one finding per line, or the single
+  line ``OK`` (``skipped (<why>)`` when the check's inputs were absent), then
+  the lines of the result's detail sections (such as ``<pod> scheduler: ...``).
+- ``wide``: each finding's line with its explanation in parentheses (and,
+  for a finding that stands for many nodes, a few of their names), then the
+  sections' wide lines.
+- ``table``: findings as a table (columns: the fields any finding uses),
+  each section as a table under its name.
+- ``json``/``yaml``: the envelope ``{"apiVersion": "gpulabel/v1", "kind":
+  "<Command>Result", "findings": [...], "summary": {...}, <sections>...}``
+  (``docs/schema/gpulabel-v1.json``).
+- ``name``: the objects the findings are about, ``node/<name>`` or
+  ``pod/<namespace>/<name>``, once each.
+
+A combined result (``check``) prints one summary line per check in text, and
+in wide and table output each check's findings below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from gpulabel.model.findings import Finding, summarize
+from gpulabel.model.findings import Cell, Finding, Result, Section, summarize
+from gpulabel.render.table import TableStyle, format_table
 
-__all__ = ["FORMATS", "emit_findings", "emit_json", "emit_table"]
+__all__ = ["FORMATS", "LINE_FORMATS", "emit", "emit_json", "emit_yaml", "finding_line"]
 
-FORMATS = ("text", "wide", "json", "table")
+FORMATS = ("text", "wide", "json", "yaml", "table", "name")
 
 
 def emit_json(doc: Any, out: IO[str]) -> None:
@@ -23,27 +37,172 @@ def emit_json(doc: Any, out: IO[str]) -> None:
     out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
 
 
-def emit_table(headers: Sequence[str], rows: Sequence[Sequence[str]], out: IO[str], title: str = "") -> None:
-    from rich.console import Console
-    from rich.table import Table
+def emit_yaml(doc: Any, out: IO[str]) -> None:
+    import yaml
 
-    table = Table(*headers, title=title or None, show_lines=False, header_style="bold")
-    for row in rows:
-        table.add_row(*row)
-    Console(file=out, soft_wrap=False).print(table)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    out.write(yaml.dump(doc, Dumper=dumper, sort_keys=False, allow_unicode=True, width=1 << 16))
 
 
-def emit_findings(findings: Sequence[Finding], fmt: str, out: IO[str], *, check: str = "") -> None:
+def _value(v: str | None) -> str:
+    return "(absent)" if v is None else v
+
+
+def _label_change(f: Finding) -> str:
+    return f"{f.node} {f.key}-" if f.value is None else f"{f.node} {f.key} {f.value}"
+
+
+def _isolate_line(f: Finding) -> str:
+    if f.reason == "gpu-pod":  # a GPU pod on a node being isolated: it keeps its devices, loses their stack
+        return " ".join((f.node, "gpu-pod", f.pod, *f.args))
+    return _label_change(f)
+
+
+def _diff_line(f: Finding) -> str:
+    if f.reason == "node-added":
+        return f"+ node {f.node}"
+    if f.reason == "node-removed":
+        return f"- node {f.node}"
+    return f"{f.node} {f.key} {_value(f.old)} -> {_value(f.value)}"
+
+
+def _validate_line(f: Finding) -> str:
+    return f"{f.key if f.value is None else f'{f.key}={f.value}'}: {f.detail}"
+
+
+LINE_FORMATS: dict[str, Callable[[Finding], str]] = {
+    "sync": _label_change,
+    "isolate": _isolate_line,
+    "diff": _diff_line,
+    "validate": _validate_line,
+}
+"""Checks whose plain line is not :meth:`Finding.line` (a check added later may register its own)."""
+
+
+def finding_line(f: Finding) -> str:
+    fmt = LINE_FORMATS.get(f.check)
+    line = fmt(f) if fmt is not None else f.line()
+    if f.change:
+        return f"{'+' if f.change == 'appeared' else '-'} {f.check} {line}"
+    return line
+
+
+def _wide_line(f: Finding) -> str:
+    extra = f.detail
+    if f.count is not None and f.sample:
+        more = ", ..." if f.count > len(f.sample) else ""
+        extra = f"{extra}; nodes: {', '.join(f.sample)}{more}" if extra else f"nodes: {', '.join(f.sample)}{more}"
+    return f"{finding_line(f)} ({extra})" if extra and f.check not in ("validate",) else finding_line(f)
+
+
+def _plain(result: Result, wide: bool) -> list[str]:
+    if result.skipped:
+        return [f"skipped ({result.skipped})"]
+    lines = [_wide_line(f) if wide else finding_line(f) for f in result.findings]
+    if not lines and result.ok:
+        lines.append(result.ok)
+    for s in result.sections:
+        lines.extend(s.lines(wide))
+    return lines
+
+
+def summary_line(result: Result) -> str:
+    if result.skipped:
+        return f"{result.command}: skipped ({result.skipped})"
+    if not result.findings:
+        return f"{result.command}: OK"
+    tail = " ".join(f"{reason}={n}" for reason, n in summarize(result.findings).items())
+    return f"{result.command}: {len(result.findings)} finding(s) {tail}"
+
+
+# -- tables -----------------------------------------------------------------------
+
+_COLUMNS: tuple[tuple[str, Callable[[Finding], str]], ...] = (
+    ("check", lambda f: f.check),
+    ("change", lambda f: f.change),
+    ("pod", lambda f: f.pod),
+    ("node", lambda f: f.node),
+    ("operand", lambda f: f.operand),
+    ("key", lambda f: f.key),
+    ("old", lambda f: "" if f.old is None else f.old),
+    ("value", lambda f: "" if f.value is None else f.value),
+    ("reason", lambda f: f.reason),
+    ("nodes", lambda f: "" if f.count is None else str(f.count)),
+    ("args", lambda f: " ".join(f.args)),
+    ("detail", lambda f: f.detail),
+)
+
+
+def findings_table(findings: Sequence[Finding], style: TableStyle) -> str:
+    several = len({f.check for f in findings}) > 1
+    cols = [(h, get) for h, get in _COLUMNS if (h != "check" or several) and any(get(f) for f in findings)]
+    if not any(h == "reason" for h, _ in cols):
+        cols.insert(0, ("reason", lambda f: f.reason))
+    return format_table([h for h, _ in cols], [[get(f) for _, get in cols] for f in findings], style)
+
+
+def _cell(v: Cell) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, tuple):
+        return ", ".join(v)
+    return str(v)
+
+
+def section_table(section: Section, style: TableStyle) -> str:
+    if not section.rows:
+        return ""
+    headers = list(dict.fromkeys(k for row in section.rows for k in row))
+    rows = [[_cell(row.get(h)) for h in headers] for row in section.rows]
+    return format_table([h.replace("_", " ") for h in headers], rows, style)
+
+
+def _table(result: Result, style: TableStyle) -> str:
+    if result.skipped:
+        return f"skipped ({result.skipped})\n"
+    parts = []
+    if result.findings:
+        parts.append(findings_table(result.findings, style))
+    elif result.ok:
+        parts.append(result.ok + "\n")
+    for s in result.sections:
+        text = section_table(s, style)
+        if text:
+            parts.append((f"{s.name}:\n" if style.headers else "") + text)
+    return "\n".join(parts)
+
+
+# -- names --------------------------------------------------------------------------
+
+
+def _names(result: Result) -> list[str]:
+    names = (f"pod/{f.pod}" if f.pod else f"node/{f.node}" for f in result.findings if f.pod or f.node)
+    return list(dict.fromkeys(names))
+
+
+def emit(result: Result, fmt: str, out: IO[str], style: TableStyle | None = None) -> None:
+    """Write ``result`` to ``out`` in ``fmt`` (one of :data:`FORMATS`)."""
+    style = style or TableStyle()
     if fmt == "json":
-        emit_json({"check": check, "findings": [f.to_json() for f in findings], "summary": summarize(findings)}, out)
+        emit_json(result.envelope(), out)
+    elif fmt == "yaml":
+        emit_yaml(result.envelope(), out)
+    elif fmt == "name":
+        out.write("".join(n + "\n" for n in _names(result)))
+    elif result.parts:
+        out.write("".join(summary_line(p) + "\n" for p in result.parts))
+        if fmt in ("wide", "table"):
+            for p in result.parts:
+                if p.findings:
+                    out.write("\n")
+                    if fmt == "table":
+                        out.write(f"{p.command}:\n" if style.headers else "")
+                        out.write(_table(p, style))
+                    else:
+                        out.write("".join(line + "\n" for line in _plain(p, True)))
     elif fmt == "table":
-        if not findings:
-            out.write("OK\n")
-            return
-        rows = [(f.subject, f.key, f.reason, " ".join(f.args), f.detail) for f in findings]
-        emit_table(("subject", "key", "reason", "", "detail"), rows, out, title=check)
-    elif not findings:
-        out.write("OK\n")
+        out.write(_table(result, style))
     else:
-        wide = fmt == "wide"
-        out.write("".join(f"{f.line()} ({f.detail})\n" if wide and f.detail else f"{f.line()}\n" for f in findings))
+        out.write("".join(line + "\n" for line in _plain(result, fmt == "wide")))

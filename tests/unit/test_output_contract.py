@@ -1,0 +1,360 @@
+"""The output contract: one JSON envelope (validated against docs/schema), the same Result in every format,
+tables without escape codes off a terminal, and the flags every command shares."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from gpulabel.cli.main import main, prog_name
+from tests.objects import as_list, gpu_node, node
+
+ROOT = Path(__file__).parents[2]
+LAB = str(ROOT / "examples" / "lab-cluster.yaml")
+DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
+PODS = ROOT / "examples" / "pods"
+SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("contract")
+    nodes_only = d / "nodes.json"
+    nodes_only.write_text(json.dumps(as_list(gpu_node("gpu-a"), node("cpu", {}))))
+    features = d / "features"
+    features.mkdir()
+    (features / "lab-node-1.env").write_text("nvidia.com/gpu.count=2\nfeature.node.kubernetes.io/custom-gpu-training\n")
+    return {"nodes": str(nodes_only), "features": str(features), "html": str(d / "r.html")}
+
+
+def commands(files: dict[str, str]) -> list[list[str]]:
+    return [
+        ["sanitize", "NVIDIA A100-SXM4-40GB"],
+        ["validate", "nvidia.com/gpu.count=4", "bad key=x"],
+        ["audit", "--snapshot", DRIFTED],
+        ["audit", "--snapshot", LAB],
+        ["sources", "nvidia.com/gpu.product"],
+        ["sources", "--node", "lab-node-1", "--snapshot", DRIFTED],
+        ["operands", "--snapshot", DRIFTED],
+        ["operands", "--snapshot", files["nodes"]],
+        ["place", str(PODS / "train-b.yaml"), "--snapshot", DRIFTED],
+        ["pending", "--snapshot", DRIFTED],
+        ["pending", "--snapshot", DRIFTED, "--per-node"],
+        ["pending", "--snapshot", files["nodes"]],
+        ["hazards", "--snapshot", DRIFTED],
+        ["check", "--snapshot", DRIFTED],
+        ["check", "--snapshot", files["nodes"]],
+        ["report", "--snapshot", DRIFTED, "--html", files["html"]],
+        ["diff", LAB, DRIFTED],
+        ["version", "--client"],
+        ["isolate", "lab-node-1", "lab-node-9", "--dry-run", "--snapshot", LAB],
+        ["sync", files["features"], "--dry-run", "--snapshot", DRIFTED],
+        ["capacity", "--snapshot", DRIFTED],
+        ["mig", "--snapshot", DRIFTED],
+        ["sharing", "--snapshot", DRIFTED],
+        ["upgrade", "--snapshot", DRIFTED],
+        ["gpus", "--snapshot", DRIFTED],
+    ]
+
+
+def test_every_command_has_a_case_here(files: dict[str, str]) -> None:
+    from gpulabel.cli.main import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    covered = {argv[0] for argv in commands(files)} | {"completion"}  # completion prints a script, not a result
+    assert set(sub.choices) == covered
+
+
+def test_every_commands_json_is_the_one_envelope(files: dict[str, str]) -> None:
+    for argv in commands(files):
+        code, out, err = run(*argv, "-o", "json")
+        assert code in (0, 1), (argv, err)
+        doc = json.loads(out)
+        jsonschema.validate(doc, SCHEMA)
+        assert doc["kind"] == argv[0].capitalize() + "Result", argv
+
+
+def test_yaml_is_the_same_document_as_json(files: dict[str, str]) -> None:
+    for argv in commands(files):
+        if argv[0] == "report":
+            continue  # it writes the page again, with a new time in it
+        as_json = json.loads(run(*argv, "-o", "json")[1])
+        as_yaml = yaml.safe_load(run(*argv, "-o", "yaml")[1])
+        assert as_yaml == as_json, argv
+
+
+def test_the_schema_rejects_what_it_should() -> None:
+    good = json.loads(run("audit", "--snapshot", DRIFTED, "-o", "json")[1])
+    jsonschema.validate(good, SCHEMA)
+    for broken in (
+        {**good, "apiVersion": "v1"},
+        {**good, "findings": [{**good["findings"][0], "subject": "x"}]},  # no untyped fields
+        {**good, "findings": [{"check": "audit"}]},  # a finding has a reason
+        {k: v for k, v in good.items() if k != "summary"},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, SCHEMA)
+
+
+def test_a_field_means_the_same_in_every_command() -> None:
+    """``key`` is always a label key; operands name their operand, pending and hazards their pod and node."""
+    doc = json.loads(run("check", "--snapshot", DRIFTED, "-o", "json")[1])
+    by_check: dict[str, list[dict[str, Any]]] = {}
+    for f in doc["findings"]:
+        by_check.setdefault(f["check"], []).append(f)
+    assert all("/" in f["key"] for f in by_check["audit"])
+    assert all("operand" in f and "key" not in f for f in by_check["operands"])
+    assert all(f["pod"] == "ml/train-a" and f["node"] == "lab-node-1" for f in by_check["hazards"])
+    assert [(f["pod"], f["count"]) for f in by_check["pending"]] == [
+        ("ml/train-b", 1),
+        ("ml/train-b", 2),
+        ("ml/train-b", 1),
+    ]
+    assert doc["summary"]["checks"]["pending"] == {
+        "findings": 3,
+        "reasons": {"affinity": 2, "untolerated-taint": 1},
+        "pods": 1,
+    }
+
+
+# -- skipped checks -----------------------------------------------------------------
+
+
+def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[str, str]) -> None:
+    code, out, _ = run("check", "--snapshot", files["nodes"])
+    assert (code, out) == (
+        0,  # skipped is neither OK nor a finding: the exit code stays 0
+        "audit: OK\n"
+        "operands: skipped (no daemonsets or pods in the input)\n"
+        "pending: skipped (no pods in the input)\n"
+        "hazards: skipped (no pods in the input)\n"
+        "capacity: OK\n"
+        "mig: OK\n"
+        "sharing: OK\n"
+        "upgrade: OK\n",
+    )
+    assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
+    assert run("hazards", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
+    assert run("operands", "--snapshot", files["nodes"]) == (0, "skipped (no daemonsets or pods in the input)\n", "")
+    doc = json.loads(run("pending", "--snapshot", files["nodes"], "-o", "json")[1])
+    assert (doc["skipped"], doc["findings"], doc["summary"]) == (
+        "no pods in the input",
+        [],
+        {"skipped": "no pods in the input"},
+    )
+
+
+def test_an_empty_pod_list_is_pods_none_pending_not_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all([as_list(node("n", {})), {"kind": "PodList", "apiVersion": "v1", "items": []}]))
+    assert run("pending", "--snapshot", str(path)) == (0, "OK\n", "")
+
+
+# -- snapshots merged ---------------------------------------------------------------
+
+
+@pytest.fixture
+def two_days(tmp_path: Path) -> tuple[str, str]:
+    yesterday = tmp_path / "yesterday.json"
+    today = tmp_path / "today.json"
+    yesterday.write_text(json.dumps(as_list(gpu_node("a"), gpu_node("b", **{"nvidia.com/gpu.count": "two"}))))
+    today.write_text(json.dumps(as_list(gpu_node("b"), gpu_node("c"))))
+    return str(yesterday), str(today)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "both before the command",
+        "both after the command",
+        "one before, one after",
+    ],
+)
+def test_duplicates_across_snapshots_are_merged_the_later_winning_wherever_the_flags_stand(
+    two_days: tuple[str, str], where: str
+) -> None:
+    y, t = two_days
+    argv = {
+        "both before the command": ["--snapshot", y, "--snapshot", t, "audit", "-o", "json"],
+        "both after the command": ["audit", "--snapshot", y, "--snapshot", t, "-o", "json"],
+        "one before, one after": ["--snapshot", y, "audit", "--snapshot", t, "-o", "json"],
+    }[where]
+    code, out, err = run(*argv)
+    assert code == 0  # b's bad count from yesterday is replaced by today's
+    assert json.loads(out)["findings"] == []
+    assert err == "gpulabel: 1 object(s) in more than one snapshot, the later file wins: node/b\n"
+
+
+def test_the_order_of_snapshots_decides_which_copy_wins(two_days: tuple[str, str]) -> None:
+    y, t = two_days
+    assert run("audit", "--snapshot", t, "--snapshot", y)[1] == "b nvidia.com/gpu.count not-a-number\n"
+
+
+def test_nodes_are_counted_once(two_days: tuple[str, str]) -> None:
+    y, t = two_days
+    assert run("sources", "--node", "b", "--snapshot", y, "--snapshot", t)[0] == 0
+    out = run("report", "--snapshot", y, "--snapshot", t, "--html", "-")[1]
+    assert "3 nodes (3 GPU)" in out
+
+
+# -- text, wide, table, name --------------------------------------------------------
+
+
+def test_tables_are_plain_text_when_not_a_terminal_and_never_cut() -> None:
+    out = run("operands", "--snapshot", DRIFTED, "-o", "table")[1]
+    assert "\x1b" not in out
+    lines = out.splitlines()
+    assert lines[0].split() == ["NODE", "OPERAND", "REASON", "ARGS", "DETAIL"]
+    assert any(len(line) > 120 for line in lines)  # nothing cut to 80 columns
+    assert (
+        "gpu-operator/nvidia-container-toolkit-daemonset does not tolerate taint dedicated=training:NoSchedule" in out
+    )
+
+
+def test_no_headers_drops_the_header_lines() -> None:
+    out = run("audit", "--snapshot", DRIFTED, "-o", "table", "--no-headers")[1]
+    assert out.splitlines()[0].split()[:3] == ["lab-node-1", "nvidia.com/gpu.memory", "missing"]
+
+
+def test_a_terminal_table_fits_its_width_and_no_color_means_no_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpulabel.render.table import style_for
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    style = style_for(Tty())
+    assert (style.width, style.bold) == (60, True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert style_for(Tty()).bold is False
+    from gpulabel.render.table import format_table
+
+    text = format_table(["a", "b"], [["x" * 10, "y" * 100]], style_for(Tty()))
+    assert max(len(line) for line in text.splitlines()) == 60 and "\x1b" not in text
+
+
+def test_name_lists_each_object_once() -> None:
+    assert run("audit", "--snapshot", DRIFTED, "-o", "name")[1] == "node/lab-node-1\nnode/lab-node-3\n"
+    assert run("pending", "--snapshot", DRIFTED, "-o", "name")[1] == "pod/ml/train-b\n"
+
+
+def test_check_wide_prints_each_checks_findings_below_the_summary() -> None:
+    out = run("check", "--snapshot", DRIFTED, "-o", "wide")[1].split("\n\n")
+    assert out[0].splitlines()[0] == "audit: 5 finding(s) missing=4 not-a-number=1"
+    assert out[1].startswith("lab-node-1 nvidia.com/gpu.memory missing (the label is absent)")
+
+
+# -- flags --------------------------------------------------------------------------
+
+
+def test_all_namespaces_is_accepted_and_exclusive_with_a_namespace() -> None:
+    assert run("hazards", "-A", "--snapshot", DRIFTED)[0] == 1
+    with pytest.raises(SystemExit):
+        run("hazards", "-A", "-n", "ml", "--snapshot", DRIFTED)
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--snapshot", LAB, "sanitize", "x"], "gpulabel: --snapshot: not used by sanitize\n"),
+        (["-n", "ml", "audit", "--snapshot", LAB], "gpulabel: -n: not used by audit\n"),
+        (["-l", "a=b", "sources", "k"], "gpulabel: -l: not used by sources\n"),
+    ],
+)
+def test_a_flag_a_command_does_not_use_is_refused(argv: list[str], line: str) -> None:
+    assert run(*argv) == (2, "", line)
+
+
+def test_commands_without_a_cluster_do_not_offer_cluster_flags() -> None:
+    from gpulabel.cli.main import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    for name in ("sanitize", "validate"):
+        flags = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        assert not flags & {"--snapshot", "--kubeconfig", "--context", "-n", "-l", "-A"}, name
+
+
+def test_help_shows_examples_valid_values_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        run("operands", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "examples:" in text and "exit codes:" in text
+    assert "driver, container-toolkit, device-plugin" in text  # --disabled's valid values
+
+
+def test_the_operand_names_in_help_are_the_catalogue() -> None:
+    from gpulabel.checks.operands import CATALOGUE
+    from gpulabel.cli.nodecmds import OPERAND_NAMES
+
+    assert OPERAND_NAMES.split(", ") == list(CATALOGUE)
+
+
+def test_usage_names_kubectl_gpulabel_when_run_as_the_plugin() -> None:
+    assert prog_name("/usr/local/bin/kubectl-gpulabel") == "kubectl gpulabel"
+    assert prog_name("/usr/bin/gpulabel") == "gpulabel"
+    from gpulabel.cli.main import build_parser
+
+    assert build_parser("kubectl gpulabel").format_usage().startswith("usage: kubectl gpulabel ")
+
+
+def test_version_without_a_cluster() -> None:
+    from gpulabel import __version__
+
+    assert run("version", "--client") == (0, f"Client Version: {__version__}\n", "")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_name_every_command_and_parse(shell: str, tmp_path: Path) -> None:
+    code, out, _ = run("completion", shell)
+    assert code == 0
+    for command in ("audit", "pending", "diff", "completion"):
+        assert command in out
+    assert "wide json yaml table name" in out or "text wide json yaml table name" in out
+    if shell == "bash":
+        script = tmp_path / "c.bash"
+        script.write_text(out)
+        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+
+
+# -- offline plans ------------------------------------------------------------------
+
+
+def test_isolate_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:
+    code, out, err = run("isolate", "lab-node-1", "--dry-run", "--snapshot", LAB, "-o", "wide")
+    assert code == 0 and err == ""
+    line = out.strip()
+    assert line.startswith("lab-node-1 nvidia.com/gpu.deploy.operands false (was absent; leaving: gpu-operator/")
+
+
+def test_sync_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:
+    code, out, err = run("sync", files["features"], "--dry-run", "--snapshot", DRIFTED, "-o", "wide")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "lab-node-1 feature.node.kubernetes.io/custom-gpu-training true (was absent)",
+        "lab-node-1 nvidia.com/gpu.count 2 (was two, set by kubectl-label at 2026-11-28T16:42:10Z)",
+    ]
+
+
+def test_the_report_names_the_snapshot_as_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    page = run("report", "--snapshot", "examples/drifted-lab.yaml", "--html", "-")[1]
+    header = page.split('<p class="meta">', 1)[1].split("</p>", 1)[0]
+    assert header.startswith("examples/drifted-lab.yaml &middot; 4 nodes")
+    assert str(ROOT) not in page
