@@ -9,8 +9,11 @@ if [ ! -x .venv/bin/python ]; then
         || { echo "setup: gpulabel needs Python >= 3.11 ($PY is $("$PY" -V 2>&1))" >&2; exit 2; }
     "$PY" -m venv .venv
 fi
+# The stamp holds a digest of what the install depends on (not a time: a merge or checkout can leave
+# an older mtime on a changed file).
 stamp=.venv/.gpulabel-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
-    touch "$stamp"
+    echo "$want" >"$stamp"
 fi
