@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from gpulabel.k8s import labels as L
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.sanitize import sanitize
 
 __all__ = ["REASONS", "STRICT_REASONS", "audit", "audit_node"]
@@ -33,7 +33,7 @@ _KNOWN_DEPLOY_VALUES = frozenset({"true", "false", "pre-installed"})
 
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
-    return Finding("audit", reason, node=node.name, key=key, detail=detail, value=node.labels.get(key))
+    return label_finding("audit", reason, node, key, detail)
 
 
 def audit_node(node: Node, strict: bool = False) -> list[Finding]:

@@ -10,12 +10,11 @@ the input (hand-written snapshots) are only checked for the labels.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, label_finding
 
 __all__ = ["REASONS", "capacity", "capacity_node"]
 
@@ -28,9 +27,8 @@ REASONS = {
 DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
 
 
-def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
-    return Finding("capacity", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
+def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
+    return label_finding("capacity", reason, node, key, detail)
 
 
 def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:
@@ -93,7 +91,6 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
                 G.GPU_RESOURCE,
                 "unlabelled-gpus",
                 f"allocatable {shown} but {V.GPU_PRESENT} is {now}",
-                allocatable=advertised,
             )
         )
     meant = plugin_meant_to_run(node, disabled)
@@ -101,7 +98,7 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
         detail = f"allocatable has {shown}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
         if V.GPU_COUNT in labels:
             detail += f", {V.GPU_COUNT}={labels[V.GPU_COUNT]}"
-        found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail, allocatable=advertised))
+        found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail))
         return found
     if not meant and total == 0:
         return found
@@ -120,8 +117,6 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
                     resource,
                     "allocatable-mismatch",
                     f"allocatable {got}, labels say {want} ({_why(labels, resource)})",
-                    allocatable=got,
-                    expected=want,
                 )
             )
     return found

@@ -16,7 +16,7 @@ from typing import Any
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, label_finding
 
 __all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node"]
 
@@ -29,9 +29,8 @@ REASONS = {
 }
 
 
-def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
-    return Finding("mig", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
+def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
+    return label_finding("mig", reason, node, key, detail)
 
 
 def cluster_mig_strategy(policies: Sequence[Mapping[str, Any]]) -> str | None:
@@ -62,7 +61,6 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
                     "stuck",
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)}), "
                     f"applying {G.MIG_CONFIG}={config}",
-                    age_seconds=int(age),
                 )
             )
     product = labels.get(V.GPU_PRODUCT, "")
@@ -96,7 +94,6 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
                 G.MIG_STRATEGY,
                 "mismatch",
                 f"{node_strategy} here, {strategy} in the ClusterPolicy",
-                cluster_policy=strategy,
             )
         )
     return found

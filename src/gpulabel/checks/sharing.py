@@ -8,12 +8,10 @@ with this device plugin's ``mps`` strategy.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, label_finding
 
 __all__ = ["REASONS", "sharing", "sharing_node"]
 
@@ -26,9 +24,8 @@ REASONS = {
 }
 
 
-def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
-    """A finding with typed fields; ``data`` (what the detail already says in words) is not carried."""
-    return Finding("sharing", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
+def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
+    return label_finding("sharing", reason, node, key, detail)
 
 
 def sharing_node(node: Node) -> list[Finding]:

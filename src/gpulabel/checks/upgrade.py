@@ -23,7 +23,7 @@ from datetime import datetime
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, label_finding
 
 __all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
 
@@ -39,10 +39,10 @@ def repair_command(node: str, key: str, value: str) -> str:
     return f"kubectl label node {node} {key}={value} --overwrite"
 
 
-def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None = None, **data: object) -> Finding:
+def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None = None) -> Finding:
     if repair is not None:
         detail = f"{detail}; repair: {repair_command(node.name, key, repair)}"
-    return Finding("upgrade", reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
+    return label_finding("upgrade", reason, node, key, detail)
 
 
 def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:
@@ -69,7 +69,6 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
                     G.DRIVER_UPGRADE_STATE,
                     "stuck",
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})",
-                    age_seconds=int(age),
                 )
             )
     mig_working = labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting")

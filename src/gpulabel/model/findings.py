@@ -16,12 +16,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["API_VERSION", "Cell", "Finding", "Result", "Section", "summarize"]
+__all__ = ["API_VERSION", "Cell", "Finding", "Result", "Section", "label_finding", "summarize"]
 
 API_VERSION = "gpulabel/v1"
 
 Cell = str | int | float | bool | None | tuple[str, ...]
+
+
+class LabelledNode(Protocol):
+    """What :func:`label_finding` reads of a node (``model.cluster.Node`` has it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+
+
 """What a section's cell may hold: a JSON scalar, or a list of strings."""
 
 
@@ -162,3 +174,8 @@ class Result:
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:
     """Count findings by reason, most common first."""
     return dict(Counter(f.reason for f in findings).most_common())
+
+
+def label_finding(check: str, reason: str, node: LabelledNode, key: str, detail: str) -> Finding:
+    """A finding about one label of one node, carrying the label's current value."""
+    return Finding(check, reason, node=node.name, key=key, value=node.labels.get(key), detail=detail)
