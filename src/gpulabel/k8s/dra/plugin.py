@@ -1,0 +1,140 @@
+"""The scheduler's DynamicResources filter for one pod: on which nodes its claims can be allocated.
+
+A pod's claims come from ``spec.resourceClaims``: a ``resourceClaimName``, or a
+``resourceClaimTemplateName`` whose generated claim is named in the pod's
+``status.resourceClaimStatuses`` (before the resourceclaim controller has made
+it, the template's spec stands in for it). Claims that are already allocated
+are not allocated again (gpulabel does not check their node selector yet);
+the unallocated ones are allocated together on each node, against the devices
+every other claim already holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulabel.affinity import compile_pod_spec
+from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools, in_use_devices
+from gpulabel.k8s.dra.cel import DeviceInput
+from gpulabel.k8s.dra.objects import (
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    claim_from_json,
+    class_from_json,
+    slice_from_json,
+    template_from_json,
+)
+from gpulabel.model import Node
+
+__all__ = ["DraState", "PodClaims", "pod_claims"]
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class DraState:
+    """The DRA objects of a cluster, indexed for allocation."""
+
+    slices: tuple[ResourceSlice, ...] = ()
+    classes: Mapping[str, DeviceClass] = field(default_factory=dict)
+    claims: tuple[ResourceClaim, ...] = ()
+    templates: Mapping[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)
+    _by_pool: dict[tuple[str, str], list[ResourceSlice]] = field(default_factory=dict, repr=False)
+    _in_use: dict[DeviceID, str] | None = field(default=None, repr=False)
+    _inputs: dict[tuple[str, str], DeviceInput] = field(default_factory=dict, repr=False)
+    _pools: dict[str, list[Pool]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for s in self.slices:
+            self._by_pool.setdefault((s.driver, s.pool), []).append(s)
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> DraState:
+        slices, classes, claims, templates = [], {}, [], {}
+        for where, obj in objects:
+            kind = obj.get("kind")
+            if kind == "ResourceSlice":
+                slices.append(slice_from_json(obj, where))
+            elif kind == "DeviceClass":
+                c = class_from_json(obj, where)
+                classes[c.name] = c
+            elif kind == "ResourceClaim":
+                claims.append(claim_from_json(obj, where))
+            elif kind == "ResourceClaimTemplate":
+                t = template_from_json(obj, where)
+                templates[(t.namespace, t.name)] = t
+        return cls(tuple(slices), classes, tuple(claims), templates)
+
+    @property
+    def in_use(self) -> dict[DeviceID, str]:
+        if self._in_use is None:
+            self._in_use = in_use_devices(self.claims)
+        return self._in_use
+
+    def claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        for c in self.claims:
+            if c.namespace == namespace and c.name == name:
+                return c
+        return None
+
+    def pools(self, node: Node) -> list[Pool]:
+        found = self._pools.get(node.name)
+        if found is None:
+
+            def matches(selector: Mapping[str, Any]) -> bool:
+                spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
+                return compile_pod_spec(spec).affinity_only().match(node).fits
+
+            found = self._pools[node.name] = gather_pools(node.name, self.slices, matches, self._by_pool)
+        return found
+
+    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> Outcome:
+        return allocate(self.pools(node), claims, self.classes, self.in_use, self._inputs)
+
+
+@dataclass(frozen=True)
+class PodClaims:
+    """The claims of one pod: those to allocate, and what stops it before any node is tried."""
+
+    to_allocate: tuple[ResourceClaim, ...]
+    allocated: tuple[ResourceClaim, ...]
+    missing: str | None  # e.g. 'resourceclaim "x" not found'
+
+
+def pod_claims(
+    namespace: str, name: str, spec: Mapping[str, Any], status: Mapping[str, Any], state: DraState
+) -> PodClaims:
+    generated = {
+        str(s.get("name")): s.get("resourceClaimName")
+        for s in status.get("resourceClaimStatuses") or ()
+        if isinstance(s, dict)
+    }
+    todo: list[ResourceClaim] = []
+    done: list[ResourceClaim] = []
+    for entry in spec.get("resourceClaims") or ():
+        ref = str(entry.get("name", ""))
+        claim_name = entry.get("resourceClaimName")
+        template_name = entry.get("resourceClaimTemplateName")
+        claim: ResourceClaim | None = None
+        if claim_name:
+            claim = state.claim(namespace, str(claim_name))
+            if claim is None:
+                return PodClaims((), (), f'resourceclaim "{claim_name}" not found')
+        elif template_name:
+            made = generated.get(ref)
+            if made:
+                claim = state.claim(namespace, str(made))
+            if claim is None:
+                template = state.templates.get((namespace, str(template_name)))
+                if template is None:
+                    return PodClaims((), (), f'resourceclaimtemplate "{template_name}" not found')
+                t = template.claim
+                claim = ResourceClaim(namespace, f"{name}-{ref}", t.requests, t.constraints)
+        else:
+            continue
+        (done if claim.allocated is not None else todo).append(claim)
+    return PodClaims(tuple(todo), tuple(done), None)

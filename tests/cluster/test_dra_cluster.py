@@ -1,0 +1,317 @@
+"""DRA allocation against the real scheduler: gpulabel's fit set agrees, pod by pod.
+
+labcluster plays NVIDIA's DRA driver: the test publishes ResourceSlices for kwok
+nodes (random GPU and MIG devices with the attributes the driver publishes,
+some tainted, some pools incomplete), DeviceClasses, and then creates pods
+whose claims (direct, or through templates the resourceclaim controller
+turns into claims) have random selectors: attribute comparisons, semver and
+quantity comparisons, attributes some devices lack, ``All``, counts,
+``firstAvailable`` and ``matchAttribute``. Pods are created one at a time and
+each is predicted from the cluster as it is just before it, so earlier pods'
+allocations are the "allocated to other claims" of later ones. For every pod
+the scheduler's outcome (bound, or Pending) must agree with gpulabel's fit set:
+a bound pod sits on a node gpulabel says fits, a Pending pod has no such node
+(or a selector error the scheduler stops on). Drawn from a fixed seed
+(``GPULABEL_DRA_SEED`` overrides it); a failure prints the pod, the claims and
+both answers.
+
+Also: CEL expressions the API server rejects at create time are rejected by
+gpulabel with the same message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from typing import Any
+
+from draobjects_path import draobjects as dra  # tests/draobjects.py, shared with the unit tests
+from labcluster_support import LabCluster, wait_for
+
+from gpulabel.k8s.dra.cel import compile_selector
+from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.live import KubeClient
+from gpulabel.model import Node, node_from_json
+
+SEED = int(os.environ.get("GPULABEL_DRA_SEED", "20261130"))
+BATCHES = int(os.environ.get("GPULABEL_DRA_BATCHES", "8"))
+PODS_PER_BATCH = 26
+NODES_PER_BATCH = 3
+D = dra.DRIVER
+A = f'device.attributes["{D}"]'
+C = f'device.capacity["{D}"]'
+RES = "/apis/resource.k8s.io/v1"
+
+
+def random_devices(rng: random.Random, node: str) -> list[dict[str, Any]]:
+    product = rng.choice(dra.GPUS)
+    version = rng.choice(dra.DRIVER_VERSIONS)
+    out = []
+    for i in range(rng.randint(1, 4)):
+        p = product if rng.random() < 0.8 else rng.choice(dra.GPUS)
+        taints = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}] if rng.random() < 0.1 else None
+        out.append(dra.gpu_device(f"gpu-{i}", i, p, version, node=node, taints=taints))
+    if rng.random() < 0.4:
+        parent = len(out)
+        for j in range(rng.randint(1, 3)):
+            out.append(
+                dra.mig_device(f"gpu-{parent}-mig-{j}", parent, j, product, version, rng.choice(dra.MIG_PROFILES))
+            )
+    return out
+
+
+def random_selector(rng: random.Random) -> str:
+    pname = rng.choice(dra.GPUS)[0]
+    choices = [
+        f'{A}.productName == "{pname}"',
+        f'{A}.architecture in ["Ampere", "Hopper"]',
+        f'{A}.architecture == "{rng.choice(["Ampere", "Hopper", "Ada Lovelace", "hopper"])}"',
+        f'{C}.memory.compareTo(quantity("{rng.choice(["20Gi", "40Gi", "48G", "80Gi"])}")) >= 0',
+        f'{C}.memory.isGreaterThan(quantity("{rng.choice(["24G", "40Gi", "79Gi"])}"))',
+        f'{A}.driverVersion.isGreaterThan(semver("{rng.choice(["540.0.0", "550.54.15", "560.0.0"])}"))',
+        f'{A}.cudaComputeCapability.compareTo(semver("{rng.choice(["8.0.0", "8.6.0", "9.0.0"])}")) >= 0',
+        f'{A}.cudaDriverVersion.isLessThan(semver("12.6.0"))',
+        f'{A}.profile == "{rng.choice(dra.MIG_PROFILES)[0]}"',  # GPUs have no profile: a runtime error there
+        f'has({A}.profile) && {A}.profile.startsWith("1g")',
+        f'{A}.?profile.orValue("") == ""',
+        f"{A}.index < {rng.randint(1, 3)}",
+        f'{A}.productName.lowerAscii().contains("{rng.choice(["a100", "h100", "l4"])}")',
+        f'{A}.brand == "Nvidia" && {A}.uuid.startsWith("GPU-")',
+    ]
+    return rng.choice(choices)
+
+
+def random_request(rng: random.Random, name: str, classes: list[str]) -> dict[str, Any]:
+    def one() -> dict[str, Any]:
+        cls = rng.choice(classes)
+        selectors = [random_selector(rng) for _ in range(rng.choice([0, 1, 1, 1, 2]))]
+        if rng.random() < 0.1:
+            mode: dict[str, Any] = {"mode": "All"}
+        else:
+            mode = {"count": rng.choice([1, 1, 1, 2, 2, 3])}
+        tolerations = (
+            [{"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoSchedule"}]
+            if rng.random() < 0.2
+            else None
+        )
+        return dra.exactly(cls, *selectors, tolerations=tolerations, **mode)
+
+    if rng.random() < 0.2:
+        return dra.request(name, first_available=[("a", one()), ("b", one())])
+    return dra.request(name, one())
+
+
+def random_claim_spec(rng: random.Random, classes: list[str]) -> dict[str, Any]:
+    n = 1 if rng.random() < 0.7 else 2
+    requests = [random_request(rng, f"r{i}", classes) for i in range(n)]
+    match = None
+    if rng.random() < 0.25:
+        match = rng.choice(
+            [f"{D}/productName", "resource.kubernetes.io/pcieRoot", f"{D}/driverVersion", f"{D}/profile"]
+        )
+    return dra.claim_spec(requests, match_attribute=match)
+
+
+def create(client: KubeClient, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = client.request("POST", path, body=json.dumps(obj).encode(), content_type="application/json")
+    return out
+
+
+def read_state(client: KubeClient, ns: str) -> tuple[DraState, list[Node]]:
+    objects: list[tuple[str, dict[str, Any]]] = []
+    for kind, path in (
+        ("ResourceSlice", f"{RES}/resourceslices"),
+        ("DeviceClass", f"{RES}/deviceclasses"),
+        ("ResourceClaim", f"{RES}/resourceclaims"),
+        ("ResourceClaimTemplate", f"{RES}/namespaces/{ns}/resourceclaimtemplates"),
+    ):
+        items, _ = client.list_objects(path, lambda i, k=kind: {**i, "kind": k})
+        objects.extend((kind, o) for o in items)
+    nodes = [node_from_json(n) for n in client.list("Node")[0]]
+    return DraState.from_objects(objects), nodes
+
+
+def predict(
+    state: DraState, nodes: list[Node], ns: str, pod: dict[str, Any], batch: str
+) -> tuple[list[str], list[str], str]:
+    """(nodes that fit, errors, note) for a pod whose nodeSelector is the batch label."""
+    claims = pod_claims(ns, pod["metadata"]["name"], pod["spec"], pod.get("status") or {}, state)
+    if claims.missing:
+        return [], [claims.missing], "missing"
+    fits, errors = [], []
+    for node in nodes:
+        if node.labels.get("dra-diff/batch") != batch:
+            continue
+        outcome = state.allocate(node, claims.to_allocate)
+        if outcome.error:
+            errors.append(f"{node.name}: {outcome.error}")
+        elif outcome.ok:
+            fits.append(node.name)
+    return fits, errors, ""
+
+
+def settled(client: KubeClient, ns: str, name: str) -> dict[str, Any] | None:
+    pod: dict[str, Any] = client.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    if pod["spec"].get("nodeName"):
+        return pod
+    for c in pod.get("status", {}).get("conditions", []):
+        if (
+            c["type"] == "PodScheduled"
+            and c["status"] == "False"
+            and c.get("reason") in ("Unschedulable", "SchedulerError")
+        ):
+            return pod
+    return None
+
+
+seen = {"pods": 0, "bound": 0, "pending": 0, "errors": 0, "all": 0, "first_available": 0, "match": 0, "templates": 0}
+
+
+def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, make_node: Any) -> None:
+    rng = random.Random(SEED)
+    client = KubeClient(str(labcluster.kubeconfig))
+    ns = f"dra-{SEED}"
+    labcluster.kubectl("create", "namespace", ns)
+    wait_for(lambda: labcluster.kubectl("get", "serviceaccount", "default", "-n", ns, check=False).returncode == 0)
+    classes = [dra.GPU_CLASS, dra.MIG_CLASS]
+    classes.append(dra.device_class("hopper.example.com", f'device.driver == "{D}"', f'{A}.architecture == "Hopper"'))
+    classes.append(dra.device_class("big.example.com", f'{C}.memory.compareTo(quantity("40Gi")) >= 0'))
+    classes.append(dra.device_class("any.example.com"))
+    for c in classes:
+        create(client, f"{RES}/deviceclass".replace("deviceclass", "deviceclasses"), c)
+    class_names = [c["metadata"]["name"] for c in classes]
+    disagreements: list[str] = []
+    started = time.monotonic()
+    for b in range(BATCHES):
+        batch = f"b{b}"
+        for i in range(NODES_PER_BATCH):
+            name = f"dra-{SEED % 1000}-{batch}-n{i}"
+            make_node(name, {"dra-diff/batch": batch})
+            devices = random_devices(rng, name)
+            roll = rng.random()
+            if roll < 0.1:  # a pool of two slices, one never published: incomplete
+                create(client, f"{RES}/resourceslices", dra.resource_slice(f"{name}-a", devices, node=name, count=2))
+            elif roll < 0.25:  # a pool published through a node selector
+                sel = {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [name]}]}
+                    ]
+                }
+                create(
+                    client,
+                    f"{RES}/resourceslices",
+                    dra.resource_slice(f"{name}-sel", devices, pool=f"{name}-sel", node_selector=sel),
+                )
+            else:
+                create(client, f"{RES}/resourceslices", dra.resource_slice(name, devices, node=name))
+        for k in range(PODS_PER_BATCH):
+            pod_name = f"{batch}-p{k}"
+            spec = random_claim_spec(rng, class_names)
+            ref_kind = "template" if rng.random() < 0.5 else "claim"
+            obj_name = f"{pod_name}-c"
+            if ref_kind == "template":
+                create(client, f"{RES}/namespaces/{ns}/resourceclaimtemplates", dra.claim_template(obj_name, spec, ns))
+                seen["templates"] += 1
+            else:
+                create(client, f"{RES}/namespaces/{ns}/resourceclaims", dra.claim(obj_name, spec, ns))
+            pod = dra.dra_pod(pod_name, [("gpu", ref_kind, obj_name)], ns, {"dra-diff/batch": batch})
+            state, nodes = read_state(client, ns)
+            fits, errors, _note = predict(state, nodes, ns, pod, batch)
+            create(client, f"/api/v1/namespaces/{ns}/pods", pod)
+            final = wait_for(
+                lambda n=pod_name: settled(client, ns, n),
+                timeout=60,
+                interval=0.1,
+                message=f"for pod {pod_name} to be bound or unschedulable",
+            )
+            bound = final["spec"].get("nodeName")
+            seen["pods"] += 1
+            text = json.dumps(spec["devices"])
+            seen["all"] += '"All"' in text
+            seen["first_available"] += "firstAvailable" in text
+            seen["match"] += "matchAttribute" in text
+            if bound:
+                seen["bound"] += 1
+                if errors or bound not in fits:
+                    disagreements.append(
+                        f"{pod_name}: bound to {bound}, gpulabel: fits={fits} errors={errors} spec={text}"
+                    )
+            else:
+                seen["pending"] += 1
+                seen["errors"] += bool(errors)
+                message = next(
+                    (c.get("message", "") for c in final["status"]["conditions"] if c["type"] == "PodScheduled"), ""
+                )
+                if fits and not errors:
+                    disagreements.append(f"{pod_name}: Pending ({message}), gpulabel fits={fits} spec={text}")
+    print(f"\n{seen} in {time.monotonic() - started:.0f} s; disagreements: {len(disagreements)}")
+    for d in disagreements:
+        print(d)
+    assert disagreements == []
+    assert seen["pods"] >= 200
+    assert seen["bound"] > 20 and seen["pending"] > 20
+
+
+# -- create-time validation of CEL --------------------------------------------------
+
+INVALID = [
+    "(1 +",
+    "device.attributes[",
+    f'{A}.productName = "x"',
+    "nosuch == 1",
+    f"{A}.index + 1",
+    "1",
+    '"gpu"',
+    f"{A}.productName.startsWith(1)",
+    'semver("1.0.0").isGreaterThan(1)',
+    'quantity("1Gi").compareTo(semver("1.0.0")) > 0',
+    f"{C}.memory > 5",
+    f'{C}.memory.isGreaterThan(quantity("1Gi")) + 1',
+    "device.nosuch == 1",
+    "device.driver == 1",
+    '1 + "a" == 2',
+    "[1, 2].exists(x, y == 2)",
+    f'{A}.productName == "a" &&',
+    "true ||| false",
+    "device.driver.size()",
+    f"{A}.uuid.matches(1)",
+]
+VALID = [
+    f'{A}.productName == "x"',
+    f'{C}.memory.compareTo(quantity("40Gi")) >= 0',
+    f'{A}.driverVersion.isGreaterThan(semver("550.0.0"))',
+    f"{A}.index",
+    f"cel.bind(g, {A}, g.index == 1)",
+    f'{A}.?profile.orValue("") == ""',
+    "device.allowMultipleAllocations",
+    f'{A}.productName.lowerAscii() == "x"',
+]
+
+
+def test_cel_rejected_at_create_time_with_the_same_message(labcluster: LabCluster, ns: str) -> None:
+    client = KubeClient(str(labcluster.kubeconfig))
+    mismatches = []
+    for i, expr in enumerate(INVALID + VALID):
+        body = dra.claim(f"v{i}", dra.claim_spec([dra.request("r", dra.exactly("gpu.nvidia.com", expr))]), ns)
+        status, data = client.request_raw(
+            "POST",
+            f"{RES}/namespaces/{ns}/resourceclaims",
+            query=[("dryRun", "All")],
+            body=json.dumps(body).encode(),
+            content_type="application/json",
+        )
+        theirs = None
+        if status >= 300:
+            assert status == 422, data[:400]
+            cause = json.loads(data)["details"]["causes"][0]
+            assert cause["field"] == "spec.devices.requests[0].exactly.selectors[0].cel.expression", cause
+            theirs = cause["message"]
+        sel = compile_selector(expr)
+        ours = None if sel.error is None else f"Invalid value: {json.dumps(expr)}: {sel.error}"
+        if ours != theirs:
+            mismatches.append((expr, theirs, ours))
+    for m in mismatches:
+        print("\nexpr:", m[0], "\n server:", m[1], "\n gpulabel:", m[2])
+    assert mismatches == []
