@@ -378,7 +378,7 @@ class Allocator:
     ) -> Callable[[], None] | None:
         if did in self.in_use or did in self.allocating:
             return None
-        if _taint_prevents(device, rd.request):
+        if taint_prevents(device, rd.request):
             return None
         added: list[_MatchAttribute] = []
         for c in self.constraints[ci]:
@@ -405,7 +405,7 @@ class Allocator:
         return undo
 
 
-def _taint_prevents(device: Device, request: DeviceRequest) -> bool:
+def taint_prevents(device: Device, request: DeviceRequest) -> bool:
     for taint in device.taints:
         if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in request.tolerations):
             return True

@@ -17,8 +17,9 @@ from typing import Any
 
 from gpulabel.affinity import compile_pod_spec
 from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools, in_use_devices
-from gpulabel.k8s.dra.cel import DeviceInput
+from gpulabel.k8s.dra.cel import DeviceInput, device_input
 from gpulabel.k8s.dra.objects import (
+    Device,
     DeviceClass,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -90,6 +91,14 @@ class DraState:
                 return compile_pod_spec(spec).affinity_only().match(node).fits
 
             found = self._pools[node.name] = gather_pools(node.name, self.slices, matches, self._by_pool)
+        return found
+
+    def device_input(self, did: DeviceID, device: Device) -> DeviceInput:
+        """The device as selectors read it (built once per device and shared with the allocator)."""
+        key = (did[0], f"{did[1]}/{did[2]}")
+        found = self._inputs.get(key)
+        if found is None:
+            found = self._inputs[key] = device_input(did[0], device.attributes, device.capacity, device.allow_multiple)
         return found
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> Outcome:

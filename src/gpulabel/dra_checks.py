@@ -1,0 +1,272 @@
+"""Why a pod's ResourceClaims cannot be allocated on a node, request by request.
+
+The verdict (fits or not) is the scheduler's own algorithm
+(:mod:`gpulabel.k8s.dra.allocator`); the reason explains it by following one
+request's devices through the same steps, and names the first step that
+leaves too few:
+
+==================  =========================================================
+``no-devices``      no ResourceSlice publishes a device for this node
+``incomplete-pool`` the node's only pools have slices not yet published
+``class-selector``  every device fails the DeviceClass's selectors
+``selector``        every device the class admits fails the request's
+                    selectors (the expression, and the attribute values it
+                    read on the closest device)
+``cel-error``       an expression fails on the devices (the message; the
+                    scheduler stops on the first such device it reaches)
+``taint``           the matching devices carry taints the request does not
+                    tolerate
+``allocated``       the matching devices are allocated to other claims (named)
+``count``           fewer free matching devices than the request's count (or
+                    the pod's requests compete for the same devices)
+``match-attribute`` enough free devices, but no set of them agrees on the
+                    constrained attribute
+==================  =========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_prevents
+from gpulabel.k8s.dra.cel import CelError, compile_selector
+from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
+from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.model import Node
+
+__all__ = ["REASONS", "ClaimVerdict", "explain_node"]
+
+REASONS = (
+    "no-devices",
+    "incomplete-pool",
+    "class-selector",
+    "selector",
+    "cel-error",
+    "taint",
+    "allocated",
+    "count",
+    "match-attribute",
+)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One claim request on one node: why it cannot be allocated there."""
+
+    node: str
+    claim: str  # ns/name
+    request: str  # request, or request/subrequest
+    reason: str
+    detail: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def line(self, pod: str) -> str:
+        """``<ns>/<pod> <node> claim <claim>/<request> <reason>``."""
+        name = self.claim.split("/", 1)[-1]
+        return f"{pod} {self.node} claim {name}/{self.request} {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "claim": self.claim,
+            "request": self.request,
+            "reason": self.reason,
+            "detail": self.detail,
+            **self.data,
+        }
+
+
+def _devices(pools: Sequence[Pool]) -> list[tuple[DeviceID, Device]]:
+    return [((p.driver, p.name, d.name), d) for p in pools if not p.incomplete for s in p.slices for d in s.devices]
+
+
+def _read_values(state: DraState, did: DeviceID, device: Device, expression: str) -> dict[str, Any]:
+    """The attributes and capacities of ``device`` that ``expression`` names, as the selector sees them."""
+    names = compile_selector(expression).read_names()
+    out: dict[str, Any] = {}
+    for qualified, (_, value) in device.attributes.items():
+        ident = qualified.rsplit("/", 1)[-1]
+        if ident in names:
+            out[qualified if "/" in qualified else f"{did[0]}/{ident}"] = value
+    for qualified, value in device.capacity.items():
+        ident = qualified.rsplit("/", 1)[-1]
+        if ident in names:
+            out[(qualified if "/" in qualified else f"{did[0]}/{ident}") + " (capacity)"] = value
+    return out
+
+
+def _evaluate(
+    state: DraState, devices: list[tuple[DeviceID, Device]], exprs: Sequence[str]
+) -> tuple[list[tuple[DeviceID, Device]], list[tuple[DeviceID, int, str]], dict[DeviceID, int]]:
+    """Devices passing every expression, the CEL errors (device, selector, message), selectors passed per device."""
+    passing, errors, passed = [], [], {}
+    for did, device in devices:
+        dev = state.device_input(did, device)
+        ok, n = True, 0
+        for i, expr in enumerate(exprs):
+            sel = compile_selector(expr)
+            try:
+                if sel.error is not None or not sel.evaluate(dev):
+                    ok = False
+                    break
+            except CelError as err:
+                errors.append((did, i, str(err)))
+                ok = False
+                break
+            n += 1
+        passed[did] = n
+        if ok:
+            passing.append((did, device))
+    return passing, errors, passed
+
+
+def _explain_request(
+    state: DraState, node: Node, claim: ResourceClaim, req: DeviceRequest, name: str, cls: DeviceClass | None
+) -> ClaimVerdict | None:
+    pools = state.pools(node)
+    verdict = _Verdict(node.name, claim.ref, name)
+    incomplete = [p.id_text for p in pools if p.incomplete]
+    devices = _devices(pools)
+    if not devices:
+        if incomplete:
+            return verdict(
+                "incomplete-pool", f"pool(s) {', '.join(incomplete)} not completely published", pools=incomplete
+            )
+        return verdict("no-devices", "no ResourceSlice publishes a device for this node")
+    if cls is None:
+        return verdict("class-selector", f"device class {req.class_name} does not exist", device_class=req.class_name)
+    for i, expr in enumerate(cls.selectors):
+        if compile_selector(expr).error is not None:
+            return verdict(
+                "cel-error", f"class {cls.name}: selector #{i}: CEL compile error: {compile_selector(expr).error}"
+            )
+    admitted, errors, _ = _evaluate(state, devices, cls.selectors)
+    if not admitted:
+        if errors:
+            did, i, msg = errors[0]
+            return verdict("cel-error", f"class {cls.name}: selector #{i} on device {device_id_text(did)}: {msg}")
+        return verdict(
+            "class-selector",
+            f"no device of {len(devices)} passes class {cls.name} ({' && '.join(cls.selectors) or 'no selectors'})",
+            device_class=cls.name,
+        )
+    for i, expr in enumerate(req.selectors):
+        if compile_selector(expr).error is not None:
+            return verdict("cel-error", f"selector #{i}: CEL compile error: {compile_selector(expr).error}")
+    matching, errors, passed = _evaluate(state, admitted, req.selectors)
+    if not matching:
+        if errors:
+            did, i, msg = errors[0]
+            return verdict(
+                "cel-error",
+                f"selector #{i} on device {device_id_text(did)}: CEL runtime error: {msg}",
+                expression=req.selectors[i],
+                device=device_id_text(did),
+                message=msg,
+            )
+        did, device = max(admitted, key=lambda d: passed[d[0]])
+        i = passed[did]
+        expr = req.selectors[i]
+        values = _read_values(state, did, device, expr)
+        shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "no attribute it names"
+        return verdict(
+            "selector",
+            f"no device of {len(admitted)} passes selector #{i} {expr}; closest {device_id_text(did)} has {shown}",
+            expression=expr,
+            closest=device_id_text(did),
+            values=values,
+        )
+    untainted = [(d, dev) for d, dev in matching if not taint_prevents(dev, req)]
+    if (req.mode == "All" and len(untainted) < len(matching)) or not untainted:
+        taints = sorted({str(t) for _, dev in matching for t in dev.taints})
+        return verdict("taint", f"matching devices carry untolerated taint(s) {', '.join(taints)}", taints=taints)
+    free = [(d, dev) for d, dev in untainted if d not in state.in_use]
+    holders = sorted({state.in_use[d] for d, _ in untainted if d in state.in_use})
+    if (req.mode == "All" and holders) or not free:
+        return verdict(
+            "allocated", f"{len(untainted)} matching device(s) allocated to {', '.join(holders)}", claims=holders
+        )
+    if req.mode == "ExactCount" and len(free) < req.count:
+        held = f" ({len(untainted) - len(free)} allocated to {', '.join(holders)})" if holders else ""
+        return verdict("count", f"needs {req.count} device(s), {len(free)} free matching{held}", free=len(free))
+    return None
+
+
+class _Verdict:
+    def __init__(self, node: str, claim: str, request: str) -> None:
+        self.node, self.claim, self.request = node, claim, request
+
+    def __call__(self, reason: str, detail: str, **data: Any) -> ClaimVerdict:
+        return ClaimVerdict(self.node, self.claim, self.request, reason, detail, data)
+
+
+def explain_node(state: DraState, node: Node, claims: Sequence[ResourceClaim]) -> list[ClaimVerdict]:
+    """Why ``claims`` cannot all be allocated on ``node``; empty when they can.
+
+    One verdict per request that cannot be satisfied on its own (each
+    ``firstAvailable`` alternative counted; the last one's reason is given);
+    when every request could be but not together, one verdict for the claim:
+    ``match-attribute`` if it has constraints, else ``count``. A CEL error the
+    scheduler's own search stops on is reported as ``cel-error`` first.
+    """
+    outcome = state.allocate(node, claims)
+    if outcome.ok:
+        return []
+    out: list[ClaimVerdict] = []
+    if outcome.error is not None:
+        claim = next((c for c in claims if f"claim {c.ref}" in outcome.error), claims[0] if claims else None)
+        if claim is not None:
+            out.append(
+                ClaimVerdict(
+                    node.name,
+                    claim.ref,
+                    _request_in(outcome.error, claim),
+                    "cel-error" if "CEL" in outcome.error else "error",
+                    outcome.error,
+                    {"scheduler_error": True},
+                )
+            )
+            return out
+    for claim in claims:
+        failed = False
+        for request in claim.requests:
+            alternatives = request.alternatives()
+            last: ClaimVerdict | None = None
+            for alt in alternatives:
+                name = request.name if not request.first_available else f"{request.name}/{alt.name}"
+                last = _explain_request(state, node, claim, alt, name, state.classes.get(alt.class_name))
+                if last is None:
+                    break
+            if last is not None:
+                out.append(last)
+                failed = True
+        if not failed and not out:
+            # each request alone fits: they fail together
+            reason = "match-attribute" if claim.constraints else "count"
+            attrs = [c.match_attribute for c in claim.constraints if c.match_attribute]
+            detail = (
+                f"no set of free devices agrees on {', '.join(attrs)}"
+                if attrs
+                else "the requests of the pod's claims compete for the same devices"
+            )
+            out.append(ClaimVerdict(node.name, claim.ref, ",".join(r.name for r in claim.requests), reason, detail))
+    if not out and claims:
+        out.append(
+            ClaimVerdict(
+                node.name,
+                claims[0].ref,
+                claims[0].requests[0].name if claims[0].requests else "",
+                "count",
+                "the pod's claims compete for the same devices",
+            )
+        )
+    return out
+
+
+def _request_in(error: str, claim: ResourceClaim) -> str:
+    for r in claim.requests:
+        if f"request {r.name}" in error:
+            return r.name
+    return claim.requests[0].name if claim.requests else ""
