@@ -270,3 +270,25 @@ def _request_in(error: str, claim: ResourceClaim) -> str:
         if f"request {r.name}" in error:
             return r.name
     return claim.requests[0].name if claim.requests else ""
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes that allocation cannot tell apart, with the verdicts of the first of them."""
+
+    nodes: tuple[str, ...]
+    fits: bool
+    verdicts: tuple[ClaimVerdict, ...]
+
+
+def explain_pod(state: DraState, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[NodeGroup]:
+    """Every node's verdict for a pod's claims, grouped by node signature: one explanation per group."""
+    groups: dict[tuple[Any, ...], list[Node]] = {}
+    names = state.read_names(claims)
+    for node in nodes:
+        groups.setdefault(state.node_signature(node, names), []).append(node)
+    out = []
+    for members in groups.values():
+        verdicts = explain_node(state, members[0], claims)
+        out.append(NodeGroup(tuple(n.name for n in members), not verdicts, tuple(verdicts)))
+    return out

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpulabel.affinity import compile_pod_spec
 from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools, in_use_devices
-from gpulabel.k8s.dra.cel import DeviceInput, device_input
+from gpulabel.k8s.dra.cel import DeviceInput, compile_selector, device_input
 from gpulabel.k8s.dra.objects import (
     Device,
     DeviceClass,
@@ -48,10 +48,20 @@ class DraState:
     _in_use: dict[DeviceID, str] | None = field(default=None, repr=False)
     _inputs: dict[tuple[str, str], DeviceInput] = field(default_factory=dict, repr=False)
     _pools: dict[str, list[Pool]] = field(default_factory=dict, repr=False)
+    _by_node: dict[str, list[ResourceSlice]] = field(default_factory=dict, repr=False)
+    _shared: list[ResourceSlice] = field(default_factory=list, repr=False)
+    _claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict, repr=False)
+    _content: dict[tuple[int, frozenset[str] | None], str] = field(default_factory=dict, repr=False)
+    _signatures: dict[tuple[str, frozenset[str] | None], tuple[Any, ...]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for s in self.slices:
             self._by_pool.setdefault((s.driver, s.pool), []).append(s)
+            if s.node_name:
+                self._by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._shared.append(s)
+        self._claims = {(c.namespace, c.name): c for c in self.claims}
 
     @classmethod
     def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> DraState:
@@ -77,10 +87,7 @@ class DraState:
         return self._in_use
 
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
-        for c in self.claims:
-            if c.namespace == namespace and c.name == name:
-                return c
-        return None
+        return self._claims.get((namespace, name))
 
     def pools(self, node: Node) -> list[Pool]:
         found = self._pools.get(node.name)
@@ -90,8 +97,83 @@ class DraState:
                 spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
                 return compile_pod_spec(spec).affinity_only().match(node).fits
 
-            found = self._pools[node.name] = gather_pools(node.name, self.slices, matches, self._by_pool)
+            mine = self._by_node.get(node.name, []) + self._shared
+            found = self._pools[node.name] = gather_pools(node.name, mine, matches, self._by_pool)
         return found
+
+    def _device_content(self, device: Device, names: frozenset[str] | None) -> str:
+        key = (id(device), names)
+        found = self._content.get(key)
+        if found is None:
+
+            def seen(qualified: str) -> bool:
+                return names is None or qualified.rsplit("/", 1)[-1] in names
+
+            found = self._content[key] = repr(
+                (
+                    sorted((k, v) for k, v in device.attributes.items() if seen(k)),
+                    sorted((k, v) for k, v in device.capacity.items() if seen(k)),
+                    device.taints,
+                    device.allow_multiple,
+                )
+            )
+        return found
+
+    def read_names(self, claims: Sequence[ResourceClaim]) -> frozenset[str] | None:
+        """The attribute names the claims' selectors (and their classes') and constraints can read; None: any."""
+        names: set[str] = set()
+        for claim in claims:
+            for c in claim.constraints:
+                if c.match_attribute:
+                    names.add(c.match_attribute.rsplit("/", 1)[-1])
+            for request in claim.requests:
+                for alt in request.alternatives():
+                    cls = self.classes.get(alt.class_name)
+                    for expr in (*(cls.selectors if cls else ()), *alt.selectors):
+                        sel = compile_selector(expr)
+                        if sel.names is None:
+                            return None
+                        names |= sel.names
+        return frozenset(names)
+
+    def node_signature(self, node: Node, names: frozenset[str] | None = None) -> tuple[Any, ...]:
+        """What allocation can see of a node: its pools' devices, in search order, and which are in use.
+
+        Only the attributes and capacities named in ``names`` count (``None``:
+        all). Nodes with equal signatures get the same outcome for claims that
+        read only ``names`` (device names differ in messages only).
+        """
+        key = (node.name, names)
+        cached = self._signatures.get(key)
+        if cached is not None:
+            return cached
+        in_use = self.in_use
+        found = self._signatures[key] = tuple(
+            (
+                p.driver,
+                p.incomplete,
+                tuple(
+                    (self._device_content(d, names), (p.driver, p.name, d.name) in in_use)
+                    for s in p.slices
+                    for d in s.devices
+                ),
+            )
+            for p in self.pools(node)
+        )
+        return found
+
+    def allocate_many(self, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[Outcome]:
+        """:meth:`allocate` for every node, once per group of nodes with equal signatures."""
+        done: dict[tuple[Any, ...], Outcome] = {}
+        out = []
+        names = self.read_names(claims)
+        for node in nodes:
+            sig = self.node_signature(node, names)
+            found = done.get(sig)
+            if found is None:
+                found = done[sig] = self.allocate(node, claims)
+            out.append(found)
+        return out
 
     def device_input(self, did: DeviceID, device: Device) -> DeviceInput:
         """The device as selectors read it (built once per device and shared with the allocator)."""
