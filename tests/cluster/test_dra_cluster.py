@@ -295,62 +295,85 @@ def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, m
 
 # -- create-time validation of CEL --------------------------------------------------
 
-INVALID = [
-    "(1 +",
-    "device.attributes[",
-    f'{A}.productName = "x"',
-    "nosuch == 1",
-    f"{A}.index + 1",
-    "1",
-    '"gpu"',
-    f"{A}.productName.startsWith(1)",
-    'semver("1.0.0").isGreaterThan(1)',
-    'quantity("1Gi").compareTo(semver("1.0.0")) > 0',
-    f"{C}.memory > 5",
-    f'{C}.memory.isGreaterThan(quantity("1Gi")) + 1',
-    "device.nosuch == 1",
-    "device.driver == 1",
-    '1 + "a" == 2',
-    "[1, 2].exists(x, y == 2)",
-    f'{A}.productName == "a" &&',
-    "true ||| false",
-    "device.driver.size()",
-    f"{A}.uuid.matches(1)",
-]
-VALID = [
-    f'{A}.productName == "x"',
-    f'{C}.memory.compareTo(quantity("40Gi")) >= 0',
-    f'{A}.driverVersion.isGreaterThan(semver("550.0.0"))',
-    f"{A}.index",
-    f"cel.bind(g, {A}, g.index == 1)",
-    f'{A}.?profile.orValue("") == ""',
-    "device.allowMultipleAllocations",
-    f'{A}.productName.lowerAscii() == "x"',
-]
+
+def random_expression(rng: random.Random) -> str:
+    """A selector as people write them, with at most one mistake of the kinds people make.
+
+    Mistakes: a type mismatch (a string attribute against a number, a version
+    against an int, a quantity compared with an operator, a method the type
+    lacks), an unknown field of ``device``, an undeclared name, ``has()`` on
+    something that is not a field, a result that is not a bool, and syntax
+    slips (``=`` for ``==``, a dangling operator, an unclosed bracket or
+    string, a word operator). Expressions with several unrelated errors are
+    left out: cel-go and the C++ checker may report a different one of them
+    first.
+    """
+    base = random_selector(rng)
+    mistakes = [
+        lambda e: e.replace(" == ", " = ", 1) if " == " in e else e + " = 1",
+        lambda e: e + " &&",
+        lambda e: "(" + e,
+        lambda e: e + ' and device.driver == "x"',
+        lambda e: e.replace('"', "", 1),
+        lambda e: e + " ||| true",
+        lambda e: f"{e} && device.driver == 1",
+        lambda e: f"{e} && {A}.productName.startsWith(1)",
+        lambda e: f'{e} && semver("1.0.0").isGreaterThan(1)',
+        lambda e: f'{e} && {C}.memory > quantity("1Gi")',
+        lambda e: f"{e} && {C}.memory >= 5",
+        lambda e: f'{e} && quantity("1Gi").compareTo(semver("1.0.0")) > 0',
+        lambda e: f"{e} && {A}.uuid.matches(1)",
+        lambda e: f"{e} && device.nosuch == 1",
+        lambda e: f'device.driverName == "{D}" && {e}',
+        lambda e: f"{e} && nosuchvar",
+        lambda e: f'{e} && has("{D}")',
+        lambda e: f"{e} && device.allowMultipleAllocations.size() > 0",
+        lambda e: f"{e} && device.driver.lowerAscii",
+        lambda e: f"{A}.index",
+        lambda e: "1",
+        lambda e: f"{C}.memory",
+        lambda e: f'"{D}"',
+        lambda e: f"[{e}]",
+        lambda e: f"{e} ? 1 : 0",
+        lambda e: f"{e} && null",
+    ]
+    if rng.random() < 0.3:
+        return base
+    return str(rng.choice(mistakes)(base))
+
+
+def server_verdict(client: KubeClient, ns: str, i: int, expr: str) -> str | None:
+    body = dra.claim(f"v{i}", dra.claim_spec([dra.request("r", dra.exactly("gpu.nvidia.com", expr))]), ns)
+    status, data = client.request_raw(
+        "POST",
+        f"{RES}/namespaces/{ns}/resourceclaims",
+        query=[("dryRun", "All")],
+        body=json.dumps(body).encode(),
+        content_type="application/json",
+    )
+    if status < 300:
+        return None
+    assert status == 422, data[:400]
+    causes = [c for c in json.loads(data)["details"]["causes"] if c["field"].endswith("cel.expression")]
+    assert len(causes) == 1, causes
+    message: str = causes[0]["message"]
+    return message
 
 
 def test_cel_rejected_at_create_time_with_the_same_message(labcluster: LabCluster, ns: str) -> None:
     client = KubeClient(str(labcluster.kubeconfig))
-    mismatches = []
-    for i, expr in enumerate(INVALID + VALID):
-        body = dra.claim(f"v{i}", dra.claim_spec([dra.request("r", dra.exactly("gpu.nvidia.com", expr))]), ns)
-        status, data = client.request_raw(
-            "POST",
-            f"{RES}/namespaces/{ns}/resourceclaims",
-            query=[("dryRun", "All")],
-            body=json.dumps(body).encode(),
-            content_type="application/json",
-        )
-        theirs = None
-        if status >= 300:
-            assert status == 422, data[:400]
-            cause = json.loads(data)["details"]["causes"][0]
-            assert cause["field"] == "spec.devices.requests[0].exactly.selectors[0].cel.expression", cause
-            theirs = cause["message"]
+    rng = random.Random(SEED)
+    exprs = [random_expression(rng) for _ in range(300)]
+    mismatches, rejected = [], 0
+    for i, expr in enumerate(exprs):
+        theirs = server_verdict(client, ns, i, expr)
+        rejected += theirs is not None
         sel = compile_selector(expr)
         ours = None if sel.error is None else f"Invalid value: {json.dumps(expr)}: {sel.error}"
         if ours != theirs:
             mismatches.append((expr, theirs, ours))
+    print(f"\n{len(exprs)} random expressions, {rejected} rejected by the API server, {len(mismatches)} differ")
     for m in mismatches:
         print("\nexpr:", m[0], "\n server:", m[1], "\n gpulabel:", m[2])
+    assert 100 < rejected < len(exprs) - 50
     assert mismatches == []

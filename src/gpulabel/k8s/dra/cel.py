@@ -211,8 +211,18 @@ class _Envs:
 
         # The API server declares device as an object; a map of dyn gives the same
         # checks for driver/attributes/capacity lookups (see _device_fields below).
+        # The checking environment sees "device.<field>" rewritten to "device_<field>" (same length, so
+        # error columns stay put): each field gets its own type, as in the API server's object type.
         self.check = cel.NewEnv(
-            variables={"device": t.Map(t.STRING, t.DYN)}, functions=decls(True), extensions=extensions()
+            variables={
+                "device": t.Map(t.STRING, t.DYN),
+                "device_driver": t.STRING,
+                "device_allowMultipleAllocations": t.BOOL,
+                "device_attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
+                "device_capacity": t.Map(t.STRING, t.Map(t.STRING, quantity_t)),
+            },
+            functions=decls(True),
+            extensions=extensions(),
         )
         self.run = cel.NewEnv(variables={"device": tagged}, functions=decls(False), extensions=extensions())
 
@@ -230,7 +240,7 @@ _TYPE_NAMES = {
     "DOUBLE": "double",
     "STRING": "string",
     "BYTES": "bytes",
-    "NULL": "null_type",
+    "NULL": "null",
     "DYN": "dyn",
     "TIMESTAMP": "google.protobuf.Timestamp",
     "DURATION": "google.protobuf.Duration",
@@ -359,14 +369,15 @@ def _compile(expression: str) -> Selector:
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return Selector(expression, f"must be no more than {MAX_EXPRESSION_LENGTH} bytes", None)
     try:
-        checked = envs.check.compile(expression)
+        checked = envs.check.compile(_typed_fields(expression))
     except Exception as err:
-        return Selector(expression, "compilation failed: " + _cel_error_text(str(err)), None)
-    for m in _FIELD_RE.finditer(expression):
-        if m.group(1) not in _DEVICE_FIELDS:
-            col = m.start(1) - 1
-            msg = f"ERROR: <input>:1:{col + 1}: undefined field '{m.group(1)}'\n{_caret(expression, col)}"
-            return Selector(expression, "compilation failed: " + msg, None)
+        issues = _go_issues(_cel_error_text(str(err)), expression)
+        if "Syntax error" in issues:
+            return Selector(expression, "compilation failed: " + issues, None)
+        return Selector(expression, "compilation failed: " + (_unknown_field(expression) or issues), None)
+    unknown = _unknown_field(expression)
+    if unknown:
+        return Selector(expression, "compilation failed: " + unknown, None)
     out = checked.return_type().name()
     if out not in ("BOOL", "DYN"):
         return Selector(expression, f"must evaluate to bool or the unknown type, not {go_type_name(out)}", None)
@@ -376,6 +387,100 @@ def _compile(expression: str) -> Selector:
         literals = {_unquote(s) for s in _STRING_RE.findall(expression)}
         names = frozenset(_IDENT_RE.findall(_STRING_RE.sub(" ", expression))) | literals
     return Selector(expression, None, names, program)
+
+
+_FIELD_TOKEN_RE = re.compile(r"(?<![\w.])device\.(driver|allowMultipleAllocations|attributes|capacity)\b")
+
+
+def _typed_fields(expression: str) -> str:
+    """``device.capacity`` -> ``device_capacity`` outside string literals (same length)."""
+    out, last = [], 0
+    for m in _STRING_RE.finditer(expression):
+        out.append(_FIELD_TOKEN_RE.sub(r"device_\1", expression[last : m.start()]))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(_FIELD_TOKEN_RE.sub(r"device_\1", expression[last:]))
+    return "".join(out)
+
+
+_OVERLOAD_RE = re.compile(
+    r"ERROR: <input>:(\d+):(\d+): found no matching overload for '([^']+)' applied to '\((.*)\)'"
+    r"(\n \| [^\n]*\n \| [.]*\^)?"
+)
+_LITERAL_RE = re.compile(r"""-?\d+(?:\.\d+)?u?|null|true|false|"[^"\\]*"|'[^'\\]*'""")
+
+
+def _logical_operand(expression: str, op_at: int, kinds: list[str]) -> tuple[int, str] | None:
+    """cel-go checks each operand of && and || to be bool: where the first literal one that is not sits."""
+    left, right = kinds
+    if left not in ("bool", "any", "dyn", "!error!"):
+        end = op_at
+        while end > 0 and expression[end - 1] == " ":
+            end -= 1
+        m = None
+        for cand in _LITERAL_RE.finditer(expression[:end]):
+            if cand.end() == end:
+                m = cand
+        if m is None:
+            return None
+        return m.start(), left
+    if right not in ("bool", "any", "dyn", "!error!"):
+        start = op_at + 2
+        while start < len(expression) and expression[start] == " ":
+            start += 1
+        m = _LITERAL_RE.match(expression, start)
+        if m is None:
+            return None
+        return start, right
+    return None
+
+
+def _go_issues(text: str, expression: str) -> str:
+    """cel-cpp's issue text as cel-go writes it for the same expression."""
+    text = _FIELD_TOKEN_RE.sub(lambda m: m.group(0), text)
+    text = re.sub(r"\bdevice_(driver|allowMultipleAllocations|attributes|capacity)\b", r"device.\1", text)
+    text = text.replace("'\\u003F'", "'?'")
+    text = text.replace("has() argument must be a field selection", "invalid argument to has() macro")
+    text = re.sub(
+        r"expression of type '([^']+)' cannot be the operand of a select operation",
+        r"type '\1' does not support field selection",
+        text,
+    )
+
+    def overload(m: re.Match[str]) -> str:
+        line, col, fn, args = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+        kinds = (
+            [go_type_name(a.strip()).replace("dyn", "any").replace("null_type", "null") for a in _split_params(args)]
+            if args
+            else []
+        )
+        if fn in ("_&&_", "_||_") and len(kinds) == 2:
+            logical = _logical_operand(expression, col - 1, kinds)
+            if logical is not None:
+                at, kind = logical
+                return (
+                    f"ERROR: <input>:{line}:{at + 1}: expected type 'bool' but found '{kind}'\n{_caret(expression, at)}"
+                )
+        start = col - 1 - len(fn)  # the column is the call's "("; a member call has "." before the name
+        if kinds and start >= 1 and expression[start - 1 : start] == "." and expression[start : col - 1] == fn:
+            applied = f"{kinds[0]}.({', '.join(kinds[1:])})"
+        else:
+            applied = f"({', '.join(kinds)})"
+        return f"ERROR: <input>:{line}:{col}: found no matching overload for '{fn}' applied to '{applied}'" + (
+            m.group(5) or ""
+        )
+
+    return _OVERLOAD_RE.sub(overload, text)
+
+
+def _unknown_field(expression: str) -> str | None:
+    """cel-go's error for ``device.<name>`` when the device object type has no such field (the first one)."""
+    stripped = _STRING_RE.sub(lambda m: " " * len(m.group(0)), expression)
+    for m in _FIELD_RE.finditer(stripped):
+        if m.group(1) not in _DEVICE_FIELDS:
+            col = m.start(1) - 1
+            return f"ERROR: <input>:1:{col + 1}: undefined field '{m.group(1)}'\n{_caret(expression, col)}"
+    return None
 
 
 def _unquote(literal: str) -> str:
