@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "tests" / "cluster"))
 from labcluster_support import LabCluster, build, wait_for  # noqa: E402
 
 from bench.synth import generate  # noqa: E402
-from gpulabel.live import KubeClient  # noqa: E402
+from gpulabel.cluster.client import KubeClient  # noqa: E402
 
 PY = sys.executable
 TIME = "/usr/bin/time"

@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gpulabel.affinity import PodRequirements, Result, compile_pod_spec
-from gpulabel.model import Node, Taint
-from gpulabel.placement import NodeIndex, place, place_ungrouped
+from gpulabel.checks.placement import NodeIndex, place, place_ungrouped
+from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
+from gpulabel.k8s.taints import Taint
+from gpulabel.model.cluster import Node
 
 MACHINES = [
     ("NVIDIA-A100-SXM4-40GB", "8", "ampere", "40537"),

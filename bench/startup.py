@@ -30,7 +30,7 @@ CANDIDATES = [
     ("kubernetes + V1Node model", "from kubernetes.client import V1Node"),
     ("lightkube", "import lightkube"),
     ("kr8s", "import kr8s"),
-    ("gpulabel.cli", "import gpulabel.cli"),
+    ("gpulabel.cli.main", "import gpulabel.cli.main"),
 ]
 
 

@@ -1,3 +1,3 @@
-from gpulabel.cli import run
+from gpulabel.cli.main import run
 
 run()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from bench.synth import Synth, generate
 
-from gpulabel.cli import main
+from gpulabel.cli.main import main
 from tests.browser.chromium import Chromium, Page, png_size
 from tests.objects import as_list
 from tests.unit.test_report import HOSTILE_NODE, HOSTILE_POD, HOSTILE_VALUE, hostile_objects

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.live import KubeClient
+from gpulabel.cluster.client import KubeClient
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "base"
 

@@ -1,4 +1,4 @@
-"""What the real control plane does with GPU node labels (REFERENCE sections 1, 6-9).
+"""What the real control plane does with GPU node labels (docs/labels.md, docs/scheduling.md, docs/api.md).
 
 Every test here talks to labcluster: real kube-apiserver validation, the real
 kube-scheduler and DaemonSet controller, kwok standing in for kubelets.

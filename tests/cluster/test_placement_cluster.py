@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.live import KubeClient
-from gpulabel.model import node_from_json
-from gpulabel.placement import predict
-from gpulabel.podvalidation import validate_pod_spec
+from gpulabel.checks.placement import predict
+from gpulabel.cluster.client import KubeClient
+from gpulabel.k8s.podvalidation import validate_pod_spec
+from gpulabel.model.cluster import node_from_json
 
 KEYS = ["example.com/gpu", "example.com/count", "example.com/zone"]
 VALUES = {

@@ -19,7 +19,7 @@ from faultproxy import FaultProxy
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.live import KubeClient
+from gpulabel.cluster.client import KubeClient
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster
 
-from gpulabel.live import KubeClient
+from gpulabel.cluster.client import KubeClient
 
 GPU = {
     "nvidia.com/gpu.present": "true",

@@ -8,8 +8,8 @@ from typing import Any
 
 from labcluster_support import LabCluster
 
-from gpulabel.labels import label_errors
-from gpulabel.live import KubeClient
+from gpulabel.cluster.client import KubeClient
+from gpulabel.k8s.labels import label_errors
 
 ALPHABET = "aZ09-_./ \u00e9A"
 

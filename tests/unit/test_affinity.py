@@ -6,16 +6,16 @@ from typing import Any
 
 import pytest
 
-from gpulabel.affinity import (
+from gpulabel.k8s.nodeaffinity import (
     AFFINITY,
     NODE_NAME,
     TAINTS,
     UNSCHEDULABLE,
-    Toleration,
     compile_pod_spec,
     parse_int64,
 )
-from gpulabel.model import Node, Taint, node_from_json
+from gpulabel.k8s.taints import Taint, Toleration
+from gpulabel.model.cluster import Node, node_from_json
 from tests.objects import expr, node, required, taint, term, toleration
 
 

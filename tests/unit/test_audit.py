@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpulabel.audit import audit, audit_node
-from gpulabel.model import ClusterState, node_from_json
+from gpulabel.checks.audit import audit, audit_node
+from gpulabel.model.cluster import ClusterState, node_from_json
 from tests.objects import GPU_LABELS, node
 
 PRODUCT, COUNT, MEMORY = "nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory"

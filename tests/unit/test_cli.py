@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulabel.cli import main
+from gpulabel.cli.main import main
 from tests.objects import as_list, gpu_node, node
 
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "lab-cluster.yaml")
@@ -175,7 +175,7 @@ def test_the_console_scripts_are_installed() -> None:
 
 def test_help_imports_no_cluster_client() -> None:
     code = (
-        "import sys, contextlib, io\nfrom gpulabel.cli import main\n"
+        "import sys, contextlib, io\nfrom gpulabel.cli.main import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
         "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson', 'rich') if m in sys.modules]\n"
         "print(','.join(heavy))"

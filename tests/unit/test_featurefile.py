@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpulabel.featurefile import MAX_FILE_BYTES, parse_feature_text, read_feature_dir, read_feature_file
+from gpulabel.cluster.featurefiles import read_feature_dir, read_feature_file
+from gpulabel.model.featurefile import MAX_FILE_BYTES, parse_feature_text
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -12,12 +12,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpulabel._errors import GpulabelError
-from gpulabel.affinity import compile_pod_spec
-from gpulabel.manifests import workloads_from_bytes
-from gpulabel.model import node_from_json
-from gpulabel.podvalidation import decode_error, validate_pod_spec
-from gpulabel.snapshot import load_snapshots
+from gpulabel.cluster.manifests import workloads_from_bytes
+from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.errors import GpulabelError
+from gpulabel.k8s.nodeaffinity import compile_pod_spec
+from gpulabel.k8s.podvalidation import decode_error, validate_pod_spec
+from gpulabel.model.cluster import node_from_json
 from tests.objects import node
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
@@ -144,8 +144,8 @@ def test_arbitrary_bytes_as_a_snapshot_are_a_clear_error_or_a_state(data: bytes)
 @settings(max_examples=1000)
 @given(data=st.binary(max_size=300))
 def test_arbitrary_bytes_as_a_feature_file_never_raise_and_give_only_valid_labels(data: bytes) -> None:
-    from gpulabel.featurefile import parse_feature_text
-    from gpulabel.labels import is_valid_key, is_valid_value
+    from gpulabel.k8s.labels import is_valid_key, is_valid_value
+    from gpulabel.model.featurefile import parse_feature_text
 
     ff = parse_feature_text(data, "n.env", "n")
     for key, value in ff.desired().items():

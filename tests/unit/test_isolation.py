@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpulabel.isolation import plan_isolation
-from gpulabel.model import node_from_json, pod_from_json
+from gpulabel.checks.isolate import plan_isolation
+from gpulabel.model.cluster import node_from_json, pod_from_json
 from tests.objects import node, pod
 
 OPS = "nvidia.com/gpu.deploy.operands"
@@ -16,15 +16,15 @@ def test_isolating_sets_the_key_on_nodes_not_yet_isolated_and_lists_leaving_pods
         pod_from_json(pod("gpu-operator", "old", "a", phase="Succeeded")),
     ]
     changes, unknown = plan_isolation(NODES, ["a", "b", "c", "zz"], undo=False, operand_pods=pods)
-    assert [c.line() for c in changes] == [f"a {OPS} false", f"c {OPS} false"]
+    assert [c.change.line() for c in changes] == [f"a {OPS} false", f"c {OPS} false"]
     assert changes[0].leaving == ("gpu-operator/driver-a",)
-    assert changes[1].previous == "true"
+    assert changes[1].change.previous == "true"
     assert unknown == ["zz"]
 
 
 def test_undo_removes_the_key_wherever_it_is_set() -> None:
     changes, _ = plan_isolation(NODES, ["a", "b", "c"], undo=True)
-    assert [c.line() for c in changes] == [f"b {OPS}-", f"c {OPS}-"]
+    assert [c.change.line() for c in changes] == [f"b {OPS}-", f"c {OPS}-"]
 
 
 def test_a_node_named_twice_changes_once() -> None:

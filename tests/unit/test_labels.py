@@ -6,16 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.labels import (
+from gpulabel.k8s.labels import (
     is_valid_key,
     is_valid_value,
     key_errors,
     label_errors,
-    sanitize,
-    sanitize_gfd,
     split_assignment,
     value_errors,
 )
+from gpulabel.model.sanitize import sanitize, sanitize_gfd
 
 VALUE_MSG_START = "a valid label must be an empty string or consist of alphanumeric characters"
 

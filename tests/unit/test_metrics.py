@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpulabel.findings import Finding
-from gpulabel.metrics import Metrics, serve
+from gpulabel.controller.metrics import Metrics, serve
+from gpulabel.model.findings import Finding
 
 
 def get(url: str) -> tuple[int, str]:

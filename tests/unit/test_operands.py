@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from gpulabel.model import ClusterState, daemonset_from_json, node_from_json
-from gpulabel.operands import check_operands, operand_of_daemonset, untolerated_taints
+from gpulabel.checks.operands import check_operands, operand_of_daemonset, untolerated_taints
+from gpulabel.model.cluster import ClusterState, daemonset_from_json, node_from_json
 from tests.objects import daemonset, node, pod
 
 OPS = ["driver", "container-toolkit", "device-plugin"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpulabel.cli import main
+from gpulabel.cli.main import main
 from tests.unit.test_placement import TRAINING, story_state
 
 ROOT = Path(__file__).parents[2]

@@ -11,11 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel._errors import ManifestError
-from gpulabel.affinity import compile_pod_spec
-from gpulabel.manifests import load_workloads, workloads_from_bytes
-from gpulabel.model import ClusterState, node_from_json
-from gpulabel.placement import (
+from gpulabel.checks.placement import (
     NodeIndex,
     closest_fix,
     fitting_nodes,
@@ -27,6 +23,10 @@ from gpulabel.placement import (
     predict,
     scheduler_message,
 )
+from gpulabel.cluster.manifests import load_workloads, workloads_from_bytes
+from gpulabel.errors import ManifestError
+from gpulabel.k8s.nodeaffinity import compile_pod_spec
+from gpulabel.model.cluster import ClusterState, node_from_json
 from tests.objects import expr, node, pod, required, taint, term, toleration
 
 ROOT = Path(__file__).parents[2]

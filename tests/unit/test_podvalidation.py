@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpulabel.podvalidation import decode_error, decode_message, invalid_message, validate_pod_spec
+from gpulabel.k8s.podvalidation import decode_error, decode_message, invalid_message, validate_pod_spec
 from tests.objects import expr, required, term, toleration
 
 REQ = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"

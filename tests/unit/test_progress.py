@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from gpulabel.progress import Progress
+from gpulabel.cluster.progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import io
@@ -14,11 +13,11 @@ from typing import Any
 import pytest
 from bench.synth import generate
 
-from gpulabel.checks import run_checks
-from gpulabel.cli import main
-from gpulabel.model import ClusterState
-from gpulabel.report import collect, render_html, report_html
-from gpulabel.snapshot import load_snapshots
+from gpulabel.checks.registry import CheckOptions, run_checks
+from gpulabel.cli.main import main
+from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.model.cluster import ClusterState
+from gpulabel.render.report import collect, render_html, report_html
 from tests.objects import daemonset, gpu_node, node, pod, required, term
 
 ROOT = Path(__file__).parents[2]
@@ -100,14 +99,14 @@ def test_a_problem_cell_carries_its_cause_for_the_hover_text(
 
 def test_the_summary_counts_are_what_check_counts(drifted: dict[str, Any]) -> None:
     state = load_snapshots([DRIFTED])
-    expected = run_checks(state, argparse.Namespace(strict=False, disabled=[], namespace=None))
+    expected = run_checks(state, CheckOptions())
     got = {check: (s["findings"], s["reasons"]) for check, s in drifted["summary"].items()}
     assert got == {name: (len(fs), _reasons(fs)) for name, fs in expected}
     assert drifted["summary"]["pending"]["pods"] == 1
 
 
 def _reasons(findings: list[Any]) -> dict[str, int]:
-    from gpulabel.findings import summarize
+    from gpulabel.model.findings import summarize
 
     return summarize(findings)
 
@@ -116,7 +115,7 @@ def test_a_synthetic_clusters_pending_verdicts_add_up_to_every_node_once() -> No
     synth = generate(300, seed=7, problem_rate=0.02)
     state = ClusterState.from_objects(("synth", o) for o in synth.objects)
     doc = collect(state)
-    expected = dict(run_checks(state, argparse.Namespace(strict=False, disabled=[], namespace=None)))
+    expected = dict(run_checks(state, CheckOptions()))
     assert doc["summary"]["pending"]["findings"] == len(expected["pending"])
     assert doc["summary"]["pending"]["reasons"] == _reasons(expected["pending"])
     pods = [ref for entry in doc["pending"] for ref in entry["pods"]]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpulabel._errors import SnapshotError
-from gpulabel.snapshot import load_snapshots
+from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.errors import SnapshotError
 from tests.objects import as_list, daemonset, gpu_node, node, pod
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "lab-cluster.yaml"

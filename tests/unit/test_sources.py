@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpulabel.model import node_from_json
-from gpulabel.sources import node_sources
-from gpulabel.vocabulary import nfd_owned_keys, owner_of
+from gpulabel.checks.sources import node_sources
+from gpulabel.model.cluster import node_from_json
+from gpulabel.model.vocabulary import nfd_owned_keys, owner_of
 from tests.objects import node
 
 OWNER_CASES = [

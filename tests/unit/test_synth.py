@@ -9,11 +9,11 @@ import pytest
 from bench.synth import DEFAULT_OPERANDS, Synth, generate
 from bench.synth import main as synth_main
 
-from gpulabel.audit import audit
-from gpulabel.model import ClusterState
-from gpulabel.operands import check_operands
-from gpulabel.placement import hazards, pending_pods
-from gpulabel.snapshot import load_snapshots
+from gpulabel.checks.audit import audit
+from gpulabel.checks.operands import check_operands
+from gpulabel.checks.placement import hazards, pending_pods
+from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.model.cluster import ClusterState
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,80 @@
+"""``gpulabel audit``: are the GPU labels on GPU nodes there and well formed?
+
+Every node whose ``nvidia.com/gpu.present`` is ``true`` is checked, so a node
+that joins the cluster is audited on the next run with no list to maintain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gpulabel.k8s import labels as L
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+from gpulabel.model.sanitize import sanitize
+
+__all__ = ["REASONS", "STRICT_REASONS", "audit", "audit_node"]
+
+REASONS = {
+    "missing": "the label is absent",
+    "not-a-number": "the value is not made of digits only",
+    "too-long": "the value is longer than 63 characters",
+    "bad-format": "the value is not a label value that starts and ends with a letter or digit",
+}
+STRICT_REASONS = {
+    "no-pci-label": "gpu.present=true but NFD reports no NVIDIA PCI device",
+    "bad-deploy-value": "a deploy label whose value the GPU Operator does not know",
+}
+
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+_KNOWN_DEPLOY_VALUES = frozenset({"true", "false", "pre-installed"})
+
+
+def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
+    return Finding("audit", node.name, key, reason, detail=detail, data={"value": node.labels.get(key)})
+
+
+def audit_node(node: Node, strict: bool = False) -> list[Finding]:
+    """The audit findings for one node (which must be a GPU node)."""
+    found: list[Finding] = []
+    labels = node.labels
+    for key in (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
+        if key not in labels:
+            found.append(_finding(node, key, "missing", REASONS["missing"]))
+    for key in (V.GPU_COUNT, V.GPU_MEMORY):
+        value = labels.get(key)
+        if value is not None and not _DIGITS.fullmatch(value):
+            found.append(_finding(node, key, "not-a-number", f"{value!r} is not a whole number"))
+    product = labels.get(V.GPU_PRODUCT)
+    if product is not None:
+        if len(product) > L.LABEL_VALUE_MAX_LENGTH:
+            found.append(_finding(node, V.GPU_PRODUCT, "too-long", f"{len(product)} characters, at most 63"))
+        if not L.is_well_formed(product):
+            detail = f"{product!r} is not a valid label value; gpulabel sanitize gives {sanitize(product)!r}"
+            found.append(_finding(node, V.GPU_PRODUCT, "bad-format", detail))
+    if strict:
+        found.extend(_strict(node))
+    return found
+
+
+def _strict(node: Node) -> Iterable[Finding]:
+    if not V.has_nvidia_pci(node.labels):
+        yield _finding(node, V.PCI_PRESENT[0], "no-pci-label", STRICT_REASONS["no-pci-label"])
+    for key in sorted(node.labels):
+        if key.startswith(V.DEPLOY_PREFIX):
+            value = node.labels[key]
+            if value not in _KNOWN_DEPLOY_VALUES and not value.startswith("paused-"):
+                yield _finding(
+                    node, key, "bad-deploy-value", f"{value!r}: expected true, false, pre-installed or paused-*"
+                )
+
+
+def audit(state: ClusterState, strict: bool = False) -> list[Finding]:
+    """Audit every GPU node of ``state``; findings sorted by node, then key."""
+    found: list[Finding] = []
+    for node in state.nodes:
+        if node.labels.get(V.GPU_PRESENT) == "true":
+            found.extend(audit_node(node, strict))
+    return found

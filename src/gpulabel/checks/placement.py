@@ -1,0 +1,403 @@
+"""place, pending and hazards over a ClusterState: the matcher applied at scale.
+
+Nodes are grouped by what a pod's node selection can see of them: the values
+of the label keys the pod names, the taints, and ``spec.unschedulable``. Each
+group is evaluated once per pod; only checks that need the node's name
+(``spec.nodeName``, ``matchFields``) run per node. Grouping on the pod's own
+keys (not on all labels) keeps the groups few even though every node has a
+unique ``kubernetes.io/hostname``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpulabel.k8s.labels import is_valid_value
+from gpulabel.k8s.nodeaffinity import (
+    AFFINITY,
+    NODE_NAME,
+    TAINTS,
+    UNSCHEDULABLE,
+    PodRequirements,
+    Result,
+    Term,
+    compile_pod_spec,
+)
+from gpulabel.model.changes import LabelChange
+from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.findings import Finding
+
+__all__ = [
+    "Fix",
+    "NodeIndex",
+    "PendingPod",
+    "Prediction",
+    "closest_fix",
+    "fitting_nodes",
+    "hazards",
+    "pending",
+    "pending_pods",
+    "place",
+    "place_ungrouped",
+    "predict",
+    "scheduler_message",
+]
+
+# The reasons each filter gives the scheduler's "0/N nodes are available" message (v1.37).
+SCHEDULER_REASONS = {
+    UNSCHEDULABLE: "node(s) were unschedulable",
+    NODE_NAME: "node(s) didn't match the requested node name",
+    TAINTS: "node(s) had untolerated taint(s)",
+    AFFINITY: "node(s) didn't match Pod's node affinity/selector",
+}
+
+
+class NodeIndex:
+    """Nodes, and their grouping by the label keys a pod looks at (cached per key set)."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = tuple(nodes)
+        self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
+        self._positions: dict[str, int] | None = None
+        self._sizes: dict[tuple[str, ...], list[int]] = {}
+
+    def groups(self, keys: tuple[str, ...]) -> tuple[list[int], list[Node]]:
+        """``(group of each node, one representative node per group)`` for the label keys ``keys``."""
+        cached = self._groups.get(keys)
+        if cached is not None:
+            return cached
+        seen: dict[Any, int] = {}
+        member: list[int] = []
+        reps: list[Node] = []
+        for node in self.nodes:
+            sig = (tuple(map(node.labels.get, keys)), node.taints, node.unschedulable)
+            g = seen.get(sig)
+            if g is None:
+                g = seen[sig] = len(reps)
+                reps.append(node)
+            member.append(g)
+        self._groups[keys] = (member, reps)
+        return member, reps
+
+    def sizes(self, keys: tuple[str, ...]) -> list[int]:
+        """How many nodes each group of :meth:`groups` has."""
+        cached = self._sizes.get(keys)
+        if cached is None:
+            member, reps = self.groups(keys)
+            cached = self._sizes[keys] = [0] * len(reps)
+            for g in member:
+                cached[g] += 1
+        return cached
+
+    def position(self, name: str) -> int | None:
+        if self._positions is None:
+            self._positions = {n.name: i for i, n in enumerate(self.nodes)}
+        return self._positions.get(name)
+
+
+def place(req: PodRequirements, index: NodeIndex, *, full: bool = False) -> list[Result]:
+    """The verdict for every node of ``index``, in its order: one evaluation per group."""
+    member, reps = index.groups(req.label_keys)
+    partials = [req.evaluate(n.labels, n.taints, n.unschedulable, full=full) for n in reps]
+    if not req.name_dependent:
+        per_group = [req.finish(p, "") for p in partials]
+        return list(map(per_group.__getitem__, member))
+    # Only nodes the pod names can differ from their group; the rest share one verdict.
+    named = req.named_nodes()
+    other = "\x00"  # not a node name, so never named
+    per_group = [req.finish(p, other) for p in partials]
+    return [
+        req.finish(partials[g], node.name) if node.name in named else per_group[g]
+        for g, node in zip(member, index.nodes, strict=True)
+    ]
+
+
+def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tuple[int, list[str]]:
+    """How many nodes fit, and the first ``limit`` of them, without a verdict per node."""
+    member, reps = index.groups(req.label_keys)
+    partials = [req.evaluate(n.labels, n.taints, n.unschedulable) for n in reps]
+    per_group = [req.finish(p, "\x00").fits for p in partials]
+    count = sum(size for size, ok in zip(index.sizes(req.label_keys), per_group, strict=True) if ok)
+    named: dict[int, bool] = {}
+    for name in req.named_nodes():
+        i = index.position(name)
+        if i is not None:
+            named[i] = req.finish(partials[member[i]], name).fits
+            count += named[i] - per_group[member[i]]
+    names: list[str] = []
+    for i, g in enumerate(member):
+        if len(names) >= min(limit, count):
+            break
+        if named.get(i, per_group[g]):
+            names.append(index.nodes[i].name)
+    return count, names
+
+
+def place_ungrouped(req: PodRequirements, nodes: Sequence[Node], *, full: bool = False) -> list[Result]:
+    """The same verdicts, node by node: the reference (and the benchmark's baseline)."""
+    return [req.match(n, full=full) for n in nodes]
+
+
+# -- the smallest label change -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """Label changes that would make ``node`` fit, through ``term`` (``None``: no affinity terms)."""
+
+    node: str
+    term: int | None
+    changes: tuple[LabelChange, ...]
+
+    def command(self) -> str:
+        overwrite = " --overwrite" if any(c.previous is not None and c.value is not None for c in self.changes) else ""
+        return f"kubectl label node {self.node}{overwrite} " + " ".join(c.arg() for c in self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "term": self.term,
+            "changes": [{"key": c.key, "value": c.value, "old": c.previous, "owner": c.owner} for c in self.changes],
+            "command": self.command(),
+        }
+
+
+def _key_change(
+    node: str, key: str, cur: str | None, req: PodRequirements, term: Term | None
+) -> LabelChange | bool | None:
+    """The change ``key`` needs: ``None`` if none, ``False`` if no value can satisfy every requirement on it."""
+    wants = [v for k, v in req.node_selector if k == key]
+    exprs = [r for r in (term.expressions if term else ()) if r.key == key]
+
+    def ok(value: str | None) -> bool:
+        labels = {} if value is None else {key: value}
+        return all(value == w for w in wants) and all(r.why_not(labels, "") is None for r in exprs)
+
+    if ok(cur):
+        return None
+    if ok(None):
+        return LabelChange(node, key, None, cur)
+    candidates = [*wants]
+    for r in exprs:
+        if r.operator == "In":
+            candidates.extend(r.values)
+        elif r.operator in ("Gt", "Lt") and r.bound is not None:
+            candidates.append(str(r.bound + 1 if r.operator == "Gt" else r.bound - 1))
+    candidates += ["true", "1"]
+    for value in candidates:
+        if is_valid_value(value) and ok(value):
+            return LabelChange(node, key, value, cur)
+    return False
+
+
+def _label_changes(req: PodRequirements, node: Node, term: Term | None) -> tuple[LabelChange, ...] | None:
+    if term is not None and (
+        term.empty or not term.parses or any(r.why_not({}, node.name) is not None for r in term.fields)
+    ):
+        return None
+    keys = dict.fromkeys([k for k, _ in req.node_selector] + [r.key for r in (term.expressions if term else ())])
+    out = []
+    for key in keys:
+        change = _key_change(node.name, key, node.labels.get(key), req, term)
+        if change is False:
+            return None
+        if isinstance(change, LabelChange):
+            out.append(change)
+    return tuple(out)
+
+
+def closest_fix(req: PodRequirements, nodes: Sequence[Node], results: Sequence[Result]) -> Fix | None:
+    """The fewest label changes that make one node fit, among nodes only NodeAffinity rejects.
+
+    Nodes that a cordon, a taint or ``spec.nodeName`` rejects cannot be fixed
+    with labels and are skipped. ``Exists`` is satisfied with the value
+    ``true``. Fewest changes wins, then fewest overwritten values, then the
+    first node and the first term.
+    """
+    best: Fix | None = None
+    done: dict[Any, tuple[tuple[LabelChange, ...], int | None] | None] = {}
+    for node, result in zip(nodes, results, strict=True):
+        if result.fits or result.filter != AFFINITY:
+            continue
+        sig = (tuple(node.labels.get(k) for k in req.label_keys), node.name if req.name_dependent else "")
+        if sig not in done:
+            options: list[tuple[tuple[LabelChange, ...], int | None]] = []
+            terms: Sequence[Term | None] = req.terms if req.terms is not None else (None,)
+            for term in terms:
+                changes = _label_changes(req, node, term)
+                if changes is not None:
+                    options.append((changes, term.index if term is not None else None))
+            done[sig] = min(options, key=lambda o: _cost(o[0])) if options else None
+        found = done[sig]
+        if found is not None and (best is None or _cost(found[0]) < _cost(best.changes)):
+            # nodes with the same signature share the changes computed for the first of them
+            best = Fix(node.name, found[1], tuple(replace(c, node=node.name) for c in found[0]))
+    return best
+
+
+def _cost(changes: tuple[LabelChange, ...]) -> tuple[int, int]:
+    # Fewest changes, then fewest overwrites: adding a missing label is a smaller
+    # change than rewriting a value another component reported (a GPU's product).
+    return len(changes), sum(c.previous is not None and c.value is not None for c in changes)
+
+
+# -- the scheduler's message --------------------------------------------------------
+
+
+def scheduler_message(req: PodRequirements, nodes: Sequence[Node], results: Sequence[Result]) -> str | None:
+    """The ``PodScheduled`` message kube-scheduler would write, or ``None`` if some node passes these filters.
+
+    Covers the four filters gpulabel models, NodeAffinity's PreFilter (every
+    term naming nodes with ``metadata.name In``) and the default preemption's
+    suffix when no filter failure is resolvable by preemption.
+    """
+    if any(r.fits for r in results):
+        return None
+    total = len(nodes)
+    tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+    names = req.prefilter_names()
+    if names is not None and not names:
+        return f"0/{total} nodes are available: pod affinity terms conflict.{tail}"
+    counts: Counter[str] = Counter()
+    for node, result in zip(nodes, results, strict=True):
+        if names is not None and node.name not in names:
+            counts["node(s) didn't satisfy plugin(s) [NodeAffinity]"] += 1
+        else:
+            counts[SCHEDULER_REASONS[result.filter]] += 1
+    reasons = ", ".join(sorted(f"{n} {text}" for text, n in counts.items()))
+    return f"0/{total} nodes are available: {reasons}.{tail}" if reasons else f"0/{total} nodes are available:{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What kube-scheduler's node filters should decide for one pod: for differential tests."""
+
+    feasible: tuple[str, ...]  # node names, in the nodes' order
+    message: str | None  # the PodScheduled message when no node is feasible
+    results: Mapping[str, Result]  # every node's verdict, all failures included
+
+
+def predict(pod_spec: Mapping[str, Any], nodes: Sequence[Node]) -> Prediction:
+    """One call for a differential test: a pod's spec (API JSON) and the nodes in, the verdict out.
+
+    Compare ``feasible`` with where a real scheduler may bind the pod, and
+    ``message`` with its ``PodScheduled`` condition when it stays Pending.
+    Resource fit, ports, volumes and pod (anti-)affinity are not modelled: use
+    pods and nodes that those filters pass.
+    """
+    req = compile_pod_spec(pod_spec)
+    results = place(req, NodeIndex(nodes), full=True)
+    feasible = tuple(n.name for n, r in zip(nodes, results, strict=True) if r.fits)
+    by_name = {n.name: r for n, r in zip(nodes, results, strict=True)}
+    return Prediction(feasible, scheduler_message(req, nodes, results), by_name)
+
+
+# -- pending and hazards ------------------------------------------------------------
+
+
+def _split(reason: str) -> tuple[str, tuple[str, ...]]:
+    head, _, rest = reason.partition(" ")
+    return head, ((rest,) if rest else ())
+
+
+def _constrained(spec: Mapping[str, Any]) -> bool:
+    affinity = spec.get("affinity")
+    return bool(spec.get("nodeSelector")) or (isinstance(affinity, dict) and bool(affinity.get("nodeAffinity")))
+
+
+def _in_namespace(pod: Pod, namespace: str | None) -> bool:
+    return not namespace or pod.namespace == namespace
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    pod: Pod
+    results: tuple[Result, ...]  # one per node of the state, in its order
+    predicted: str | None
+
+    @property
+    def message(self) -> str:
+        """What the scheduler wrote in the pod's ``PodScheduled`` condition."""
+        return self.pod.condition_message("PodScheduled")
+
+    def findings(self, nodes: Sequence[Node]) -> list[Finding]:
+        data: dict[str, Any] = {"scheduler_message": self.message}
+        if self.predicted is not None:
+            data["predicted_message"] = self.predicted
+        gates = self.pod.spec.get("schedulingGates")
+        out = []
+        for node, result in zip(nodes, self.results, strict=True):
+            node_data = {**data, "filter": result.filter, "failures": [f.to_json() for f in result.failures]}
+            if result.fits:
+                why = "node selection allows this node; the pod waits for something else"
+                why += " (scheduling gates)" if gates else " (resources, ports, volumes, topology)"
+                out.append(Finding("pending", self.pod.ref, node.name, "fits", detail=why, data=node_data))
+                continue
+            head, args = _split(result.reason)
+            first, *more = result.failures
+            detail = f"{first.filter}: {first.why}" + "".join(f"; also {f.reason}: {f.why}" for f in more)
+            out.append(Finding("pending", self.pod.ref, node.name, head, args, detail, node_data))
+        return out
+
+
+def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
+    """Every Pending pod the scheduler has not bound, with every node's verdict."""
+    index = NodeIndex(state.nodes)
+    out = []
+    for pod in state.pods:
+        if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
+            continue
+        req = compile_pod_spec(pod.spec)
+        results = place(req, index, full=True)
+        out.append(PendingPod(pod, tuple(results), scheduler_message(req, state.nodes, results)))
+    return out
+
+
+def pending(state: ClusterState, namespace: str | None = None) -> list[Finding]:
+    """One finding per Pending pod and node: why the node does not take it (or ``fits``)."""
+    return [f for p in pending_pods(state, namespace) for f in p.findings(state.nodes)]
+
+
+def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
+    """Pods bound to a node whose required affinity or nodeSelector no longer matches it.
+
+    ``requiredDuringSchedulingIgnoredDuringExecution`` is not enforced on running
+    pods, so these keep running until they restart elsewhere; the detail says how
+    many nodes would take them then (none: they would stay Pending).
+    """
+    by_name = {n.name: n for n in state.nodes}
+    index: NodeIndex | None = None
+    elsewhere: dict[PodRequirements, tuple[int, list[str]]] = {}
+    out = []
+    for pod in state.pods:
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
+            continue
+        node = by_name.get(pod.node_name)
+        if node is None or not _constrained(pod.spec):
+            continue
+        req = compile_pod_spec(pod.spec)
+        result = req.affinity_only().match(node, full=True)
+        if result.fits:
+            continue
+        data: dict[str, Any] = {"node": node.name, "failures": [f.to_json() for f in result.failures]}
+        if any(kind == "DaemonSet" for kind, _ in pod.owners):
+            fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
+        else:
+            index = index or NodeIndex(state.nodes)
+            unbound = req.unbound()
+            if unbound not in elsewhere:  # replicas share one answer
+                elsewhere[unbound] = fitting_nodes(unbound, index)
+            count, names = elsewhere[unbound]
+            data |= {"fits_elsewhere": names, "fits_elsewhere_count": count}
+            fate = (
+                "it would stay Pending if rescheduled"
+                if not count
+                else f"it would fit {count} other node(s) if rescheduled"
+            )
+        head, args = _split(result.reason)
+        detail = f"{result.failures[0].why}; {fate}"
+        out.append(Finding("hazards", pod.ref, node.name, head, args, detail, data))
+    return out

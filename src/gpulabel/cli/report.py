@@ -1,0 +1,77 @@
+"""The ``report`` command: load the cluster once, run every read-only check, write one HTML page.
+
+Kept out of ``cli.py`` so the CLI only registers it. The page is informational:
+exit 0 once it is written, whatever it reports; 2 (one line on stderr) when the
+cluster or snapshot cannot be read or the file cannot be written. stdout gets one
+line, ``<file>: <nodes> nodes, audit=N operands=N pending=N hazards=N`` (pods for
+pending), or with ``-o json`` the same as data; ``--html -`` writes the page to
+stdout instead.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from gpulabel.errors import InputError
+
+if TYPE_CHECKING:
+    from gpulabel.cli.context import AddCommand, Context
+
+__all__ = ["add_report_command", "cmd_report", "write_atomically"]
+
+
+def add_report_command(add: AddCommand) -> None:
+    """Register ``report`` with the CLI's ``add`` helper."""
+    p = add("report", cmd_report, "write every read-only check as one static HTML page, sortable and filterable")
+    p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
+    p.add_argument("--strict", action="store_true", help="audit with --strict")
+    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory, so a reader never sees half."""
+    import tempfile  # not at import time: the CLI builds its parser for every command, --help included
+
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gpulabel-report-", dir=directory)
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as err:
+        os.unlink(tmp)
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
+def cmd_report(ctx: Context) -> int:
+    from datetime import UTC, datetime
+
+    from gpulabel.checks.registry import known_operands
+    from gpulabel.render.report import collect, render_html
+
+    a = ctx.args
+    known_operands(a.disabled)
+    state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    doc = collect(state, disabled=a.disabled, strict=a.strict, namespace=a.namespace, generated=generated)
+    page = render_html(doc).encode()
+    if a.html == "-":
+        ctx.out.write(page.decode())
+        return 0
+    write_atomically(a.html, page)
+    counts = {check: s["pods"] if check == "pending" else s["findings"] for check, s in doc["summary"].items()}
+    if ctx.fmt == "json":
+        from gpulabel.render.text import emit_json
+
+        emit_json(
+            {"file": a.html, "bytes": len(page), "nodes": doc["totals"]["nodes"], "summary": doc["summary"]}, ctx.out
+        )
+    else:
+        tail = " ".join(f"{check}={n}" for check, n in counts.items())
+        ctx.out.write(f"{a.html}: {doc['totals']['nodes']} nodes, {tail}\n")
+    return 0

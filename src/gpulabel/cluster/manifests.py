@@ -1,0 +1,103 @@
+"""Workload manifests for ``gpulabel place``: read, check as the API server would, parse once.
+
+A manifest file holds JSON or (multi-document) YAML, each document an object or
+a ``List``; Pods and the pod templates of Deployments, ReplicaSets,
+StatefulSets, DaemonSets, Jobs and CronJobs are taken, other kinds (a Service
+next to its Deployment) are skipped. A document the server would refuse stops
+the run with the server's own message and field path.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulabel.errors import ManifestError, SnapshotError
+from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
+from gpulabel.k8s.podvalidation import (
+    WORKLOAD_KINDS,
+    decode_error,
+    decode_message,
+    invalid_message,
+    pod_spec_of,
+    validate_pod_spec,
+)
+
+__all__ = ["Workload", "load_workloads", "workload_from_object", "workloads_from_bytes"]
+
+_MAX_MANIFEST_BYTES = 64 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    kind: str
+    namespace: str
+    name: str
+    where: str
+    requirements: PodRequirements
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "source": self.where}
+
+
+def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
+    """Check one workload object as the API server would, then parse its node selection."""
+    kind = str(obj.get("kind") or "")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    namespace = str(meta.get("namespace") or "default")
+    path, spec = pod_spec_of(obj)
+    if (detail := decode_error(spec, path)) is not None:
+        raise ManifestError(where, decode_message(kind, str(obj.get("apiVersion") or "v1"), detail))
+    spec = spec if isinstance(spec, dict) else {}
+    if errors := validate_pod_spec(spec, path):
+        raise ManifestError(where, invalid_message(kind, name, errors))
+    return Workload(kind, namespace, name, where, compile_pod_spec(spec, path, daemonset=kind == "DaemonSet"))
+
+
+def workloads_from_bytes(data: bytes, where: str) -> list[Workload]:
+    """Every workload in one file's bytes, in order."""
+    from gpulabel.cluster.snapshot import iter_objects, read_documents
+
+    try:
+        docs = read_documents(data, where)
+        found: list[tuple[str, dict[str, Any]]] = []
+        for n, doc in enumerate(docs):
+            found.extend(iter_objects(doc, where if len(docs) == 1 else f"{where}: document {n + 1}"))
+    except SnapshotError as err:
+        raise ManifestError(err.where, err.message) from None
+    return [workload_from_object(obj, w) for w, obj in found if obj.get("kind") in WORKLOAD_KINDS]
+
+
+def _read(path: str) -> bytes:
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_MANIFEST_BYTES + 1)
+    except OSError as err:
+        raise ManifestError(path, err.strerror or str(err)) from None
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise ManifestError(path, f"more than {_MAX_MANIFEST_BYTES} bytes: not a manifest")
+    return data
+
+
+def load_workloads(paths: Iterable[str]) -> list[Workload]:
+    """Read every manifest file (``-`` is stdin); at least one workload must be found."""
+    out: list[Workload] = []
+    names = list(paths)
+    for path in names:
+        where = "<stdin>" if path == "-" else path
+        out.extend(workloads_from_bytes(_read(path), where))
+    if not out:
+        kinds = ", ".join(WORKLOAD_KINDS)
+        raise ManifestError(", ".join(names), f"no workload found: place takes {kinds}")
+    return out

@@ -1,0 +1,75 @@
+"""The one place gpulabel writes to the API server.
+
+Every write is a PATCH of one node's labels, made either as a server-side
+apply (the field manager then owns exactly the keys it sent) or, to remove
+keys, a JSON merge patch that sets them to null. Both honour ``dry_run`` as
+the API server's own dry run, so ``--dry-run`` answers what would really
+happen, validation and admission included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from gpulabel.checks.sync import FIELD_MANAGER, NodePlan
+
+if TYPE_CHECKING:
+    from gpulabel.cluster.client import KubeClient
+
+__all__ = ["apply_labels", "apply_plan", "remove_labels"]
+
+
+def _query(dry_run: bool, *extra: tuple[str, str]) -> list[tuple[str, str]]:
+    query = list(extra)
+    if dry_run:
+        query.append(("dryRun", "All"))
+    return query
+
+
+def apply_labels(
+    client: KubeClient, node: str, labels: Mapping[str, str], manager: str, dry_run: bool = False
+) -> dict[str, Any]:
+    """Server-side apply ``labels`` to ``node`` as ``manager`` (forcing ownership).
+
+    Keys ``manager`` applied before and left out of ``labels`` are released
+    (and removed, if no other manager holds them). Returns the node as answered.
+    """
+    import orjson
+
+    body = orjson.dumps(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": dict(sorted(labels.items()))}}
+    )
+    result: dict[str, Any] = client.request(
+        "PATCH",
+        client.node_path(node),
+        query=_query(dry_run, ("fieldManager", manager), ("force", "true")),
+        body=body,
+        content_type="application/apply-patch+yaml",
+    )
+    return result
+
+
+def remove_labels(
+    client: KubeClient, node: str, keys: Iterable[str], manager: str, dry_run: bool = False
+) -> dict[str, Any]:
+    """Remove ``keys`` from ``node`` whoever set them (a merge patch to null)."""
+    import orjson
+
+    body = orjson.dumps({"metadata": {"labels": {k: None for k in keys}}})
+    result: dict[str, Any] = client.request(
+        "PATCH",
+        client.node_path(node),
+        query=_query(dry_run, ("fieldManager", manager)),
+        body=body,
+        content_type="application/merge-patch+json",
+    )
+    return result
+
+
+def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dict[str, Any]:
+    """Write a sync plan as a server-side apply by field manager ``gpulabel``.
+
+    Returns the node as the API server answered (with ``dry_run``, as it would be).
+    """
+    return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)

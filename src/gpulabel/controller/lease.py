@@ -1,0 +1,134 @@
+"""Leader election through a ``coordination.k8s.io/v1`` Lease, as client-go does it.
+
+Several replicas of ``sync --watch`` may run; only the one holding the Lease
+writes. A candidate takes the Lease when it is free or when its holder has
+not renewed it for ``lease_seconds`` as measured on the candidate's own clock
+(the time it last saw the record change, so clock skew between nodes does
+not matter). Updates carry the Lease's resourceVersion, so two candidates
+cannot both win. The holder renews every ``retry_seconds``; if it cannot renew
+for ``renew_deadline`` seconds it must stop writing. On a clean stop it
+releases the Lease so a standby takes over at once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from gpulabel.errors import ClusterError, ConflictError
+
+if TYPE_CHECKING:
+    from gpulabel.cluster.client import KubeClient
+
+__all__ = ["LeaseLock"]
+
+
+def _micro_time(now: float | None = None) -> str:
+    when = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class _Observed:
+    holder: str
+    renew_time: str
+    seen_at: float  # local monotonic time the record last changed
+
+
+class LeaseLock:
+    def __init__(
+        self,
+        client: KubeClient,
+        namespace: str,
+        name: str,
+        identity: str,
+        *,
+        lease_seconds: int = 15,
+        renew_deadline: float = 10.0,
+        retry_seconds: float = 2.0,
+    ) -> None:
+        self.client = client
+        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases/{quote(name, safe='')}"
+        self.collection = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases"
+        self.name = name
+        self.identity = identity
+        self.lease_seconds = lease_seconds
+        self.renew_deadline = renew_deadline
+        self.retry_seconds = retry_seconds
+        self._observed: _Observed | None = None
+        self.last_renewed = 0.0  # monotonic time of our last successful acquire/renew
+
+    def _spec(self, lease: dict[str, Any] | None) -> dict[str, Any]:
+        now = _micro_time()
+        old = (lease or {}).get("spec") or {}
+        taking_over = old.get("holderIdentity") != self.identity
+        return {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": self.lease_seconds,
+            "acquireTime": now if taking_over or not old.get("acquireTime") else old["acquireTime"],
+            "renewTime": now,
+            "leaseTransitions": int(old.get("leaseTransitions") or 0) + (1 if taking_over and old else 0),
+        }
+
+    def try_acquire_or_renew(self) -> bool:
+        """One round: True if we hold the Lease afterwards."""
+        import orjson
+
+        status, data = self.client.request_raw("GET", self.path)
+        if status == 404:
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name},
+                "spec": self._spec(None),
+            }
+            status, data = self.client.request_raw(
+                "POST", self.collection, body=orjson.dumps(body), content_type="application/json"
+            )
+            if status == 409:
+                return False
+            if status >= 400:
+                raise self.client.error(status, data, "POST", self.collection)
+            self.last_renewed = time.monotonic()
+            return True
+        if status >= 400:
+            raise self.client.error(status, data, "GET", self.path)
+        lease: dict[str, Any] = orjson.loads(data)
+        spec = lease.get("spec") or {}
+        holder, renew = str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or "")
+        now = time.monotonic()
+        if self._observed is None or (self._observed.holder, self._observed.renew_time) != (holder, renew):
+            self._observed = _Observed(holder, renew, now)
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_seconds)
+        held_by_other = holder not in ("", self.identity)
+        if held_by_other and self._observed.seen_at + duration > now:
+            return False
+        lease["spec"] = self._spec(lease)
+        try:
+            self.client.request("PUT", self.path, body=orjson.dumps(lease), content_type="application/json")
+        except ConflictError:
+            return False
+        self.last_renewed = time.monotonic()
+        return True
+
+    def holds(self) -> bool:
+        """Whether our last successful renewal is within the renew deadline."""
+        return self.last_renewed > 0 and time.monotonic() - self.last_renewed < self.renew_deadline
+
+    def release(self) -> None:
+        """Give the Lease up (only if we still hold it), so a standby takes over at once."""
+        import orjson
+
+        try:
+            lease = self.client.request("GET", self.path)
+            spec = lease.get("spec") or {}
+            if spec.get("holderIdentity") != self.identity:
+                return
+            spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time()})
+            self.client.request("PUT", self.path, body=orjson.dumps(lease), content_type="application/json")
+        except ClusterError:
+            pass  # it expires on its own
+        self.last_renewed = 0.0

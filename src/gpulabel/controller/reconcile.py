@@ -1,0 +1,262 @@
+"""The imperative shell of ``gpulabel sync``: read files, LIST nodes, apply plans, watch.
+
+One pass (:meth:`Reconciler.run_once`) LISTs nodes once and writes only the
+nodes whose labels differ. ``--watch`` (:meth:`Reconciler.watch`) keeps a
+cache from a LIST plus a watch of Nodes (resuming from the last
+resourceVersion or bookmark, relisting on 410 Gone), polls the directory for
+edits, resyncs fully on a period, and stops cleanly on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from gpulabel.checks.sync import plan_node
+from gpulabel.cluster.client import KubeClient, WatchExpired, watch_events
+from gpulabel.cluster.featurefiles import read_feature_dir
+from gpulabel.cluster.progress import Progress
+from gpulabel.cluster.writes import apply_plan
+from gpulabel.errors import ClusterError, ForbiddenError
+from gpulabel.model.changes import LabelChange
+from gpulabel.model.cluster import Node, node_from_json
+from gpulabel.model.featurefile import FeatureFile, Problem
+from gpulabel.model.findings import Finding
+
+if TYPE_CHECKING:
+    from gpulabel.controller.metrics import Metrics
+
+__all__ = ["PassResult", "Reconciler"]
+
+
+@dataclass
+class PassResult:
+    changes: list[LabelChange] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+def _dir_signature(directory: str) -> tuple[tuple[str, int, int], ...]:
+    try:
+        entries = []
+        for name in sorted(os.listdir(directory)):
+            try:
+                st = os.stat(os.path.join(directory, name))
+            except OSError:
+                continue
+            entries.append((name, st.st_mtime_ns, st.st_size))
+        return tuple(entries)
+    except OSError:
+        return ()
+
+
+class Reconciler:
+    """Keeps the labels of the nodes that have a feature file equal to it."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        directory: str,
+        *,
+        prune: bool = False,
+        dry_run: bool = False,
+        on_change: Callable[[LabelChange], None] = lambda c: None,
+        on_problem: Callable[[Problem], None] = lambda p: None,
+        write_attempts: int = 3,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.client = client
+        self.directory = directory
+        self.prune = prune
+        self.dry_run = dry_run
+        self.on_change = on_change
+        self.on_problem = on_problem
+        self.write_attempts = write_attempts
+        self.metrics = metrics
+        self.files: dict[str, FeatureFile] = {}
+        self.stop = threading.Event()
+
+    # -- files and nodes ---------------------------------------------------
+
+    def load_files(self) -> list[Problem]:
+        files, problems = read_feature_dir(self.directory)
+        self.files = {f.node: f for f in files}
+        for f in files:
+            problems.extend(f.problems)
+        return problems
+
+    def list_nodes(self) -> tuple[dict[str, Node], str]:
+        where = f"{self.client.endpoint} Node"
+        nodes, version = self.client.list_objects(self.client.kind_path("Node"), partial(node_from_json, where=where))
+        return {n.name: n for n in nodes}, version
+
+    # -- reconciling ---------------------------------------------------------
+
+    def reconcile_node(self, ff: FeatureFile, node: Node | None) -> PassResult:
+        result = PassResult()
+        if node is None:
+            result.problems.append(Problem(ff.path, f"node {ff.node} not found in the cluster; nothing applied"))
+            return result
+        if ff.refused:
+            return result  # the whole file was unusable: touch nothing
+        plan = plan_node(node, ff.desired(), self.prune)
+        if not plan.needs_write:
+            return result
+        last: ClusterError | None = None
+        for attempt in range(self.write_attempts):
+            try:
+                answer = apply_plan(self.client, plan, self.dry_run)
+            except ForbiddenError:
+                raise  # missing rights are the same for every node: stop with one line
+            except ClusterError as err:
+                last = err
+                if err.status in (404, 422):
+                    break
+                time.sleep(0.2 * 2**attempt)
+                continue
+            labels = (answer.get("metadata") or {}).get("labels") or {}
+            wrong = [c.key for c in plan.changes if labels.get(c.key) != c.value]
+            if wrong:
+                result.problems.append(
+                    Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}")
+                )
+            result.changes.extend(plan.changes)
+            return result
+        assert last is not None
+        result.problems.append(Problem(f"node {node.name}", f"not written: {last}"))
+        return result
+
+    def run_once(self, nodes: dict[str, Node] | None = None) -> PassResult:
+        """One full pass: every file against the nodes (LISTed once if not given)."""
+        started = time.perf_counter()
+        total = PassResult(problems=self.load_files())
+        for p in total.problems:
+            self.on_problem(p)
+        if nodes is None:
+            nodes, _ = self.list_nodes()
+        progress = Progress("sync")
+        for i, name in enumerate(sorted(self.files)):
+            self._emit(self.reconcile_node(self.files[name], nodes.get(name)), total)
+            progress.update(i + 1, len(self.files))
+        progress.done()
+        if self.metrics is not None:
+            self._record_pass(nodes, total, time.perf_counter() - started)
+        return total
+
+    def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
+        from gpulabel.checks.audit import audit
+        from gpulabel.model.cluster import ClusterState
+
+        assert self.metrics is not None
+        self.metrics.reconcile.labels("full").observe(seconds)
+        self.metrics.last_resync.set(time.time())
+        findings = audit(ClusterState(nodes=tuple(nodes.values())))
+        findings += [Finding("sync", p.where, "", "invalid-entry") for p in result.problems if p.severity == "error"]
+        self.metrics.set_findings(findings)
+        self.metrics.ready.set()
+
+    def _emit(self, result: PassResult, total: PassResult) -> None:
+        for c in result.changes:
+            if self.metrics is not None:
+                self.metrics.restored.labels(c.node, c.key).inc()
+            self.on_change(c)
+        for p in result.problems:
+            self.on_problem(p)
+        total.changes.extend(result.changes)
+        total.problems.extend(result.problems)
+
+    # -- watching ----------------------------------------------------------------
+
+    def _watcher(self, events: queue.Queue[tuple[str, Any]], version: str, retired: threading.Event) -> None:
+        """Thread: feed node events into ``events``; on 410 ask the main loop to relist.
+
+        A dropped stream is resumed from the last resourceVersion seen (event or
+        bookmark). The thread ends when ``retired`` or :attr:`stop` is set.
+        """
+        backoff = 0.2
+        while not (self.stop.is_set() or retired.is_set()):
+            try:
+                for event in watch_events(self.client, "/api/v1/nodes", version):
+                    obj = event.get("object") or {}
+                    version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                    if event.get("type") != "BOOKMARK":
+                        events.put((str(event.get("type")), obj))
+                    backoff = 0.2
+                    if self.stop.is_set() or retired.is_set():
+                        return
+            except WatchExpired:
+                events.put(("RELIST", None))
+                return
+            except ClusterError as err:
+                events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    def watch(
+        self,
+        resync_seconds: float = 300.0,
+        poll_seconds: float = 0.5,
+    ) -> int:
+        """Run until SIGTERM/SIGINT (or :attr:`stop` is set). Returns the exit code."""
+        previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(ValueError):  # not the main thread (tests)
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            return self._watch_loop(resync_seconds, poll_seconds)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stop.set()
+
+    def _watch_loop(self, resync_seconds: float, poll_seconds: float) -> int:
+        while not self.stop.is_set():
+            nodes, version = self.list_nodes()
+            self.run_once(nodes)
+            signature = _dir_signature(self.directory)
+            events: queue.Queue[tuple[str, Any]] = queue.Queue()
+            retired = threading.Event()
+            threading.Thread(target=self._watcher, args=(events, version, retired), daemon=True).start()
+            deadline = time.monotonic() + resync_seconds
+            relist = False
+            while not self.stop.is_set() and not relist and time.monotonic() < deadline:
+                try:
+                    kind, obj = events.get(timeout=poll_seconds)
+                except queue.Empty:
+                    kind, obj = "", None
+                if kind == "RELIST":
+                    relist = True
+                elif kind == "PROBLEM":
+                    self.on_problem(obj)
+                elif kind in ("ADDED", "MODIFIED"):
+                    node = node_from_json(obj, f"{self.client.endpoint} Node")
+                    nodes[node.name] = node
+                    ff = self.files.get(node.name)
+                    if ff is not None:
+                        started = time.perf_counter()
+                        self._emit(self.reconcile_node(ff, node), PassResult())
+                        if self.metrics is not None:
+                            self.metrics.reconcile.labels("node").observe(time.perf_counter() - started)
+                elif kind == "DELETED":
+                    nodes.pop(str((obj.get("metadata") or {}).get("name")), None)
+                new_signature = _dir_signature(self.directory)
+                if new_signature != signature:
+                    signature = new_signature
+                    self.run_once(nodes)
+            # resync period, 410 or stop: this watcher ends with its current stream
+            retired.set()
+        return 0

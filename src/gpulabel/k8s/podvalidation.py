@@ -1,0 +1,370 @@
+"""The API server's checks on a pod spec's node selection, message for message.
+
+Two stages, as on the server: decoding (a value of the wrong JSON type, e.g.
+an unquoted ``true`` in ``nodeSelector``, is refused before validation with
+Go's ``json: cannot unmarshal ...``), then validation, whose field errors read
+as ``field.Error`` prints them (``<path>: Required value: <detail>``,
+``<path>: Invalid value: "<v>": <detail>``, ``Forbidden``, ``Unsupported
+value``) and are joined as ``errors.NewInvalid`` joins them.
+
+Only the fields that decide placement are checked: ``nodeSelector``,
+``affinity.nodeAffinity``, ``nodeName`` and ``tolerations``, in the order
+``ValidatePodSpec`` checks them. Upstream: ``pkg/apis/core/validation/validation.go``
+(``ValidateNodeSelector``, ``ValidateNodeSelectorTerm``,
+``ValidateNodeSelectorRequirement``, ``ValidateNodeFieldSelectorRequirement``,
+``ValidatePreferredSchedulingTerms``, ``ValidateTolerations``) in k8s.io/kubernetes v1.37.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from gpulabel.k8s.gostr import go_quote
+from gpulabel.k8s.labels import key_errors, label_errors, value_errors
+
+__all__ = [
+    "WORKLOAD_KINDS",
+    "decode_error",
+    "decode_message",
+    "invalid_message",
+    "node_name_errors",
+    "pod_spec_of",
+    "validate_pod_spec",
+]
+
+# kind -> (API group, where the pod spec sits)
+WORKLOAD_KINDS: dict[str, tuple[str, str]] = {
+    "Pod": ("", "spec"),
+    "Deployment": ("apps", "spec.template.spec"),
+    "ReplicaSet": ("apps", "spec.template.spec"),
+    "StatefulSet": ("apps", "spec.template.spec"),
+    "DaemonSet": ("apps", "spec.template.spec"),
+    "Job": ("batch", "spec.template.spec"),
+    "CronJob": ("batch", "spec.jobTemplate.spec.template.spec"),
+}
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+# -- stage 1: decoding ------------------------------------------------------------
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+# A small schema of the typed fields on the path to node selection: name -> (Go struct, Go type, child schema)
+_Schema = dict[str, tuple[str, Any]]
+_REQUIREMENT: _Schema = {
+    "key": ("string", None),
+    "operator": ("v1.NodeSelectorOperator", None),
+    "values": ("[]string", "string"),
+}
+_TERM: _Schema = {
+    "matchExpressions": ("[]v1.NodeSelectorRequirement", ("NodeSelectorRequirement", _REQUIREMENT)),
+    "matchFields": ("[]v1.NodeSelectorRequirement", ("NodeSelectorRequirement", _REQUIREMENT)),
+}
+_PREFERRED_TERM: _Schema = {
+    "weight": ("int32", None),
+    "preference": ("v1.NodeSelectorTerm", ("NodeSelectorTerm", _TERM)),
+}
+_NODE_AFFINITY: _Schema = {
+    "requiredDuringSchedulingIgnoredDuringExecution": (
+        "v1.NodeSelector",
+        ("NodeSelector", {"nodeSelectorTerms": ("[]v1.NodeSelectorTerm", ("NodeSelectorTerm", _TERM))}),
+    ),
+    "preferredDuringSchedulingIgnoredDuringExecution": (
+        "[]v1.PreferredSchedulingTerm",
+        ("PreferredSchedulingTerm", _PREFERRED_TERM),
+    ),
+}
+_TOLERATION: _Schema = {
+    "key": ("string", None),
+    "operator": ("v1.TolerationOperator", None),
+    "value": ("string", None),
+    "effect": ("v1.TaintEffect", None),
+    "tolerationSeconds": ("int64", None),
+}
+_POD_SPEC: _Schema = {
+    "nodeSelector": ("map[string]string", "string"),
+    "nodeName": ("string", None),
+    "hostNetwork": ("bool", None),
+    "affinity": ("v1.Affinity", ("Affinity", {"nodeAffinity": ("v1.NodeAffinity", ("NodeAffinity", _NODE_AFFINITY))})),
+    "tolerations": ("[]v1.Toleration", ("Toleration", _TOLERATION)),
+}
+
+
+def _fits(value: Any, gotype: str) -> bool:
+    if value is None:
+        return True  # JSON null leaves the Go value at its zero value
+    if gotype == "bool":
+        return isinstance(value, bool)
+    if gotype in ("int32", "int64"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if gotype.startswith(("[]", "map[")):
+        return isinstance(value, list) if gotype.startswith("[]") else isinstance(value, dict)
+    if gotype.startswith("v1.") and gotype[3:] in ("NodeSelectorOperator", "TolerationOperator", "TaintEffect"):
+        return isinstance(value, str)
+    if gotype.startswith("v1."):
+        return isinstance(value, dict)
+    return isinstance(value, str)
+
+
+def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
+    return f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{jpath} of type {gotype}"
+
+
+def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) -> str | None:
+    for name, (gotype, child) in schema.items():
+        value = obj.get(name)
+        here = f"{jpath}.{name}"
+        if not _fits(value, gotype):
+            return _unmarshal(value, struct, here, gotype)
+        if value is None or child is None:
+            continue
+        if isinstance(child, str):  # element type of a list or map of scalars
+            items = value.values() if isinstance(value, dict) else value
+            for item in items:
+                if not _fits(item, child):
+                    return _unmarshal(item, struct, here, child)
+            continue
+        child_struct, child_schema = child
+        elems = value if isinstance(value, list) else [value]
+        for elem in elems:
+            if elem is None:
+                continue
+            if not isinstance(elem, dict):
+                return _unmarshal(elem, struct, here, "v1." + child_struct)
+            if err := _decode(elem, child_struct, child_schema, here):
+                return err
+    return None
+
+
+def decode_error(spec: Any, path: str = "spec") -> str | None:
+    """The decoding error the server reports for ``spec``, or ``None``.
+
+    Go names the innermost struct and the field's JSON path without indexes,
+    e.g. ``json: cannot unmarshal bool into Go struct field PodSpec.spec.nodeSelector of type string``.
+    """
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        struct = "PodTemplateSpec" if path.endswith("template.spec") else "Pod"
+        return _unmarshal(spec, struct, path, "v1.PodSpec")
+    return _decode(spec, "PodSpec", _POD_SPEC, path)
+
+
+# -- stage 2: validation ------------------------------------------------------------
+
+
+def _required(path: str, detail: str) -> str:
+    return f"{path}: Required value: {detail}" if detail else f"{path}: Required value"
+
+
+def _forbidden(path: str, detail: str) -> str:
+    return f"{path}: Forbidden: {detail}"
+
+
+def _invalid(path: str, value: str | int, detail: str) -> str:
+    shown = go_quote(value) if isinstance(value, str) else str(value)
+    return f"{path}: Invalid value: {shown}: {detail}"
+
+
+def _not_supported(path: str, value: str, valid: tuple[str, ...]) -> str:
+    return f"{path}: Unsupported value: {go_quote(value)}: supported values: {', '.join(go_quote(v) for v in valid)}"
+
+
+def _strs(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v if isinstance(v, dict) else {} for v in value] if isinstance(value, list) else []
+
+
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII)
+_DNS1123_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def node_name_errors(name: str) -> list[str]:
+    """``ValidateNodeName`` (``IsDNS1123Subdomain`` from util/validation: it says "characters")."""
+    errs = []
+    if len(name) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.fullmatch(name):
+        errs.append(_DNS1123_MSG)
+    return errs
+
+
+def _requirement_errors(rq: Mapping[str, Any], path: str, allow_invalid_values: bool) -> list[str]:
+    """``ValidateNodeSelectorRequirement``."""
+    out: list[str] = []
+    op = rq.get("operator") or ""
+    values = _strs(rq.get("values"))
+    if op in ("In", "NotIn"):
+        if not values:
+            out.append(_required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            out.append(
+                _forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+            )
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            out.append(_required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        out.append(_invalid(f"{path}.operator", op, "not a valid selector operator"))
+    key = rq.get("key") or ""
+    out.extend(_invalid(f"{path}.key", key, msg) for msg in key_errors(key))
+    if not allow_invalid_values:
+        for i, value in enumerate(values):
+            out.extend(_invalid(f"{path}.values[{i}]", value, msg) for msg in value_errors(value))
+    return out
+
+
+def _field_requirement_errors(rq: Mapping[str, Any], path: str) -> list[str]:
+    """``ValidateNodeFieldSelectorRequirement``: only ``metadata.name`` In/NotIn one value."""
+    out: list[str] = []
+    op = rq.get("operator") or ""
+    values = _strs(rq.get("values"))
+    if op in ("In", "NotIn"):
+        if len(values) != 1:
+            out.append(
+                _required(
+                    f"{path}.values",
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+    else:
+        out.append(_invalid(f"{path}.operator", op, "not a valid selector operator"))
+    key = rq.get("key") or ""
+    if key != "metadata.name":
+        out.append(_invalid(f"{path}.key", key, "not a valid field selector key"))
+    else:
+        for i, value in enumerate(values):
+            out.extend(_invalid(f"{path}.values[{i}]", value, msg) for msg in node_name_errors(value))
+    return out
+
+
+def _term_errors(term: Mapping[str, Any], path: str, allow_invalid_values: bool) -> list[str]:
+    out: list[str] = []
+    for j, rq in enumerate(_dicts(term.get("matchExpressions"))):
+        out.extend(_requirement_errors(rq, f"{path}.matchExpressions[{j}]", allow_invalid_values))
+    for j, rq in enumerate(_dicts(term.get("matchFields"))):
+        out.extend(_field_requirement_errors(rq, f"{path}.matchFields[{j}]"))
+    return out
+
+
+def _node_affinity_errors(na: Mapping[str, Any], path: str) -> list[str]:
+    out: list[str] = []
+    required = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, dict):
+        terms = _dicts(required.get("nodeSelectorTerms"))
+        tpath = f"{path}.{_REQUIRED}.nodeSelectorTerms"
+        if not terms:
+            out.append(_required(tpath, "must have at least one node selector term"))
+        for i, term in enumerate(terms):
+            out.extend(_term_errors(term, f"{tpath}[{i}]", False))
+    for i, pref in enumerate(_dicts(na.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+        ppath = f"{path}.{_PREFERRED}[{i}]"
+        weight = pref.get("weight") or 0
+        if not 1 <= weight <= 100:
+            out.append(_invalid(f"{ppath}.weight", weight, "must be in the range 1-100"))
+        # preferred terms may carry invalid label values: they can still score on some node
+        out.extend(_term_errors(pref.get("preference") or {}, f"{ppath}.preference", True))
+    return out
+
+
+def _toleration_errors(tolerations: list[dict[str, Any]], path: str) -> list[str]:
+    """``ValidateTolerations`` with the TaintTolerationComparisonOperators gate off (its default)."""
+    out: list[str] = []
+    for i, t in enumerate(tolerations):
+        tpath = f"{path}[{i}]"
+        key, op = t.get("key") or "", t.get("operator") or ""
+        value, effect = t.get("value") or "", t.get("effect") or ""
+        if key:
+            out.extend(_invalid(f"{tpath}.key", key, msg) for msg in key_errors(key))
+        if not key and op != "Exists":
+            out.append(
+                _invalid(
+                    f"{tpath}.operator",
+                    op,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                )
+            )
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            out.append(
+                _invalid(f"{tpath}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+            )
+        if op in ("", "Equal"):
+            if errs := value_errors(value):
+                out.append(_invalid(f"{tpath}.operator", value, ";".join(errs)))
+        elif op == "Exists":
+            if value:
+                out.append(_invalid(f"{tpath}.operator", value, "value must be empty when `operator` is 'Exists'"))
+        elif op in ("Lt", "Gt"):
+            out.append(_not_supported(f"{tpath}.operator", op, ("Equal", "Exists", "Lt", "Gt")))
+        else:
+            out.append(_not_supported(f"{tpath}.operator", op, ("Equal", "Exists")))
+        if effect and effect not in _TAINT_EFFECTS:
+            out.append(_not_supported(f"{tpath}.effect", effect, _TAINT_EFFECTS))
+    return out
+
+
+def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec") -> list[str]:
+    """The field errors the server reports for ``spec``'s node selection, in its order.
+
+    Call :func:`decode_error` first: this assumes the shapes decode.
+    """
+    out: list[str] = []
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        out.extend(label_errors(str(key), value, f"{path}.nodeSelector"))
+    na = (spec.get("affinity") or {}).get("nodeAffinity")
+    if isinstance(na, dict):
+        out.extend(_node_affinity_errors(na, f"{path}.affinity.nodeAffinity"))
+    node_name = spec.get("nodeName") or ""
+    if node_name:
+        out.extend(_invalid(f"{path}.nodeName", node_name, msg) for msg in node_name_errors(node_name))
+    out.extend(_toleration_errors(_dicts(spec.get("tolerations")), f"{path}.tolerations"))
+    return out
+
+
+def invalid_message(kind: str, name: str, errors: list[str]) -> str:
+    """``errors.NewInvalid``: ``Pod "x" is invalid: <e>``, or ``[e1, e2]`` for several (duplicates dropped)."""
+    group = WORKLOAD_KINDS.get(kind, ("", ""))[0]
+    qualified = f"{kind}.{group}" if group else kind
+    unique = list(dict.fromkeys(errors))
+    body = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+    return f"{qualified} {go_quote(name)} is invalid: {body}"
+
+
+def decode_message(kind: str, api_version: str, detail: str) -> str:
+    """How the server answers a body it cannot decode (400 BadRequest)."""
+    version = api_version.rpartition("/")[2] or "v1"
+    return f"{kind} in version {go_quote(version)} cannot be handled as a {kind}: {detail}"
+
+
+def pod_spec_of(obj: Mapping[str, Any]) -> tuple[str, Any]:
+    """``(path, spec)`` of the pod spec inside a workload object; ``spec`` is ``None`` when absent."""
+    kind = str(obj.get("kind") or "")
+    path = WORKLOAD_KINDS[kind][1]
+    node: Any = obj
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return path, node

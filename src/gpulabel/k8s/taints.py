@@ -1,0 +1,67 @@
+"""Taints and tolerations, as ``api/core/v1/toleration.go`` and the DaemonSet controller define them.
+
+Only ``NoSchedule`` and ``NoExecute`` taints filter scheduling. A toleration
+with an empty effect matches every effect, an empty key with ``Exists`` every
+taint; ``Equal`` (or no operator) compares values exactly and ``Exists``
+ignores them. ``Lt``/``Gt`` tolerations sit behind an alpha feature gate that is
+off by default, so they tolerate nothing. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FILTERING_EFFECTS", "UNSCHEDULABLE_TAINT", "Taint", "Toleration", "daemon_tolerations"]
+
+FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``Toleration.ToleratesTaint`` with comparison operators disabled (the default)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+    def __str__(self) -> str:
+        op = self.operator or "Equal"
+        what = f"{self.key or '*'} {op}" + (f" {self.value}" if op != "Exists" else "")
+        return f"{what}:{self.effect or '*'}"
+
+
+def daemon_tolerations(host_network: bool = False) -> tuple[Toleration, ...]:
+    """The tolerations the DaemonSet controller adds to every daemon pod."""
+    out = [
+        Toleration("node.kubernetes.io/not-ready", "Exists", "", "NoExecute"),
+        Toleration("node.kubernetes.io/unreachable", "Exists", "", "NoExecute"),
+        Toleration("node.kubernetes.io/disk-pressure", "Exists", "", "NoSchedule"),
+        Toleration("node.kubernetes.io/memory-pressure", "Exists", "", "NoSchedule"),
+        Toleration("node.kubernetes.io/pid-pressure", "Exists", "", "NoSchedule"),
+        Toleration("node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"),
+    ]
+    if host_network:
+        out.append(Toleration("node.kubernetes.io/network-unavailable", "Exists", "", "NoSchedule"))
+    return tuple(out)

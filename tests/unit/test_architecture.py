@@ -1,0 +1,70 @@
+"""The layers are folders, and the import contract in pyproject.toml keeps them honest.
+
+These tests run import-linter on the real package (the contract holds) and on a
+temporary copy with one planted upward import each (the contract catches it),
+so a contract that silently stopped checking anything would fail here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(src: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT), "--no-cache", str(config)],
+        cwd=src,
+        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_package_keeps_its_import_contracts() -> None:
+    done = _lint(ROOT / "src", ROOT / "pyproject.toml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "broken"),
+    [
+        ("k8s/labels.py", "import argparse", "gpulabel.k8s is not allowed to import argparse"),
+        ("checks/audit.py", "from gpulabel.cluster import client", "gpulabel.checks.audit -> gpulabel.cluster.client"),
+        (
+            "model/vocabulary.py",
+            "from gpulabel.checks import audit",
+            "gpulabel.model.vocabulary -> gpulabel.checks.audit",
+        ),
+        ("checks/audit.py", "import kubernetes", "gpulabel.checks is not allowed to import kubernetes"),
+        ("render/text.py", "from gpulabel.cli import context", "gpulabel.render.text -> gpulabel.cli.context"),
+    ],
+    ids=[
+        "argparse in the Kubernetes mirrors is refused",
+        "the API client in a check is refused",
+        "a check imported by the model is refused",
+        "the kubernetes library in a check is refused",
+        "the CLI imported by a renderer is refused",
+    ],
+)
+def test_a_planted_upward_import_breaks_the_contract(tmp_path: Path, module: str, planted: str, broken: str) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "gpulabel", src / "gpulabel", ignore=shutil.ignore_patterns("__pycache__"))
+    target = src / "gpulabel" / module
+    target.write_text(
+        target.read_text().replace(
+            "from __future__ import annotations\n", f"from __future__ import annotations\n\n{planted}\n", 1
+        )
+    )
+    done = _lint(src, ROOT / "pyproject.toml")
+    assert done.returncode != 0
+    assert broken in done.stdout, done.stdout
