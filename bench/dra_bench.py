@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 from tests import draobjects as dra
 
-from gpulabel.dra_checks import explain_pod
+from gpulabel.checks.dra import explain_pod
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
-from gpulabel.model import node_from_json
+from gpulabel.model.cluster import node_from_json
 
 A = f'device.attributes["{dra.DRIVER}"]'
 C = f'device.capacity["{dra.DRIVER}"]'

@@ -30,10 +30,10 @@ from typing import Any
 from draobjects_path import draobjects as dra  # tests/draobjects.py, shared with the unit tests
 from labcluster_support import LabCluster, wait_for
 
+from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.cel import compile_selector
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
-from gpulabel.live import KubeClient
-from gpulabel.model import Node, node_from_json
+from gpulabel.model.cluster import Node, node_from_json
 
 SEED = int(os.environ.get("GPULABEL_DRA_SEED", "20261130"))
 BATCHES = int(os.environ.get("GPULABEL_DRA_BATCHES", "8"))

@@ -9,7 +9,7 @@ import pytest
 from gpulabel.k8s.dra.cel import compile_selector, device_input
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.k8s.dra.values import SemverError, compare_semver, parse_quantity, parse_semver
-from gpulabel.model import node_from_json
+from gpulabel.model.cluster import node_from_json
 from tests import draobjects as dra
 from tests.objects import node
 

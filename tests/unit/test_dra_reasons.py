@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from gpulabel.dra_checks import REASONS, explain_node
+from gpulabel.checks.dra import REASONS, explain_node
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
-from gpulabel.model import node_from_json
+from gpulabel.model.cluster import node_from_json
 from tests import draobjects as dra
 from tests.objects import node
 

@@ -2,7 +2,7 @@
 
 Each reader takes the object as the API returns it (a LIST item or a snapshot
 document) and a ``where`` that names it in errors; malformed fields raise
-:class:`~gpulabel._errors.SnapshotError`.
+:class:`~gpulabel.errors.SnapshotError`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpulabel._errors import SnapshotError
+from gpulabel.errors import SnapshotError
 
 __all__ = [
     "DRA_KINDS",

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulabel.affinity import compile_pod_spec
 from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools, in_use_devices
 from gpulabel.k8s.dra.cel import DeviceInput, compile_selector, device_input
 from gpulabel.k8s.dra.objects import (
@@ -29,7 +28,7 @@ from gpulabel.k8s.dra.objects import (
     slice_from_json,
     template_from_json,
 )
-from gpulabel.model import Node
+from gpulabel.k8s.nodeaffinity import SchedulingNode, compile_pod_spec
 
 __all__ = ["DraState", "PodClaims", "pod_claims"]
 
@@ -89,7 +88,7 @@ class DraState:
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims.get((namespace, name))
 
-    def pools(self, node: Node) -> list[Pool]:
+    def pools(self, node: SchedulingNode) -> list[Pool]:
         found = self._pools.get(node.name)
         if found is None:
 
@@ -136,7 +135,7 @@ class DraState:
                         names |= sel.names
         return frozenset(names)
 
-    def node_signature(self, node: Node, names: frozenset[str] | None = None) -> tuple[Any, ...]:
+    def node_signature(self, node: SchedulingNode, names: frozenset[str] | None = None) -> tuple[Any, ...]:
         """What allocation can see of a node: its pools' devices, in search order, and which are in use.
 
         Only the attributes and capacities named in ``names`` count (``None``:
@@ -162,7 +161,7 @@ class DraState:
         )
         return found
 
-    def allocate_many(self, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[Outcome]:
+    def allocate_many(self, nodes: Sequence[SchedulingNode], claims: Sequence[ResourceClaim]) -> list[Outcome]:
         """:meth:`allocate` for every node, once per group of nodes with equal signatures."""
         done: dict[tuple[Any, ...], Outcome] = {}
         out = []
@@ -183,7 +182,7 @@ class DraState:
             found = self._inputs[key] = device_input(did[0], device.attributes, device.capacity, device.allow_multiple)
         return found
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> Outcome:
+    def allocate(self, node: SchedulingNode, claims: Sequence[ResourceClaim]) -> Outcome:
         return allocate(self.pools(node), claims, self.classes, self.in_use, self._inputs)
 
 

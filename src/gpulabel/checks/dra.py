@@ -34,7 +34,7 @@ from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_pre
 from gpulabel.k8s.dra.cel import CelError, compile_selector
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.model import Node
+from gpulabel.model.cluster import Node
 
 __all__ = ["REASONS", "ClaimVerdict", "explain_node"]
 
