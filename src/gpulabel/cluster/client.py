@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from gpulabel.errors import ClusterError, ConfigError, ConflictError, ForbiddenError
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import (
     ClusterState,
     DaemonSet,
@@ -40,6 +42,10 @@ RESOURCES: dict[str, tuple[str, bool]] = {
     "Pod": ("/api/v1/pods", True),
     "DaemonSet": ("/apis/apps/v1/daemonsets", True),
     "ClusterPolicy": ("/apis/nvidia.com/v1/clusterpolicies", False),
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", False),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
 }
 
 DEFAULT_PAGE_SIZE = 500
@@ -301,6 +307,11 @@ class KubeClient:
         return f"/api/v1/nodes/{quote(name, safe='')}"
 
 
+def _with_kind(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    item.setdefault("kind", kind)
+    return item
+
+
 def load_cluster(
     client: KubeClient,
     kinds: Iterable[str],
@@ -315,8 +326,20 @@ def load_cluster(
     pods: list[Pod] = []
     daemonsets: list[DaemonSet] = []
     policies: list[dict[str, Any]] = []
+    dra: list[tuple[str, dict[str, Any]]] = []
+    served: bool | None = None
     for kind in wanted:
         where = f"{client.endpoint} {kind}"
+        if kind in DRA_KINDS:
+            if served is None:
+                served = client.has_resource("resource.k8s.io/v1", "resourceslices")
+            if not served:
+                continue
+            # claims of every namespace: devices other claims hold count wherever those claims live
+            ns = namespace if kind == "ResourceClaimTemplate" else None
+            items = client.list_objects(client.kind_path(kind, ns), partial(_with_kind, kind))[0]
+            dra.extend((where, o) for o in items)
+            continue
         if kind == "Node":
             nodes = client.list_objects(client.kind_path(kind), partial(node_from_json, where=where))[0]
         elif kind == "Pod":
@@ -334,7 +357,13 @@ def load_cluster(
             policies = client.list_objects(client.kind_path(kind), lambda i: i)[0]
     nodes.sort(key=lambda n: n.name)
     return ClusterState(
-        tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), client.endpoint, frozenset(wanted)
+        tuple(nodes),
+        tuple(pods),
+        tuple(daemonsets),
+        tuple(policies),
+        client.endpoint,
+        frozenset(wanted),
+        DraState.from_objects(dra),
     )
 
 

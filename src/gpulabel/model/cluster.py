@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.taints import Taint
 
 __all__ = [
@@ -24,13 +26,21 @@ __all__ = [
     "Taint",
 ]
 
-SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy")
+SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy", *DRA_KINDS)
 
 JSON = dict[str, Any]
 
 # What the checks read of a pod's spec; containers, volumes and the rest are
 # dropped when a pod is loaded, which keeps 150,000 pods in memory affordable.
-SCHEDULING_FIELDS = ("nodeName", "nodeSelector", "affinity", "tolerations", "hostNetwork", "schedulingGates")
+SCHEDULING_FIELDS = (
+    "nodeName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "hostNetwork",
+    "schedulingGates",
+    "resourceClaims",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +98,8 @@ class Pod:
     conditions: Mapping[str, JSON]
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
+    claim_statuses: tuple[JSON, ...] = ()
 
     @property
     def ref(self) -> str:
@@ -141,6 +153,7 @@ class ClusterState:
     cluster_policies: tuple[JSON, ...] = ()
     source: str = ""
     kinds: frozenset[str] = frozenset()
+    dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -157,9 +170,14 @@ class ClusterState:
         pods: list[Pod] = []
         daemonsets: list[DaemonSet] = []
         policies: list[JSON] = []
+        dra: list[tuple[str, JSON]] = []
         seen: set[str] = set(kinds)
         for where, obj in objects:
             kind = obj.get("kind")
+            if kind in DRA_KINDS:
+                dra.append((where, obj))
+                seen.add(str(kind))
+                continue
             if kind == "Node":
                 nodes.append(node_from_json(obj, where))
             elif kind == "Pod":
@@ -172,7 +190,15 @@ class ClusterState:
                 continue
             seen.add(kind)
         nodes.sort(key=lambda n: n.name)
-        return cls(tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), source, frozenset(seen))
+        return cls(
+            tuple(nodes),
+            tuple(pods),
+            tuple(daemonsets),
+            tuple(policies),
+            source,
+            frozenset(seen),
+            DraState.from_objects(dra),
+        )
 
 
 def _meta(obj: JSON, where: str) -> JSON:
@@ -259,6 +285,11 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         conditions=conditions,
         owners=owners,
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
+        claim_statuses=tuple(
+            c
+            for c in _list(status.get("resourceClaimStatuses"), here, "status.resourceClaimStatuses")
+            if isinstance(c, dict)
+        ),
     )
 
 
