@@ -10,6 +10,7 @@ devices their multiprocessors and engines.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 DRIVER = "gpu.nvidia.com"
@@ -42,7 +43,7 @@ def gpu_device(
     taints: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     pname, arch, cc, memory = product
-    uuid = f"GPU-{abs(hash((node, name))) % 16**8:08x}-0000-0000-0000-{index:012x}"
+    uuid = f"GPU-{zlib.crc32(f'{node}/{name}'.encode()):08x}-0000-0000-0000-{index:012x}"
     device: dict[str, Any] = {
         "name": name,
         "attributes": {

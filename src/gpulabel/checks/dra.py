@@ -33,10 +33,20 @@ from typing import Any
 from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_prevents
 from gpulabel.k8s.dra.cel import CelError, compile_selector
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
-from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.model.cluster import Node
+from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.findings import Finding
 
-__all__ = ["REASONS", "ClaimVerdict", "explain_node"]
+__all__ = [
+    "REASONS",
+    "ClaimVerdict",
+    "NodeGroup",
+    "dra_scheduler_message",
+    "explain_node",
+    "explain_pod",
+    "pod_claim_verdicts",
+    "verdict_finding",
+]
 
 REASONS = (
     "no-devices",
@@ -292,3 +302,49 @@ def explain_pod(state: DraState, nodes: Sequence[Node], claims: Sequence[Resourc
         verdicts = explain_node(state, members[0], claims)
         out.append(NodeGroup(tuple(n.name for n in members), not verdicts, tuple(verdicts)))
     return out
+
+
+# -- pods waiting for claims ----------------------------------------------------------
+
+
+def pod_claim_verdicts(state: ClusterState, pod: Pod, nodes: Sequence[Node]) -> dict[str, tuple[ClaimVerdict, ...]]:
+    """For a pod with ``resourceClaims``: each node's claim verdicts (empty: its claims fit there).
+
+    ``nodes`` are the nodes the other filters let through; a claim that does
+    not exist yet (and has no template) gives every node one ``no-claim``
+    verdict. Nodes allocation cannot tell apart are explained once.
+    """
+    claims = pod_claims(
+        pod.namespace, pod.name, pod.spec, {"resourceClaimStatuses": list(pod.claim_statuses)}, state.dra
+    )
+    if claims.missing is not None:
+        return {n.name: (ClaimVerdict(n.name, pod.ref, "", "no-claim", claims.missing),) for n in nodes}
+    out: dict[str, tuple[ClaimVerdict, ...]] = {}
+    for group in explain_pod(state.dra, nodes, claims.to_allocate):
+        for name in group.nodes:
+            out[name] = tuple(
+                v if v.node == name else ClaimVerdict(name, v.claim, v.request, v.reason, v.detail, v.data)
+                for v in group.verdicts
+            )
+    return out
+
+
+def verdict_finding(pod: Pod, verdict: ClaimVerdict) -> Finding:
+    """The plain line is ``<ns>/<pod> <node> claim <claim>/<request> <reason>``."""
+    claim = verdict.claim.split("/", 1)[-1]
+    key = f"{verdict.node} claim {claim}/{verdict.request}" if verdict.request else f"{verdict.node} claim {claim}"
+    return Finding(
+        "pending", pod.ref, key, verdict.reason, (), verdict.detail, {**verdict.to_json(), "filter": "DynamicResources"}
+    )
+
+
+def dra_scheduler_message(total: int, other_reasons: Mapping[str, int], dra_failed: int, error: str | None) -> str:
+    """The ``PodScheduled`` message kube-scheduler writes when claims hold a pod (checked on labcluster)."""
+    if error is not None:
+        return f'running "DynamicResources" filter plugin: {error}'
+    counts = dict(other_reasons)
+    if dra_failed:
+        counts["cannot allocate all claims"] = dra_failed
+    reasons = ", ".join(sorted(f"{n} {text}" for text, n in counts.items()))
+    tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+    return f"0/{total} nodes are available: {reasons}.{tail}"

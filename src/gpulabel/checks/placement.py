@@ -317,6 +317,8 @@ class PendingPod:
     pod: Pod
     results: tuple[Result, ...]  # one per node of the state, in its order
     predicted: str | None
+    # pods with resourceClaims: per node the node filters pass, why its claims cannot be allocated there
+    claims: Mapping[str, tuple[Finding, ...]] | None = None
 
     @property
     def message(self) -> str:
@@ -328,9 +330,12 @@ class PendingPod:
         if self.predicted is not None:
             data["predicted_message"] = self.predicted
         gates = self.pod.spec.get("schedulingGates")
-        out = []
+        out: list[Finding] = []
         for node, result in zip(nodes, self.results, strict=True):
             node_data = {**data, "filter": result.filter, "failures": [f.to_json() for f in result.failures]}
+            if result.fits and self.claims and self.claims.get(node.name):
+                out.extend(self.claims[node.name])
+                continue
             if result.fits:
                 why = "node selection allows this node; the pod waits for something else"
                 why += " (scheduling gates)" if gates else " (resources, ports, volumes, topology)"
@@ -352,8 +357,27 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True)
-        out.append(PendingPod(pod, tuple(results), scheduler_message(req, state.nodes, results)))
+        predicted = scheduler_message(req, state.nodes, results)
+        claims = None
+        if pod.spec.get("resourceClaims"):
+            claims, predicted = _claim_findings(state, pod, results, predicted)
+        out.append(PendingPod(pod, tuple(results), predicted, claims))
     return out
+
+
+def _claim_findings(
+    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None
+) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
+    from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
+
+    passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
+    verdicts = pod_claim_verdicts(state, pod, passing)
+    findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
+    if predicted is None and len(findings) == len(passing):
+        others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
+        errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
+        predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)
+    return findings, predicted
 
 
 def pending(state: ClusterState, namespace: str | None = None) -> list[Finding]:

@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    from gpulabel.cli.dra import add_dra_commands
     from gpulabel.cli.labelcmds import add_label_commands
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_write_commands(add)  # sync, isolate
     add_placement_commands(add)  # place, pending, hazards
     add_report_command(add)  # report --html
+    add_dra_commands(add)  # devices, cel
     return parser
 
 

@@ -127,9 +127,10 @@ def _emit(
 
 def cmd_pending(ctx: Context) -> int:
     from gpulabel.checks.placement import pending_pods
+    from gpulabel.k8s.dra.objects import DRA_KINDS
     from gpulabel.render.text import emit_findings, emit_json
 
-    state = ctx.state(["Node", "Pod"])
+    state = ctx.state(["Node", "Pod", *DRA_KINDS])
     pods = pending_pods(state, ctx.args.namespace)
     per_pod = [(p, p.findings(state.nodes)) for p in pods]
     findings = [f for _, fs in per_pod for f in fs]

@@ -1,0 +1,78 @@
+"""devices, cel and pending on the DRA lab snapshot (examples/dra-lab.json, written by tests/make_dra_lab.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gpulabel.cli.main import main
+
+LAB = str(Path(__file__).resolve().parents[2] / "examples" / "dra-lab.json")
+A = 'device.attributes["gpu.nvidia.com"]'
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main([*argv, "--snapshot", LAB], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_devices_lists_every_device_and_its_holder() -> None:
+    code, out, _ = run("devices")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "dra-node-0 gpu.nvidia.com/dra-node-0/gpu-0 gpu NVIDIA_A100-SXM4-80GB allocated ml/trainer-0-gpu"
+    assert lines[-1] == "dra-node-1 gpu.nvidia.com/dra-node-1/gpu-1 gpu NVIDIA_A10 free"
+    doc = json.loads(run("devices", "-o", "json")[1])
+    assert doc["devices"][5]["taints"] == [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}]
+    assert doc["devices"][0]["attributes"]["driverVersion"] == {"version": "550.54.15"}
+
+
+def test_cel_selects_devices_and_names_the_runtime_error() -> None:
+    code, out, _ = run("cel", f'{A}.architecture == "Ampere" && {A}.productName.endsWith("A10")')
+    assert code == 0
+    assert out.splitlines()[-1] == "dra-node-1 gpu.nvidia.com/dra-node-1/gpu-1 yes"
+    code, out, _ = run("cel", f'{A}.profile == "1g.10gb"', "--class", "gpu.nvidia.com")
+    assert code == 1
+    assert (
+        out.splitlines()[0]
+        == "dra-node-0 gpu.nvidia.com/dra-node-0/gpu-0 error CEL runtime error: no such key: profile"
+    )
+    code, out, _ = run("cel", "true", "--class", "mig.nvidia.com")
+    assert code == 1 and set(line.split()[-1] for line in out.splitlines()) == {"class"}
+
+
+def test_cel_that_does_not_compile_is_the_api_servers_message_and_exit_2() -> None:
+    code, out, err = run("cel", "device.driver == 1")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "gpulabel: EXPR: compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_'"
+        " applied to '(string, int)'"
+    )
+    assert err.count("\n") == 1
+
+
+def test_pending_names_the_claim_request_and_reason_per_node() -> None:
+    code, out, _ = run("pending")
+    assert code == 1
+    lines = out.splitlines()
+    assert "ml/train-h100 dra-node-0 claim train-h100-gpu/gpu selector" in lines
+    assert "ml/train-big dra-node-0 claim big-memory/gpu allocated" in lines
+    assert "ml/infer-mig dra-node-1 claim small-mig/mig class-selector" in lines
+    assert "ml/infer-mig dra-node-2 claim small-mig/mig no-devices" in lines
+    wide = run("pending", "-o", "wide")[1]
+    assert "closest gpu.nvidia.com/dra-node-0/gpu-0 has gpu.nvidia.com/architecture=Ampere" in wide
+    assert "ml/train-big predicted: 0/3 nodes are available: 3 cannot allocate all claims." in wide
+
+
+def test_help_does_not_import_the_cel_runtime() -> None:
+    code = (
+        "import sys, contextlib, io\nfrom gpulabel.cli.main import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
+        "print('cel_expr_python' in sys.modules)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "False"
