@@ -28,8 +28,10 @@ import time
 from typing import Any
 
 from draobjects_path import draobjects as dra  # tests/draobjects.py, shared with the unit tests
+from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
+from gpulabel.checks.dra import REASONS
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.cel import compile_selector
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
@@ -153,6 +155,25 @@ def predict(
     return fits, errors, ""
 
 
+def check_the_cli_live(labcluster: LabCluster, client: KubeClient, ns: str, pod: str) -> None:
+    """``gpulabel pending`` and ``devices`` on the live cluster: paged LISTs of the DRA kinds, the same verdicts."""
+    done = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "-o", "json")
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    entry = next(p for p in doc["pods"] if p["pod"] == f"{ns}/{pod}")
+    assert entry["predicted_message"] == entry["scheduler_message"]
+    mine = [f for f in doc["findings"] if f["subject"] == f"{ns}/{pod}" and f.get("filter") == "DynamicResources"]
+    assert mine and all(f["reason"] in (*REASONS, "error") for f in mine), mine
+    devices = json.loads(gpulabel(labcluster.kubeconfig, "devices", "-o", "json").stdout)["devices"]
+    slices = client.list_objects(f"{RES}/resourceslices", lambda i: i)[0]
+    assert len(devices) == sum(len(s["spec"].get("devices") or ()) for s in slices)
+    claims = client.list_objects(f"{RES}/resourceclaims", lambda i: i)[0]
+    held = sum(
+        len(((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or ()) for c in claims
+    )
+    assert sum(d["allocated_to"] is not None for d in devices) == held
+
+
 def predicted_messages(nodes: list[Node], batch: str, errors: list[str]) -> list[str]:
     """The PodScheduled messages the scheduler may write for a Pending pod of ``batch``.
 
@@ -213,6 +234,7 @@ def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, m
     class_names = [c["metadata"]["name"] for c in classes]
     disagreements: list[str] = []
     message_mismatches: list[str] = []
+    last_pending = ""
     started = time.monotonic()
     for b in range(BATCHES):
         batch = f"b{b}"
@@ -269,6 +291,7 @@ def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, m
                         f"{pod_name}: bound to {bound}, gpulabel: fits={fits} errors={errors} spec={text}"
                     )
             else:
+                last_pending = pod_name
                 seen["pending"] += 1
                 seen["errors"] += bool(errors)
                 message = next(
@@ -289,6 +312,7 @@ def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, m
         print(d)
     assert disagreements == []
     assert message_mismatches == []
+    check_the_cli_live(labcluster, client, ns, last_pending)
     assert seen["pods"] >= 200
     assert seen["bound"] > 20 and seen["pending"] > 20
 
