@@ -32,9 +32,11 @@ from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
 from gpulabel.checks.dra import REASONS
+from gpulabel.checks.migrate import migrate
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.cel import compile_selector
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import Node, node_from_json
 
 SEED = int(os.environ.get("GPULABEL_DRA_SEED", "20261130"))
@@ -384,6 +386,32 @@ def server_verdict(client: KubeClient, ns: str, i: int, expr: str) -> str | None
     return message
 
 
+def _affinity(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": f"nvidia.com/gpu.{k}", "operator": o, "values": v} for k, o, v in t
+                            ]
+                        }
+                        for t in terms
+                    ]
+                }
+            }
+        }
+    }
+
+
+MIGRATION_CASES = {
+    "products": _affinity([("product", "In", ["NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"])]),
+    "memory and family": _affinity([("memory", "Gt", ["40000"]), ("family", "NotIn", ["ampere"])]),
+    "compute, or a product": _affinity([("compute.major", "In", ["8", "9"])], [("product", "NotIn", ["NVIDIA-L4"])]),
+}
+
+
 def test_cel_rejected_at_create_time_with_the_same_message(labcluster: LabCluster, ns: str) -> None:
     client = KubeClient(str(labcluster.kubeconfig))
     rng = random.Random(SEED)
@@ -396,6 +424,11 @@ def test_cel_rejected_at_create_time_with_the_same_message(labcluster: LabCluste
         ours = None if sel.error is None else f"Invalid value: {json.dumps(expr)}: {sel.error}"
         if ours != theirs:
             mismatches.append((expr, theirs, ours))
+    # the migration aid's selectors are accepted by the API server too
+    for j, pod_spec in enumerate(MIGRATION_CASES.values()):
+        selector = migrate(compile_pod_spec(pod_spec), [p[0] for p in dra.GPUS[:2]], ["Ampere"]).selector
+        assert selector is not None
+        assert server_verdict(client, ns, 1000 + j, selector) is None, selector
     print(f"\n{len(exprs)} random expressions, {rejected} rejected by the API server, {len(mismatches)} differ")
     for m in mismatches:
         print("\nexpr:", m[0], "\n server:", m[1], "\n gpulabel:", m[2])

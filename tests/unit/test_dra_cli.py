@@ -76,3 +76,37 @@ def test_help_does_not_import_the_cel_runtime() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
+
+
+def test_migrate_prints_the_selector_count_kept_requirements_and_warnings(tmp_path: Path) -> None:
+    manifest = tmp_path / "train.json"
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A10"]},
+                            {"key": "nvidia.com/gpu.count", "operator": "Gt", "values": ["1"]},
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"containers": [{"name": "c", "image": "x"}], "affinity": affinity},
+    }
+    manifest.write_text(json.dumps(pod))
+    code, out, _ = run("migrate", str(manifest))
+    assert code == 0
+    assert out.splitlines() == [
+        'ml/train selector: device.attributes["gpu.nvidia.com"].productName in ["NVIDIA A10"]',
+        "ml/train count: 2",
+        'ml/train warning: nvidia.com/gpu.product=NVIDIA-A10 is GFD\'s sanitised form of productName "NVIDIA A10"',
+        "ml/train warning: nvidia.com/gpu.count is not a device property: ask for the GPUs with the request's count"
+        " instead",
+    ]
