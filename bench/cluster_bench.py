@@ -65,7 +65,7 @@ def populate(cluster: LabCluster, nodes: int, seed: int) -> tuple[list[dict[str,
     """Create the synthetic nodes and the operand DaemonSets; wait for their pods to run."""
     synth = generate(nodes, seed=seed)
     objs = synth.objects
-    client = KubeClient(str(cluster.kubeconfig), unreachable_seconds=60)
+    client = KubeClient(str(cluster.kubeconfig))
     node_objs = [o for o in objs if o["kind"] == "Node"]
     started = time.perf_counter()
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, control plane included: setup, lint, type-check, build
-# labcluster, then every test (unit tests on snapshots and tests on labcluster).
+# labcluster and helm, build and smoke-test the container image, then every test (unit tests on
+# snapshots, the wheel and the Helm chart, tests on labcluster).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,6 +11,8 @@ bash scripts/install-test-deps.sh
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache  # the layers' import contract (pyproject.toml)
 labcluster/build  # cached: seconds when warm; a cold Go cache compiles Kubernetes (~20 min on 2 cores)
+tools/helm/build  # cached like labcluster; a cold Go cache: ~5 min of CPU (tests/package, tests/cluster/test_chart_cluster.py)
+bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
 set +e
 .venv/bin/pytest "$@"
 code=$?

@@ -71,14 +71,16 @@ class Context:
     def fmt(self) -> str:
         return str(self.args.output)
 
-    def client(self, unreachable_seconds: float = 5.0) -> KubeClient:
-        """The API client; ``unreachable_seconds`` is how long to ride out a server that is down."""
+    def client(self, budget: float = 10.0) -> KubeClient:
+        """The API client; ``budget`` is how many seconds an operation may spend retrying
+        a server that is down or overloaded (cluster/retry.py)."""
         if self.args.snapshot:
             raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
         if self._client is None:
             from gpulabel.cluster.client import KubeClient
+            from gpulabel.cluster.retry import RetryPolicy
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context, unreachable_seconds=unreachable_seconds)
+            self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
         return self._client
 
     def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
@@ -86,7 +88,7 @@ class Context:
             from gpulabel.cluster.snapshot import load_snapshots
 
             return load_snapshots(self.args.snapshot)
-        from gpulabel.cluster.client import load_cluster
+        from gpulabel.cluster.live import load_cluster
 
         return load_cluster(self.client(), kinds, namespace=self.args.namespace, **selectors)
 

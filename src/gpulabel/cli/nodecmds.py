@@ -91,7 +91,7 @@ def cmd_operands(ctx: Context) -> int:
     if ctx.args.snapshot:
         state = ctx.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
     else:
-        from gpulabel.cluster.client import with_daemonset_pods
+        from gpulabel.cluster.live import with_daemonset_pods
 
         state = ctx.state(["Node", "DaemonSet", "ClusterPolicy"])
         operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]

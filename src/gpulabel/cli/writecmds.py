@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import socket
 
@@ -11,28 +13,49 @@ from gpulabel.errors import GpulabelError, InputError
 __all__ = ["add_write_commands"]
 
 
+LEASE_NAME = "gpulabel-sync"
+RESYNC_SECONDS = 300.0
+WRITER_BUDGET = 60.0  # a writer rides out an API server restart (cluster/retry.py)
+
+# option -> the option it only applies with (checked in this order, before anything is contacted)
+_SYNC_NEEDS = (
+    ("dry_run", "--dry-run", None, None),
+    ("resync_period", "--resync-period", "watch", "--watch"),
+    ("leader_elect", "--leader-elect", "watch", "--watch"),
+    ("metrics_port", "--metrics-port", "watch", "--watch"),
+    ("identity", "--identity", "leader_elect", "--leader-elect"),
+    ("lease_namespace", "--lease-namespace", "leader_elect", "--leader-elect"),
+    ("lease_name", "--lease-name", "leader_elect", "--leader-elect"),
+)
+
+
 def add_write_commands(add: AddCommand) -> None:
     p = add("sync", cmd_sync, "set node labels to their feature files (DIR/<node>.env), as field manager gpulabel")
     p.add_argument("directory", metavar="DIR")
     p.add_argument("--prune", action="store_true", help="remove keys gpulabel applied that left the file")
     p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
     p.add_argument("--watch", action="store_true", help="keep running: restore drift as it happens")
+    # options that apply only with another one default to None, so that giving them alone can be refused
     p.add_argument(
         "--resync-period",
         type=float,
-        default=300.0,
         metavar="SECONDS",
-        help="with --watch: full resync period (default 300)",
+        help=f"with --watch: full resync period (default {RESYNC_SECONDS:g})",
     )
-    p.add_argument("--leader-elect", action="store_true", help="with --watch: only the Lease holder writes")
+    p.add_argument(
+        "--leader-elect", action="store_true", default=None, help="with --watch: only the Lease holder writes"
+    )
     p.add_argument(
         "--lease-namespace",
-        default=os.environ.get("POD_NAMESPACE", "gpulabel"),
         metavar="NS",
-        help="namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
+        help="with --leader-elect: namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
     )
-    p.add_argument("--lease-name", default="gpulabel-sync", metavar="NAME", help="name of the Lease")
-    p.add_argument("--identity", metavar="ID", help="this instance's name in the Lease (default host_pid)")
+    p.add_argument(
+        "--lease-name", metavar="NAME", help=f"with --leader-elect: name of the Lease (default {LEASE_NAME})"
+    )
+    p.add_argument(
+        "--identity", metavar="ID", help="with --leader-elect: this instance's name in the Lease (default host_pid)"
+    )
     p.add_argument(
         "--metrics-port", type=int, metavar="PORT", help="with --watch: serve /metrics, /healthz and /readyz"
     )
@@ -43,16 +66,50 @@ def add_write_commands(add: AddCommand) -> None:
     p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
 
 
+def check_sync_options(a: argparse.Namespace) -> None:
+    """Refuse a bad or meaningless combination of sync's options, before anything is contacted or started.
+
+    Fills in the defaults of the options that apply only with another one.
+    """
+    if a.snapshot:
+        raise InputError("--snapshot", "sync writes to a live cluster; it cannot read a snapshot")
+    if a.namespace is not None:
+        raise InputError("--namespace", "sync writes nodes, which have no namespace (the Lease's is --lease-namespace)")
+    if a.watch and a.dry_run:
+        raise InputError("--dry-run", "cannot be combined with --watch (a dry run is one pass)")
+    for attr, flag, needs_attr, needs_flag in _SYNC_NEEDS:
+        if needs_attr is not None and getattr(a, attr) is not None and not getattr(a, needs_attr):
+            raise InputError(flag, f"only applies with {needs_flag}")
+    if a.resync_period is not None and not (a.resync_period > 0 and math.isfinite(a.resync_period)):
+        raise InputError("--resync-period", f"must be a positive number of seconds, not {a.resync_period:g}")
+    if a.metrics_port is not None and not 1 <= a.metrics_port <= 65535:
+        raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {a.metrics_port}")
+    for flag, value in (
+        ("--identity", a.identity),
+        ("--lease-namespace", a.lease_namespace),
+        ("--lease-name", a.lease_name),
+    ):
+        if value is not None and not value.strip():
+            raise InputError(flag, "must not be empty")
+    if not os.path.isdir(a.directory):
+        raise InputError(a.directory, "not a directory of <node>.env feature files")
+    if a.resync_period is None:
+        a.resync_period = RESYNC_SECONDS
+    if a.leader_elect:
+        a.lease_namespace = a.lease_namespace or os.environ.get("POD_NAMESPACE") or "gpulabel"
+        a.lease_name = a.lease_name or LEASE_NAME
+        a.identity = a.identity or f"{socket.gethostname()}_{os.getpid()}"
+
+
 def cmd_sync(ctx: Context) -> int:
+    a = ctx.args
+    check_sync_options(a)
     from gpulabel.checks.sync import change_finding
     from gpulabel.controller.reconcile import Reconciler
     from gpulabel.model.changes import LabelChange
     from gpulabel.render.text import emit_json
 
-    a = ctx.args
-    if not os.path.isdir(a.directory):
-        raise InputError(a.directory, "not a directory of <node>.env feature files")
-    client = ctx.client(unreachable_seconds=60.0)  # a writer rides out an API server restart
+    client = ctx.client(budget=WRITER_BUDGET)
     wide = ctx.fmt == "wide"
     collected: list[LabelChange] = []
     problems: list[str] = []
@@ -71,8 +128,6 @@ def cmd_sync(ctx: Context) -> int:
 
     metrics = None
     if a.metrics_port is not None:
-        if not a.watch:
-            raise InputError("--metrics-port", "only with --watch")
         from gpulabel.controller.metrics import Metrics, serve
 
         metrics = Metrics()
@@ -91,18 +146,13 @@ def cmd_sync(ctx: Context) -> int:
         metrics=metrics,
     )
     if a.watch:
-        if a.dry_run:
-            raise InputError("--watch", "cannot be combined with --dry-run")
         from gpulabel.controller.loop import run_controller
 
         lock = None
         if a.leader_elect:
             from gpulabel.controller.lease import LeaseLock
 
-            identity = a.identity or f"{socket.gethostname()}_{os.getpid()}"
-            lock = LeaseLock(client, a.lease_namespace, a.lease_name, identity)
-        elif a.identity:
-            raise InputError("--identity", "only with --leader-elect")
+            lock = LeaseLock(client, a.lease_namespace, a.lease_name, a.identity)
 
         def say(text: str) -> None:
             ctx.err.write(f"gpulabel: {text}\n")
@@ -123,16 +173,26 @@ def cmd_sync(ctx: Context) -> int:
     return 1 if result.failed else 0
 
 
+def check_isolate_options(a: argparse.Namespace) -> None:
+    """Refuse isolate's bad options before anything is contacted."""
+    if a.snapshot:
+        raise InputError("--snapshot", "isolate writes to a live cluster; it cannot read a snapshot")
+    for name in a.nodes:
+        if not name.strip():
+            raise InputError("NODE", "a node name must not be empty")
+
+
 def cmd_isolate(ctx: Context) -> int:
     from gpulabel.checks.isolate import FIELD_MANAGER, plan_isolation
     from gpulabel.checks.operands import operand_of_daemonset
-    from gpulabel.cluster.client import with_daemonset_pods
+    from gpulabel.cluster.live import with_daemonset_pods
     from gpulabel.cluster.writes import apply_labels, remove_labels
     from gpulabel.model.vocabulary import DEPLOY_OPERANDS
     from gpulabel.render.text import emit_json
 
     a = ctx.args
-    client = ctx.client()
+    check_isolate_options(a)
+    client = ctx.client(budget=WRITER_BUDGET)
     state = ctx.state(["Node", "DaemonSet"])
     if not a.undo:
         state = with_daemonset_pods(client, state, [d for d in state.daemonsets if operand_of_daemonset(d)])

@@ -1,10 +1,14 @@
 """The one place gpulabel writes to the API server.
 
-Every write is a PATCH of one node's labels, made either as a server-side
-apply (the field manager then owns exactly the keys it sent) or, to remove
-keys, a JSON merge patch that sets them to null. Both honour ``dry_run`` as
-the API server's own dry run, so ``--dry-run`` answers what would really
-happen, validation and admission included.
+Node labels: every write is a PATCH of one node's labels, made either as a
+server-side apply (the field manager then owns exactly the keys it sent) or,
+to remove keys, a JSON merge patch that sets them to null. Both honour
+``dry_run`` as the API server's own dry run, so ``--dry-run`` answers what
+would really happen, validation and admission included.
+
+Leases (``sync --watch --leader-elect``): a create, or an update that
+carries the resourceVersion that was read, so two candidates cannot both
+win; losing that race is an answer (``None``), not an error.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.sync import FIELD_MANAGER, NodePlan
+from gpulabel.errors import ConflictError
 
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
 
-__all__ = ["apply_labels", "apply_plan", "remove_labels"]
+__all__ = ["apply_labels", "apply_plan", "create_lease", "remove_labels", "update_lease"]
 
 
 def _query(dry_run: bool, *extra: tuple[str, str]) -> list[tuple[str, str]]:
@@ -73,3 +78,42 @@ def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dic
     Returns the node as the API server answered (with ``dry_run``, as it would be).
     """
     return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)
+
+
+def create_lease(
+    client: KubeClient, namespace: str, name: str, spec: Mapping[str, Any], budget: float | None = None
+) -> dict[str, Any] | None:
+    """Create the Lease ``name`` with ``spec``; ``None`` if another candidate created it first (409)."""
+    import orjson
+
+    body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}, "spec": dict(spec)}
+    try:
+        created: dict[str, Any] = client.request(
+            "POST",
+            client.lease_path(namespace),
+            body=orjson.dumps(body),
+            content_type="application/json",
+            budget=budget,
+        )
+    except ConflictError:
+        return None
+    return created
+
+
+def update_lease(
+    client: KubeClient, namespace: str, name: str, lease: Mapping[str, Any], budget: float | None = None
+) -> dict[str, Any] | None:
+    """Replace ``lease`` (as read, with its resourceVersion); ``None`` if it changed since (409)."""
+    import orjson
+
+    try:
+        updated: dict[str, Any] = client.request(
+            "PUT",
+            client.lease_path(namespace, name),
+            body=orjson.dumps(lease),
+            content_type="application/json",
+            budget=budget,
+        )
+    except ConflictError:
+        return None
+    return updated

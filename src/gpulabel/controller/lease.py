@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from gpulabel.errors import ClusterError, ConflictError
+from gpulabel.cluster.writes import create_lease, update_lease
+from gpulabel.errors import ClusterError
 
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
@@ -51,9 +51,9 @@ class LeaseLock:
         retry_seconds: float = 2.0,
     ) -> None:
         self.client = client
-        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases/{quote(name, safe='')}"
-        self.collection = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases"
+        self.namespace = namespace
         self.name = name
+        self.path = client.lease_path(namespace, name)
         self.identity = identity
         self.lease_seconds = lease_seconds
         self.renew_deadline = renew_deadline
@@ -73,30 +73,29 @@ class LeaseLock:
             "leaseTransitions": int(old.get("leaseTransitions") or 0) + (1 if taking_over and old else 0),
         }
 
-    def try_acquire_or_renew(self) -> bool:
-        """One round: True if we hold the Lease afterwards."""
+    def _get(self) -> dict[str, Any] | None:
+        """The Lease as it is now, or ``None`` if there is none."""
         import orjson
 
-        status, data = self.client.request_raw("GET", self.path)
+        status, data = self.client.request_raw("GET", self.path, budget=self.retry_seconds)
         if status == 404:
-            body = {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {"name": self.name},
-                "spec": self._spec(None),
-            }
-            status, data = self.client.request_raw(
-                "POST", self.collection, body=orjson.dumps(body), content_type="application/json"
-            )
-            if status == 409:
-                return False
-            if status >= 400:
-                raise self.client.error(status, data, "POST", self.collection)
-            self.last_renewed = time.monotonic()
-            return True
+            return None
         if status >= 400:
             raise self.client.error(status, data, "GET", self.path)
         lease: dict[str, Any] = orjson.loads(data)
+        return lease
+
+    def try_acquire_or_renew(self) -> bool:
+        """One round: True if we hold the Lease afterwards.
+
+        Each request retries for at most ``retry_seconds`` (the next round comes then anyway).
+        """
+        lease = self._get()
+        if lease is None:
+            if create_lease(self.client, self.namespace, self.name, self._spec(None), self.retry_seconds) is None:
+                return False
+            self.last_renewed = time.monotonic()
+            return True
         spec = lease.get("spec") or {}
         holder, renew = str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or "")
         now = time.monotonic()
@@ -107,9 +106,7 @@ class LeaseLock:
         if held_by_other and self._observed.seen_at + duration > now:
             return False
         lease["spec"] = self._spec(lease)
-        try:
-            self.client.request("PUT", self.path, body=orjson.dumps(lease), content_type="application/json")
-        except ConflictError:
+        if update_lease(self.client, self.namespace, self.name, lease, self.retry_seconds) is None:
             return False
         self.last_renewed = time.monotonic()
         return True
@@ -120,15 +117,13 @@ class LeaseLock:
 
     def release(self) -> None:
         """Give the Lease up (only if we still hold it), so a standby takes over at once."""
-        import orjson
-
         try:
-            lease = self.client.request("GET", self.path)
-            spec = lease.get("spec") or {}
-            if spec.get("holderIdentity") != self.identity:
-                return
-            spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time()})
-            self.client.request("PUT", self.path, body=orjson.dumps(lease), content_type="application/json")
+            lease = self._get()
+            spec = (lease or {}).get("spec") or {}
+            if lease is not None and spec.get("holderIdentity") == self.identity:
+                spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time()})
+                lease["spec"] = spec
+                update_lease(self.client, self.namespace, self.name, lease, self.retry_seconds)
         except ClusterError:
             pass  # it expires on its own
         self.last_renewed = 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import random
 import signal
 import threading
 import time
@@ -22,9 +23,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.sync import plan_node
-from gpulabel.cluster.client import KubeClient, WatchExpired, watch_events
+from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
+from gpulabel.cluster.watch import WatchExpired, watch_events
 from gpulabel.cluster.writes import apply_plan
 from gpulabel.errors import ClusterError, ForbiddenError
 from gpulabel.model.changes import LabelChange
@@ -74,7 +76,6 @@ class Reconciler:
         dry_run: bool = False,
         on_change: Callable[[LabelChange], None] = lambda c: None,
         on_problem: Callable[[Problem], None] = lambda p: None,
-        write_attempts: int = 3,
         metrics: Metrics | None = None,
     ) -> None:
         self.client = client
@@ -83,10 +84,10 @@ class Reconciler:
         self.dry_run = dry_run
         self.on_change = on_change
         self.on_problem = on_problem
-        self.write_attempts = write_attempts
         self.metrics = metrics
         self.files: dict[str, FeatureFile] = {}
-        self.stop = threading.Event()
+        # stopping also abandons a retry in flight: a controller that lost its Lease stops writing at once
+        self.stop = client.retrier.cancel
 
     # -- files and nodes ---------------------------------------------------
 
@@ -114,28 +115,21 @@ class Reconciler:
         plan = plan_node(node, ff.desired(), self.prune)
         if not plan.needs_write:
             return result
-        last: ClusterError | None = None
-        for attempt in range(self.write_attempts):
-            try:
-                answer = apply_plan(self.client, plan, self.dry_run)
-            except ForbiddenError:
-                raise  # missing rights are the same for every node: stop with one line
-            except ClusterError as err:
-                last = err
-                if err.status in (404, 422):
-                    break
-                time.sleep(0.2 * 2**attempt)
-                continue
-            labels = (answer.get("metadata") or {}).get("labels") or {}
-            wrong = [c.key for c in plan.changes if labels.get(c.key) != c.value]
-            if wrong:
-                result.problems.append(
-                    Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}")
-                )
-            result.changes.extend(plan.changes)
+        try:
+            # one apply per node, retried by the client's one policy (cluster/retry.py)
+            answer = apply_plan(self.client, plan, self.dry_run)
+        except ForbiddenError:
+            raise  # missing rights are the same for every node: stop with one line
+        except ClusterError as err:
+            result.problems.append(Problem(f"node {node.name}", f"not written: {err}"))
             return result
-        assert last is not None
-        result.problems.append(Problem(f"node {node.name}", f"not written: {last}"))
+        labels = (answer.get("metadata") or {}).get("labels") or {}
+        wrong = [c.key for c in plan.changes if labels.get(c.key) != c.value]
+        if wrong:
+            result.problems.append(
+                Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}")
+            )
+        result.changes.extend(plan.changes)
         return result
 
     def run_once(self, nodes: dict[str, Node] | None = None) -> PassResult:
@@ -183,9 +177,11 @@ class Reconciler:
         """Thread: feed node events into ``events``; on 410 ask the main loop to relist.
 
         A dropped stream is resumed from the last resourceVersion seen (event or
-        bookmark). The thread ends when ``retired`` or :attr:`stop` is set.
+        bookmark), after the retry policy's backoff; a controller's watch is
+        never given up. The thread ends when ``retired`` or :attr:`stop` is set.
         """
-        backoff = 0.2
+        policy = self.client.retrier.policy
+        failures = 0
         while not (self.stop.is_set() or retired.is_set()):
             try:
                 for event in watch_events(self.client, "/api/v1/nodes", version):
@@ -193,7 +189,7 @@ class Reconciler:
                     version = (obj.get("metadata") or {}).get("resourceVersion") or version
                     if event.get("type") != "BOOKMARK":
                         events.put((str(event.get("type")), obj))
-                    backoff = 0.2
+                    failures = 0
                     if self.stop.is_set() or retired.is_set():
                         return
             except WatchExpired:
@@ -201,8 +197,8 @@ class Reconciler:
                 return
             except ClusterError as err:
                 events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
-                self.stop.wait(backoff)
-                backoff = min(backoff * 2, 10.0)
+                failures += 1
+                self.stop.wait(policy.delay(failures, rand=random.random()))
 
     def watch(
         self,

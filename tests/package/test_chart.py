@@ -1,0 +1,183 @@
+"""The Helm chart deploy/helm/gpulabel: lint-clean, and with default values the same objects as
+`kubectl kustomize deploy/base` (one deployment, two ways to install it); every value it offers
+changes what it should and nothing else."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helm_support import CHART, REPO, objects, run_helm, template
+
+Key = tuple[str, str, str]
+
+
+def by_key(docs: list[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
+    out: dict[Key, dict[str, Any]] = {}
+    for doc in docs:
+        key = (doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"])
+        assert key not in out, f"{key} rendered twice"
+        out[key] = doc
+    return out
+
+
+def replace_strings(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, dict):
+        return {k: replace_strings(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replace_strings(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def kustomize(labcluster_binary: Path, directory: str) -> list[dict[str, Any]]:
+    res = subprocess.run(
+        [str(labcluster_binary), "kubectl", "kustomize", str(REPO / "deploy" / directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert res.returncode == 0, res.stderr
+    docs = objects(res.stdout)
+    # configMapGenerator appends a hash of the content to the name (a new ConfigMap, so a rollout, on
+    # every change); the chart keeps the plain name and the controller re-reads the mounted files
+    # (the kubelet updates a ConfigMap volume in place). That suffix is the one difference allowed.
+    for doc in docs:
+        name = doc["metadata"]["name"]
+        if doc["kind"] == "ConfigMap" and re.fullmatch(r"gpulabel-feature-files-[a-z0-9]{10}", name):
+            docs = [replace_strings(d, name, "gpulabel-feature-files") for d in docs]
+    return docs
+
+
+def test_helm_lint_is_clean(helm: Path) -> None:
+    res = run_helm("lint", "--strict", str(CHART), "--namespace", "gpulabel", check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "1 chart(s) linted, 0 chart(s) failed" in res.stdout
+    assert "[WARNING]" not in res.stdout and "[ERROR]" not in res.stdout, res.stdout
+
+
+def assert_same_objects(kustomized: list[dict[str, Any]], rendered: list[dict[str, Any]]) -> None:
+    want, got = by_key(kustomized), by_key(rendered)
+    assert sorted(got) == sorted(want)
+    for key, obj in want.items():
+        assert got[key] == obj, key
+
+
+def test_default_values_render_the_same_objects_as_the_kustomize_base(helm: Path, labcluster_binary: Path) -> None:
+    kustomized = kustomize(labcluster_binary, "base")
+    # the base creates its namespace; `helm install --create-namespace` does that for the chart,
+    # `namespace.create=true` for `helm template | kubectl apply`
+    assert_same_objects([d for d in kustomized if d["kind"] != "Namespace"], objects(template()))
+    assert_same_objects(kustomized, objects(template("--set", "namespace.create=true")))
+
+
+def test_feature_files_set_from_a_file_match_the_lab_overlay(helm: Path, labcluster_binary: Path) -> None:
+    lab_file = REPO / "deploy" / "lab" / "lab-node-1.env"
+    rendered = objects(
+        template("--set", "namespace.create=true", "--set-file", f"featureFiles.files.lab-node-1\\.env={lab_file}")
+    )
+    kustomized = kustomize(labcluster_binary, "lab")
+    assert_same_objects(kustomized, rendered)
+    (config,) = [d for d in rendered if d["kind"] == "ConfigMap"]
+    assert config["data"] == {"lab-node-1.env": lab_file.read_text()}
+
+
+def test_the_release_namespace_is_used_everywhere(helm: Path) -> None:
+    rendered = objects(template(namespace="gpu-system"))
+    for obj in rendered:
+        if obj["kind"] not in {"ClusterRole", "ClusterRoleBinding"}:
+            assert obj["metadata"]["namespace"] == "gpu-system", obj["metadata"]["name"]
+        for subject in obj.get("subjects", []):
+            assert subject["namespace"] == "gpu-system"
+
+
+def deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return by_key(docs)[("Deployment", "gpulabel", "gpulabel-sync")]
+
+
+def test_image_scheduling_and_resources_come_from_values(helm: Path) -> None:
+    docs = objects(
+        template(
+            "--set",
+            "image.repository=registry.example/gpulabel,image.tag=9.9.9,image.pullPolicy=Always",
+            "--set",
+            "sync.replicas=3,sync.nodeSelector.node-role\\.kubernetes\\.io/control-plane=",
+            "--set-json",
+            'sync.tolerations=[{"key":"node-role.kubernetes.io/control-plane","operator":"Exists","effect":"NoSchedule"}]',
+            "--set",
+            "sync.resources.limits.memory=1Gi,check.schedule=0 * * * *,check.nodeSelector.pool=cpu",
+        )
+    )
+    pod = deployment(docs)["spec"]["template"]["spec"]
+    assert deployment(docs)["spec"]["replicas"] == 3
+    (container,) = pod["containers"]
+    assert (container["image"], container["imagePullPolicy"]) == ("registry.example/gpulabel:9.9.9", "Always")
+    assert container["resources"]["limits"]["memory"] == "1Gi"
+    assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
+    assert pod["tolerations"] == [
+        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    cron = by_key(docs)[("CronJob", "gpulabel", "gpulabel-check")]
+    assert cron["spec"]["schedule"] == "0 * * * *"
+    job_pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert job_pod["nodeSelector"] == {"pool": "cpu"}
+    assert job_pod["containers"][0]["image"] == "registry.example/gpulabel:9.9.9"
+
+
+def test_feature_files_from_values_or_an_existing_configmap(helm: Path) -> None:
+    docs = by_key(objects(template("--set-json", 'featureFiles.files={"gpu-7.env":"nvidia.com/gpu.count=8\\n"}')))
+    assert docs[("ConfigMap", "gpulabel", "gpulabel-feature-files")]["data"] == {
+        "gpu-7.env": "nvidia.com/gpu.count=8\n"
+    }
+
+    docs = by_key(objects(template("--set", "featureFiles.existingConfigMap=site-features")))
+    assert not [key for key in docs if key[0] == "ConfigMap"]
+    volumes = docs[("Deployment", "gpulabel", "gpulabel-sync")]["spec"]["template"]["spec"]["volumes"]
+    assert volumes == [{"name": "feature-files", "configMap": {"name": "site-features"}}]
+
+
+def test_leader_election_can_be_renamed_or_turned_off_for_one_replica(helm: Path) -> None:
+    args = deployment(objects(template("--set", "sync.leaderElection.leaseName=gpu-sync")))["spec"]["template"]
+    assert args["spec"]["containers"][0]["args"] == [
+        "sync", "/etc/gpulabel/features.d", "--watch", "--leader-elect", "--lease-name", "gpu-sync",
+        "--metrics-port", "9090",
+    ]  # fmt: skip
+    docs = objects(template("--set", "sync.leaderElection.enabled=false,sync.replicas=1"))
+    assert deployment(docs)["spec"]["template"]["spec"]["containers"][0]["args"] == [
+        "sync", "/etc/gpulabel/features.d", "--watch", "--metrics-port", "9090",
+    ]  # fmt: skip
+    assert not [d for d in docs if d["kind"] in {"Role", "RoleBinding"}]
+
+    res = run_helm(
+        "template", "gpulabel", str(CHART), "--set", "sync.leaderElection.enabled=false", check=False
+    )  # two replicas without a Lease would both write
+    assert res.returncode != 0
+    assert "sync.replicas > 1 needs sync.leaderElection.enabled" in res.stderr
+
+
+def test_rbac_per_use_and_the_optional_parts(helm: Path) -> None:
+    docs = by_key(objects(template("--set", "rbac.isolate.create=false,check.enabled=false")))
+    assert not [key for key in docs if key[2] == "gpulabel-isolate"]
+    assert ("ClusterRole", "", "gpulabel-readonly") in docs
+    assert not [key for key in docs if key[0] == "CronJob"]
+
+    assert not [key for key in by_key(objects(template())) if key[0] == "ServiceMonitor"]
+    docs = by_key(objects(template("--set", "metrics.serviceMonitor.enabled=true")))
+    monitor = docs[("ServiceMonitor", "gpulabel", "gpulabel-sync")]
+    service = docs[("Service", "gpulabel", "gpulabel-sync-metrics")]
+    assert monitor["spec"]["selector"]["matchLabels"] == service["metadata"]["labels"]
+    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"] == "metrics"
+
+    values = "metrics.serviceMonitor.enabled=true,metrics.service.enabled=false"
+    res = run_helm("template", "gpulabel", str(CHART), "--set", values, check=False)
+    assert res.returncode != 0
+    assert "metrics.serviceMonitor.enabled needs metrics.service.enabled" in res.stderr
+
+
+@pytest.mark.parametrize("values", [["--set", "sync.enabled=false"], ["--set", "check.args={check,-o,json}"]])
+def test_other_values_still_render_valid_objects(helm: Path, values: list[str]) -> None:
+    for obj in objects(template(*values)):
+        assert obj["apiVersion"] and obj["kind"] and obj["metadata"]["name"]
