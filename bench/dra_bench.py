@@ -12,6 +12,9 @@ a matchAttribute no node satisfies). Timed in process, best of 3:
 - explain: for every pod and node, the allocation verdict and, per group of
   nodes allocation cannot tell apart, the reason per claim request.
 
+``--scattered`` holds each device at random instead (the worst case for the
+grouping: hardly two nodes alike).
+
     python -m bench.dra_bench [--nodes 1250] [--pods 100]
 """
 
@@ -34,7 +37,9 @@ A = f'device.attributes["{dra.DRIVER}"]'
 C = f'device.capacity["{dra.DRIVER}"]'
 
 
-def fleet(n_nodes: int, rng: random.Random) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def fleet(
+    n_nodes: int, rng: random.Random, scattered: bool = False
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     nodes, slices, held = [], [], []
     for i in range(n_nodes):
         name = f"gpu-node-{i:05d}"
@@ -49,11 +54,12 @@ def fleet(n_nodes: int, rng: random.Random) -> tuple[list[dict[str, Any]], list[
             devices = [dra.gpu_device(f"gpu-{j}", j, product, version, node=name) for j in range(8)]
         slices.append(dra.resource_slice(name, devices, node=name))
         roll = rng.random()
-        busy = (
-            [d["name"] for d in devices]
-            if roll < 0.2
-            else ([devices[0]["name"], devices[1]["name"]] if roll < 0.3 else [])
-        )
+        if scattered:  # the worst case for grouping: each device held or not at random, nodes all differ
+            busy = [d["name"] for d in devices if rng.random() < 0.3]
+        elif roll < 0.2:
+            busy = [d["name"] for d in devices]
+        else:
+            busy = [d["name"] for d in devices[:2]] if roll < 0.3 else []
         if busy:
             held.append(
                 dra.claim(
@@ -96,9 +102,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=1250)
     ap.add_argument("--pods", type=int, default=100)
+    ap.add_argument("--scattered", action="store_true", help="hold devices at random: no two nodes alike")
     args = ap.parse_args()
     rng = random.Random(7)
-    nodes_json, slices, held = fleet(args.nodes, rng)
+    nodes_json, slices, held = fleet(args.nodes, rng, args.scattered)
     pods = []
     for i in range(args.pods):
         spec = dra.claim_spec(

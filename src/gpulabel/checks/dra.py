@@ -293,7 +293,7 @@ class NodeGroup:
 
 def explain_pod(state: DraState, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[NodeGroup]:
     """Every node's verdict for a pod's claims, grouped by node signature: one explanation per group."""
-    groups: dict[tuple[Any, ...], list[Node]] = {}
+    groups: dict[int, list[Node]] = {}
     names = state.read_names(claims)
     for node in nodes:
         groups.setdefault(state.node_signature(node, names), []).append(node)

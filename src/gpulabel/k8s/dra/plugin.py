@@ -50,8 +50,10 @@ class DraState:
     _by_node: dict[str, list[ResourceSlice]] = field(default_factory=dict, repr=False)
     _shared: list[ResourceSlice] = field(default_factory=list, repr=False)
     _claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict, repr=False)
-    _content: dict[tuple[int, frozenset[str] | None], str] = field(default_factory=dict, repr=False)
-    _signatures: dict[tuple[str, frozenset[str] | None], tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    _content: dict[tuple[int, frozenset[str] | None], int] = field(default_factory=dict, repr=False)
+    _intern: dict[Any, int] = field(default_factory=dict, repr=False)  # contents and signatures -> small ints
+    _items: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    _signatures: dict[tuple[str, frozenset[str] | None], int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for s in self.slices:
@@ -100,22 +102,21 @@ class DraState:
             found = self._pools[node.name] = gather_pools(node.name, mine, matches, self._by_pool)
         return found
 
-    def _device_content(self, device: Device, names: frozenset[str] | None) -> str:
+    def _device_content(self, device: Device, names: frozenset[str] | None) -> int:
         key = (id(device), names)
         found = self._content.get(key)
         if found is None:
-
-            def seen(qualified: str) -> bool:
-                return names is None or qualified.rsplit("/", 1)[-1] in names
-
-            found = self._content[key] = repr(
-                (
-                    sorted((k, v) for k, v in device.attributes.items() if seen(k)),
-                    sorted((k, v) for k, v in device.capacity.items() if seen(k)),
-                    device.taints,
-                    device.allow_multiple,
-                )
-            )
+            items = self._items.get(id(device))
+            if items is None:
+                attrs = tuple(sorted((k.rsplit("/", 1)[-1], k, v) for k, v in device.attributes.items()))
+                caps = tuple(sorted((k.rsplit("/", 1)[-1], k, v) for k, v in device.capacity.items()))
+                items = self._items[id(device)] = (attrs, caps)
+            attrs, caps = items
+            if names is not None:
+                attrs = tuple(a for a in attrs if a[0] in names)
+                caps = tuple(c for c in caps if c[0] in names)
+            content = (attrs, caps, device.taints, device.allow_multiple)
+            found = self._content[key] = self._intern.setdefault(content, len(self._intern))
         return found
 
     def read_names(self, claims: Sequence[ResourceClaim]) -> frozenset[str] | None:
@@ -135,7 +136,7 @@ class DraState:
                         names |= sel.names
         return frozenset(names)
 
-    def node_signature(self, node: SchedulingNode, names: frozenset[str] | None = None) -> tuple[Any, ...]:
+    def node_signature(self, node: SchedulingNode, names: frozenset[str] | None = None) -> int:
         """What allocation can see of a node: its pools' devices, in search order, and which are in use.
 
         Only the attributes and capacities named in ``names`` count (``None``:
@@ -147,7 +148,7 @@ class DraState:
         if cached is not None:
             return cached
         in_use = self.in_use
-        found = self._signatures[key] = tuple(
+        full = tuple(
             (
                 p.driver,
                 p.incomplete,
@@ -159,11 +160,12 @@ class DraState:
             )
             for p in self.pools(node)
         )
+        found = self._signatures[key] = self._intern.setdefault(("node", full), len(self._intern))
         return found
 
     def allocate_many(self, nodes: Sequence[SchedulingNode], claims: Sequence[ResourceClaim]) -> list[Outcome]:
         """:meth:`allocate` for every node, once per group of nodes with equal signatures."""
-        done: dict[tuple[Any, ...], Outcome] = {}
+        done: dict[int, Outcome] = {}
         out = []
         names = self.read_names(claims)
         for node in nodes:
