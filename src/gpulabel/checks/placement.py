@@ -359,7 +359,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
         results = place(req, index, full=True)
         predicted = scheduler_message(req, state.nodes, results)
         claims = None
-        if pod.spec.get("resourceClaims"):
+        if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
             claims, predicted = _claim_findings(state, pod, results, predicted)
         out.append(PendingPod(pod, tuple(results), predicted, claims))
     return out

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gpulabel.errors import InputError
+from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding
 
@@ -75,7 +76,7 @@ def _hazards(state: ClusterState, opts: CheckOptions) -> list[Finding]:
 CHECKS: tuple[Check, ...] = (
     Check("audit", ("Node",), _audit),
     Check("operands", ("Node", "DaemonSet", "ClusterPolicy", "Pod"), _operands),
-    Check("pending", ("Node", "Pod"), _pending),
+    Check("pending", ("Node", "Pod", *DRA_KINDS), _pending),
     Check("hazards", ("Node", "Pod"), _hazards),
 )
 
