@@ -110,3 +110,13 @@ def test_migrate_prints_the_selector_count_kept_requirements_and_warnings(tmp_pa
         "ml/train warning: nvidia.com/gpu.count is not a device property: ask for the GPUs with the request's count"
         " instead",
     ]
+
+
+def test_the_html_report_shows_unallocatable_claims(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    code, _, _ = run("report", "--html", str(page))
+    assert code == 0
+    text = page.read_text()
+    assert "claim big-memory/gpu allocated" in text
+    assert "4 matching device(s) allocated to ml/trainer-0-gpu" in text
+    assert "claim small-mig/mig class-selector" in text

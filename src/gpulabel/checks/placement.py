@@ -325,6 +325,10 @@ class PendingPod:
         """What the scheduler wrote in the pod's ``PodScheduled`` condition."""
         return self.pod.condition_message("PodScheduled")
 
+    def findings_for(self, node: Node, result: Result) -> list[Finding]:
+        """The findings of one node (``result`` is its verdict)."""
+        return PendingPod(self.pod, (result,), self.predicted, self.claims).findings([node])
+
     def findings(self, nodes: Sequence[Node]) -> list[Finding]:
         data: dict[str, Any] = {"scheduler_message": self.message}
         if self.predicted is not None:

@@ -16,12 +16,15 @@ import base64
 import hashlib
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, summarize
 from gpulabel.render.assets import CSS, JS
+
+if TYPE_CHECKING:
+    from gpulabel.checks.placement import PendingPod
 
 __all__ = ["CELL_STATES", "collect", "render_html", "report_html"]
 
@@ -87,6 +90,9 @@ def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[
     pods: list[tuple[str, str, str | None, list[Any]]] = []
     weighted: list[Finding] = []
     for p in pending_pods(state, namespace):
+        if p.claims:
+            pods.append(_claim_groups(p, state, weighted))
+            continue
         first: dict[int, int] = {}  # id(result) -> position of its first node
         for i, result in enumerate(p.results):
             first.setdefault(id(result), i)
@@ -116,6 +122,25 @@ def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[
         )
         entry["pods"].append(ref)
     return list(shared.values()), weighted
+
+
+def _claim_groups(
+    p: PendingPod, state: ClusterState, weighted: list[Finding]
+) -> tuple[str, str, str | None, list[Any]]:
+    """A pod waiting for claims: nodes grouped by their claim verdicts (``claim <claim>/<request> <reason>``)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for node, result in zip(state.nodes, p.results, strict=True):
+        found = p.findings_for(node, result)
+        key = (
+            "; ".join(" ".join((f.key.split(" ", 1)[1] if " " in f.key else "", f.reason)).strip() for f in found),
+            "; ".join(f.detail for f in found),
+        )
+        group = groups.setdefault(key, [key[0], key[1], 0, []])
+        group[2] += 1
+        if len(group[3]) < PENDING_SAMPLE:
+            group[3].append(node.name)
+        weighted.extend(found)
+    return p.pod.ref, p.message, p.predicted, list(groups.values())
 
 
 def collect(
