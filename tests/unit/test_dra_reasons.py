@@ -111,3 +111,17 @@ def test_a_node_that_fits_has_no_verdicts() -> None:
     state = DraState.from_objects([("c", dra.GPU_CLASS), ("s", gpu_slice(A100)), ("cl", dra.claim("c", one()))])
     claims = pod_claims("default", "p", dra.dra_pod("p", [("gpu", "claim", "c")])["spec"], {}, state).to_allocate
     assert explain_node(state, node_from_json(node("n1")), claims) == []
+
+
+def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None:
+    from gpulabel.checks.dra import group_claim_findings
+    from gpulabel.checks.placement import pending_pods
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    lab = str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "dra-lab.json")
+    state = load_snapshots([lab])
+    findings = [f for p in pending_pods(state) for f in p.findings(state.nodes)]
+    lines = [f.line() for f in group_claim_findings(findings)]
+    assert "ml/train-h100 claim train-h100-gpu/gpu selector 2 node(s)" in lines
+    assert "ml/train-h100 claim train-h100-gpu/gpu no-devices 1 node(s)" in lines
+    assert len(lines) == 7  # train-h100: 2 reasons, train-big: 3, infer-mig: 2

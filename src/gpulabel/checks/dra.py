@@ -348,3 +348,32 @@ def dra_scheduler_message(total: int, other_reasons: Mapping[str, int], dra_fail
     reasons = ", ".join(sorted(f"{n} {text}" for text, n in counts.items()))
     tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
     return f"0/{total} nodes are available: {reasons}.{tail}"
+
+
+def group_claim_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Per-node claim findings grouped: one per pod, claim request and reason, with its node count.
+
+    The plain line is ``<ns>/<pod> claim <claim>/<request> <reason> <N> node(s)``; ``data`` keeps
+    the nodes and the first node's detail.
+    """
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    for f in findings:
+        if f.data.get("filter") != "DynamicResources":
+            continue
+        claim_part = f.key.split(" ", 1)[1] if " " in f.key else ""
+        groups.setdefault((f.subject, claim_part, f.reason), []).append(f)
+    out = []
+    for (pod, claim_part, reason), members in groups.items():
+        nodes = [str(m.data.get("node", "")) for m in members]
+        out.append(
+            Finding(
+                "pending",
+                pod,
+                claim_part,
+                reason,
+                (f"{len(members)} node(s)",),
+                members[0].detail,
+                {"nodes": nodes, "claim": members[0].data.get("claim"), "request": members[0].data.get("request")},
+            )
+        )
+    return out
