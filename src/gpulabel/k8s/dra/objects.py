@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_quantity, parse_semver
 
 __all__ = [
     "DRA_KINDS",
@@ -191,12 +192,46 @@ def _selectors(value: Any, where: str, what: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_PY_TYPES: dict[str, type] = {"int": int, "bool": bool, "string": str, "version": str}
+
+
+def _opt_str(value: Any, where: str, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise SnapshotError(where, f"{what} is not a string: {value!r}")
+
+
+def _int(value: Any, where: str, what: str, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SnapshotError(where, f"{what} is not an integer: {value!r}")
+    return value
+
+
 def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
     entry = _dict(value, where, what)
     for kind in _ATTR_TYPES:
         if kind in entry:
-            return kind, entry[kind]
+            v = entry[kind]
+            if not isinstance(v, _PY_TYPES[kind]) or (kind == "int" and isinstance(v, bool)):
+                raise SnapshotError(where, f"{what}.{kind} is not of type {kind}: {v!r}")
+            if kind == "version":
+                try:
+                    parse_semver(v)
+                except SemverError as err:
+                    raise SnapshotError(where, f"{what}.version is not a semantic version: {err}") from None
+            return kind, v
     raise SnapshotError(where, f"{what} has none of {', '.join(_ATTR_TYPES)}")
+
+
+def _quantity(value: Any, where: str, what: str) -> str:
+    text = str(value)
+    try:
+        parse_quantity(text)
+    except QuantityError as err:
+        raise SnapshotError(where, f"{what} is not a quantity: {err}") from None
+    return text
 
 
 def _device(value: Any, where: str, what: str) -> Device:
@@ -210,7 +245,9 @@ def _device(value: Any, where: str, what: str) -> Device:
     }
     caps = {}
     for k, v in _dict(d.get("capacity"), where, f"{what}.capacity").items():
-        caps[str(k)] = str(_dict(v, where, f"{what}.capacity[{k}]").get("value", "0"))
+        caps[str(k)] = _quantity(
+            _dict(v, where, f"{what}.capacity[{k}]").get("value", "0"), where, f"{what}.capacity[{k}]"
+        )
     taints = tuple(
         DeviceTaint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
         for t in _list(d.get("taints"), where, f"{what}.taints")
@@ -239,8 +276,8 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
         name=name,
         driver=str(spec.get("driver", "")),
         pool=str(pool.get("name", "")),
-        generation=int(pool.get("generation", 0) or 0),
-        slice_count=int(pool.get("resourceSliceCount", 1) or 1),
+        generation=_int(pool.get("generation"), here, "spec.pool.generation", 0),
+        slice_count=_int(pool.get("resourceSliceCount"), here, "spec.pool.resourceSliceCount", 1),
         node_name=str(spec.get("nodeName") or ""),
         node_selector=spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else None,
         all_nodes=bool(spec.get("allNodes", False)),
@@ -276,7 +313,7 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
         class_name=str(d.get("deviceClassName", "")),
         selectors=_selectors(d.get("selectors"), where, f"{what}.selectors"),
         mode=str(d.get("allocationMode") or "ExactCount"),
-        count=int(d.get("count", 1) or 1),
+        count=_int(d.get("count"), where, f"{what}.count", 1),
         tolerations=_tolerations(d.get("tolerations"), where, f"{what}.tolerations"),
         admin_access=bool(d.get("adminAccess", False)),
     )
@@ -291,15 +328,12 @@ def _claim_spec(
         r = _dict(r, where, f"spec.devices.requests[{i}]")
         rname = str(r.get("name", ""))
         exactly = r.get("exactly")
-        first = tuple(
-            _device_request(
-                _dict(s, where, "subrequest"),
-                str(s.get("name", "")),
-                where,
-                f"spec.devices.requests[{i}].firstAvailable[{j}]",
-            )
-            for j, s in enumerate(_list(r.get("firstAvailable"), where, f"spec.devices.requests[{i}].firstAvailable"))
-        )
+        subs = []
+        for j, sub in enumerate(_list(r.get("firstAvailable"), where, f"spec.devices.requests[{i}].firstAvailable")):
+            what = f"spec.devices.requests[{i}].firstAvailable[{j}]"
+            sub = _dict(sub, where, what)
+            subs.append(_device_request(sub, str(sub.get("name", "")), where, what))
+        first = tuple(subs)
         ex = (
             _device_request(exactly, rname, where, f"spec.devices.requests[{i}].exactly")
             if isinstance(exactly, dict)
@@ -309,8 +343,8 @@ def _claim_spec(
     constraints = tuple(
         Constraint(
             tuple(str(x) for x in _list(c.get("requests"), where, "constraints.requests")),
-            c.get("matchAttribute"),
-            c.get("distinctAttribute"),
+            _opt_str(c.get("matchAttribute"), where, "spec.devices.constraints.matchAttribute"),
+            _opt_str(c.get("distinctAttribute"), where, "spec.devices.constraints.distinctAttribute"),
         )
         for c in _list(devices.get("constraints"), where, "spec.devices.constraints")
         if isinstance(c, dict)

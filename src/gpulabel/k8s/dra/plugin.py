@@ -208,6 +208,8 @@ def pod_claims(
     todo: list[ResourceClaim] = []
     done: list[ResourceClaim] = []
     for entry in spec.get("resourceClaims") or ():
+        if not isinstance(entry, dict):
+            continue
         ref = str(entry.get("name", ""))
         claim_name = entry.get("resourceClaimName")
         template_name = entry.get("resourceClaimTemplateName")
