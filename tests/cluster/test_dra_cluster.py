@@ -362,6 +362,8 @@ def random_expression(rng: random.Random) -> str:
         lambda e: f"[{e}]",
         lambda e: f"{e} ? 1 : 0",
         lambda e: f"{e} && null",
+        lambda e: f"{e} && 1 < 2.5",  # valid: cross-type numeric comparisons
+        lambda e: f"{e} || 2u >= 1",
     ]
     if rng.random() < 0.3:
         return base

@@ -368,19 +368,24 @@ def _compile(expression: str) -> Selector:
     envs = _Envs.get()
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return Selector(expression, f"must be no more than {MAX_EXPRESSION_LENGTH} bytes", None)
+    out_type: str | None = None
     try:
         checked = envs.check.compile(_typed_fields(expression))
+        out_type = checked.return_type().name()
     except Exception as err:
-        issues = _go_issues(_cel_error_text(str(err)), expression)
+        raw = _cel_error_text(str(err))
+        if _only_cross_numeric(raw):
+            out_type = "BOOL"  # CrossTypeNumericComparisons: cel-go accepts 1 < 2.0; the runtime compares them
+    if out_type is None:
+        issues = _go_issues(raw, expression)
         if "Syntax error" in issues:
             return Selector(expression, "compilation failed: " + issues, None)
         return Selector(expression, "compilation failed: " + (_unknown_field(expression) or issues), None)
     unknown = _unknown_field(expression)
     if unknown:
         return Selector(expression, "compilation failed: " + unknown, None)
-    out = checked.return_type().name()
-    if out not in ("BOOL", "DYN"):
-        return Selector(expression, f"must evaluate to bool or the unknown type, not {go_type_name(out)}", None)
+    if out_type not in ("BOOL", "DYN"):
+        return Selector(expression, f"must evaluate to bool or the unknown type, not {go_type_name(out_type)}", None)
     program = envs.run.compile(expression, disable_check=True)
     names: frozenset[str] | None = None
     if not _OPAQUE_RE.search(_STRING_RE.sub('""', expression)):
@@ -471,6 +476,20 @@ def _go_issues(text: str, expression: str) -> str:
         )
 
     return _OVERLOAD_RE.sub(overload, text)
+
+
+_ISSUE_RE = re.compile(r"^ERROR: <input>:\d+:\d+: (.*)$", re.M)
+_NUMERIC = {"INT", "UINT", "DOUBLE", "int", "uint", "double"}
+
+
+def _only_cross_numeric(issues: str) -> bool:
+    """Whether every issue is an ordering of two different numeric types (cel-go allows those)."""
+    found = _ISSUE_RE.findall(issues)
+    for text in found:
+        m = re.fullmatch(r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((\w+), (\w+)\)'", text)
+        if not m or m.group(1) not in _NUMERIC or m.group(2) not in _NUMERIC or m.group(1) == m.group(2):
+            return False
+    return bool(found)
 
 
 def _unknown_field(expression: str) -> str | None:
