@@ -120,3 +120,53 @@ def test_the_html_report_shows_unallocatable_claims(tmp_path: Path) -> None:
     assert "claim big-memory/gpu allocated" in text
     assert "4 matching device(s) allocated to ml/trainer-0-gpu" in text
     assert "claim small-mig/mig class-selector" in text
+
+
+def test_place_answers_for_a_pod_with_a_claim_template_node_by_node() -> None:
+    manifest = str(Path(LAB).parent / "pods" / "train-a100-claim.yaml")
+    code, out, _ = run("place", manifest)
+    assert code == 1
+    assert out.splitlines() == [
+        "dra-node-0 no claim train-a100-gpus/gpus allocated",
+        "dra-node-1 no claim train-a100-gpus/gpus selector",
+        "dra-node-2 no claim train-a100-gpus/gpus no-devices",
+    ]
+
+
+def test_place_says_yes_where_the_claim_fits(tmp_path: Path) -> None:
+    docs = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "one-a10"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "selectors": [{"cel": {"expression": f'{A}.productName == "NVIDIA A10"'}}],
+                                "tolerations": [{"key": "gpu.nvidia.com/xid", "operator": "Exists"}],
+                                "count": 2,
+                            },
+                        }
+                    ]
+                }
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "infer"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "one-a10"}],
+            },
+        },
+    ]
+    manifest = tmp_path / "infer.json"
+    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
+    code, out, _ = run("place", str(manifest))
+    assert code == 0
+    assert out.splitlines()[1] == "dra-node-1 yes"

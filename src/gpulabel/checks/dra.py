@@ -34,6 +34,7 @@ from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_pre
 from gpulabel.k8s.dra.cel import CelError, compile_selector
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.k8s.nodeaffinity import Failure, Result
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 
@@ -376,4 +377,32 @@ def group_claim_findings(findings: Sequence[Finding]) -> list[Finding]:
                 {"nodes": nodes, "claim": members[0].data.get("claim"), "request": members[0].data.get("request")},
             )
         )
+    return out
+
+
+def claim_results(
+    state: ClusterState,
+    namespace: str,
+    name: str,
+    resource_claims: Sequence[Mapping[str, Any]],
+    results: Sequence[Result],
+) -> list[Result]:
+    """``results`` (the node filters' verdicts, one per node) with the claims' verdicts added.
+
+    A node the other filters pass but whose claims cannot be allocated fails
+    with filter ``DynamicResources`` and the reason ``claim <claim>/<request> <reason>``.
+    """
+    pod = Pod(namespace, name, "", "Pending", {}, {}, (), {"resourceClaims": list(resource_claims)})
+    passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
+    verdicts = pod_claim_verdicts(state, pod, passing)
+    out = []
+    for node, result in zip(state.nodes, results, strict=True):
+        found = verdicts.get(node.name) if result.fits else None
+        if found:
+            failures = tuple(
+                Failure("DynamicResources", f"claim {v.claim.split('/', 1)[-1]}/{v.request} {v.reason}", v.detail)
+                for v in found
+            )
+            result = Result(failures)
+        out.append(result)
     return out

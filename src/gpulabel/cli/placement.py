@@ -65,8 +65,21 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.checks.placement import NodeIndex, closest_fix, place
     from gpulabel.cluster.manifests import load_workloads
 
-    workloads = load_workloads(ctx.args.manifests)
-    nodes = ctx.state(["Node"]).nodes
+    dra_objects: list[tuple[str, dict[str, Any]]] = []
+    workloads = load_workloads(ctx.args.manifests, dra_objects)
+    uses_claims = any(w.resource_claims for w in workloads)
+    if uses_claims:
+        import dataclasses
+
+        from gpulabel.checks.dra import claim_results
+        from gpulabel.k8s.dra.objects import DRA_KINDS
+
+        state = ctx.state(["Node", *DRA_KINDS])
+        ns = next((w.namespace for w in workloads if w.resource_claims), "default")
+        state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
+    else:
+        state = ctx.state(["Node"])
+    nodes = state.nodes
     index = NodeIndex(nodes)
     full = ctx.fmt in ("wide", "json")
     several = len(workloads) > 1
@@ -76,6 +89,8 @@ def cmd_place(ctx: Context) -> int:
     all_fit = True
     for w in workloads:
         results = place(w.requirements, index, full=full)
+        if w.resource_claims:
+            results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None

@@ -81,6 +81,19 @@ class DraState:
                 templates[(t.namespace, t.name)] = t
         return cls(tuple(slices), classes, tuple(claims), templates)
 
+    def with_objects(self, objects: Iterable[tuple[str, JSON]], namespace: str = "default") -> DraState:
+        """This state plus ``objects`` (e.g. from manifests; namespaced ones default to ``namespace``)."""
+        extra = DraState.from_objects(
+            (w, {**o, "metadata": {"namespace": namespace, **(o.get("metadata") or {})}}) for w, o in objects
+        )
+        mine = {(c.namespace, c.name) for c in extra.claims}
+        return DraState(
+            self.slices + extra.slices,
+            {**self.classes, **extra.classes},
+            tuple(c for c in self.claims if (c.namespace, c.name) not in mine) + extra.claims,
+            {**self.templates, **extra.templates},
+        )
+
     @property
     def in_use(self) -> dict[DeviceID, str]:
         if self._in_use is None:
