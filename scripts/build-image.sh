@@ -4,7 +4,7 @@
 #   1. base: a Debian root filesystem made by mmdebstrap from Debian's packages (release
 #      $DEBIAN_RELEASE: python3 3.11, python3-venv; no compiler), imported with podman as
 #      localhost/gpulabel-base:$DEBIAN_RELEASE and reused for $BASE_MAX_AGE_DAYS days;
-#   2. the wheel (python -m build) and every dependency wheel pinned by constraints.txt,
+#   2. sdist and wheel (python -m build, also copied to dist/) and every dependency wheel pinned by constraints.txt,
 #      downloaded on the host, so the image build itself is offline;
 #   3. podman build --isolation chroot (RUN steps without an OCI runtime) of deploy/Containerfile;
 #   4. smoke test without a container runtime: podman image mount, then chroot into the image as
@@ -78,7 +78,9 @@ if [ "$rebuild_base" -eq 1 ] || ! base_fresh; then
         "deb $DEBIAN_MIRROR $DEBIAN_RELEASE main" \
         "deb $DEBIAN_MIRROR $DEBIAN_RELEASE-updates main" \
         "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_RELEASE-security main"
+    previous_base=$(podman image inspect --format '{{.Id}}' "$base_image" 2>/dev/null || true)
     podman import --quiet --change 'CMD ["/bin/sh"]' "$work/rootfs.tar" "$base_image" >/dev/null
+    if [ -n "$previous_base" ]; then podman rmi "$previous_base" >/dev/null 2>&1 || true; fi
     rm -f "$work/rootfs.tar"
 else
     say "reusing $base_image (younger than $BASE_MAX_AGE_DAYS days; --rebuild-base to remake it)"
@@ -88,12 +90,13 @@ phase base
 # 2. the wheel and its pinned dependencies, as the image's Python (cp311, this machine's arch) needs them
 ctx=$work/context
 mkdir -p "$ctx/wheels" "$ctx/examples" dist
-.venv/bin/python -m build --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 \
+# sdist first, the wheel from the unpacked sdist: a stale setuptools build/ directory cannot leak in
+.venv/bin/python -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 \
     || { tail -20 "$work/build.log" >&2; say "python -m build failed"; exit 1; }
 wheel=$(ls "$work"/dist/gpulabel-*.whl)
 version=$(basename "$wheel" | cut -d- -f2)
 cp "$wheel" "$ctx/wheels/"
-cp "$wheel" dist/
+cp "$wheel" "$work"/dist/gpulabel-*.tar.gz dist/
 arch=$(uname -m)
 platforms=(--platform any --platform "manylinux2014_$arch") # the image's glibc is 2.36: manylinux_2_17..36
 for minor in $(seq 17 36); do platforms+=(--platform "manylinux_2_${minor}_$arch"); done

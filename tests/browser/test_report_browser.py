@@ -75,6 +75,23 @@ def test_the_drifted_lab_page_draws_every_node_and_operand_state(chromium: Chrom
     assert "ml/train-b" in page.text_of("pending-list")
 
 
+def test_the_mixed_fleet_page_shows_the_inventory_and_the_gpu_stack_findings(
+    chromium: Chromium, tmp_path: Path
+) -> None:
+    target = tmp_path / "mixed-fleet.html"
+    report(str(ROOT / "examples" / "mixed-fleet.yaml"), target)
+    page = chromium.dump_dom(target.as_uri())
+    assert page.errors() == []
+    gpus = page.rows("gpus-table")
+    assert gpus[0][:5] == ["NVIDIA-A100-SXM4-80GB", "550", "mixed", "none", "2"]  # most nodes first
+    assert len(gpus) == 8
+    stack = {(row[0], row[2], row[4]) for row in page.rows("gpustack-table")}
+    assert ("dgx-a100-2", "mig", "failed") in stack
+    assert ("a10-1", "upgrade", "upgrade-failed") in stack
+    assert ("l4-ts-1", "capacity", "allocatable-mismatch") in stack
+    assert ("l4-2", "sharing", "shared-suffix") in stack
+
+
 def test_the_drifted_lab_screenshot_is_a_full_window(chromium: Chromium, drifted_html: Path) -> None:
     png = OUTPUT / "report-drifted-lab.png"
     page = chromium.screenshot(drifted_html.as_uri(), png)

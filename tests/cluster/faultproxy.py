@@ -14,6 +14,7 @@ import http.server
 import socketserver
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ class Recorded:
     path: str
     query: dict[str, list[str]]
     status: int
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -41,6 +43,9 @@ class Faults:
     expire_watch: int = 0  # answer 410 to this many watch requests
     fail_status: int = 0  # answer this status ...
     fail_count: int = 0  # ... to this many requests (429 gets Retry-After: 0)
+    outage_seconds: float = 0.0  # answer fail_status to every request for this long ...
+    outage_from: str = ""  # ... from the first request of this method (e.g. "PATCH"; "": the next request)
+    outage_started: float = 0.0  # monotonic time the outage began (0: not yet)
     drop_watch_after: int = 0  # cut each watch stream after this many events (0: never)
     down: bool = False  # close every connection without an answer
     recorded: list[Recorded] = field(default_factory=list)
@@ -53,6 +58,16 @@ class Faults:
                 setattr(self, name, left - 1)
                 return True
             return False
+
+    def in_outage(self, method: str) -> bool:
+        with self.lock:
+            if self.outage_seconds <= 0:
+                return False
+            if not self.outage_started:
+                if self.outage_from and method != self.outage_from:
+                    return False
+                self.outage_started = time.monotonic()
+            return time.monotonic() < self.outage_started + self.outage_seconds
 
 
 def _status(code: int, reason: str, message: str) -> bytes:
@@ -160,7 +175,7 @@ class FaultProxy:
             h.close_connection = True
             h.connection.close()
             return
-        if f.fail_status and f.take("fail_count"):
+        if f.fail_status and (f.take("fail_count") or f.in_outage(h.command)):
             record(f.fail_status)
             extra = {"Retry-After": "0"} if f.fail_status == 429 else {}
             self._answer(h, f.fail_status, _status(f.fail_status, "Injected", "injected fault"), extra)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultproxy import FaultProxy
+from faultproxy import FaultProxy, Recorded
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
@@ -225,3 +225,96 @@ def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabClus
         assert "Traceback" not in err
     finally:
         labcluster.kubectl("delete", "nodes", "-l", "example.com/rel-kill=1", "--wait=false", timeout=300)
+
+
+# The documented bounds of the one retry policy (cluster/retry.py, README "sync"): each node's write is
+# at most 10 requests, and once the server has been unavailable for 60 s every further node gets one.
+MAX_REQUESTS_PER_NODE = 10
+BUDGET_SECONDS = 60.0
+
+
+def _outage_sync(
+    labcluster: LabCluster, proxy: FaultProxy, tmp_path: Path, prefix: str, outage: float, count: int = 20
+) -> tuple[subprocess.CompletedProcess[str], dict[str, list[Recorded]], list[dict[str, Any]], float]:
+    """sync ``count`` nodes while the API server answers 503 to everything for ``outage`` seconds
+    from the first write. Returns the run, each node's PATCHes, the nodes after, and when sync ended
+    (seconds after the outage began)."""
+    labcluster.create_nodes(count, prefix, {"example.com/rel-outage": prefix.strip("-")})
+    files = tmp_path / "files"
+    files.mkdir()
+    for i in range(count):
+        (files / f"{prefix}{i}.env").write_text("".join(f"{k}={v}\n" for k, v in DESIRED.items()))
+    proxy.faults.fail_status, proxy.faults.outage_seconds, proxy.faults.outage_from = 503, outage, "PATCH"
+    res = gpulabel(proxy.kubeconfig(tmp_path / "kubeconfig"), "sync", str(files), timeout=300)
+    ended = time.monotonic() - proxy.faults.outage_started
+    patches: dict[str, list[Recorded]] = {f"{prefix}{i}": [] for i in range(count)}
+    for r in proxy.requests(lambda r: r.method == "PATCH"):
+        patches[r.path.rsplit("/", 1)[1]].append(r)
+    items, _ = KubeClient(str(labcluster.kubeconfig)).list(
+        "Node", label_selector=f"example.com/rel-outage={prefix.strip('-')}"
+    )
+    return res, patches, items, ended
+
+
+def _check_no_partial_node(res: subprocess.CompletedProcess[str], items: list[dict[str, Any]]) -> list[str]:
+    """Every node has all of its file or none of it, and stdout lists exactly the written ones."""
+    written = []
+    for item in items:
+        got = sum(item["metadata"]["labels"].get(k) == v for k, v in DESIRED.items())
+        assert got in (0, len(DESIRED)), f"{item['metadata']['name']} has part of its file"
+        if got:
+            written.append(item["metadata"]["name"])
+    assert sorted({line.split()[0] for line in res.stdout.splitlines()}) == sorted(written)
+    assert "Traceback" not in res.stderr
+    assert res.stderr.count("not written") == len(items) - len(written)
+    assert res.returncode == (1 if len(written) < len(items) else 0)
+    return written
+
+
+DESIRED = {"example.com/a": "1", "example.com/b": "2", "example.com/c": "3"}
+
+
+def test_503_for_60_seconds_during_a_sync_costs_at_most_10_requests_per_node_and_a_minute(
+    labcluster: LabCluster, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    prefix = "rel-503-"
+    try:
+        res, patches, items, ended = _outage_sync(labcluster, proxy, tmp_path, prefix, BUDGET_SECONDS)
+        counts = {node: len(reqs) for node, reqs in patches.items()}
+        print(
+            f"\n503 for 60 s: PATCHes per node {sorted(counts.values(), reverse=True)}, sync ended {ended:.1f} s "
+            f"after the outage began, exit {res.returncode}"
+        )
+        assert max(counts.values()) <= MAX_REQUESTS_PER_NODE
+        assert ended <= BUDGET_SECONDS + 10
+        written = _check_no_partial_node(res, items)
+        # the server is back after a minute: the nodes not yet tried then are written with one request each
+        outage_end = proxy.faults.outage_started + BUDGET_SECONDS
+        later = [n for n, reqs in patches.items() if reqs and reqs[0].at >= outage_end]
+        assert later and all(counts[n] == 1 and n in written for n in later)
+    finally:
+        labcluster.kubectl(
+            "delete", "nodes", "-l", f"example.com/rel-outage={prefix.strip('-')}", "--wait=false", timeout=300
+        )
+
+
+def test_a_server_unavailable_for_longer_than_a_minute_ends_the_sync_after_a_minute(
+    labcluster: LabCluster, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    prefix = "rel-down-"
+    try:
+        res, patches, items, ended = _outage_sync(labcluster, proxy, tmp_path, prefix, 300)
+        counts = sorted((len(reqs) for reqs in patches.values()), reverse=True)
+        print(
+            f"\n503 for 300 s: PATCHes per node {counts}, sync ended {ended:.1f} s after the outage began, "
+            f"exit {res.returncode}"
+        )
+        assert ended <= BUDGET_SECONDS + 10, "not a minute per node: a minute per outage"
+        assert counts[0] <= MAX_REQUESTS_PER_NODE
+        # the first node spends the budget, the one after it what is left; every other node gets one request
+        assert counts[2:] == [1] * (len(counts) - 2)
+        assert _check_no_partial_node(res, items) == []
+    finally:
+        labcluster.kubectl(
+            "delete", "nodes", "-l", f"example.com/rel-outage={prefix.strip('-')}", "--wait=false", timeout=300
+        )

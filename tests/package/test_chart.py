@@ -181,3 +181,17 @@ def test_rbac_per_use_and_the_optional_parts(helm: Path) -> None:
 def test_other_values_still_render_valid_objects(helm: Path, values: list[str]) -> None:
     for obj in objects(template(*values)):
         assert obj["apiVersion"] and obj["kind"] and obj["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("sync.replica=3", "at '/sync': additional properties 'replica' not allowed"),
+        ("image.pullPolicy=Sometimes", "at '/image/pullPolicy': value must be one of"),
+        ("featureFiles.files.notes\\.txt=x", "'notes.txt' does not match pattern"),
+    ],
+)
+def test_values_schema_refuses_typos_and_bad_values(helm: Path, value: str, message: str) -> None:
+    res = run_helm("template", "gpulabel", str(CHART), "--set", value, check=False)
+    assert res.returncode != 0
+    assert message in res.stderr

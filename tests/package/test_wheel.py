@@ -67,6 +67,9 @@ def test_the_wheel_carries_complete_metadata(dist: Path) -> None:
     assert "Programming Language :: Python :: 3.11" in classifiers
     assert "Typing :: Typed" in classifiers
     assert "gpulabel/py.typed" in names
+    # exactly the modules under src/ (a stale setuptools build/ directory must not leak old ones in)
+    sources = {p.relative_to(REPO / "src").as_posix() for p in (REPO / "src" / "gpulabel").rglob("*.py")}
+    assert {n for n in names if n.endswith(".py")} == sources
     requires = meta.get_all("Requires-Dist", [])
     assert any(r.startswith("kubernetes") for r in requires)
     assert "gpulabel = gpulabel.cli.main:run" in entry_points

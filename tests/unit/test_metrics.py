@@ -5,6 +5,7 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -59,3 +60,29 @@ def test_findings_gauges_are_replaced_not_accumulated(served: tuple[Metrics, str
     metrics.set_findings([Finding("audit", "n", "k", "missing")])
     metrics.set_findings([])
     assert 'reason="missing"' not in get(base + "/metrics")[1]
+
+
+def test_a_full_pass_counts_every_node_only_check(tmp_path: Any) -> None:
+    from gpulabel.controller.reconcile import Reconciler
+    from gpulabel.model.cluster import node_from_json
+
+    class Client:
+        class retrier:
+            @staticmethod
+            def cancel() -> None:
+                return None
+
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "NVIDIA-A10",
+        "nvidia.com/gpu.count": "4",
+        "nvidia.com/gpu.memory": "23028",
+        "nvidia.com/gpu-driver-upgrade-state": "upgrade-failed",
+        "nvidia.com/mig.config.state": "failed",
+    }
+    node = node_from_json({"kind": "Node", "metadata": {"name": "n", "labels": labels}})
+    metrics = Metrics()
+    Reconciler(Client(), str(tmp_path), metrics=metrics).run_once({"n": node})  # type: ignore[arg-type]
+    text = metrics.render().decode()
+    assert 'gpulabel_findings{check="upgrade",reason="upgrade-failed"} 1.0' in text
+    assert 'gpulabel_findings{check="mig",reason="failed"} 1.0' in text

@@ -374,7 +374,8 @@ def test_pending_says_fits_when_node_selection_is_not_the_cause() -> None:
     assert lines == [
         (
             "ns/p n1 fits",
-            "node selection allows this node; the pod waits for something else (resources, ports, volumes, topology)",
+            "the filters gpulabel models allow this node; the pod waits for something else"
+            " (ports, volumes, topology; resources if allocatable is unknown)",
         ),
         ("ns/p n2 node-selector gpu=a", "NodeAffinity: label absent"),
     ]

@@ -21,11 +21,13 @@ from gpulabel.k8s.nodeaffinity import (
     NODE_NAME,
     TAINTS,
     UNSCHEDULABLE,
+    Failure,
     PodRequirements,
     Result,
     Term,
     compile_pod_spec,
 )
+from gpulabel.k8s.resources import PODS, RESOURCES, Insufficient, NodeCapacity
 from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
@@ -42,7 +44,9 @@ __all__ = [
     "pending_pods",
     "place",
     "place_ungrouped",
+    "pod_request",
     "predict",
+    "resource_failures",
     "scheduler_message",
 ]
 
@@ -56,13 +60,32 @@ SCHEDULER_REASONS = {
 
 
 class NodeIndex:
-    """Nodes, and their grouping by the label keys a pod looks at (cached per key set)."""
+    """Nodes, and their grouping by the label keys a pod looks at (cached per key set).
 
-    def __init__(self, nodes: Sequence[Node]) -> None:
+    With ``capacities`` (``ClusterState.capacities()``), nodes are also grouped
+    by allocatable and requested resources, so the resource filter runs once
+    per distinct node size and load; nodes without a capacity are not
+    resource-checked (their allocatable is unknown).
+    """
+
+    def __init__(self, nodes: Sequence[Node], capacities: Mapping[str, NodeCapacity] | None = None) -> None:
         self.nodes = tuple(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
         self._positions: dict[str, int] | None = None
         self._sizes: dict[tuple[str, ...], list[int]] = {}
+        self.capacities = dict(capacities or {})
+        self.capacity_group: list[int | None] = []
+        self.capacity_reps: list[NodeCapacity] = []
+        seen: dict[Any, int] = {}
+        for node in self.nodes:
+            cap = self.capacities.get(node.name)
+            if cap is None:
+                self.capacity_group.append(None)
+                continue
+            g = seen.setdefault(cap.key(), len(self.capacity_reps))
+            if g == len(self.capacity_reps):
+                self.capacity_reps.append(cap)
+            self.capacity_group.append(g)
 
     def groups(self, keys: tuple[str, ...]) -> tuple[list[int], list[Node]]:
         """``(group of each node, one representative node per group)`` for the label keys ``keys``."""
@@ -98,21 +121,58 @@ class NodeIndex:
         return self._positions.get(name)
 
 
-def place(req: PodRequirements, index: NodeIndex, *, full: bool = False) -> list[Result]:
-    """The verdict for every node of ``index``, in its order: one evaluation per group."""
+def place(
+    req: PodRequirements, index: NodeIndex, *, full: bool = False, request: Mapping[str, int] | None = None
+) -> list[Result]:
+    """The verdict for every node of ``index``, in its order: one evaluation per group.
+
+    ``request`` (the pod's requests in the scheduler's units) adds the
+    NodeResourcesFit filter after node selection, on nodes whose capacity the
+    index knows: all its reasons on a node that passes the earlier filters
+    (as the scheduler reports them), and on every node with ``full``.
+    """
     member, reps = index.groups(req.label_keys)
     partials = [req.evaluate(n.labels, n.taints, n.unschedulable, full=full) for n in reps]
     if not req.name_dependent:
         per_group = [req.finish(p, "") for p in partials]
-        return list(map(per_group.__getitem__, member))
-    # Only nodes the pod names can differ from their group; the rest share one verdict.
-    named = req.named_nodes()
-    other = "\x00"  # not a node name, so never named
-    per_group = [req.finish(p, other) for p in partials]
-    return [
-        req.finish(partials[g], node.name) if node.name in named else per_group[g]
-        for g, node in zip(member, index.nodes, strict=True)
-    ]
+        results = list(map(per_group.__getitem__, member))
+    else:
+        # Only nodes the pod names can differ from their group; the rest share one verdict.
+        named = req.named_nodes()
+        other = "\x00"  # not a node name, so never named
+        per_group = [req.finish(p, other) for p in partials]
+        results = [
+            req.finish(partials[g], node.name) if node.name in named else per_group[g]
+            for g, node in zip(member, index.nodes, strict=True)
+        ]
+    if request is None or not index.capacities:
+        return results
+    return _with_resources(results, index, request, full)
+
+
+def resource_failures(lacking: Sequence[Insufficient]) -> tuple[Failure, ...]:
+    """NodeResourcesFit's reasons as matcher failures (``insufficient <resource>``)."""
+    return tuple(
+        Failure(RESOURCES, i.reason, i.why(), data={**i.to_json(), "scheduler_reason": i.scheduler_reason})
+        for i in lacking
+    )
+
+
+def _with_resources(results: list[Result], index: NodeIndex, request: Mapping[str, int], full: bool) -> list[Result]:
+    per_cap = [resource_failures(cap.insufficient(request)) for cap in index.capacity_reps]
+    # Results are shared between nodes (the report groups nodes by result identity): keep sharing.
+    combined: dict[tuple[int, int], Result] = {}
+    out = []
+    for result, g in zip(results, index.capacity_group, strict=True):
+        if g is None or not per_cap[g] or (not full and not result.fits):
+            out.append(result)
+            continue
+        key = (id(result), g)
+        merged = combined.get(key)
+        if merged is None:
+            merged = combined[key] = Result(result.failures + per_cap[g])
+        out.append(merged)
+    return out
 
 
 def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tuple[int, list[str]]:
@@ -247,28 +307,62 @@ def _cost(changes: tuple[LabelChange, ...]) -> tuple[int, int]:
 # -- the scheduler's message --------------------------------------------------------
 
 
-def scheduler_message(req: PodRequirements, nodes: Sequence[Node], results: Sequence[Result]) -> str | None:
+def _histogram(counts: Counter[str]) -> str:
+    # FitError.Error: "<n> <reason>" strings sorted as strings (so "10 x" sorts before "2 y").
+    return ", ".join(sorted(f"{n} {text}" for text, n in counts.items()))
+
+
+def scheduler_message(
+    req: PodRequirements,
+    nodes: Sequence[Node],
+    results: Sequence[Result],
+    *,
+    priority: int = 0,
+    preemption_policy: str = "",
+    capacities: Mapping[str, NodeCapacity] | None = None,
+) -> str | None:
     """The ``PodScheduled`` message kube-scheduler would write, or ``None`` if some node passes these filters.
 
-    Covers the four filters gpulabel models, NodeAffinity's PreFilter (every
-    term naming nodes with ``metadata.name In``) and the default preemption's
-    suffix when no filter failure is resolvable by preemption.
+    Covers the filters gpulabel models (NodeUnschedulable, NodeName,
+    TaintToleration, NodeAffinity with its PreFilter, NodeResourcesFit with
+    every reason of a node) and the default preemption's suffix: nodes that
+    only lack resources they have in total are where preemption might help,
+    and with no pod of lower ``priority`` on them it finds no victims.
+    ``None`` too when a lower-priority pod could be preempted (gpulabel does
+    not simulate preemption).
     """
     if any(r.fits for r in results):
         return None
     total = len(nodes)
-    tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
     names = req.prefilter_names()
     if names is not None and not names:
+        tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
         return f"0/{total} nodes are available: pod affinity terms conflict.{tail}"
     counts: Counter[str] = Counter()
+    resolvable: list[str] = []
     for node, result in zip(nodes, results, strict=True):
         if names is not None and node.name not in names:
             counts["node(s) didn't satisfy plugin(s) [NodeAffinity]"] += 1
+        elif result.filter == RESOURCES:
+            lacking = [f for f in result.failures if f.filter == RESOURCES]
+            counts.update(str(f.data["scheduler_reason"]) for f in lacking)
+            if not any(f.data["resource"] != PODS and f.data["requested"] > f.data["allocatable"] for f in lacking):
+                resolvable.append(node.name)
         else:
             counts[SCHEDULER_REASONS[result.filter]] += 1
-    reasons = ", ".join(sorted(f"{n} {text}" for text, n in counts.items()))
-    return f"0/{total} nodes are available: {reasons}.{tail}" if reasons else f"0/{total} nodes are available:{tail}"
+    reasons = _histogram(counts)
+    head = f"0/{total} nodes are available: {reasons}." if reasons else f"0/{total} nodes are available:"
+    if preemption_policy == "Never":
+        return f"{head} preemption: not eligible due to preemptionPolicy=Never."
+    caps = capacities or {}
+    if any((cap := caps.get(n)) is not None and cap.lowest_priority < priority for n in resolvable):
+        return None
+    post: Counter[str] = Counter()
+    if resolvable:
+        post["No preemption victims found for incoming pod"] = len(resolvable)
+    if total - len(resolvable):
+        post["Preemption is not helpful for scheduling"] = total - len(resolvable)
+    return f"{head} preemption: 0/{total} nodes are available: {_histogram(post)}."
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,19 +374,38 @@ class Prediction:
     results: Mapping[str, Result]  # every node's verdict, all failures included
 
 
-def predict(pod_spec: Mapping[str, Any], nodes: Sequence[Node]) -> Prediction:
-    """One call for a differential test: a pod's spec (API JSON) and the nodes in, the verdict out.
+def pod_request(spec: Mapping[str, Any], *, defaults: bool = True) -> dict[str, int]:
+    """A pod spec's requests in the scheduler's units; ``defaults``: apply the API's limit-to-request default first."""
+    from gpulabel.k8s.resources import apply_request_defaults, pod_requests, scheduler_amounts
+
+    return scheduler_amounts(pod_requests(apply_request_defaults(spec) if defaults else spec))
+
+
+def predict(pod_spec: Mapping[str, Any], nodes: Sequence[Node], pods: Sequence[Pod] | None = None) -> Prediction:
+    """One call for a differential test: a pod's spec (API JSON), the nodes and their pods in, the verdict out.
 
     Compare ``feasible`` with where a real scheduler may bind the pod, and
     ``message`` with its ``PodScheduled`` condition when it stays Pending.
-    Resource fit, ports, volumes and pod (anti-)affinity are not modelled: use
-    pods and nodes that those filters pass.
+    With ``pods`` (the cluster's pods), NodeResourcesFit is modelled on nodes
+    with ``status.allocatable``. Ports, volumes and pod (anti-)affinity are
+    not: use pods and nodes that those filters pass.
     """
     req = compile_pod_spec(pod_spec)
-    results = place(req, NodeIndex(nodes), full=True)
+    capacities = ClusterState(tuple(nodes), tuple(pods)).capacities() if pods is not None else None
+    request = pod_request(pod_spec) if pods is not None else None
+    results = place(req, NodeIndex(nodes, capacities), full=True, request=request)
     feasible = tuple(n.name for n, r in zip(nodes, results, strict=True) if r.fits)
     by_name = {n.name: r for n, r in zip(nodes, results, strict=True)}
-    return Prediction(feasible, scheduler_message(req, nodes, results), by_name)
+    priority = pod_spec.get("priority")
+    message = scheduler_message(
+        req,
+        nodes,
+        results,
+        priority=priority if isinstance(priority, int) else 0,
+        preemption_policy=str(pod_spec.get("preemptionPolicy") or ""),
+        capacities=capacities,
+    )
+    return Prediction(feasible, message, by_name)
 
 
 # -- pending and hazards ------------------------------------------------------------
@@ -341,8 +454,12 @@ class PendingPod:
                 out.extend(self.claims[node.name])
                 continue
             if result.fits:
-                why = "node selection allows this node; the pod waits for something else"
-                why += " (scheduling gates)" if gates else " (resources, ports, volumes, topology)"
+                why = "the filters gpulabel models allow this node; the pod waits for something else"
+                why += (
+                    " (scheduling gates)"
+                    if gates
+                    else " (ports, volumes, topology; resources if allocatable is unknown)"
+                )
                 out.append(Finding("pending", self.pod.ref, node.name, "fits", detail=why, data=node_data))
                 continue
             head, args = _split(result.reason)
@@ -354,18 +471,26 @@ class PendingPod:
 
 def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
     """Every Pending pod the scheduler has not bound, with every node's verdict."""
-    index = NodeIndex(state.nodes)
+    capacities = state.capacities()
+    index = NodeIndex(state.nodes, capacities)
     out = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
             continue
         req = compile_pod_spec(pod.spec)
-        results = place(req, index, full=True)
-        predicted = scheduler_message(req, state.nodes, results)
+        results = place(req, index, full=True, request=pod.requests)
+        message = scheduler_message(
+            req,
+            state.nodes,
+            results,
+            priority=pod.priority,
+            preemption_policy=str(pod.spec.get("preemptionPolicy") or ""),
+            capacities=capacities,
+        )
         claims = None
         if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
-            claims, predicted = _claim_findings(state, pod, results, predicted)
-        out.append(PendingPod(pod, tuple(results), predicted, claims))
+            claims, message = _claim_findings(state, pod, results, message)
+        out.append(PendingPod(pod, tuple(results), message, claims))
     return out
 
 
@@ -377,7 +502,10 @@ def _claim_findings(
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
     verdicts = pod_claim_verdicts(state, pod, passing)
     findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
-    if predicted is None and len(findings) == len(passing):
+    # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
+    # where preemption decides the message's tail).
+    simple = all(r.fits or r.filter in SCHEDULER_REASONS for r in results)
+    if predicted is None and simple and len(findings) == len(passing):
         others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
         errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
         predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     from gpulabel.cli.dra import add_dra_commands
+    from gpulabel.cli.gpucmds import add_gpu_commands
     from gpulabel.cli.labelcmds import add_label_commands
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_placement_commands(add)  # place, pending, hazards
     add_report_command(add)  # report --html
     add_dra_commands(add)  # devices, cel
+    add_gpu_commands(add)  # capacity, mig, sharing, upgrade, gpus
     return parser
 
 

@@ -28,6 +28,9 @@ def add_node_commands(add: AddCommand) -> None:
     p = add("check", cmd_check, "run every read-only check and summarise each")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    from gpulabel.cli.gpucmds import add_stuck_after
+
+    add_stuck_after(p)
 
 
 def cmd_audit(ctx: Context) -> int:
@@ -117,13 +120,14 @@ def cmd_operands(ctx: Context) -> int:
 
 
 def cmd_check(ctx: Context) -> int:
-    from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
+    from gpulabel.checks.registry import CHECKS, run_checks
     from gpulabel.model.findings import summarize
     from gpulabel.render.text import emit_findings, emit_json
 
     kinds = sorted({k for c in CHECKS for k in c.kinds})
-    a = ctx.args
-    opts = CheckOptions(strict=a.strict, disabled=tuple(a.disabled), namespace=a.namespace)
+    from gpulabel.cli.gpucmds import options
+
+    opts = options(ctx)
     results = run_checks(ctx.state(kinds), opts)
     if ctx.fmt == "json":
         emit_json(

@@ -74,13 +74,13 @@ def cmd_place(ctx: Context) -> int:
         from gpulabel.checks.dra import claim_results
         from gpulabel.k8s.dra.objects import DRA_KINDS
 
-        state = ctx.state(["Node", *DRA_KINDS])
+        state = ctx.state(["Node", "Pod", *DRA_KINDS])
         ns = next((w.namespace for w in workloads if w.resource_claims), "default")
         state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
     else:
-        state = ctx.state(["Node"])
+        state = ctx.state(["Node", "Pod"])
     nodes = state.nodes
-    index = NodeIndex(nodes)
+    index = NodeIndex(nodes, state.capacities())
     full = ctx.fmt in ("wide", "json")
     several = len(workloads) > 1
     docs: list[dict[str, Any]] = []
@@ -88,7 +88,7 @@ def cmd_place(ctx: Context) -> int:
     tables: list[tuple[str, list[tuple[str, str, str]]]] = []
     all_fit = True
     for w in workloads:
-        results = place(w.requirements, index, full=full)
+        results = place(w.requirements, index, full=full, request=w.requests)
         if w.resource_claims:
             results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]

@@ -27,6 +27,9 @@ def add_report_command(add: AddCommand) -> None:
     p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    from gpulabel.cli.gpucmds import add_stuck_after
+
+    add_stuck_after(p)
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -58,7 +61,18 @@ def cmd_report(ctx: Context) -> int:
     known_operands(a.disabled)
     state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    doc = collect(state, disabled=a.disabled, strict=a.strict, namespace=a.namespace, generated=generated)
+    from gpulabel.cli.gpucmds import options
+
+    opts = options(ctx)
+    doc = collect(
+        state,
+        disabled=a.disabled,
+        strict=a.strict,
+        namespace=a.namespace,
+        generated=generated,
+        stuck_after=opts.stuck_after,
+        now=opts.now,
+    )
     page = render_html(doc).encode()
     if a.html == "-":
         ctx.out.write(page.decode())

@@ -10,8 +10,8 @@ the run with the server's own message and field path.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import ManifestError, SnapshotError
@@ -38,6 +38,7 @@ class Workload:
     name: str
     where: str
     requirements: PodRequirements
+    requests: Mapping[str, int] = field(default_factory=dict)  # in the scheduler's units, defaults applied
     resource_claims: tuple[dict[str, Any], ...] = ()  # spec.resourceClaims, for DRA placement
 
     @property
@@ -62,8 +63,16 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
     spec = spec if isinstance(spec, dict) else {}
     if errors := validate_pod_spec(spec, path):
         raise ManifestError(where, invalid_message(kind, name, errors))
+    from gpulabel.k8s.resources import QuantityError, apply_request_defaults, pod_requests, scheduler_amounts
+
+    try:
+        requests = scheduler_amounts(pod_requests(apply_request_defaults(spec)))
+    except QuantityError as err:
+        text = str(err)
+        raise ManifestError(where, path + text[4:] if text.startswith("spec.") else text) from None
+    requirements = compile_pod_spec(spec, path, daemonset=kind == "DaemonSet")
     claims = tuple(c for c in spec.get("resourceClaims") or () if isinstance(c, dict))
-    return Workload(kind, namespace, name, where, compile_pod_spec(spec, path, daemonset=kind == "DaemonSet"), claims)
+    return Workload(kind, namespace, name, where, requirements, requests, claims)
 
 
 def workloads_from_bytes(

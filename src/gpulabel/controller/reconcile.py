@@ -150,13 +150,16 @@ class Reconciler:
         return total
 
     def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
-        from gpulabel.checks.audit import audit
+        from gpulabel.checks.registry import CHECKS, NODE_ONLY, CheckOptions
         from gpulabel.model.cluster import ClusterState
 
         assert self.metrics is not None
         self.metrics.reconcile.labels("full").observe(seconds)
         self.metrics.last_resync.set(time.time())
-        findings = audit(ClusterState(nodes=tuple(nodes.values())))
+        # Every registered check that needs nothing but nodes: audit, capacity, mig, sharing, upgrade.
+        state = ClusterState(nodes=tuple(sorted(nodes.values(), key=lambda n: n.name)))
+        opts = CheckOptions()
+        findings = [f for c in CHECKS if set(c.kinds) <= set(NODE_ONLY) for f in c.run(state, opts)]
         findings += [Finding("sync", p.where, "", "invalid-entry") for p in result.problems if p.severity == "error"]
         self.metrics.set_findings(findings)
         self.metrics.ready.set()

@@ -273,6 +273,7 @@ class Failure:
     why: str
     term: int | None = None
     requirement: Requirement | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)  # figures for -o json (resources)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"filter": self.filter, "reason": self.reason, "why": self.why}
@@ -280,6 +281,7 @@ class Failure:
             out["term"] = self.term
         if self.requirement is not None:
             out["requirement"] = self.requirement.to_json()
+        out.update(self.data)
         return out
 
 

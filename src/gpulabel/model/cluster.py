@@ -14,6 +14,7 @@ from typing import Any
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "DaemonSet",
     "LabelWrite",
     "Node",
+    "NodeCapacity",
     "Pod",
     "Taint",
 ]
@@ -40,6 +42,7 @@ SCHEDULING_FIELDS = (
     "hostNetwork",
     "schedulingGates",
     "resourceClaims",
+    "preemptionPolicy",
 )
 
 
@@ -61,10 +64,21 @@ class Node:
     unschedulable: bool = False
     conditions: Mapping[str, str] = field(default_factory=dict)
     managed_fields: tuple[JSON, ...] = ()
+    # status.allocatable and status.capacity as the API gives them (quantity strings);
+    # None when the object has no status.allocatable (a hand-written snapshot).
+    allocatable: Mapping[str, str] | None = None
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    # status.allocatable in the scheduler's units (cpu in millicores), parsed once
+    amounts: Mapping[str, int] | None = None
 
     @property
     def ready(self) -> bool:
         return self.conditions.get("Ready") == "True"
+
+    def label_time(self, key: str) -> str | None:
+        """When ``key`` was last written (RFC 3339, from managedFields), or ``None`` if unknown."""
+        write = self.label_writers().get(key)
+        return write.time if write is not None and write.time else None
 
     def label_writers(self) -> dict[str, LabelWrite]:
         """The manager that last wrote each label key.
@@ -100,6 +114,14 @@ class Pod:
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
     # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
     claim_statuses: tuple[JSON, ...] = ()
+    # What the scheduler counts for the pod (k8s.resources.pod_requests: containers,
+    # init containers, sidecars, pod-level resources and overhead), in its units.
+    requests: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
 
     @property
     def ref(self) -> str:
@@ -160,6 +182,23 @@ class ClusterState:
             if n.name == name:
                 return n
         return None
+
+    def capacities(self) -> dict[str, NodeCapacity]:
+        """Each node's allocatable and what its non-terminal pods request, as the scheduler's cache has it.
+
+        Nodes without ``status.allocatable`` (hand-written snapshots) are left
+        out: for them resources are unknown, not zero.
+        """
+        bound: dict[str, list[Pod]] = {}
+        for pod in self.pods:
+            if pod.node_name and not pod.terminal:
+                bound.setdefault(pod.node_name, []).append(pod)
+        out = {}
+        for n in self.nodes:
+            if n.amounts is not None:
+                mine = bound.get(n.name, [])
+                out[n.name] = NodeCapacity.of(n.amounts, [p.requests for p in mine], [p.priority for p in mine])
+        return out
 
     @classmethod
     def from_objects(
@@ -248,6 +287,14 @@ def node_from_json(obj: JSON, where: str = "") -> Node:
         for c in _list(status.get("conditions"), here, "status.conditions")
         if isinstance(c, dict)
     }
+    allocatable: dict[str, str] | None = None
+    amounts: dict[str, int] | None = None
+    if isinstance(status, dict) and status.get("allocatable") is not None:
+        allocatable = _str_map(_quantities(status.get("allocatable")), here, "status.allocatable")
+        try:
+            amounts = node_amounts(allocatable)
+        except QuantityError as err:
+            raise SnapshotError(here, f"status.allocatable: {err}") from None
     return Node(
         name=name,
         labels=_str_map(meta.get("labels"), here, "metadata.labels"),
@@ -258,7 +305,31 @@ def node_from_json(obj: JSON, where: str = "") -> Node:
         managed_fields=tuple(
             m for m in _list(meta.get("managedFields"), here, "metadata.managedFields") if isinstance(m, dict)
         ),
+        allocatable=allocatable,
+        capacity=_str_map(_quantities(status.get("capacity")), here, "status.capacity"),
+        amounts=amounts,
     )
+
+
+def _quantities(value: Any) -> Any:
+    # YAML snapshots may carry quantities as numbers (pods: 110); the API writes strings.
+    if isinstance(value, dict):
+        return {k: str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for k, v in value.items()}
+    return value
+
+
+_REQUESTS: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+
+
+def _shared(requests: dict[str, int]) -> dict[str, int]:
+    """One dict per distinct request: replicas and daemon pods ask for the same, 150,000 pods hold a few hundred."""
+    key = tuple(sorted(requests.items()))
+    got = _REQUESTS.get(key)
+    if got is None:
+        if len(_REQUESTS) >= 4096:
+            _REQUESTS.clear()
+        got = _REQUESTS[key] = requests
+    return got
 
 
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
@@ -276,10 +347,16 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
         if isinstance(o, dict)
     )
+    node_name = str(spec.get("nodeName") or "")
+    try:
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
+    except QuantityError as err:
+        raise SnapshotError(here, str(err)) from None
+    priority = spec.get("priority")
     return Pod(
         namespace=str(meta.get("namespace") or "default"),
         name=meta["name"],
-        node_name=str(spec.get("nodeName") or ""),
+        node_name=node_name,
         phase=str(status.get("phase") or "Pending"),
         labels=_str_map(meta.get("labels"), here, "metadata.labels"),
         conditions=conditions,
@@ -290,6 +367,8 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
             for c in _list(status.get("resourceClaimStatuses"), here, "status.resourceClaimStatuses")
             if isinstance(c, dict)
         ),
+        requests=requests,
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
     )
 
 

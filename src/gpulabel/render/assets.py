@@ -233,6 +233,29 @@ const hazardTable = new Table($("hazards-table"), [
   {label: "detail", key: (r) => r[3], cell: text((r) => r[3], "wrap")},
 ]);
 
+const stackRows = D.gpustack;
+const stackTable = new Table($("gpustack-table"), [
+  {label: "node", key: (r) => nodes[r[0]][0], cell: text((r) => nodes[r[0]][0])},
+  {label: "GPU model", key: (r) => model(r[0]), cell: text((r) => model(r[0]))},
+  {label: "check", key: (r) => r[1], cell: text((r) => r[1])},
+  {label: "key", key: (r) => r[2], cell: text((r) => r[2])},
+  {label: "reason", key: (r) => r[3], cell: text((r) => r[3], "bad-text")},
+  {label: "value", key: (r) => r[5] === null || r[5] === undefined ? "" : r[5],
+   cell: text((r) => r[5] === null || r[5] === undefined ? "" : r[5])},
+  {label: "detail", key: (r) => r[4], cell: text((r) => r[4], "wrap")},
+]);
+
+function drawGpus() {
+  const cols = ["product", "driver", "MIG", "sharing", "nodes", "GPUs (labels)", "allocatable", "requested", "free"];
+  const t = new Table($("gpus-table"), cols.map((label, k) => (
+    {label: label, key: (r) => r[k], cell: text((r) => (typeof r[k] === "number" ? r[k].toLocaleString("en-US") : r[k]),
+     k === 8 ? "" : undefined)}
+  )));
+  t.sort = 4; t.desc = true;
+  t.render(D.gpus);
+  heading("gpus", D.gpus.length, D.gpus.length);
+}
+
 function heading(section, shown, total) {
   const h = document.querySelector("#" + section + " h2");
   let small = h.querySelector("small");
@@ -264,6 +287,8 @@ function update() {
   auditTable.render(a); heading("audit", a.length, auditRows.length);
   const h = hazardRows.filter((r) => nodeOk(r[1]));
   hazardTable.render(h); heading("hazards", h.length, hazardRows.length);
+  const g = stackRows.filter((r) => nodeOk(r[0]));
+  stackTable.render(g); heading("gpustack", g.length, stackRows.length);
 }
 
 function setup() {
@@ -285,6 +310,7 @@ function setup() {
     s.title = c === "-" ? "no operand expected on the node, none running" : NAMES[c];
     legend.appendChild(s);
   }
+  drawGpus();
   drawPending();
   drawDaemonsets();
   readHash();

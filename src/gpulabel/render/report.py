@@ -16,6 +16,8 @@ import base64
 import hashlib
 import html
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.model import vocabulary as V
@@ -143,6 +145,22 @@ def _claim_groups(
     return p.pod.ref, p.message, p.predicted, list(groups.values())
 
 
+GPU_STACK_CHECKS = ("capacity", "mig", "sharing", "upgrade")
+
+
+def _gpu_stack(
+    state: ClusterState, disabled: Sequence[str], stuck_after: float | None, now: datetime | None
+) -> dict[str, list[Finding]]:
+    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, check_named
+
+    opts = CheckOptions(
+        disabled=tuple(disabled), stuck_after=DEFAULT_STUCK_AFTER if stuck_after is None else stuck_after
+    )
+    if now is not None:
+        opts = replace(opts, now=now)
+    return {name: check_named(name).run(state, opts) for name in GPU_STACK_CHECKS}
+
+
 def collect(
     state: ClusterState,
     *,
@@ -150,13 +168,17 @@ def collect(
     strict: bool = False,
     namespace: str | None = None,
     generated: str = "",
+    stuck_after: float | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """The page's data: every check run once over ``state``, arranged for the tables."""
     from gpulabel.checks.audit import audit
+    from gpulabel.checks.gpus import inventory
     from gpulabel.checks.operands import check_operands, disabled_by_cluster_policy
     from gpulabel.checks.placement import hazards
 
     disabled = list(disabled)
+    stack = _gpu_stack(state, disabled, stuck_after, now)
     audit_findings = audit(state, strict=strict)
     operand_report = check_operands(state, disabled)
     pending, pending_findings = _pending_doc(state, namespace)
@@ -214,6 +236,18 @@ def collect(
         "audit": [[position[f.subject], f.key, f.reason, f.detail, f.data.get("value")] for f in audit_findings],
         "hazards": [[f.subject, position[f.key], " ".join((f.reason, *f.args)), f.detail] for f in hazard_findings],
         "pending": pending,
+        "gpus": [
+            [
+                *(r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")),
+                *(r.nodes, r.gpus, r.total_allocatable, r.total_requested, r.free),
+            ]
+            for r in inventory(state)
+        ],
+        "gpustack": [
+            [position[f.subject], name, f.key, f.reason, f.detail, f.data.get("value")]
+            for name, fs in stack.items()
+            for f in fs
+        ],
         "daemonsets": [
             [
                 a["daemonset"],
@@ -229,6 +263,7 @@ def collect(
             "operands": summary(operand_report.findings),
             "pending": summary(pending_findings, pods=sum(len(p["pods"]) for p in pending)),
             "hazards": summary(hazard_findings),
+            **{name: summary(fs) for name, fs in stack.items()},
         },
         "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r[8] for r in rows), "pods": len(state.pods)},
     }
@@ -246,8 +281,9 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
         if check == "pending":
             headline = f"{s['pods']:,} pod(s), {headline}" if s["pods"] else "OK"
         cls = "card bad" if s["findings"] else "card ok"
+        anchor = "gpustack" if check in GPU_STACK_CHECKS else check
         cards.append(
-            f'<a class="{cls}" href="#{check}"><b>{html.escape(check)}</b>'
+            f'<a class="{cls}" href="#{anchor}"><b>{html.escape(check)}</b>'
             f"<span>{html.escape(headline)}</span><small>{html.escape(reasons)}</small></a>"
         )
     return "".join(cards)
@@ -288,9 +324,12 @@ def render_html(doc: Mapping[str, Any], title: str = "gpulabel report") -> str:
 <main>
 <noscript><p class="warn">This report draws its tables with JavaScript; the data is the JSON block
 in the page source.</p></noscript>
+<section id="gpus"><h2>GPU inventory</h2><table id="gpus-table"></table></section>
 <section id="operands"><h2>Operands per node</h2><div id="legend" class="legend"></div>
 <div class="scroll"><table id="grid" class="grid"></table></div><p id="grid-more" class="more"></p></section>
 <section id="audit"><h2>Audit findings</h2><table id="audit-table"></table></section>
+<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades)</h2>
+<table id="gpustack-table"></table></section>
 <section id="pending"><h2>Pending pods</h2><div id="pending-list"></div></section>
 <section id="hazards"><h2>Hazards</h2><table id="hazards-table"></table></section>
 <section id="daemonsets"><h2>Operand DaemonSets</h2><table id="daemonsets-table"></table></section>
@@ -310,7 +349,17 @@ def report_html(
     namespace: str | None = None,
     generated: str = "",
     title: str = "gpulabel report",
+    stuck_after: float | None = None,
+    now: datetime | None = None,
 ) -> str:
     """Run every read-only check over ``state`` and render the page."""
-    doc = collect(state, disabled=disabled, strict=strict, namespace=namespace, generated=generated)
+    doc = collect(
+        state,
+        disabled=disabled,
+        strict=strict,
+        namespace=namespace,
+        generated=generated,
+        stuck_after=stuck_after,
+        now=now,
+    )
     return render_html(doc, title)

@@ -1,0 +1,142 @@
+"""``gpulabel capacity``: do the GPUs a node's labels describe match what it advertises?
+
+The device plugin advertises ``gpu.count x gpu.replicas`` devices as
+``nvidia.com/gpu`` (``nvidia.com/gpu.shared`` when renamed) in
+``status.allocatable``; with MIG ``mixed``, ``mig-<profile>.count x replicas``
+as ``nvidia.com/mig-<profile>``. Nodes whose ``status.allocatable`` is not in
+the input (hand-written snapshots) are only checked for the labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gpulabel.model import gpustack as G
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+
+__all__ = ["REASONS", "capacity", "capacity_node"]
+
+REASONS = {
+    "no-allocatable": "a GPU node whose device plugin should run advertises no GPU",
+    "allocatable-mismatch": "status.allocatable differs from count x replicas in the labels",
+    "unlabelled-gpus": "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node",
+    "missing": "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node",
+}
+DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
+
+
+def _finding(node: Node, key: str, reason: str, detail: str, **data: Any) -> Finding:
+    return Finding("capacity", node.name, key, reason, detail=detail, data=data)
+
+
+def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:
+    """The device plugin should run here: deploy label true (or pre-installed), node not isolated, not disabled."""
+    labels = node.labels
+    return (
+        labels.get(V.GPU_PRESENT) == "true"
+        and labels.get(DEVICE_PLUGIN) in ("true", "pre-installed")
+        and labels.get(V.DEPLOY_OPERANDS) != "false"
+        and "device-plugin" not in set(disabled)
+    )
+
+
+def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -> dict[str, int] | None:
+    """``resource -> count x replicas`` from the labels; ``None`` when the labels do not say (not numbers).
+
+    With the ``mixed`` strategy and MIG devices labelled, only the MIG
+    resources are derived: the GPUs left out of MIG mode are advertised as
+    ``nvidia.com/gpu`` while ``gpu.count`` counts every parent GPU, so that
+    resource is not compared. Without MIG devices, ``mixed`` advertises whole
+    GPUs like ``none``.
+    """
+    profiles = G.mig_profile_counts(labels)
+    if labels.get(G.MIG_STRATEGY) == "mixed" and any(G.whole_number(v) for v in profiles.values()):
+        out: dict[str, int] = {}
+        for profile, count in profiles.items():
+            n = G.whole_number(count)
+            replicas = G.whole_number(labels.get(f"nvidia.com/mig-{profile}.replicas", "1"))
+            if n is None or replicas is None:
+                return None
+            out[f"nvidia.com/mig-{profile}"] = n * replicas
+        return out
+    gpus = G.whole_number(labels.get(V.GPU_COUNT))
+    per_gpu = G.whole_number(labels.get(G.GPU_REPLICAS, "1"))
+    if gpus is None or per_gpu is None:
+        return None
+    renamed = G.SHARED_RESOURCE in advertised and G.GPU_RESOURCE not in advertised
+    return {G.SHARED_RESOURCE if renamed else G.GPU_RESOURCE: gpus * per_gpu}
+
+
+def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
+    labels = node.labels
+    found: list[Finding] = []
+    if labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
+        pci = next(k for k in V.PCI_PRESENT if labels.get(k) == "true")
+        found.append(
+            _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
+        )
+    if node.amounts is None:
+        return found
+    advertised = G.gpu_resources(node.amounts)
+    total = sum(advertised.values())
+    shown = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
+    if total > 0 and labels.get(V.GPU_PRESENT) != "true":
+        value = labels.get(V.GPU_PRESENT)
+        now = "absent" if value is None else f"{value!r}"
+        found.append(
+            _finding(
+                node,
+                G.GPU_RESOURCE,
+                "unlabelled-gpus",
+                f"allocatable {shown} but {V.GPU_PRESENT} is {now}",
+                allocatable=advertised,
+            )
+        )
+    meant = plugin_meant_to_run(node, disabled)
+    if meant and total == 0:
+        detail = f"allocatable has {shown}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
+        if V.GPU_COUNT in labels:
+            detail += f", {V.GPU_COUNT}={labels[V.GPU_COUNT]}"
+        found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail, allocatable=advertised))
+        return found
+    if not meant and total == 0:
+        return found
+    expected = expected_devices(labels, advertised)
+    if expected is None:
+        return found
+    mig_only = any(r.startswith("nvidia.com/mig-") for r in expected)
+    for resource in sorted(set(expected) | set(advertised)):
+        if mig_only and resource in (G.GPU_RESOURCE, G.SHARED_RESOURCE):
+            continue
+        want, got = expected.get(resource, 0), advertised.get(resource, 0)
+        if want != got:
+            found.append(
+                _finding(
+                    node,
+                    resource,
+                    "allocatable-mismatch",
+                    f"allocatable {got}, labels say {want} ({_why(labels, resource)})",
+                    allocatable=got,
+                    expected=want,
+                )
+            )
+    return found
+
+
+def _why(labels: Mapping[str, str], resource: str) -> str:
+    if resource.startswith("nvidia.com/mig-") and labels.get(G.MIG_STRATEGY) == "mixed":
+        profile = resource.removeprefix("nvidia.com/mig-")
+        count = labels.get(f"nvidia.com/mig-{profile}.count", "absent")
+        return f"mig-{profile}.count={count} x replicas={labels.get(f'nvidia.com/mig-{profile}.replicas', '1')}"
+    return f"gpu.count={labels.get(V.GPU_COUNT, 'absent')} x gpu.replicas={labels.get(G.GPU_REPLICAS, '1')}"
+
+
+def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]:
+    """Every node's capacity findings, by node."""
+    from gpulabel.checks.operands import disabled_by_cluster_policy
+
+    off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    return [f for node in state.nodes for f in capacity_node(node, off)]

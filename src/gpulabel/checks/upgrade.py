@@ -1,0 +1,122 @@
+"""``gpulabel upgrade``: is a driver upgrade wedged, and are operands left paused?
+
+The driver upgrade controller walks ``nvidia.com/gpu-driver-upgrade-state``
+from ``upgrade-required`` to ``upgrade-done`` (or ``upgrade-failed``), pausing
+operands with ``paused-for-driver-upgrade``; mig-manager pauses them with
+``paused-for-mig-change`` while ``mig.config.state`` is ``pending`` or
+``rebooting``. A pause left behind keeps an operand off the node for good, and
+the GPU Operator keeps any deploy-label value it does not know, so a typo
+disables the operand silently.
+
+gpulabel repairs nothing here. Where one label change is the documented
+recovery, the finding carries it (``repair``, shown in ``-o wide``):
+``upgrade-failed`` -> set the state back to ``upgrade-required`` (after fixing
+the cause); ``paused-stuck`` -> set the deploy label back to ``true`` (nothing
+is working on the node); ``bad-value`` -> the value it was clearly meant to be
+(``True`` -> ``true``) and nothing for anything else.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gpulabel.model import gpustack as G
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+
+__all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
+
+REASONS = {
+    "upgrade-failed": "the driver upgrade failed on this node",
+    "stuck": "a driver upgrade state other than done or failed older than --stuck-after",
+    "paused-stuck": "an operand paused for a MIG change or driver upgrade that is no longer going on",
+    "bad-value": "a deploy-label value the GPU Operator does not know (the operand silently stays off)",
+}
+
+
+def repair_command(node: str, key: str, value: str) -> str:
+    return f"kubectl label node {node} {key}={value} --overwrite"
+
+
+def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None = None, **data: object) -> Finding:
+    extra: dict[str, object] = {"value": node.labels.get(key), **data}
+    if repair is not None:
+        command = repair_command(node.name, key, repair)
+        extra["repair"] = command
+        detail = f"{detail}; repair: {command}"
+    return Finding("upgrade", node.name, key, reason, detail=detail, data=extra)
+
+
+def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:
+    labels = node.labels
+    found: list[Finding] = []
+    state = labels.get(G.DRIVER_UPGRADE_STATE)
+    if state == G.UPGRADE_FAILED:
+        found.append(
+            _finding(
+                node,
+                G.DRIVER_UPGRADE_STATE,
+                "upgrade-failed",
+                "the driver upgrade controller gave up on this node; once the cause is fixed, "
+                "upgrade-required starts it again",
+                repair="upgrade-required",
+            )
+        )
+    elif state in G.UPGRADE_IN_PROGRESS:
+        age = G.label_age(node, G.DRIVER_UPGRADE_STATE, now)
+        if age is not None and age > stuck_after:
+            found.append(
+                _finding(
+                    node,
+                    G.DRIVER_UPGRADE_STATE,
+                    "stuck",
+                    f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})",
+                    age_seconds=int(age),
+                )
+            )
+    mig_working = labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting")
+    upgrading = state in G.UPGRADE_IN_PROGRESS
+    for key in sorted(labels):
+        if not key.startswith(V.DEPLOY_PREFIX):
+            continue
+        value = labels[key]
+        if value == G.PAUSED_FOR_MIG_CHANGE and not mig_working:
+            mig_state = labels.get(G.MIG_CONFIG_STATE, "absent")
+            found.append(
+                _finding(
+                    node,
+                    key,
+                    "paused-stuck",
+                    f"{value} but {G.MIG_CONFIG_STATE} is {mig_state}: mig-manager is not changing this node",
+                    repair="true",
+                )
+            )
+        elif value == G.PAUSED_FOR_DRIVER_UPGRADE and not upgrading:
+            found.append(
+                _finding(
+                    node,
+                    key,
+                    "paused-stuck",
+                    f"{value} but {G.DRIVER_UPGRADE_STATE} is {state or 'absent'}: no upgrade in progress",
+                    repair="true",
+                )
+            )
+        elif value not in G.DEPLOY_VALUES:
+            meant = value.lower() if value.lower() in ("true", "false", "pre-installed") else None
+            found.append(
+                _finding(
+                    node,
+                    key,
+                    "bad-value",
+                    f"{value!r} is not true, false, pre-installed, {G.PAUSED_FOR_MIG_CHANGE} or "
+                    f"{G.PAUSED_FOR_DRIVER_UPGRADE}: the operator keeps it and the operand stays off",
+                    repair=meant,
+                )
+            )
+    return found
+
+
+def upgrade(state: ClusterState, now: datetime, stuck_after: float) -> list[Finding]:
+    """Every node's driver-upgrade and deploy-label findings, by node."""
+    return [f for node in state.nodes for f in upgrade_node(node, now, stuck_after)]

@@ -1,0 +1,140 @@
+"""The GPU stack commands: ``capacity``, ``mig``, ``sharing``, ``upgrade`` and the ``gpus`` inventory.
+
+Thin glue: each loads the cluster once through the Context, runs the pure
+check from :mod:`gpulabel.checks` and renders with the shared helpers
+(``<node> <key> <reason>`` per finding or ``OK``; ``-o wide`` adds the
+evidence and, where one label change is the documented repair, the exact
+``kubectl label`` line; exit 0/1/2).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpulabel.checks.registry import CheckOptions
+    from gpulabel.cli.context import AddCommand, Context
+
+__all__ = ["add_gpu_commands", "add_stuck_after", "options"]
+
+
+def add_stuck_after(p: object) -> None:
+    """``--stuck-after`` and ``--at``: how old a MIG or driver-upgrade state may get, measured when."""
+    p.add_argument(  # type: ignore[attr-defined]
+        "--stuck-after",
+        default="30m",
+        metavar="DURATION",
+        help="a MIG or driver-upgrade state older than this is stuck (30m, 1h30m, 90s; default 30m)",
+    )
+    p.add_argument(  # type: ignore[attr-defined]
+        "--at",
+        metavar="TIME",
+        help="measure label ages at this RFC 3339 time instead of now (for a snapshot taken earlier)",
+    )
+
+
+def options(ctx: Context) -> CheckOptions:
+    """The check options from the shared flags and ``--disabled``, ``--stuck-after``, ``--at``, ``--strict``."""
+    from gpulabel.checks.registry import CheckOptions, parse_duration
+    from gpulabel.errors import InputError
+    from gpulabel.model.gpustack import parse_time
+
+    a = ctx.args
+    opts = CheckOptions(
+        strict=bool(getattr(a, "strict", False)),
+        disabled=tuple(getattr(a, "disabled", ()) or ()),
+        namespace=a.namespace,
+        stuck_after=parse_duration(getattr(a, "stuck_after", None) or "30m"),
+    )
+    at = getattr(a, "at", None)
+    if at:
+        when = parse_time(at)
+        if when is None:
+            raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
+        from dataclasses import replace
+
+        opts = replace(opts, now=when)
+    return opts
+
+
+def add_gpu_commands(add: AddCommand) -> None:
+    p = add("capacity", cmd_capacity, "GPU labels against status.allocatable: GPUs labelled but not advertised, or not")
+    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    p = add("mig", cmd_mig, "MIG reconfigurations failed or stuck, invalid or impossible layouts, strategy drift")
+    add_stuck_after(p)
+    add("sharing", cmd_sharing, "time-slicing and MPS labels that contradict each other")
+    p = add("upgrade", cmd_upgrade, "driver upgrades failed or stuck, operands left paused, deploy-label typos")
+    add_stuck_after(p)
+    p = add("gpus", cmd_gpus, "the fleet inventory: nodes, GPUs, allocatable, requested, free per kind of node")
+    p.add_argument("--by", metavar="LABEL", help="group by this node label (a pool) and product")
+
+
+def _run(ctx: Context, name: str) -> int:
+    from gpulabel.checks.registry import check_named
+    from gpulabel.cli.context import findings_exit
+
+    check = check_named(name)
+    opts = options(ctx)
+    return findings_exit(ctx, check.run(ctx.state(check.kinds), opts), name)
+
+
+def cmd_capacity(ctx: Context) -> int:
+    from gpulabel.checks.registry import known_operands
+
+    known_operands(ctx.args.disabled)
+    return _run(ctx, "capacity")
+
+
+def cmd_mig(ctx: Context) -> int:
+    return _run(ctx, "mig")
+
+
+def cmd_sharing(ctx: Context) -> int:
+    return _run(ctx, "sharing")
+
+
+def cmd_upgrade(ctx: Context) -> int:
+    return _run(ctx, "upgrade")
+
+
+def cmd_gpus(ctx: Context) -> int:
+    from gpulabel.checks.gpus import inventory
+    from gpulabel.render.text import emit_json, emit_table
+
+    rows = inventory(ctx.state(["Node", "Pod"]), ctx.args.by)
+    if ctx.fmt == "json":
+        emit_json({"check": "gpus", "by": ctx.args.by, "rows": [r.to_json() for r in rows]}, ctx.out)
+    elif ctx.fmt == "table":
+        keys = list(rows[0].group) if rows else ["product"]
+        emit_table(
+            (*keys, "nodes", "gpus", "allocatable", "requested", "free"),
+            [
+                (
+                    *r.group.values(),
+                    str(r.nodes),
+                    str(r.gpus),
+                    str(r.total_allocatable),
+                    str(r.total_requested),
+                    str(r.free),
+                )
+                for r in rows
+            ],
+            ctx.out,
+            title="GPU inventory",
+        )
+    elif not rows:
+        ctx.out.write("no GPU nodes\n")
+    else:
+        wide = ctx.fmt == "wide"
+        for r in rows:
+            line = r.line()
+            if wide:
+                parts = [
+                    f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)
+                ]
+                extra = "allocatable/requested: " + (", ".join(parts) or "none")
+                if r.unknown_allocatable:
+                    extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
+                line += f" ({extra})"
+            ctx.out.write(line + "\n")
+    return 0
