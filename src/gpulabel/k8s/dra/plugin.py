@@ -52,7 +52,8 @@ class DraState:
     _claims: dict[tuple[str, str], ResourceClaim] = field(default_factory=dict, repr=False)
     _content: dict[tuple[int, frozenset[str] | None], int] = field(default_factory=dict, repr=False)
     _intern: dict[Any, int] = field(default_factory=dict, repr=False)  # contents and signatures -> small ints
-    _items: dict[int, tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    _named: dict[frozenset[str], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict, repr=False)
+    _all_keys: tuple[tuple[str, ...], tuple[str, ...]] | None = field(default=None, repr=False)
     _signatures: dict[tuple[str, frozenset[str] | None], int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -115,19 +116,33 @@ class DraState:
             found = self._pools[node.name] = gather_pools(node.name, mine, matches, self._by_pool)
         return found
 
+    def _keys_named(self, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The attribute and capacity names (qualified as published) whose identifier is in ``names``."""
+        found = self._named.get(names)
+        if found is None:
+            if self._all_keys is None:
+                attrs = {k for s in self.slices for d in s.devices for k in d.attributes}
+                caps = {k for s in self.slices for d in s.devices for k in d.capacity}
+                self._all_keys = (tuple(sorted(attrs)), tuple(sorted(caps)))
+            all_attrs, all_caps = self._all_keys
+            found = self._named[names] = (
+                tuple(k for k in all_attrs if k.rsplit("/", 1)[-1] in names),
+                tuple(k for k in all_caps if k.rsplit("/", 1)[-1] in names),
+            )
+        return found
+
     def _device_content(self, device: Device, names: frozenset[str] | None) -> int:
         key = (id(device), names)
         found = self._content.get(key)
         if found is None:
-            items = self._items.get(id(device))
-            if items is None:
-                attrs = tuple(sorted((k.rsplit("/", 1)[-1], k, v) for k, v in device.attributes.items()))
-                caps = tuple(sorted((k.rsplit("/", 1)[-1], k, v) for k, v in device.capacity.items()))
-                items = self._items[id(device)] = (attrs, caps)
-            attrs, caps = items
-            if names is not None:
-                attrs = tuple(a for a in attrs if a[0] in names)
-                caps = tuple(c for c in caps if c[0] in names)
+            if names is None:
+                attrs = tuple(sorted(device.attributes.items()))
+                caps = tuple(sorted(device.capacity.items()))
+            else:
+                attr_keys, cap_keys = self._keys_named(names)
+                a, c = device.attributes, device.capacity
+                attrs = tuple((k, a[k]) for k in attr_keys if k in a)
+                caps = tuple((k, c[k]) for k in cap_keys if k in c)
             content = (attrs, caps, device.taints, device.allow_multiple)
             found = self._content[key] = self._intern.setdefault(content, len(self._intern))
         return found
