@@ -31,13 +31,16 @@ import (
 const usage = `usage: labcluster COMMAND [ARGS...]
 
 Cluster commands:
-  up    --dir DIR [--timeout 3m]   start a control plane, write DIR/kubeconfig
+  up    --dir DIR [--timeout 3m] [--gpu-operator [--cluster-policy sample|none|FILE]]
+                                   start a control plane, write DIR/kubeconfig;
+                                   --gpu-operator: also the real NVIDIA GPU Operator
   down  --dir DIR                  stop every process started by "up"
   nodes --dir DIR --count N [--prefix P] [--labels k=v,...]
                                    create N fake nodes and wait until Ready
 
 Components (normally started by "up"):
-  etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, kubectl
+  etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok, kubectl,
+  gpu-operator (in a private mount namespace and root)
 `
 
 func main() {
@@ -64,6 +67,8 @@ func main() {
 		}
 	case "kwok":
 		os.Exit(runKwok())
+	case operatorComponent:
+		exitOn(runGPUOperator(os.Args[1:]))
 	case "up":
 		exitOn(up(os.Args[1:]))
 	case "down":

@@ -27,7 +27,7 @@ import (
 )
 
 // components in start order; "down" stops them in reverse.
-var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", operatorComponent}
 
 // controllers run by kube-controller-manager: what workloads, namespaces,
 // service accounts, node taints and DRA (claims from templates) need. No cloud,
@@ -77,20 +77,25 @@ type proc struct {
 }
 
 type cluster struct {
-	dir   string
-	procs []*proc
+	dir         string
+	procs       []*proc
+	gpuOperator gpuOperatorOptions
 }
 
 func up(args []string) error {
 	fs := flag.NewFlagSet("up", flag.ExitOnError)
 	dir := fs.String("dir", "", "state directory (required)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up after this long")
+	c := &cluster{}
+	c.gpuOperator.register(fs)
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return errors.New("up: --dir is required")
 	}
+	if err := c.gpuOperator.resolve(); err != nil {
+		return err
+	}
 	start := time.Now()
-	c := &cluster{}
 	var err error
 	if c.dir, err = filepath.Abs(*dir); err != nil {
 		return err
@@ -111,8 +116,12 @@ func up(args []string) error {
 		_ = stopAll(c.dir)
 		return err
 	}
-	fmt.Printf("labcluster up in %.1fs: server %s, kubeconfig %s\n",
-		time.Since(start).Seconds(), server, filepath.Join(c.dir, "kubeconfig"))
+	extra := ""
+	if c.gpuOperator.enabled {
+		extra = ", gpu-operator running"
+	}
+	fmt.Printf("labcluster up in %.1fs: server %s, kubeconfig %s%s\n",
+		time.Since(start).Seconds(), server, filepath.Join(c.dir, "kubeconfig"), extra)
 	return nil
 }
 
@@ -178,7 +187,13 @@ func (c *cluster) run(ctx context.Context) (string, error) {
 		}); err != nil {
 		return "", err
 	}
-	return server, c.probe(ctx, client)
+	if err := c.probe(ctx, client); err != nil {
+		return "", err
+	}
+	if c.gpuOperator.enabled {
+		return server, c.startGPUOperator(ctx, &c.gpuOperator, client)
+	}
+	return server, nil
 }
 
 // probe checks the whole chain: a node goes Ready (kwok) and loses its
@@ -267,6 +282,9 @@ func (c *cluster) writeConfig(server string) error {
 		{"scheduler.kubeconfig", "system:kube-scheduler", ""},
 		{"kwok.kubeconfig", "kwok", "system:masters"},
 	}
+	if c.gpuOperator.enabled {
+		kubeconfigs = append(kubeconfigs, struct{ file, user, group string }{operatorKubeconfig, "gpu-operator", "system:masters"})
+	}
 	for _, k := range kubeconfigs {
 		var groups []string
 		if k.group != "" {
@@ -288,6 +306,11 @@ func (c *cluster) writeConfig(server string) error {
 // start runs this binary as a component in its own session, logging to
 // DIR/NAME.log, so that it outlives "up" and holds none of its descriptors.
 func (c *cluster) start(name string, args ...string) {
+	c.startIn(name, nil, &syscall.SysProcAttr{Setsid: true}, args...)
+}
+
+// startIn is start with an environment (nil: this process's) and process attributes.
+func (c *cluster) startIn(name string, env []string, attr *syscall.SysProcAttr, args ...string) {
 	p := &proc{name: name, done: make(chan struct{})}
 	c.procs = append(c.procs, p)
 	fail := func(err error) { p.err = err; close(p.done) }
@@ -303,8 +326,8 @@ func (c *cluster) start(name string, args ...string) {
 	}
 	defer log.Close()
 	cmd := exec.Command(self, append([]string{name}, args...)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = c.dir, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.Env = c.dir, log, log, env
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		fail(err)
 		return
@@ -400,14 +423,19 @@ func stopAll(dir string) error {
 	return nil
 }
 
-// isComponent guards against PID reuse: argv[1] must be the component name.
+// isComponent guards against PID reuse: argv[1] must be the component name
+// (argv[0] for the GPU operator, which replaces its starter with exec).
 func isComponent(pid int, name string) bool {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		return false
 	}
 	argv := bytes.Split(cmdline, []byte{0})
-	return len(argv) > 1 && string(argv[1]) == name && alive(pid)
+	named := len(argv) > 1 && string(argv[1]) == name
+	if name == operatorComponent && len(argv) > 0 && string(argv[0]) == operatorComponent {
+		named = true
+	}
+	return named && alive(pid)
 }
 
 // alive is false for exited processes, including unreaped zombies.

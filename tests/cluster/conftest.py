@@ -3,7 +3,10 @@
 The ``labcluster`` session fixture builds labcluster/bin/labcluster when
 needed (labcluster/build is cached) and starts etcd, kube-apiserver,
 kube-scheduler, kube-controller-manager and kwok in a temporary directory.
-Build or start failures make the tests error with the reason; they never skip.
+The ``gpu_operator`` session fixture is a second such cluster in which the
+real NVIDIA GPU Operator runs as well (labcluster/gpu-operator/build, cached),
+with the module's sample ClusterPolicy. Build or start failures make the
+tests error with the reason; they never skip.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from labcluster_support import (
     LabCluster,
     LabClusterError,
     build,
+    build_gpu_operator,
+    gpu_node_manifest,
     node_is_ready,
     node_manifest,
     wait_for,
@@ -48,6 +53,25 @@ def labcluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]
         cluster = LabCluster.start(tmp_path_factory.mktemp("labcluster"), binary)
     except LabClusterError as exc:
         pytest.fail(f"labcluster is unavailable: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def gpu_operator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
+    """A labcluster with the real GPU Operator running (namespace ``gpu-operator``).
+
+    The ClusterPolicy is the operator module's sample, ``gpu-cluster-policy``;
+    tests that change it restore it (see ``cluster_policy``).
+    """
+    try:
+        binary = build()
+        build_gpu_operator()
+        cluster = LabCluster.start(tmp_path_factory.mktemp("gpuop"), binary, gpu_operator=True)
+    except LabClusterError as exc:
+        pytest.fail(f"labcluster with the GPU Operator is unavailable: {exc}", pytrace=False)
     try:
         yield cluster
     finally:
@@ -112,3 +136,34 @@ def make_node(labcluster: LabCluster) -> Iterator[MakeNode]:
     yield make
     if created:
         labcluster.kubectl("delete", "node", *created, "--wait=false", "--ignore-not-found")
+
+
+@pytest.fixture
+def make_gpu_node(gpu_operator: LabCluster) -> Iterator[MakeNode]:
+    """``make_gpu_node(name, labels=None, taints=None, gpu=True, gpus=None, **nodeinfo)`` on the operator's cluster.
+
+    A Node with NFD's NVIDIA PCI, kernel and OS labels (``gpu=False``: kernel
+    and OS only) and ``status.nodeInfo.containerRuntimeVersion`` set, as the
+    operator's node labeller needs; waits until Ready, deleted after the test.
+    """
+    created: list[str] = []
+
+    def make(
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        taints: Sequence[Mapping[str, str]] | None = None,
+        gpu: bool = True,
+        **nodeinfo: Any,
+    ) -> dict[str, Any]:
+        gpu_operator.apply(gpu_node_manifest(name, labels, taints, gpu=gpu, **nodeinfo))
+        created.append(name)
+
+        def ready_node() -> dict[str, Any] | None:
+            node: dict[str, Any] = gpu_operator.get("node", name)
+            return node if node_is_ready(node) else None
+
+        return wait_for(ready_node, timeout=60, message=f"for node {name} to become Ready")
+
+    yield make
+    if created:
+        gpu_operator.kubectl("delete", "node", *created, "--wait=false", "--ignore-not-found")

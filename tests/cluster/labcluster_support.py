@@ -8,10 +8,12 @@ LabClusterError carrying the reason and the tail of the relevant log.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +21,9 @@ from typing import Any, TypeVar
 REPO = Path(__file__).resolve().parents[2]
 LABCLUSTER_DIR = REPO / "labcluster"
 BINARY = LABCLUSTER_DIR / "bin" / "labcluster"
+GPU_OPERATOR_DIR = LABCLUSTER_DIR / "gpu-operator"
+GPU_OPERATOR_BINARY = GPU_OPERATOR_DIR / "bin" / "gpu-operator"
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
 
 T = TypeVar("T")
 
@@ -31,25 +36,29 @@ def _tail(text: str, lines: int = 60) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def build(timeout: float = 3600) -> Path:
+def build(timeout: float = 3600, script: Path = LABCLUSTER_DIR / "build", binary: Path = BINARY) -> Path:
     """Run labcluster/build (a no-op when the binary is up to date)."""
+    name = script.relative_to(REPO)
     try:
         proc = subprocess.run(
-            [str(LABCLUSTER_DIR / "build")],
+            [str(script)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise LabClusterError(f"labcluster/build could not run: {exc}") from exc
+        raise LabClusterError(f"{name} could not run: {exc}") from exc
     if proc.returncode != 0:
-        raise LabClusterError(
-            f"labcluster/build failed (exit {proc.returncode}):\n{_tail(proc.stdout)}\n{_tail(proc.stderr)}"
-        )
-    if not os.access(BINARY, os.X_OK):
-        raise LabClusterError(f"labcluster/build succeeded but {BINARY} is missing")
-    return BINARY
+        raise LabClusterError(f"{name} failed (exit {proc.returncode}):\n{_tail(proc.stdout)}\n{_tail(proc.stderr)}")
+    if not os.access(binary, os.X_OK):
+        raise LabClusterError(f"{name} succeeded but {binary} is missing")
+    return binary
+
+
+def build_gpu_operator(timeout: float = 3600) -> Path:
+    """Run labcluster/gpu-operator/build: the real NVIDIA GPU Operator from the Go module proxy (cached)."""
+    return build(timeout, GPU_OPERATOR_DIR / "build", GPU_OPERATOR_BINARY)
 
 
 class LabCluster:
@@ -62,11 +71,23 @@ class LabCluster:
         self.audit_log = self.dir / "audit.log"
 
     @classmethod
-    def start(cls, dir: Path, binary: Path = BINARY, timeout: float = 300) -> LabCluster:
+    def start(
+        cls,
+        dir: Path,
+        binary: Path = BINARY,
+        timeout: float = 300,
+        gpu_operator: bool = False,
+        cluster_policy: str = "sample",
+    ) -> LabCluster:
+        """``labcluster up``; with ``gpu_operator`` the real GPU Operator runs too.
+
+        ``cluster_policy``: "sample" (the operator module's sample), "none", or a file.
+        """
         dir.mkdir(parents=True, exist_ok=True)
+        extra = ["--gpu-operator", "--cluster-policy", cluster_policy] if gpu_operator else []
         try:
             proc = subprocess.run(
-                [str(binary), "up", "--dir", str(dir), "--timeout", f"{int(timeout)}s"],
+                [str(binary), "up", "--dir", str(dir), "--timeout", f"{int(timeout)}s", *extra],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
@@ -204,6 +225,66 @@ def node_manifest(
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
         "spec": spec,
     }
+
+
+# What NFD writes on an NVIDIA GPU node that the GPU Operator reads: the PCI
+# vendor (its node labeller), the kernel and the OS (the driver image tag).
+def nfd_gpu_labels(
+    os_id: str = "ubuntu", os_version: str = "22.04", kernel: str = "5.15.0-105-generic"
+) -> dict[str, str]:
+    return {
+        "feature.node.kubernetes.io/pci-10de.present": "true",
+        "feature.node.kubernetes.io/kernel-version.full": kernel,
+        "feature.node.kubernetes.io/system-os_release.ID": os_id,
+        "feature.node.kubernetes.io/system-os_release.VERSION_ID": os_version,
+    }
+
+
+def gpu_node_manifest(
+    name: str,
+    labels: Mapping[str, str] | None = None,
+    taints: Iterable[Mapping[str, str]] | None = None,
+    gpu: bool = True,
+    runtime: str = "containerd://1.7.20",
+    kernel: str = "5.15.0-105-generic",
+    os_id: str = "ubuntu",
+    os_version: str = "22.04",
+    gpus: int | None = None,
+) -> dict[str, Any]:
+    """A Node as NFD and a real kubelet would show it to the GPU Operator.
+
+    ``gpus``: also advertise that many ``nvidia.com/gpu`` in capacity and allocatable, as the
+    device plugin would (kwok runs no device plugin and keeps what the Node is created with).
+
+    ``gpu``: the NFD labels of an NVIDIA PCI device, kernel and OS (else only
+    kernel and OS, as on a CPU node). ``status.nodeInfo`` carries the container
+    runtime (the operator refuses anything but ``containerd://``, ``cri-o://``
+    or ``docker://``); kwok keeps what the Node is created with.
+    """
+    nfd = nfd_gpu_labels(os_id, os_version, kernel)
+    if not gpu:
+        del nfd["feature.node.kubernetes.io/pci-10de.present"]
+    node = node_manifest(name, {**nfd, **(labels or {})}, taints)
+    ident = hashlib.sha256(name.encode()).hexdigest()
+    node["status"] = {
+        "nodeInfo": {
+            "containerRuntimeVersion": runtime,
+            "kernelVersion": kernel,
+            "osImage": f"{os_id} {os_version}",
+            "operatingSystem": "linux",
+            "architecture": "amd64",
+            "kubeletVersion": "v1.37.2",
+            "kubeProxyVersion": "",
+            "machineID": ident[:32],
+            "systemUUID": str(uuid.UUID(ident[:32])),
+            "bootID": str(uuid.UUID(ident[32:64])),
+        }
+    }
+    if gpus is not None:
+        amounts = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+        node["status"]["capacity"] = dict(amounts)
+        node["status"]["allocatable"] = dict(amounts)
+    return node
 
 
 def node_is_ready(node: Mapping[str, Any]) -> bool:

@@ -96,11 +96,13 @@ def test_isolating_a_node_takes_its_operands_away(labcluster: LabCluster, ns: st
     res = gpulabel(labcluster.kubeconfig, "isolate", node)
     assert (res.returncode, res.stdout) == (0, f"{node} nvidia.com/gpu.deploy.operands false\n"), res.stderr
     # isolated: nothing is expected, so the pods still running are unexpected
-    assert sorted(operands_lines(labcluster, node)) == sorted(f"{node} {op} unexpected" for op in OPERANDS)
+    assert sorted(operands_lines(labcluster, node)) == sorted(
+        [f"{node} operands isolated", *(f"{node} {op} unexpected" for op in OPERANDS)]
+    )
     # the GPU Operator answers isolation by removing the deploy labels; play its part
     labcluster.kubectl("label", "node", node, *(f"{k}-" for k in deploy))
     wait_for(lambda: operand_pods_on(labcluster, ns, node) == {}, timeout=60, message="for the operand pods to go")
-    assert operands_lines(labcluster, node) == []
+    assert operands_lines(labcluster, node) == [f"{node} operands isolated"]
     again = gpulabel(labcluster.kubeconfig, "isolate", node)
     assert (again.returncode, again.stdout) == (0, "")  # already isolated: no write
     undo = gpulabel(labcluster.kubeconfig, "isolate", node, "--undo")

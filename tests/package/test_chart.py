@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from helm_support import CHART, REPO, objects, run_helm, template
+
+import gpulabel
 
 Key = tuple[str, str, str]
 
@@ -195,3 +198,10 @@ def test_values_schema_refuses_typos_and_bad_values(helm: Path, value: str, mess
     res = run_helm("template", "gpulabel", str(CHART), "--set", value, check=False)
     assert res.returncode != 0
     assert message in res.stderr
+
+
+def test_chart_base_and_package_name_one_version() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    base = yaml.safe_load((REPO / "deploy" / "base" / "kustomization.yaml").read_text())
+    assert chart["version"] == chart["appVersion"] == gpulabel.__version__
+    assert base["images"] == [{"name": "gpulabel", "newName": "gpulabel", "newTag": gpulabel.__version__}]

@@ -52,6 +52,20 @@ def test_sanitize_gfd_predicts_gfd() -> None:
     assert run("sanitize", "--gfd", "NVIDIA-TITAN-X-(Pascal)")[1] == "NVIDIA-TITAN-X-Pascal\n"
 
 
+def test_sanitize_says_when_nothing_usable_is_left_and_exits_one() -> None:
+    code, out, err = run("sanitize", "()", "Tesla T4")
+    assert (code, out) == (1, "\nTesla-T4\n")  # stdout keeps one line per value
+    assert err == "gpulabel: sanitize: '()': no character a label value may hold\n"
+
+
+def test_sanitize_gfd_says_when_gfd_writes_no_product_label() -> None:
+    assert run("sanitize", "--gfd", "") == (1, "\n", "gpulabel: sanitize: '': GFD writes no product label for it\n")
+
+
+def test_validate_refuses_an_argument_without_equals_before_printing_anything() -> None:
+    assert run("validate", "a=b c", "foo") == (2, "", "gpulabel: foo: not KEY=VALUE (write KEY= for the empty value)\n")
+
+
 def test_validate_is_silent_and_zero_when_all_are_valid() -> None:
     assert run("validate", "nvidia.com/gpu.count=4", "a=") == (0, "", "")
 

@@ -30,3 +30,16 @@ def test_undo_removes_the_key_wherever_it_is_set() -> None:
 def test_a_node_named_twice_changes_once() -> None:
     changes, _ = plan_isolation(NODES, ["a", "a"], undo=False)
     assert len(changes) == 1
+
+
+def test_the_gpu_pods_on_a_node_to_isolate_are_listed_with_their_resources() -> None:
+    gpu = {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}
+    mig = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/mig-1g.5gb": "1"}}}]}
+    node_pods = [
+        pod_from_json(pod("ml", "train", "a", spec=gpu)),
+        pod_from_json(pod("ml", "infer", "a", phase="Pending", spec=mig)),
+        pod_from_json(pod("ml", "done", "a", phase="Succeeded", spec=gpu)),
+        pod_from_json(pod("web", "cpu-only", "a")),
+    ]
+    (change,) = plan_isolation(NODES, ["a"], undo=False, node_pods=node_pods)[0]
+    assert change.gpu_pods == (("ml/infer", ("nvidia.com/mig-1g.5gb",)), ("ml/train", ("nvidia.com/gpu",)))

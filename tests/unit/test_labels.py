@@ -152,22 +152,54 @@ def test_sanitize(name: str, text: str, expected: str) -> None:
     assert is_valid_value(sanitize(text))
 
 
-GFD_CASES = [
-    ("parentheses are deleted, not replaced", "NVIDIA-TITAN-X-(Pascal)", {}, "NVIDIA-TITAN-X-Pascal"),
-    ("space runs collapse to one dash", "Tesla   T4", {}, "Tesla-T4"),
-    ("GFD neither truncates nor trims", " A" * 40, {}, "-" + "-".join(["A"] * 40)),
+# NVIDIA/k8s-device-plugin internal/lm/resource.go: GP = getProductName, SA = sanitise;
+# RT = internal/lm/resource_test.go (GFD's own cases: TestGPUResourceLabeler, TestMigResourceLabeler).
+GP, SA = "resource.go getProductName", "resource.go sanitise"
+RT_GPU, RT_MIG = "resource_test.go TestGPUResourceLabeler", "resource_test.go TestMigResourceLabeler"
+GFD_CASES: list[tuple[str, str, str, dict[str, object], str]] = [
+    ("no sharing", RT_GPU, "MOCKMODEL", {}, "MOCKMODEL"),
+    ("shared appends suffix", RT_GPU, "MOCKMODEL", {"shared": True}, "MOCKMODEL-SHARED"),
+    ("a MIG device names its profile", RT_MIG, "MOCKMODEL", {"mig_profile": "1g.300gb"}, "MOCKMODEL-MIG-1g.300gb"),
     (
-        "a MIG profile is appended",
+        "a shared MIG device",
+        RT_MIG,
+        "MOCKMODEL",
+        {"mig_profile": "1g.300gb", "shared": True},
+        "MOCKMODEL-MIG-1g.300gb-SHARED",
+    ),
+    ("parentheses are deleted, not replaced", SA, "NVIDIA-TITAN-X-(Pascal)", {}, "NVIDIA-TITAN-X-Pascal"),
+    ("space runs collapse to one dash", SA + " (strings.Fields)", "Tesla   T4", {}, "Tesla-T4"),
+    ("leading and trailing spaces vanish", SA + " (strings.Fields)", " A100 ", {}, "A100"),
+    ("a tab is deleted before the split", SA, "Tesla\tT4", {}, "TeslaT4"),
+    ("GFD does not truncate", SA, "A " * 40, {}, "-".join(["A"] * 40)),
+    ("an empty product with no MIG: no product label", GP + " (no parts)", "", {"shared": True}, ""),
+    (
+        "an empty product with a MIG profile starts at MIG",
+        GP + " (empty parts left out)",
+        "",
+        {"mig_profile": "1g.5gb"},
+        "MIG-1g.5gb",
+    ),
+    ("a profile with surrounding spaces", SA, "A100", {"mig_profile": " 1g.5gb "}, "A100-MIG-1g.5gb"),
+    (
+        "a product of spaces is an empty word",
+        GP + ' (p != "" before sanitise)',
+        "  ",
+        {"mig_profile": "1g.5gb"},
+        "-MIG-1g.5gb",
+    ),
+    (
+        "a real A100 MIG device",
+        RT_MIG,
         "NVIDIA A100-SXM4-40GB",
         {"mig_profile": "1g.5gb"},
         "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
     ),
-    ("a shared GPU gets -SHARED", "Tesla T4", {"shared": True}, "Tesla-T4-SHARED"),
 ]
 
 
-@pytest.mark.parametrize(("name", "text", "opts", "expected"), GFD_CASES, ids=[c[0] for c in GFD_CASES])
-def test_sanitize_gfd(name: str, text: str, opts: dict[str, object], expected: str) -> None:
+@pytest.mark.parametrize(("name", "upstream", "text", "opts", "expected"), GFD_CASES, ids=[c[0] for c in GFD_CASES])
+def test_sanitize_gfd(name: str, upstream: str, text: str, opts: dict[str, object], expected: str) -> None:
     assert sanitize_gfd(text, **opts) == expected  # type: ignore[arg-type]
 
 

@@ -89,24 +89,38 @@ CASES = [
         ["n driver missing"],
     ),
     (
-        "a Pending pod means missing",
+        "a pod bound to the node but Pending (init containers, image pull) is not-ready, not missing",
         [node("n", labels(driver="true")), running("driver", "n", phase="Pending", ready=False)],
-        ["n driver missing"],
+        ["n driver not-ready"],
     ),
     (
-        "a pod running where the label is not true is unexpected",
+        "a pod running where the label is false is unexpected",
+        [node("n", labels(driver="false")), running("driver", "n")],
+        ["n driver unexpected"],
+    ),
+    (
+        "a paused deploy label is paused, with or without its pod, and never unexpected",
         [node("n", labels(driver="paused-for-driver-upgrade")), running("driver", "n")],
-        ["n driver unexpected"],
+        ["n driver paused"],
     ),
     (
-        "an isolated node expects nothing and its running operands are unexpected",
+        "a paused prerequisite does not make its dependants out of order",
+        [
+            node("n", labels(driver="true", container_toolkit="paused-for-mig-change", device_plugin="true")),
+            running("driver", "n"),
+            running("device-plugin", "n"),
+        ],
+        ["n container-toolkit paused"],
+    ),
+    (
+        "an isolated node is reported isolated, and its running operands are unexpected",
         [node("n", {**labels(driver="true"), "nvidia.com/gpu.deploy.operands": "false"}), running("driver", "n")],
-        ["n driver unexpected"],
+        ["n operands isolated", "n driver unexpected"],
     ),
     (
-        "an isolated node with nothing running is fine",
+        "an isolated node with nothing running is isolated, nothing missing",
         [node("n", {**labels(driver="true"), "nvidia.com/gpu.deploy.operands": "false"})],
-        [],
+        ["n operands isolated"],
     ),
     ("an empty deploy value counts as absent", [node("n", labels(driver=""))], []),
     (
@@ -145,19 +159,81 @@ def test_a_missing_operand_names_the_untolerated_taint() -> None:
     assert acc["excluded"] == [{"node": "n", "untolerated_taints": ["dedicated=ml:NoSchedule"]}]
 
 
-def test_a_pending_pod_cause_quotes_the_scheduler() -> None:
+def _pinned(node_name: str) -> dict[str, Any]:
+    """The affinity the DaemonSet controller gives each of its pods."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    }
+
+
+def test_an_unscheduled_daemonset_pod_is_missing_and_quotes_the_scheduler() -> None:
     p = pod(
         "gpu-operator",
         "d",
         "",
         owner_uid=UID["driver"],
         phase="Pending",
+        spec=_pinned("n"),
         conditions=[{"type": "PodScheduled", "status": "False", "message": "0/1 nodes are available"}],
     )
-    p["spec"]["nodeName"] = "n"
     state = ClusterState.from_objects([("t", gated("driver")), ("t", node("n", labels(driver="true"))), ("t", p)])
     (f,) = check_operands(state).findings
+    assert f.line() == "n driver missing"
     assert f.detail == "pod gpu-operator/d Pending: 0/1 nodes are available"
+
+
+WAITING = [
+    (
+        "a crash-looping container",
+        {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": "c", "restartCount": 7, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+            ],
+        },
+        "pod gpu-operator/driver-n-0 Running, waiting: CrashLoopBackOff, restarts 7",
+    ),
+    (
+        "an image that cannot be pulled",
+        {
+            "phase": "Pending",
+            "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ImagePullBackOff"}}}],
+        },
+        "pod gpu-operator/driver-n-0 Pending, waiting: ImagePullBackOff, restarts 0",
+    ),
+    (
+        "a secret that is not there",
+        {
+            "phase": "Pending",
+            "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}],
+        },
+        "pod gpu-operator/driver-n-0 Pending, waiting: CreateContainerConfigError, restarts 0",
+    ),
+    (
+        "init containers not done",
+        {
+            "phase": "Pending",
+            "initContainerStatuses": [
+                {"name": "a", "restartCount": 1, "state": {"terminated": {"exitCode": 0}}},
+                {"name": "b", "restartCount": 2, "state": {"running": {}}},
+            ],
+            "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "PodInitializing"}}}],
+        },
+        "pod gpu-operator/driver-n-0 Pending, waiting: Init:1/2, restarts 3",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "status", "detail"), WAITING, ids=[c[0] for c in WAITING])
+def test_a_waiting_pod_is_not_ready_with_its_reason_and_restarts(
+    name: str, status: dict[str, Any], detail: str
+) -> None:
+    p = running("driver", "n", ready=False)
+    p["status"].update(status)
+    state = ClusterState.from_objects([("t", gated("driver")), ("t", node("n", labels(driver="true"))), ("t", p)])
+    (f,) = check_operands(state).findings
+    assert (f.line(), f.detail) == ("n driver not-ready", detail)
 
 
 def test_cluster_policy_switches_operands_off() -> None:
@@ -192,6 +268,26 @@ DS_CASES = [
         "mig-manager",
     ),
     ("a gate on another value is not an operand", {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm": "yes"}}, None),
+    (
+        "the MPS control daemon shares the device plugin's deploy label but is its own operand",
+        {"nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true", "nvidia.com/mps.capable": "true"}},
+        "mps-control-daemon",
+    ),
+    (
+        "the device plugin's deploy label alone is the device plugin",
+        {"nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"}},
+        "device-plugin",
+    ),
+    (
+        "an extra requirement the catalogue does not know keeps the deploy label's operand",
+        {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm": "true", "example.com/pool": "a"}},
+        "dcgm",
+    ),
+    (
+        "a deploy label the catalogue does not know names its own operand",
+        {"nodeSelector": {"nvidia.com/gpu.deploy.future-thing": "true"}},
+        "future-thing",
+    ),
     ("an ungated DaemonSet is not an operand", {"nodeSelector": {"kubernetes.io/os": "linux"}}, None),
 ]
 
@@ -245,3 +341,30 @@ def test_daemonset_taint_toleration(
     ds = daemonset_from_json(daemonset("ns", "x", "u", {"tolerations": tolerations, "containers": []}))
     n = node_from_json(node("n", taints=[taint]))
     assert bool(untolerated_taints(ds, n)) is filters
+
+
+def test_an_mps_daemon_pod_left_on_a_node_that_lost_mps_capable_is_unexpected_and_says_why() -> None:
+    mps = daemonset(
+        "gpu-operator",
+        "nvidia-device-plugin-mps-control-daemon",
+        "uid-mps",
+        {
+            "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true", "nvidia.com/mps.capable": "true"},
+            "containers": [],
+        },
+    )
+    objs = [*ALL3, mps, node("n", labels(device_plugin="true")), running("device-plugin", "n")]
+    objs.append(pod("gpu-operator", "mps-n", "n", owner_uid="uid-mps"))
+    state = ClusterState.from_objects(("t", o) for o in objs)
+    findings = check_operands(state).findings
+    assert [(f.line(), f.detail.split("; ")[-1]) for f in findings] == [
+        (
+            "n device-plugin out-of-order container-toolkit",
+            "device-plugin is running but container-toolkit is not running and ready on this node",
+        ),
+        ("n mps-control-daemon unexpected", "the node lacks nvidia.com/mps.capable=true"),
+        (
+            "n mps-control-daemon out-of-order container-toolkit",
+            "mps-control-daemon is running but container-toolkit is not running and ready on this node",
+        ),
+    ]

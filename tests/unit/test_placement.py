@@ -400,8 +400,11 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d}
 spec:
+  selector: {matchLabels: {app: d}}
   template:
+    metadata: {labels: {app: d}}
     spec:
+      containers: [{name: c, image: i}]
       affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -428,8 +431,11 @@ apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: ds, namespace: gpu-operator}
 spec:
+  selector: {matchLabels: {app: ds}}
   template:
+    metadata: {labels: {app: ds}}
     spec:
+      containers: [{name: c, image: i}]
       nodeSelector: {gpu: a}
 """
     (w,) = workloads_from_bytes(text, "f.yaml")

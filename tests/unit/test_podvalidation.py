@@ -207,14 +207,18 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
 ]
 
 
+CONTAINERS = [{"name": "c", "image": "i"}]
+
+
 @pytest.mark.parametrize(("name", "spec", "errors"), CASES, ids=[c[0] for c in CASES])
 def test_validate_pod_spec(name: str, spec: dict[str, Any], errors: list[str]) -> None:
+    spec = {"containers": CONTAINERS, **spec}
     assert decode_error(spec) is None
     assert validate_pod_spec(spec) == errors
 
 
 def test_template_paths_start_at_spec_template_spec() -> None:
-    errors = validate_pod_spec(required(term(expr("a", "In"))), "spec.template.spec")
+    errors = validate_pod_spec({"containers": CONTAINERS, **required(term(expr("a", "In")))}, "spec.template.spec")
     assert errors == [
         "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
         ".matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
@@ -230,6 +234,22 @@ def test_invalid_message_is_the_servers() -> None:
 DECODE_CASES: list[tuple[str, Any, str | None]] = [
     ("a clean spec decodes", {"nodeSelector": {"a": "b"}, **required(term(expr("a", "In", "b")))}, None),
     ("nulls decode as zero values", {"nodeSelector": None, "affinity": None, "tolerations": None}, None),
+    # encoding/json (decodeState.object): fields in document order, the first type error is the one returned
+    (
+        "the first bad field in document order is reported (tolerations first)",
+        {"tolerations": "x", "nodeSelector": 1},
+        "json: cannot unmarshal string into Go struct field PodSpec.spec.tolerations of type []v1.Toleration",
+    ),
+    (
+        "the first bad field in document order is reported (nodeSelector first)",
+        {"nodeSelector": 1, "tolerations": "x"},
+        "json: cannot unmarshal number into Go struct field PodSpec.spec.nodeSelector of type map[string]string",
+    ),
+    (
+        "containers as a string",
+        {"containers": "x"},
+        "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container",
+    ),
     (
         "an unquoted true in nodeSelector",
         {"nodeSelector": {"nvidia.com/gpu.present": True}},

@@ -58,7 +58,7 @@ def drifted() -> dict[str, Any]:
         ("lab-node-0", "driver", "running"),
         ("lab-node-0", "container-toolkit", "not-ready"),
         ("lab-node-0", "device-plugin", "out-of-order"),
-        ("lab-node-0", "operator-validator", "running"),
+        ("lab-node-0", "operator-validator", "out-of-order"),
         ("lab-node-1", "dcgm-exporter", "running"),
         ("lab-node-2", "driver", "not-expected"),
         ("lab-node-3", "driver", "missing"),
@@ -269,7 +269,7 @@ def test_report_writes_the_page_and_exits_zero_despite_findings(tmp_path: Path) 
     target = tmp_path / "report.html"
     code, out, err = run("report", "--snapshot", DRIFTED, "--html", str(target))
     assert (code, err) == (0, "")
-    assert out == f"{target}: 4 nodes, audit=5 operands=10 pending=1 hazards=1 capacity=0 mig=0 sharing=0 upgrade=0\n"
+    assert out == f"{target}: 4 nodes, audit=5 operands=11 pending=1 hazards=1 capacity=0 mig=0 sharing=0 upgrade=0\n"
     assert page_data(target.read_text())["summary"]["audit"]["findings"] == 5
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary file left behind
 

@@ -75,8 +75,9 @@ ERROR_CASES = [
     (
         "labels that are not strings are malformed",
         '{"kind": "Node", "metadata": {"name": "a", "labels": {"x": 1}}}',
-        "metadata.labels[x] is not a string",
+        "(node a): metadata.labels[x] is the number 1, not a string",
     ),
+    ("items: null is no objects, as an empty file", "kind: NodeList\nitems: null\n", "NodeList.items is null"),
     ("binary data is refused", b"\x00\x01\x02kind", "binary data"),
     ("an empty file is refused", "", "empty: no Kubernetes objects"),
     ("bytes that are not UTF-8 are refused", b"kind: Node\nmetadata: {name: \xff}\n", ":2: not UTF-8 text"),
@@ -103,3 +104,118 @@ def test_deep_nesting_is_refused(tmp_path: Path) -> None:
     f = write(tmp_path, "s.json", '{"kind": "Node", "metadata": {"name": "a"}, "x": ' + "[" * 200 + "]" * 200 + "}")
     with pytest.raises(SnapshotError, match="nested deeper"):
         load_snapshots([f])
+
+
+def node_with(**fields: object) -> dict[str, object]:
+    obj = node("n")
+    for path, value in fields.items():
+        where: dict[str, object] = obj
+        parts = path.split("__")
+        for part in parts[:-1]:
+            where = where.setdefault(part, {})  # type: ignore[assignment]
+        where[parts[-1]] = value
+    return obj
+
+
+# Fields of the wrong JSON type: Go cannot decode them into k8s.io/api core/v1 (types.go), so the
+# API server refuses the object and no kubectl snapshot holds one. Each row: the field's Go type.
+TYPE_CASES: list[tuple[str, str, dict[str, object], str]] = [
+    (
+        "unschedulable as a string",
+        "NodeSpec.Unschedulable bool",
+        node_with(spec__unschedulable="false"),
+        'spec.unschedulable is the string "false", not a boolean',
+    ),
+    (
+        "a taint given as a string",
+        "NodeSpec.Taints []Taint",
+        node_with(spec__taints=["gpu=true:NoSchedule"]),
+        'spec.taints[0] is the string "gpu=true:NoSchedule", not a mapping',
+    ),
+    (
+        "taints as a mapping",
+        "NodeSpec.Taints []Taint",
+        node_with(spec__taints={"a": 1}),
+        "spec.taints is a mapping, not a list",
+    ),
+    (
+        "a taint effect as a number",
+        "Taint.Effect TaintEffect (string)",
+        node_with(spec__taints=[{"key": "k", "effect": 1}]),
+        "spec.taints[0].effect is the number 1, not a string",
+    ),
+    (
+        "a condition given as a string",
+        "NodeStatus.Conditions []NodeCondition",
+        node_with(status__conditions=["Ready"]),
+        'status.conditions[0] is the string "Ready", not a mapping',
+    ),
+    (
+        "a condition status as a boolean",
+        "NodeCondition.Status ConditionStatus (string)",
+        node_with(status__conditions=[{"type": "Ready", "status": True}]),
+        "status.conditions[0].status is the boolean true, not a string",
+    ),
+    (
+        "managedFields as a mapping",
+        "ObjectMeta.ManagedFields []ManagedFieldsEntry",
+        node_with(metadata__managedFields={"manager": "x"}),
+        "metadata.managedFields is a mapping, not a list",
+    ),
+    (
+        "fieldsV1 not an object",
+        "ManagedFieldsEntry.FieldsV1 *FieldsV1 (a JSON object)",
+        node_with(metadata__managedFields=[{"manager": "m", "fieldsV1": "f:metadata"}]),
+        'metadata.managedFields[0].fieldsV1 is the string "f:metadata", not a mapping',
+    ),
+    (
+        "f:metadata a string",
+        "FieldsV1: a field set is nested objects",
+        node_with(metadata__managedFields=[{"manager": "m", "fieldsV1": {"f:metadata": "x"}}]),
+        'metadata.managedFields[0].fieldsV1.f:metadata is the string "x", not a mapping',
+    ),
+    (
+        "a manager as a number",
+        "ManagedFieldsEntry.Manager string",
+        node_with(metadata__managedFields=[{"manager": 7}]),
+        "metadata.managedFields[0].manager is the number 7, not a string",
+    ),
+    (
+        "a null managedFields entry",
+        "[]ManagedFieldsEntry of structs",
+        node_with(metadata__managedFields=[None]),
+        "metadata.managedFields[0] is null, not a mapping",
+    ),
+    ("status as a list", "Node.Status NodeStatus", node_with(status=[]), "status is a list, not a mapping"),
+]
+
+
+@pytest.mark.parametrize(("name", "gotype", "obj", "message"), TYPE_CASES, ids=[c[0] for c in TYPE_CASES])
+def test_a_field_of_the_wrong_type_is_one_error_naming_file_object_and_field(
+    tmp_path: Path, name: str, gotype: str, obj: dict[str, object], message: str
+) -> None:
+    f = write(tmp_path, "s.json", json.dumps(as_list(obj)))
+    with pytest.raises(SnapshotError) as info:
+        load_snapshots([f])
+    assert str(info.value) == f"{f}: items[0] (node n): {message}"
+
+
+def test_a_pod_spec_is_decoded_as_the_api_server_decodes_it(tmp_path: Path) -> None:
+    from tests.objects import pod
+
+    bad = pod("default", "p", spec={"tolerations": "all"})
+    f = write(tmp_path, "s.json", json.dumps(as_list(bad)))
+    with pytest.raises(SnapshotError) as info:
+        load_snapshots([f])
+    assert str(info.value) == (
+        f"{f}: items[0] (pod p): json: cannot unmarshal string into Go struct field PodSpec.spec.tolerations "
+        "of type []v1.Toleration"
+    )
+
+
+def test_sources_reads_well_formed_managed_fields(tmp_path: Path) -> None:
+    entry = {"manager": "m", "operation": "Update", "time": "t", "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {}}}}}
+    (n,) = load_snapshots(
+        [write(tmp_path, "s.json", json.dumps(as_list(node_with(metadata__managedFields=[entry]))))]
+    ).nodes
+    assert n.label_writers()["a"].manager == "m"

@@ -12,6 +12,7 @@ their ownerReferences.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,10 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Finding
+from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
 
 __all__ = [
     "CATALOGUE",
-    "CLUSTER_POLICY_KEYS",
     "OperandReport",
     "check_operands",
     "disabled_by_cluster_policy",
@@ -31,45 +32,8 @@ __all__ = [
     "operand_order",
 ]
 
-# operand (deploy-label suffix) -> its direct prerequisites
-CATALOGUE: Mapping[str, tuple[str, ...]] = {
-    "driver": (),
-    "container-toolkit": ("driver",),
-    "device-plugin": ("container-toolkit",),
-    "gpu-feature-discovery": ("container-toolkit",),
-    "dcgm": ("container-toolkit",),
-    "dcgm-exporter": ("container-toolkit",),
-    "mig-manager": ("container-toolkit",),
-    "operator-validator": ("device-plugin",),
-    "node-status-exporter": (),
-    "sandbox-device-plugin": (),
-    "sandbox-validator": (),
-    "vgpu-manager": (),
-    "vgpu-device-manager": (),
-    "vfio-manager": (),
-    "cc-manager": (),
-    "kata-manager": (),
-}
-
-# operand -> the ClusterPolicy spec section whose ``enabled`` switches it cluster-wide
-CLUSTER_POLICY_KEYS: Mapping[str, str] = {
-    "driver": "driver",
-    "container-toolkit": "toolkit",
-    "device-plugin": "devicePlugin",
-    "gpu-feature-discovery": "gfd",
-    "dcgm": "dcgm",
-    "dcgm-exporter": "dcgmExporter",
-    "mig-manager": "migManager",
-    "node-status-exporter": "nodeStatusExporter",
-    "sandbox-device-plugin": "sandboxDevicePlugin",
-    "vgpu-manager": "vgpuManager",
-    "vgpu-device-manager": "vgpuDeviceManager",
-    "vfio-manager": "vfioManager",
-    "cc-manager": "ccManager",
-    "kata-manager": "kataManager",
-}
-
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
+_PAUSED_PREFIX = "paused-"
 
 
 def operand_order(extra: Iterable[str] = ()) -> list[str]:
@@ -79,11 +43,13 @@ def operand_order(extra: Iterable[str] = ()) -> list[str]:
     return names
 
 
-def _deploy_requirement(spec: Mapping[str, Any]) -> str | None:
-    """The operand whose deploy label a pod spec requires to be ``true``, if any."""
-    for key, value in (spec.get("nodeSelector") or {}).items():
-        if key.startswith(V.DEPLOY_PREFIX) and value == "true":
-            return str(key[len(V.DEPLOY_PREFIX) :])
+def _required_labels(spec: Mapping[str, Any]) -> dict[str, str] | None:
+    """``key: value`` pairs a pod spec requires of every node it runs on, or None when it requires no deploy label.
+
+    From the nodeSelector and, when every required node-affinity term asks for the same
+    ``deploy.<x> In [true]``, from that term too.
+    """
+    required = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
     affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution"
     ) or {}
@@ -91,7 +57,7 @@ def _deploy_requirement(spec: Mapping[str, Any]) -> str | None:
     found: set[str] = set()
     for term in terms:
         term_ops = {
-            str(e["key"][len(V.DEPLOY_PREFIX) :])
+            str(e["key"])
             for e in (term or {}).get("matchExpressions") or []
             if isinstance(e, dict)
             and str(e.get("key", "")).startswith(V.DEPLOY_PREFIX)
@@ -99,25 +65,46 @@ def _deploy_requirement(spec: Mapping[str, Any]) -> str | None:
             and list(e.get("values") or []) == ["true"]
         }
         if not term_ops:
-            return None  # a term that does not require a deploy label: not gated
+            found = set()
+            break  # a term that does not require a deploy label: the affinity does not gate
         found |= term_ops
-    return found.pop() if len(found) == 1 else None
+    if len(found) == 1:
+        required[found.pop()] = "true"
+    if not any(k.startswith(V.DEPLOY_PREFIX) and v == "true" for k, v in required.items()):
+        return None
+    return required
 
 
 def operand_of_daemonset(ds: DaemonSet) -> str | None:
-    return _deploy_requirement(ds.template_spec)
+    """The operand a DaemonSet runs, from the labels its pod template requires (never from its name).
+
+    Among the catalogue's operands gated by the required deploy label, the one whose
+    extra label requirements the template also has, most specific first: a template
+    requiring ``deploy.device-plugin`` and ``mps.capable=true`` is the MPS control
+    daemon, one requiring only ``deploy.device-plugin`` the device plugin. A deploy
+    label the catalogue does not know names the operand itself.
+    """
+    required = _required_labels(ds.template_spec)
+    if required is None:
+        return None
+    deploys = [k[len(V.DEPLOY_PREFIX) :] for k, v in required.items() if k.startswith(V.DEPLOY_PREFIX) and v == "true"]
+    if len(deploys) != 1:
+        return None
+    deploy = deploys[0]
+    candidates = [
+        op
+        for op in CATALOGUE.values()
+        if op.deploy == deploy and all(required.get(k) == v for k, v in op.requires.items())
+    ]
+    if not candidates:
+        return deploy
+    return max(candidates, key=lambda op: len(op.requires)).name
 
 
 def disabled_by_cluster_policy(policies: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Operands that a ClusterPolicy switches off (``<component>.enabled: false``)."""
-    off: set[str] = set()
-    for policy in policies:
-        spec = policy.get("spec") or {}
-        for operand, section in CLUSTER_POLICY_KEYS.items():
-            part = spec.get(section)
-            if isinstance(part, dict) and part.get("enabled") is False:
-                off.add(operand)
-    return off
+    """Operands the ClusterPolicy leaves off: ``enabled: false``, or absent where the operator's default is off."""
+    view = PolicyView(policies)
+    return {name for name, op in CATALOGUE.items() if not view.enabled(op)}
 
 
 def daemonset_requirements(ds: DaemonSet) -> PodRequirements:
@@ -139,6 +126,23 @@ class OperandReport:
     daemonsets: list[dict[str, Any]]
 
 
+def _target_node(pod: Pod) -> str:
+    """The node a pod is bound to or, for a DaemonSet pod not yet scheduled, the node its
+    ``matchFields metadata.name`` affinity names (the DaemonSet controller pins each pod that way)."""
+    if pod.node_name:
+        return pod.node_name
+    affinity = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    for term in affinity.get("nodeSelectorTerms") or ():
+        for field in (term or {}).get("matchFields") or ():
+            if isinstance(field, dict) and field.get("key") == "metadata.name" and field.get("operator") == "In":
+                values = field.get("values") or []
+                if len(values) == 1:
+                    return str(values[0])
+    return ""
+
+
 def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
     out: dict[str, list[Pod]] = {}
     for pod in pods:
@@ -149,9 +153,12 @@ def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
 
 
 def _missing_cause(
-    operand: str, node: Node, dss: list[DaemonSet], pods: list[Pod], reqs: Mapping[str, PodRequirements]
+    operand: Operand | None, name: str, node: Node, dss: list[DaemonSet], reqs: Mapping[str, PodRequirements]
 ) -> tuple[str, dict[str, Any]]:
-    label = f"{V.DEPLOY_PREFIX}{operand}=true"
+    deploy = operand.deploy if operand else name
+    label = ",".join(
+        [f"{V.DEPLOY_PREFIX}{deploy}=true", *(f"{k}={v}" for k, v in (operand.requires if operand else {}).items())]
+    )
     if not dss:
         return f"no DaemonSet selects {label}", {"cause": "no-daemonset"}
     for ds in dss:
@@ -170,99 +177,167 @@ def _missing_cause(
                 "reason": result.reason,
                 "daemonset": ds.ref,
             }
-    pending = [p for p in pods if p.phase == "Pending"]
-    if pending:
-        msg = pending[0].condition_message("PodScheduled") or "not scheduled yet"
-        return f"pod {pending[0].ref} Pending: {msg}", {"cause": "pod-pending", "pod": pending[0].ref, "message": msg}
-    failed = [p for p in pods if p.phase == "Failed"]
-    if failed:
-        return f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
     refs = ", ".join(d.ref for d in dss)
     return f"no pod of {refs} on this node", {"cause": "no-pod", "daemonsets": [d.ref for d in dss]}
+
+
+def _deploy_key(name: str) -> str:
+    op = CATALOGUE.get(name)
+    return V.DEPLOY_PREFIX + (op.deploy if op else name)
+
+
+def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
+    return labels.get(_deploy_key(name))
+
+
+def _not_ready(pods: list[Pod]) -> Finding | None:
+    """A pod bound to the node that is not Running and Ready, explained as kubectl would show it."""
+    if any(p.phase == "Running" and p.ready for p in pods):
+        return None
+    live = [p for p in pods if p.phase in ("Running", "Pending")]
+    if not live:
+        return None
+    pod = live[0]
+    if pod.waiting:
+        why = f"{pod.phase}, waiting: {pod.waiting}"
+    elif pod.phase == "Running":
+        why = "Running but not Ready"
+    else:
+        why = "Pending on the node"
+    data: dict[str, Any] = {"pod": pod.ref, "phase": pod.phase, "restarts": pod.restarts}
+    if pod.waiting:
+        data["waiting"] = pod.waiting
+    if pod.waiting or pod.restarts:
+        why += f", restarts {pod.restarts}"
+    return Finding("operands", "", "", "not-ready", detail=f"pod {pod.ref} {why}", data=data)
 
 
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
 ) -> OperandReport:
-    """Per-node operand findings over ``state``; sorted by node, then catalogue order."""
+    """Per-node operand findings over ``state``; sorted by node, then catalogue order.
+
+    Reasons: ``missing`` (expected, no pod), ``not-ready`` (its pod is bound but not
+    Running and Ready), ``out-of-order`` (running before a prerequisite), ``unexpected``
+    (running where nothing expects it), ``paused`` (its deploy label is ``paused-*``:
+    mig-manager or the driver upgrade stopped it on purpose) and ``isolated`` (the node
+    has ``nvidia.com/gpu.deploy.operands=false``: the operator removed every deploy label).
+    """
+    policy = PolicyView(state.cluster_policies)
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
     ds_by_operand: dict[str, list[DaemonSet]] = {}
     for ds in state.daemonsets:
-        op = operand_of_daemonset(ds)
-        if op is not None:
-            ds_by_operand.setdefault(op, []).append(ds)
+        name = operand_of_daemonset(ds)
+        if name is not None:
+            ds_by_operand.setdefault(name, []).append(ds)
     reqs = {ds.ref: daemonset_requirements(ds) for dss in ds_by_operand.values() for ds in dss}
     owned = _pods_by_owner(state.pods)
-    # (operand, node) -> that operand's pods on that node
+    # (operand, node) -> that operand's pods bound to that node; unscheduled ones apart
     pods_at: dict[tuple[str, str], list[Pod]] = {}
-    for op, dss in ds_by_operand.items():
+    unscheduled: dict[tuple[str, str], list[Pod]] = {}
+    for name, dss in ds_by_operand.items():
         for ds in dss:
             for pod in owned.get(ds.uid, ()):
-                if pod.node_name:
-                    pods_at.setdefault((op, pod.node_name), []).append(pod)
+                target = _target_node(pod)
+                if target:
+                    where = pods_at if pod.node_name else unscheduled
+                    where.setdefault((name, target), []).append(pod)
     operands = operand_order(ds_by_operand)
     findings: list[Finding] = []
     for node in state.nodes:
         labels = node.labels
         isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
+        workload = policy.workload(labels)
+        if isolated:
+            findings.append(
+                Finding(
+                    "operands",
+                    node.name,
+                    "operands",
+                    "isolated",
+                    detail=f"{V.DEPLOY_OPERANDS}=false: every deploy label is removed, no operand is expected",
+                )
+            )
 
-        def present(op: str, node_name: str = node.name) -> bool:
-            return any(p.phase == "Running" and p.ready for p in pods_at.get((op, node_name), ()))
+        def present(name: str, node_name: str = node.name) -> bool:
+            return any(p.phase == "Running" and p.ready for p in pods_at.get((name, node_name), ()))
 
-        for op in operands:
-            pods = pods_at.get((op, node.name), [])
+        for name in operands:
+            op = CATALOGUE.get(name)
+            pods = pods_at.get((name, node.name), [])
             running = [p for p in pods if p.phase == "Running"]
-            expected = not isolated and op not in off and labels.get(V.DEPLOY_PREFIX + op) == "true"
-            if expected and not running:
-                detail, data = _missing_cause(op, node, ds_by_operand.get(op, []), pods, reqs)
-                findings.append(Finding("operands", node.name, op, "missing", detail=detail, data=data))
-            elif expected and not any(p.ready for p in running):
-                ref = running[0].ref
+            value = _deploy_value(labels, name)
+            gated = op is None or op.gates(labels)
+            paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
+            expected = not isolated and name not in off and gated and value == "true"
+            if paused:
+                key = _deploy_key(name)
                 findings.append(
                     Finding(
                         "operands",
                         node.name,
-                        op,
-                        "not-ready",
-                        detail=f"pod {ref} Running but not Ready",
-                        data={"pod": ref},
+                        name,
+                        "paused",
+                        detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
+                        data={"label": key, "value": value},
                     )
                 )
-            if running and not expected:
+            elif expected and not pods:
+                detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
+                waiting = [p for p in unscheduled.get((name, node.name), ()) if p.phase == "Pending"]
+                if waiting and data["cause"] == "no-pod":
+                    msg = waiting[0].condition_message("PodScheduled") or "not scheduled yet"
+                    detail = f"pod {waiting[0].ref} Pending: {msg}"
+                    data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
+                findings.append(Finding("operands", node.name, name, "missing", detail=detail, data=data))
+            elif expected:
+                nr = _not_ready(pods)
+                if nr is not None:
+                    findings.append(dataclasses.replace(nr, subject=node.name, key=name))
+                elif not running:
+                    detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
+                    failed = [p for p in pods if p.phase == "Failed"]
+                    if failed:
+                        detail, data = f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
+                    findings.append(Finding("operands", node.name, name, "missing", detail=detail, data=data))
+            if running and not expected and not paused:
                 why = (
                     "node isolated (nvidia.com/gpu.deploy.operands=false)"
                     if isolated
                     else (
                         "operand disabled cluster-wide"
-                        if op in off
-                        else f"{V.DEPLOY_PREFIX}{op}={labels.get(V.DEPLOY_PREFIX + op, '<absent>')}"
+                        if name in off
+                        else f"{_deploy_key(name)}={value if value is not None else '<absent>'}"
+                        if gated or op is None
+                        else "the node lacks " + ",".join(f"{k}={v}" for k, v in op.requires.items())
                     )
                 )
                 findings.append(
                     Finding(
                         "operands",
                         node.name,
-                        op,
+                        name,
                         "unexpected",
                         detail=f"pod {running[0].ref} running; {why}",
                         data={"pod": running[0].ref},
                     )
                 )
-            if running:
-                for need in CATALOGUE.get(op, ()):
-                    if present(need):
+            if running and op is not None:
+                for need in op.needs_for(workload):
+                    if present(need) or need in off:
                         continue
-                    if labels.get(V.DEPLOY_PREFIX + need) in _PROVIDED_ELSEWHERE or need in off:
+                    need_value = _deploy_value(labels, need) or ""
+                    if need_value in _PROVIDED_ELSEWHERE or need_value.startswith(_PAUSED_PREFIX):
                         continue
                     findings.append(
                         Finding(
                             "operands",
                             node.name,
-                            op,
+                            name,
                             "out-of-order",
                             (need,),
-                            detail=f"{op} is running but {need} is not running and ready on this node",
+                            detail=f"{name} is running but {need} is not running and ready on this node",
                             data={"prerequisite": need},
                         )
                     )
@@ -274,14 +349,20 @@ def _daemonset_accounts(
 ) -> list[dict[str, Any]]:
     """Why each operand DaemonSet's desiredNumberScheduled differs from the labelled nodes."""
     accounts = []
-    for op, dss in sorted(ds_by_operand.items()):
-        labelled = [n for n in state.nodes if n.labels.get(V.DEPLOY_PREFIX + op) == "true"]
+    for name, dss in sorted(ds_by_operand.items()):
+        op = CATALOGUE.get(name)
+        labelled = [
+            n
+            for n in state.nodes
+            if n.labels.get(V.DEPLOY_PREFIX + (op.deploy if op else name)) == "true"
+            and (op is None or op.gates(n.labels))
+        ]
         for ds in dss:
             excluded = {n.name: taints for n in labelled if (taints := untolerated_taints(ds, n, reqs[ds.ref]))}
             accounts.append(
                 {
                     "daemonset": ds.ref,
-                    "operand": op,
+                    "operand": name,
                     "labelled_nodes": len(labelled),
                     "desired_number_scheduled": ds.status.get("desiredNumberScheduled"),
                     "excluded": [{"node": n, "untolerated_taints": t} for n, t in sorted(excluded.items())],

@@ -39,13 +39,21 @@ def cmd_sanitize(ctx: Context) -> int:
         )
     else:
         ctx.out.write("".join(r + "\n" for r in results))
-    return 0
+    # a value with nothing usable left: say so (stdout keeps one line per value)
+    empty = [v for v, r in zip(a.values, results, strict=True) if not r]
+    for value in empty:
+        why = "GFD writes no product label for it" if a.gfd else "no character a label value may hold"
+        ctx.err.write(f"gpulabel: sanitize: {value!r}: {why}\n")
+    return 1 if empty else 0
 
 
 def cmd_validate(ctx: Context) -> int:
     from gpulabel.k8s.labels import label_errors, split_assignment
 
     rows = []
+    for item in ctx.args.labels:
+        if "=" not in item:  # checked for every argument before anything is printed
+            raise InputError(item, "not KEY=VALUE (write KEY= for the empty value)")
     for item in ctx.args.labels:
         key, value = split_assignment(item)
         rows.append((item, key, value, label_errors(key, value)))

@@ -10,15 +10,12 @@ stdout instead.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
-
-from gpulabel.errors import InputError
 
 if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
 
-__all__ = ["add_report_command", "cmd_report", "write_atomically"]
+__all__ = ["add_report_command", "cmd_report"]
 
 
 def add_report_command(add: AddCommand) -> None:
@@ -30,25 +27,6 @@ def add_report_command(add: AddCommand) -> None:
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory, so a reader never sees half."""
-    import tempfile  # not at import time: the CLI builds its parser for every command, --help included
-
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpulabel-report-", dir=directory)
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as err:
-        os.unlink(tmp)
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None
 
 
 def cmd_report(ctx: Context) -> int:
@@ -77,7 +55,9 @@ def cmd_report(ctx: Context) -> int:
     if a.html == "-":
         ctx.out.write(page.decode())
         return 0
-    write_atomically(a.html, page)
+    from gpulabel.cluster.files import write_file
+
+    write_file(a.html, page)
     counts = {check: s["pods"] if check == "pending" else s["findings"] for check, s in doc["summary"].items()}
     if ctx.fmt == "json":
         from gpulabel.render.text import emit_json

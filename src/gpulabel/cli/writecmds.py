@@ -64,6 +64,9 @@ def add_write_commands(add: AddCommand) -> None:
     p.add_argument("nodes", nargs="+", metavar="NODE")
     p.add_argument("--undo", action="store_true", help="give the nodes back to the operands (remove the key)")
     p.add_argument("--dry-run", action="store_true", help="server-side dry run: print what would change")
+    p.add_argument(
+        "--force", action="store_true", help="isolate nodes even where GPU pods run (they lose driver and plugin)"
+    )
 
 
 def check_sync_options(a: argparse.Namespace) -> None:
@@ -183,10 +186,13 @@ def check_isolate_options(a: argparse.Namespace) -> None:
 
 
 def cmd_isolate(ctx: Context) -> int:
+    from functools import partial
+
     from gpulabel.checks.isolate import FIELD_MANAGER, plan_isolation
     from gpulabel.checks.operands import operand_of_daemonset
     from gpulabel.cluster.live import with_daemonset_pods
     from gpulabel.cluster.writes import apply_labels, remove_labels
+    from gpulabel.model.cluster import Pod, pod_from_json
     from gpulabel.model.vocabulary import DEPLOY_OPERANDS
     from gpulabel.render.text import emit_json
 
@@ -194,15 +200,34 @@ def cmd_isolate(ctx: Context) -> int:
     check_isolate_options(a)
     client = ctx.client(budget=WRITER_BUDGET)
     state = ctx.state(["Node", "DaemonSet"])
+    node_pods: list[Pod] = []
     if not a.undo:
         state = with_daemonset_pods(client, state, [d for d in state.daemonsets if operand_of_daemonset(d)])
-    changes, unknown = plan_isolation({n.name: n for n in state.nodes}, a.nodes, a.undo, state.pods)
+        known = {n.name for n in state.nodes}
+        for name in dict.fromkeys(a.nodes):
+            if name in known:  # one LIST per node to isolate, as kubectl drain does
+                node_pods += client.list_objects(
+                    client.kind_path("Pod"),
+                    partial(pod_from_json, where=f"{client.endpoint} Pod"),
+                    field_selector=f"spec.nodeName={name}",
+                )[0]
+    changes, unknown = plan_isolation({n.name: n for n in state.nodes}, a.nodes, a.undo, state.pods, node_pods)
     failed = bool(unknown)
     for name in unknown:
         ctx.err.write(f"gpulabel: node {name}: not found; nothing written\n")
     done = []
+    refused = []
     for item in changes:
         change = item.change
+        if item.gpu_pods and not a.force and not a.dry_run:
+            refused.append(item)
+            pods = ", ".join(f"{ref} ({' '.join(res)})" for ref, res in item.gpu_pods)
+            ctx.err.write(
+                f"gpulabel: node {change.node}: not isolated: GPU pods running: {pods} "
+                "(they would keep their devices without driver or device plugin); --force to isolate anyway\n"
+            )
+            failed = True
+            continue
         try:
             if item.isolate:
                 apply_labels(client, change.node, {DEPLOY_OPERANDS: "false"}, FIELD_MANAGER, a.dry_run)
@@ -218,6 +243,9 @@ def cmd_isolate(ctx: Context) -> int:
             ctx.out.write(f"{change.line()} (was {change.previous or 'absent'}; leaving: {leaving})\n")
         elif ctx.fmt != "json":
             ctx.out.write(change.line() + "\n")
+        if ctx.fmt != "json":
+            for ref, res in item.gpu_pods:
+                ctx.out.write(f"{change.node} gpu-pod {ref} {' '.join(res)}\n")
     if ctx.fmt == "json":
         emit_json(
             {
@@ -228,10 +256,18 @@ def cmd_isolate(ctx: Context) -> int:
                         "isolated": i.isolate,
                         "previous": i.change.previous,
                         "leaving": list(i.leaving),
+                        "gpu_pods": [{"pod": ref, "resources": list(res)} for ref, res in i.gpu_pods],
                     }
                     for i in done
                 ],
                 "unknown": unknown,
+                "refused": [
+                    {
+                        "node": i.change.node,
+                        "gpu_pods": [{"pod": ref, "resources": list(res)} for ref, res in i.gpu_pods],
+                    }
+                    for i in refused
+                ],
             },
             ctx.out,
         )

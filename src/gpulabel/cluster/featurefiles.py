@@ -43,5 +43,8 @@ def read_feature_dir(directory: str, now: datetime | None = None) -> tuple[list[
         if not name.endswith(SUFFIX) or name == SUFFIX:
             problems.append(Problem(path, "not named <node>.env; ignored", "warning"))
             continue
+        if not os.path.isfile(path):  # local.go getFileContent reads regular files only (a FIFO would block)
+            problems.append(Problem(path, "not a regular file: NFD reads nothing from it; ignored", "warning"))
+            continue
         files.append(read_feature_file(path, now))
     return files, problems

@@ -23,8 +23,8 @@ from gpulabel.k8s.podvalidation import (
     decode_message,
     invalid_message,
     pod_spec_of,
-    validate_pod_spec,
 )
+from gpulabel.k8s.workloads import workload_errors
 
 __all__ = ["Workload", "load_workloads", "workload_from_object", "workloads_from_bytes"]
 
@@ -60,9 +60,9 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
     path, spec = pod_spec_of(obj)
     if (detail := decode_error(spec, path)) is not None:
         raise ManifestError(where, decode_message(kind, str(obj.get("apiVersion") or "v1"), detail))
-    spec = spec if isinstance(spec, dict) else {}
-    if errors := validate_pod_spec(spec, path):
+    if errors := workload_errors(obj):
         raise ManifestError(where, invalid_message(kind, name, errors))
+    spec = spec if isinstance(spec, dict) else {}
     from gpulabel.k8s.resources import QuantityError, apply_request_defaults, pod_requests, scheduler_amounts
 
     try:

@@ -105,8 +105,8 @@ def iter_objects(doc: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
         raise SnapshotError(where, "document has no 'kind': not a Kubernetes object")
     if "items" in doc and (kind == "List" or kind.endswith("List")):
         items = doc["items"]
-        if items is None:
-            return
+        if items is None:  # as an empty file: no objects (the API server writes an empty list as [])
+            raise SnapshotError(where, f"{kind}.items is null: no Kubernetes objects")
         if not isinstance(items, list):
             raise SnapshotError(where, f"{kind}.items is not a list")
         item_kind = kind[:-4] if kind != "List" else ""

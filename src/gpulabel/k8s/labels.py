@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
-from gpulabel.k8s.gostr import go_quote
+from gpulabel.k8s import field
 
 __all__ = [
     "LABEL_VALUE_MAX_LENGTH",
+    "dns1123_label_errors",
+    "dns1123_subdomain_errors",
     "is_valid_key",
     "is_valid_value",
     "is_well_formed",
@@ -37,6 +39,7 @@ _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
 _NAME_RE = re.compile(_NAME_FMT, re.ASCII)
 _VALUE_RE = re.compile(_VALUE_FMT, re.ASCII)
 _SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT, re.ASCII)
+_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT, re.ASCII)
 
 _KEY_MSG = (
     "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
@@ -49,6 +52,10 @@ _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
     "characters, '-' or '.', and must start and end with an alphanumeric character"
 )
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -56,20 +63,35 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} bytes"
+def _max_len_error(length: int, unit: str = "bytes") -> str:
+    # content.MaxLenError says "bytes", util/validation.MaxLenError "characters"; both count bytes.
+    return f"must be no more than {length} {unit}"
 
 
 def _blen(s: str) -> int:
     return len(s.encode("utf-8", "surrogateescape"))
 
 
-def _subdomain_errors(value: str) -> list[str]:
+def dns1123_subdomain_errors(value: str, unit: str = "bytes") -> list[str]:
+    """``IsDNS1123Subdomain``: ``unit`` is "bytes" (``api/validate/content``) or "characters" (``util/validation``)."""
     errs = []
     if _blen(value) > _PREFIX_MAX_LENGTH:
-        errs.append(_max_len_error(_PREFIX_MAX_LENGTH))
+        errs.append(_max_len_error(_PREFIX_MAX_LENGTH, unit))
     if not _SUBDOMAIN_RE.fullmatch(value):
         errs.append(_regex_error(_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    """``IsDNS1123Label`` (``util/validation``), as container names are checked."""
+    errs = []
+    if _blen(value) > _NAME_MAX_LENGTH:
+        errs.append(_max_len_error(_NAME_MAX_LENGTH, "characters"))
+    if not _DNS1123_LABEL_RE.fullmatch(value):
+        if _SUBDOMAIN_RE.fullmatch(value):
+            errs.append("must not contain dots")  # a valid subdomain, length checked: only dots are wrong
+        else:
+            errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
@@ -89,7 +111,7 @@ def key_errors(key: str) -> list[str]:
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs.extend("prefix part " + m for m in _subdomain_errors(prefix))
+            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
     if not name:
         errs.append("name part must be non-empty")
     elif _blen(name) > _NAME_MAX_LENGTH:
@@ -122,14 +144,14 @@ def is_well_formed(value: str) -> bool:
     return _NAME_RE.fullmatch(value) is not None
 
 
-def label_errors(key: str, value: str, field: str = "metadata.labels") -> list[str]:
+def label_errors(key: str, value: str, path: str = "metadata.labels") -> list[str]:
     """The field errors the API server prints for one label, in its order.
 
     Each entry reads as the server writes it after ``Node "x" is invalid:``,
     e.g. ``metadata.labels: Invalid value: "A B": a valid label must be ...``.
     """
-    out = [f"{field}: Invalid value: {go_quote(key)}: {m}" for m in key_errors(key)]
-    out.extend(f"{field}: Invalid value: {go_quote(value)}: {m}" for m in value_errors(value))
+    out = [field.invalid(path, key, m) for m in key_errors(key)]
+    out.extend(field.invalid(path, value, m) for m in value_errors(value))
     return out
 
 

@@ -33,18 +33,21 @@ Everything here is pure: no I/O, no clock, no cluster.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, Protocol
 
+from gpulabel.k8s import field
 from gpulabel.k8s.gostr import go_quote
 from gpulabel.k8s.labels import key_errors, value_errors
 from gpulabel.k8s.taints import FILTERING_EFFECTS, UNSCHEDULABLE_TAINT, Taint, Toleration, daemon_tolerations
 
 __all__ = [
     "AFFINITY",
+    "FIELD_SELECTOR_OPERATORS",
     "NODE_NAME",
+    "NODE_SELECTOR_OPERATORS",
     "TAINTS",
     "UNSCHEDULABLE",
     "Failure",
@@ -64,8 +67,9 @@ TAINTS = "TaintToleration"
 AFFINITY = "NodeAffinity"
 
 REQUIRED_PATH = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-_LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-_FIELD_OPERATORS = ("In", "NotIn")
+# v1.NodeSelectorOperator values, in the order labels.NewRequirement lists them; matchFields take only In/NotIn.
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _DIGITS = frozenset("0123456789")
 
@@ -104,13 +108,6 @@ def _int64_problem(text: str) -> str:
     if body and _DIGITS.issuperset(body):
         return "is out of the int64 range"
     return "is not a base-10 integer"
-
-
-def _go_json(values: tuple[str, ...] | None) -> str:
-    # field.Invalid renders a []string bad value with json.Marshal: nil is null.
-    if values is None:
-        return "null"
-    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
 
 
 def _strings(value: Any) -> tuple[str, ...] | None:
@@ -195,32 +192,33 @@ def _parse_expression(raw: Mapping[str, Any], path: str) -> Requirement:
     values = raw_values or ()
     errors: list[str] = []
     bound: int | None = None
-    if op not in _LABEL_OPERATORS:
-        supported = ", ".join(go_quote(o) for o in _LABEL_OPERATORS)
-        errors.append(f"{path}.operator: Unsupported value: {go_quote(op)}: supported values: {supported}")
+    if op not in NODE_SELECTOR_OPERATORS:
+        errors.append(field.not_supported(f"{path}.operator", field.Named(op), NODE_SELECTOR_OPERATORS))
         return Requirement(key, op, values, path, errors=tuple(errors))
     # labels.NewRequirement: key, then the operator's arity, then every value.
     if kerrs := key_errors(key):
-        errors.append(f"{path}.key: Invalid value: {go_quote(key)}: {'; '.join(kerrs)}")
-    bad_values = f"{path}.values: Invalid value: {_go_json(raw_values)}: "
+        errors.append(field.invalid(f"{path}.key", key, "; ".join(kerrs)))
+    # a []string bad value prints as JSON (nil: null)
+    shown = list(raw_values) if raw_values is not None else None
     if op in ("In", "NotIn") and not values:
-        errors.append(bad_values + "for 'in', 'notin' operators, values set can't be empty")
+        errors.append(field.invalid(f"{path}.values", shown, "for 'in', 'notin' operators, values set can't be empty"))
     elif op in ("Exists", "DoesNotExist") and values:
-        errors.append(bad_values + "values set must be empty for exists and does not exist")
+        errors.append(field.invalid(f"{path}.values", shown, "values set must be empty for exists and does not exist"))
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            errors.append(bad_values + "for 'Gt', 'Lt' operators, exactly one value is required")
+            errors.append(
+                field.invalid(f"{path}.values", shown, "for 'Gt', 'Lt' operators, exactly one value is required")
+            )
         for i, v in enumerate(values):
             if parse_int64(v) is None:
                 errors.append(
-                    f"{path}.values[{i}]: Invalid value: {go_quote(v)}: "
-                    "for 'Gt', 'Lt' operators, the value must be an integer"
+                    field.invalid(f"{path}.values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer")
                 )
         if len(values) == 1:
             bound = parse_int64(values[0])
     for i, v in enumerate(values):
         if verrs := value_errors(v):
-            errors.append(f"{path}.values[{i}][{key}]: Invalid value: {go_quote(v)}: {'; '.join(verrs)}")
+            errors.append(field.invalid(f"{path}.values[{i}][{key}]", v, "; ".join(verrs)))
     return Requirement(key, op, values, path, False, tuple(errors), frozenset(values), bound)
 
 
@@ -230,11 +228,11 @@ def _parse_field(raw: Mapping[str, Any], path: str) -> Requirement:
     raw_values = _strings(raw.get("values"))
     values = raw_values or ()
     errors: list[str] = []
-    if op not in _FIELD_OPERATORS:
-        supported = ", ".join(go_quote(o) for o in _FIELD_OPERATORS)
-        errors.append(f"{path}.operator: Unsupported value: {go_quote(op)}: supported values: {supported}")
+    if op not in FIELD_SELECTOR_OPERATORS:
+        errors.append(field.not_supported(f"{path}.operator", field.Named(op), FIELD_SELECTOR_OPERATORS))
     elif len(values) != 1:
-        errors.append(f"{path}.values: Invalid value: {_go_json(raw_values)}: must have one element")
+        shown = list(raw_values) if raw_values is not None else None
+        errors.append(field.invalid(f"{path}.values", shown, "must have one element"))
     return Requirement(key, op, values, path, True, tuple(errors), frozenset(values))
 
 
@@ -273,7 +271,7 @@ class Failure:
     why: str
     term: int | None = None
     requirement: Requirement | None = None
-    data: Mapping[str, Any] = field(default_factory=dict)  # figures for -o json (resources)
+    data: Mapping[str, Any] = dataclass_field(default_factory=dict)  # figures for -o json (resources)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"filter": self.filter, "reason": self.reason, "why": self.why}
@@ -340,7 +338,7 @@ class PodRequirements:
     path: str = "spec"
     # The label keys the pod reads: nodes that agree on these (and on taints and
     # schedulability) get the same verdict.
-    label_keys: tuple[str, ...] = field(init=False, compare=False, repr=False)
+    label_keys: tuple[str, ...] = dataclass_field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         keys = {k for k, _ in self.node_selector}

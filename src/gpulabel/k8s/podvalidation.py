@@ -7,24 +7,30 @@ as ``field.Error`` prints them (``<path>: Required value: <detail>``,
 ``<path>: Invalid value: "<v>": <detail>``, ``Forbidden``, ``Unsupported
 value``) and are joined as ``errors.NewInvalid`` joins them.
 
-Only the fields that decide placement are checked: ``nodeSelector``,
-``affinity.nodeAffinity``, ``nodeName`` and ``tolerations``, in the order
-``ValidatePodSpec`` checks them. Upstream: ``pkg/apis/core/validation/validation.go``
-(``ValidateNodeSelector``, ``ValidateNodeSelectorTerm``,
+Checked: the pod's basic shape (``containers``: at least one, each with a
+name and an image, names unique, as ``validateContainers`` checks them) and
+the fields that decide placement: ``nodeSelector``, ``affinity.nodeAffinity``,
+``nodeName`` and ``tolerations``, in the order ``ValidatePodSpec`` checks them.
+Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
+``ValidateNodeSelector``, ``ValidateNodeSelectorTerm``,
 ``ValidateNodeSelectorRequirement``, ``ValidateNodeFieldSelectorRequirement``,
 ``ValidatePreferredSchedulingTerms``, ``ValidateTolerations``) in k8s.io/kubernetes v1.37.
 """
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Mapping
 from typing import Any
 
+from gpulabel.k8s import field
 from gpulabel.k8s.gostr import go_quote
-from gpulabel.k8s.labels import key_errors, label_errors, value_errors
+from gpulabel.k8s.labels import dns1123_label_errors, dns1123_subdomain_errors, key_errors, label_errors, value_errors
+from gpulabel.k8s.nodeaffinity import FIELD_SELECTOR_OPERATORS
+from gpulabel.k8s.taints import TAINT_EFFECTS, TOLERATION_OPERATORS
 
 __all__ = [
+    "RESTART_POLICIES",
     "WORKLOAD_KINDS",
     "decode_error",
     "decode_message",
@@ -45,7 +51,6 @@ WORKLOAD_KINDS: dict[str, tuple[str, str]] = {
     "CronJob": ("batch", "spec.jobTemplate.spec.template.spec"),
 }
 
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -97,7 +102,13 @@ _TOLERATION: _Schema = {
     "effect": ("v1.TaintEffect", None),
     "tolerationSeconds": ("int64", None),
 }
+_CONTAINER: _Schema = {
+    "name": ("string", None),
+    "image": ("string", None),
+}
 _POD_SPEC: _Schema = {
+    "containers": ("[]v1.Container", ("Container", _CONTAINER)),
+    "restartPolicy": ("v1.RestartPolicy", None),
     "nodeSelector": ("map[string]string", "string"),
     "nodeName": ("string", None),
     "hostNetwork": ("bool", None),
@@ -106,20 +117,28 @@ _POD_SPEC: _Schema = {
 }
 
 
-def _fits(value: Any, gotype: str) -> bool:
-    if value is None:
-        return True  # JSON null leaves the Go value at its zero value
+_NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "RestartPolicy")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+
+
+@functools.cache
+def _python_type(gotype: str) -> type:
+    """The JSON value (as Python decodes it) that Go decodes into ``gotype``."""
     if gotype == "bool":
-        return isinstance(value, bool)
+        return bool
     if gotype in ("int32", "int64"):
-        return isinstance(value, int) and not isinstance(value, bool)
-    if gotype.startswith(("[]", "map[")):
-        return isinstance(value, list) if gotype.startswith("[]") else isinstance(value, dict)
-    if gotype.startswith("v1.") and gotype[3:] in ("NodeSelectorOperator", "TolerationOperator", "TaintEffect"):
-        return isinstance(value, str)
-    if gotype.startswith("v1."):
-        return isinstance(value, dict)
-    return isinstance(value, str)
+        return int
+    if gotype.startswith("[]"):
+        return list
+    if gotype.startswith("map[") or (gotype.startswith("v1.") and gotype[3:] not in _NAMED_STRINGS):
+        return dict
+    return str
+
+
+def _fits(value: Any, gotype: str) -> bool:
+    """Whether Go decodes ``value`` into ``gotype``; JSON null leaves the Go value at its zero value."""
+    want = _python_type(gotype)
+    return value is None or (isinstance(value, want) and not (want is int and isinstance(value, bool)))
 
 
 def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
@@ -127,12 +146,16 @@ def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
 
 
 def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) -> str | None:
-    for name, (gotype, child) in schema.items():
-        value = obj.get(name)
+    # In document order, as Go's decoder meets the fields; unknown fields are ignored.
+    for name, value in obj.items():
+        entry = schema.get(name)
+        if entry is None or value is None:
+            continue
+        gotype, child = entry
         here = f"{jpath}.{name}"
         if not _fits(value, gotype):
             return _unmarshal(value, struct, here, gotype)
-        if value is None or child is None:
+        if child is None:
             continue
         if isinstance(child, str):  # element type of a list or map of scalars
             items = value.values() if isinstance(value, dict) else value
@@ -169,23 +192,6 @@ def decode_error(spec: Any, path: str = "spec") -> str | None:
 # -- stage 2: validation ------------------------------------------------------------
 
 
-def _required(path: str, detail: str) -> str:
-    return f"{path}: Required value: {detail}" if detail else f"{path}: Required value"
-
-
-def _forbidden(path: str, detail: str) -> str:
-    return f"{path}: Forbidden: {detail}"
-
-
-def _invalid(path: str, value: str | int, detail: str) -> str:
-    shown = go_quote(value) if isinstance(value, str) else str(value)
-    return f"{path}: Invalid value: {shown}: {detail}"
-
-
-def _not_supported(path: str, value: str, valid: tuple[str, ...]) -> str:
-    return f"{path}: Unsupported value: {go_quote(value)}: supported values: {', '.join(go_quote(v) for v in valid)}"
-
-
 def _strs(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
@@ -194,22 +200,31 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v if isinstance(v, dict) else {} for v in value] if isinstance(value, list) else []
 
 
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII)
-_DNS1123_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
-
 def node_name_errors(name: str) -> list[str]:
-    """``ValidateNodeName`` (``IsDNS1123Subdomain`` from util/validation: it says "characters")."""
-    errs = []
-    if len(name) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(name):
-        errs.append(_DNS1123_MSG)
-    return errs
+    """``ValidateNodeName``: ``IsDNS1123Subdomain`` from util/validation, which says "characters"."""
+    return dns1123_subdomain_errors(name, unit="characters")
+
+
+def _container_errors(containers: Any, path: str) -> list[str]:
+    """``validateContainers``, the parts that need no defaulting: a container, a name, an image."""
+    listed = _dicts(containers)
+    if not listed:
+        return [field.required(path)]
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, ctr in enumerate(listed):
+        cpath = f"{path}[{i}]"
+        name = ctr.get("name") or ""
+        if not name:
+            out.append(field.required(f"{cpath}.name"))
+        else:
+            out.extend(field.invalid(f"{cpath}.name", name, m) for m in dns1123_label_errors(name))
+        if not ctr.get("image"):
+            out.append(field.required(f"{cpath}.image"))
+        if name in seen:
+            out.append(field.duplicate(f"{cpath}.name", name))
+        seen.add(name)
+    return out
 
 
 def _requirement_errors(rq: Mapping[str, Any], path: str, allow_invalid_values: bool) -> list[str]:
@@ -219,22 +234,24 @@ def _requirement_errors(rq: Mapping[str, Any], path: str, allow_invalid_values: 
     values = _strs(rq.get("values"))
     if op in ("In", "NotIn"):
         if not values:
-            out.append(_required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+            out.append(field.required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
             out.append(
-                _forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+                field.forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
             )
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            out.append(_required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            out.append(
+                field.required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
+            )
     else:
-        out.append(_invalid(f"{path}.operator", op, "not a valid selector operator"))
+        out.append(field.invalid(f"{path}.operator", field.Named(op), "not a valid selector operator"))
     key = rq.get("key") or ""
-    out.extend(_invalid(f"{path}.key", key, msg) for msg in key_errors(key))
+    out.extend(field.invalid(f"{path}.key", key, msg) for msg in key_errors(key))
     if not allow_invalid_values:
         for i, value in enumerate(values):
-            out.extend(_invalid(f"{path}.values[{i}]", value, msg) for msg in value_errors(value))
+            out.extend(field.invalid(f"{path}.values[{i}]", value, msg) for msg in value_errors(value))
     return out
 
 
@@ -243,22 +260,22 @@ def _field_requirement_errors(rq: Mapping[str, Any], path: str) -> list[str]:
     out: list[str] = []
     op = rq.get("operator") or ""
     values = _strs(rq.get("values"))
-    if op in ("In", "NotIn"):
+    if op in FIELD_SELECTOR_OPERATORS:
         if len(values) != 1:
             out.append(
-                _required(
+                field.required(
                     f"{path}.values",
                     "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
                 )
             )
     else:
-        out.append(_invalid(f"{path}.operator", op, "not a valid selector operator"))
+        out.append(field.invalid(f"{path}.operator", field.Named(op), "not a valid selector operator"))
     key = rq.get("key") or ""
     if key != "metadata.name":
-        out.append(_invalid(f"{path}.key", key, "not a valid field selector key"))
+        out.append(field.invalid(f"{path}.key", key, "not a valid field selector key"))
     else:
         for i, value in enumerate(values):
-            out.extend(_invalid(f"{path}.values[{i}]", value, msg) for msg in node_name_errors(value))
+            out.extend(field.invalid(f"{path}.values[{i}]", value, msg) for msg in node_name_errors(value))
     return out
 
 
@@ -278,61 +295,71 @@ def _node_affinity_errors(na: Mapping[str, Any], path: str) -> list[str]:
         terms = _dicts(required.get("nodeSelectorTerms"))
         tpath = f"{path}.{_REQUIRED}.nodeSelectorTerms"
         if not terms:
-            out.append(_required(tpath, "must have at least one node selector term"))
+            out.append(field.required(tpath, "must have at least one node selector term"))
         for i, term in enumerate(terms):
             out.extend(_term_errors(term, f"{tpath}[{i}]", False))
     for i, pref in enumerate(_dicts(na.get("preferredDuringSchedulingIgnoredDuringExecution"))):
         ppath = f"{path}.{_PREFERRED}[{i}]"
         weight = pref.get("weight") or 0
         if not 1 <= weight <= 100:
-            out.append(_invalid(f"{ppath}.weight", weight, "must be in the range 1-100"))
+            out.append(field.invalid(f"{ppath}.weight", weight, "must be in the range 1-100"))
         # preferred terms may carry invalid label values: they can still score on some node
         out.extend(_term_errors(pref.get("preference") or {}, f"{ppath}.preference", True))
     return out
 
 
 def _toleration_errors(tolerations: list[dict[str, Any]], path: str) -> list[str]:
-    """``ValidateTolerations`` with the TaintTolerationComparisonOperators gate off (its default)."""
+    """``ValidateTolerations`` with the TaintTolerationComparisonOperators gate off (its default).
+
+    The bad values are those v1.37.2 passes: the ``value`` string where the
+    operator and value disagree (``Exists`` with a value included), the
+    ``operator`` and ``effect`` as their named Go types (printed as JSON).
+    """
     out: list[str] = []
     for i, t in enumerate(tolerations):
         tpath = f"{path}[{i}]"
         key, op = t.get("key") or "", t.get("operator") or ""
         value, effect = t.get("value") or "", t.get("effect") or ""
         if key:
-            out.extend(_invalid(f"{tpath}.key", key, msg) for msg in key_errors(key))
+            out.extend(field.invalid(f"{tpath}.key", key, msg) for msg in key_errors(key))
         if not key and op != "Exists":
             out.append(
-                _invalid(
+                field.invalid(
                     f"{tpath}.operator",
-                    op,
+                    field.Named(op),
                     'operator must be Exists when `key` is empty, which means "match all values and all keys"',
                 )
             )
         if t.get("tolerationSeconds") is not None and effect != "NoExecute":
             out.append(
-                _invalid(f"{tpath}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+                field.invalid(
+                    f"{tpath}.effect", field.Named(effect), "effect must be 'NoExecute' when `tolerationSeconds` is set"
+                )
             )
         if op in ("", "Equal"):
             if errs := value_errors(value):
-                out.append(_invalid(f"{tpath}.operator", value, ";".join(errs)))
+                out.append(field.invalid(f"{tpath}.operator", value, ";".join(errs)))
         elif op == "Exists":
             if value:
-                out.append(_invalid(f"{tpath}.operator", value, "value must be empty when `operator` is 'Exists'"))
+                out.append(field.invalid(f"{tpath}.operator", value, "value must be empty when `operator` is 'Exists'"))
         elif op in ("Lt", "Gt"):
-            out.append(_not_supported(f"{tpath}.operator", op, ("Equal", "Exists", "Lt", "Gt")))
+            out.append(field.not_supported(f"{tpath}.operator", field.Named(op), TOLERATION_OPERATORS))
         else:
-            out.append(_not_supported(f"{tpath}.operator", op, ("Equal", "Exists")))
-        if effect and effect not in _TAINT_EFFECTS:
-            out.append(_not_supported(f"{tpath}.effect", effect, _TAINT_EFFECTS))
+            out.append(field.not_supported(f"{tpath}.operator", field.Named(op), TOLERATION_OPERATORS[:2]))
+        if effect and effect not in TAINT_EFFECTS:
+            out.append(field.not_supported(f"{tpath}.effect", field.Named(effect), TAINT_EFFECTS))
     return out
 
 
 def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec") -> list[str]:
-    """The field errors the server reports for ``spec``'s node selection, in its order.
+    """The field errors the server reports for ``spec``'s shape and node selection, in its order.
 
     Call :func:`decode_error` first: this assumes the shapes decode.
     """
-    out: list[str] = []
+    out = _container_errors(spec.get("containers"), f"{path}.containers")
+    policy = spec.get("restartPolicy") or ""
+    if policy and policy not in RESTART_POLICIES:  # validateRestartPolicy; empty is defaulted to Always
+        out.append(field.not_supported(f"{path}.restartPolicy", field.Named(policy), RESTART_POLICIES))
     for key, value in (spec.get("nodeSelector") or {}).items():
         out.extend(label_errors(str(key), value, f"{path}.nodeSelector"))
     na = (spec.get("affinity") or {}).get("nodeAffinity")
@@ -340,7 +367,7 @@ def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec") -> list[str]:
         out.extend(_node_affinity_errors(na, f"{path}.affinity.nodeAffinity"))
     node_name = spec.get("nodeName") or ""
     if node_name:
-        out.extend(_invalid(f"{path}.nodeName", node_name, msg) for msg in node_name_errors(node_name))
+        out.extend(field.invalid(f"{path}.nodeName", node_name, msg) for msg in node_name_errors(node_name))
     out.extend(_toleration_errors(_dicts(spec.get("tolerations")), f"{path}.tolerations"))
     return out
 
@@ -349,9 +376,7 @@ def invalid_message(kind: str, name: str, errors: list[str]) -> str:
     """``errors.NewInvalid``: ``Pod "x" is invalid: <e>``, or ``[e1, e2]`` for several (duplicates dropped)."""
     group = WORKLOAD_KINDS.get(kind, ("", ""))[0]
     qualified = f"{kind}.{group}" if group else kind
-    unique = list(dict.fromkeys(errors))
-    body = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-    return f"{qualified} {go_quote(name)} is invalid: {body}"
+    return f"{qualified} {go_quote(name)} is invalid: {field.aggregate(errors)}"
 
 
 def decode_message(kind: str, api_version: str, detail: str) -> str:

@@ -11,9 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FILTERING_EFFECTS", "UNSCHEDULABLE_TAINT", "Taint", "Toleration", "daemon_tolerations"]
+__all__ = [
+    "FILTERING_EFFECTS",
+    "TAINT_EFFECTS",
+    "TOLERATION_OPERATORS",
+    "UNSCHEDULABLE_TAINT",
+    "Taint",
+    "Toleration",
+    "daemon_tolerations",
+]
 
+# The effects a taint or toleration may name, in the order the API server lists them.
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 FILTERING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+# Every toleration operator; Lt and Gt sit behind the TaintTolerationComparisonOperators gate (off).
+TOLERATION_OPERATORS = ("Equal", "Exists", "Lt", "Gt")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.fields import Fields
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -118,6 +119,9 @@ class Pod:
     # init containers, sidecars, pod-level resources and overhead), in its units.
     requests: Mapping[str, int] = field(default_factory=dict)
     priority: int = 0
+    waiting: str = ""  # why it is not running: the first waiting (init) container's reason, "Init:1/3", ...
+    restarts: int = 0  # restartCount summed over its containers
+    gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
 
     @property
     def terminal(self) -> bool:
@@ -224,7 +228,7 @@ class ClusterState:
             elif kind == "DaemonSet":
                 daemonsets.append(daemonset_from_json(obj, where))
             elif kind == "ClusterPolicy":
-                policies.append(obj)
+                policies.append(cluster_policy_from_json(obj, where))
             else:
                 continue
             seen.add(kind)
@@ -250,63 +254,57 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
-def _str_map(value: Any, where: str, what: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise SnapshotError(where, f"{what} is not a mapping")
-    out = {}
-    for k, v in value.items():
-        if not isinstance(v, str):
-            raise SnapshotError(where, f"{what}[{k}] is not a string: {v!r}")
-        out[str(k)] = v
-    return out
-
-
-def _list(value: Any, where: str, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SnapshotError(where, f"{what} is not a list")
-    return value
+def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
+    """``metadata.managedFields``, each entry's fields as the API server stores them."""
+    entries = f.items(value, "metadata.managedFields")
+    for i, entry in enumerate(entries):
+        path = f"metadata.managedFields[{i}]"
+        for key in ("manager", "operation", "time", "apiVersion", "fieldsType", "subresource"):
+            f.string(entry.get(key), f"{path}.{key}")
+        fields = f.mapping(entry.get("fieldsV1"), f"{path}.fieldsV1")
+        meta = f.mapping(fields.get("f:metadata"), f"{path}.fieldsV1.f:metadata")
+        f.mapping(meta.get("f:labels"), f"{path}.fieldsV1.f:metadata.f:labels")
+    return tuple(entries)
 
 
 def node_from_json(obj: JSON, where: str = "") -> Node:
     meta = _meta(obj, where)
     name = meta["name"]
-    here = f"{where} (node {name})" if where else f"node {name}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    taints = tuple(
-        Taint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
-        for t in _list(spec.get("taints"), here, "spec.taints")
-        if isinstance(t, dict)
-    )
-    conditions = {
-        str(c.get("type")): str(c.get("status"))
-        for c in _list(status.get("conditions"), here, "status.conditions")
-        if isinstance(c, dict)
-    }
+    f = Fields(f"{where} (node {name})" if where else f"node {name}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    taints = []
+    for i, t in enumerate(f.items(spec.get("taints"), "spec.taints")):
+        path = f"spec.taints[{i}]"
+        taints.append(
+            Taint(
+                f.string(t.get("key"), f"{path}.key"),
+                f.string(t.get("value"), f"{path}.value"),
+                f.string(t.get("effect"), f"{path}.effect"),
+            )
+        )
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        conditions[f.string(c.get("type"), f"{path}.type")] = f.string(c.get("status"), f"{path}.status")
     allocatable: dict[str, str] | None = None
     amounts: dict[str, int] | None = None
-    if isinstance(status, dict) and status.get("allocatable") is not None:
-        allocatable = _str_map(_quantities(status.get("allocatable")), here, "status.allocatable")
+    if status.get("allocatable") is not None:
+        allocatable = f.str_map(_quantities(status.get("allocatable")), "status.allocatable")
         try:
             amounts = node_amounts(allocatable)
         except QuantityError as err:
-            raise SnapshotError(here, f"status.allocatable: {err}") from None
+            raise SnapshotError(f.here, f"status.allocatable: {err}") from None
     return Node(
         name=name,
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
-        annotations=_str_map(meta.get("annotations"), here, "metadata.annotations"),
-        taints=taints,
-        unschedulable=bool(spec.get("unschedulable", False)),
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=f.str_map(meta.get("annotations"), "metadata.annotations"),
+        taints=tuple(taints),
+        unschedulable=f.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         conditions=conditions,
-        managed_fields=tuple(
-            m for m in _list(meta.get("managedFields"), here, "metadata.managedFields") if isinstance(m, dict)
-        ),
+        managed_fields=_managed_fields(f, meta.get("managedFields")),
         allocatable=allocatable,
-        capacity=_str_map(_quantities(status.get("capacity")), here, "status.capacity"),
+        capacity=f.str_map(_quantities(status.get("capacity")), "status.capacity"),
         amounts=amounts,
     )
 
@@ -332,35 +330,46 @@ def _shared(requests: dict[str, int]) -> dict[str, int]:
     return got
 
 
+def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
+    """The pod spec's fields placement reads, decoded as the API server decodes them."""
+    from gpulabel.k8s.podvalidation import decode_error
+
+    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}  # the rest is dropped unread
+    if kept and (detail := decode_error(kept, path)) is not None:
+        raise SnapshotError(f.here, detail)
+
+
 def pod_from_json(obj: JSON, where: str = "") -> Pod:
     meta = _meta(obj, where)
-    here = f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}"
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    if not isinstance(spec, dict) or not isinstance(status, dict):
-        raise SnapshotError(here, "spec and status must be mappings")
-    conditions = {
-        str(c.get("type")): c for c in _list(status.get("conditions"), here, "status.conditions") if isinstance(c, dict)
-    }
-    owners = tuple(
-        (str(o.get("kind", "")), str(o.get("uid", "")))
-        for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
-        if isinstance(o, dict)
-    )
-    node_name = str(spec.get("nodeName") or "")
+    f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    status = f.mapping(obj.get("status"), "status")
+    _decode_pod_spec(f, spec, "spec")
+    conditions = {}
+    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
+        path = f"status.conditions[{i}]"
+        for key in ("status", "message", "reason"):
+            f.string(c.get(key), f"{path}.{key}")
+        conditions[f.string(c.get("type"), f"{path}.type")] = c
+    owners = []
+    for i, o in enumerate(f.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        path = f"metadata.ownerReferences[{i}]"
+        owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
+    node_name = f.string(spec.get("nodeName"), "spec.nodeName")
     try:
         requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
     except QuantityError as err:
-        raise SnapshotError(here, str(err)) from None
+        raise SnapshotError(f.here, str(err)) from None
     priority = spec.get("priority")
+    waiting, restarts = _container_state(status)
     return Pod(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
         node_name=node_name,
-        phase=str(status.get("phase") or "Pending"),
-        labels=_str_map(meta.get("labels"), here, "metadata.labels"),
+        phase=f.string(status.get("phase"), "status.phase") or "Pending",
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
         conditions=conditions,
-        owners=owners,
+        owners=tuple(owners),
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
         claim_statuses=tuple(
             c
@@ -369,23 +378,109 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         ),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
+        waiting=waiting,
+        restarts=restarts,
+        gpu_resources=_gpu_resources(spec),
     )
+
+
+def _dicts(value: Any) -> list[JSON]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _container_state(status: JSON) -> tuple[str, int]:
+    """The reason a pod's containers wait (init containers first, as kubectl shows it) and its restarts."""
+    inits = _dicts(status.get("initContainerStatuses"))
+    mains = _dicts(status.get("containerStatuses"))
+    restarts = sum(int(c.get("restartCount") or 0) for c in inits + mains if isinstance(c.get("restartCount"), int))
+    for i, c in enumerate(inits):
+        state = c.get("state") or {}
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason") not in (None, "", "PodInitializing"):
+            return f"Init:{waiting['reason']}", restarts
+        terminated = state.get("terminated") if isinstance(state, dict) else None
+        if not (isinstance(terminated, dict) and terminated.get("exitCode") == 0):
+            return f"Init:{i}/{len(inits)}", restarts
+    for c in mains:
+        state = c.get("state") or {}
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason"):
+            return str(waiting["reason"]), restarts
+    return "", restarts
+
+
+def _gpu_resources(spec: JSON) -> tuple[str, ...]:
+    found: set[str] = set()
+    for c in _dicts(spec.get("containers")) + _dicts(spec.get("initContainers")):
+        res = c.get("resources") or {}
+        if not isinstance(res, dict):
+            continue
+        for part in ("requests", "limits"):
+            amounts = res.get(part) or {}
+            if isinstance(amounts, dict):
+                found.update(str(k) for k, v in amounts.items() if str(k).startswith("nvidia.com/") and str(v) != "0")
+    return tuple(sorted(found))
+
+
+def _selector(f: Fields, value: Any, path: str) -> JSON:
+    selector = f.mapping(value, path)
+    f.str_map(selector.get("matchLabels"), f"{path}.matchLabels")
+    for i, expr in enumerate(f.items(selector.get("matchExpressions"), f"{path}.matchExpressions")):
+        epath = f"{path}.matchExpressions[{i}]"
+        f.string(expr.get("key"), f"{epath}.key")
+        f.string(expr.get("operator"), f"{epath}.operator")
+        f.strings(expr.get("values"), f"{epath}.values")
+    return selector
 
 
 def daemonset_from_json(obj: JSON, where: str = "") -> DaemonSet:
     meta = _meta(obj, where)
-    here = f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}"
-    spec = obj.get("spec") or {}
-    template = (spec.get("template") or {}) if isinstance(spec, dict) else {}
-    tspec = template.get("spec") if isinstance(template, dict) else None
-    if not isinstance(tspec, dict):
-        raise SnapshotError(here, "spec.template.spec is missing")
-    status = obj.get("status") or {}
+    f = Fields(f"{where} (daemonset {meta['name']})" if where else f"daemonset {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    template = f.mapping(spec.get("template"), "spec.template")
+    if template.get("spec") is None:
+        raise SnapshotError(f.here, "spec.template.spec is missing")
+    tspec = f.mapping(template.get("spec"), "spec.template.spec")
+    _decode_pod_spec(f, tspec, "spec.template.spec")
+    status = f.mapping(obj.get("status"), "status")
+    counts = {}
+    for key, value in status.items():
+        if key in _DAEMONSET_COUNTS:
+            number = f.integer(value, f"status.{key}")
+            if number is not None:
+                counts[key] = number
     return DaemonSet(
-        namespace=str(meta.get("namespace") or "default"),
+        namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        uid=str(meta.get("uid") or ""),
+        uid=f.string(meta.get("uid"), "metadata.uid"),
         template_spec=tspec,
-        status={k: v for k, v in status.items() if isinstance(v, int)} if isinstance(status, dict) else {},
-        selector=spec.get("selector") or {} if isinstance(spec, dict) else {},
+        status=counts,
+        selector=_selector(f, spec.get("selector"), "spec.selector"),
     )
+
+
+def cluster_policy_from_json(obj: JSON, where: str = "") -> JSON:
+    """A ClusterPolicy is kept as the API gives it; the sections gpulabel reads must be mappings."""
+    meta = _meta(obj, where)
+    f = Fields(f"{where} (clusterpolicy {meta['name']})" if where else f"clusterpolicy {meta['name']}")
+    spec = f.mapping(obj.get("spec"), "spec")
+    for section, part in spec.items():
+        if isinstance(part, dict) and "enabled" in part and not isinstance(part["enabled"], bool | None):
+            raise f.fail(f"spec.{section}.enabled", part["enabled"], "a boolean")
+    return obj
+
+
+# DaemonSetStatus's integer fields (apps/v1), the ones the checks may read.
+_DAEMONSET_COUNTS = frozenset(
+    {
+        "currentNumberScheduled",
+        "desiredNumberScheduled",
+        "numberAvailable",
+        "numberMisscheduled",
+        "numberReady",
+        "numberUnavailable",
+        "observedGeneration",
+        "updatedNumberScheduled",
+        "collisionCount",
+    }
+)

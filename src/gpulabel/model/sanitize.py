@@ -30,21 +30,32 @@ def sanitize(text: str) -> str:
 
 
 _GFD_DROP = re.compile(r"[^A-Za-z0-9\-_. ]", re.ASCII)
-_GFD_SPACES = re.compile(r" +")
 
 
 def sanitize_gfd(text: str, mig_profile: str = "", shared: bool = False) -> str:
-    """What GPU Feature Discovery writes for a product name.
+    """The product name GPU Feature Discovery writes, or ``""`` when it writes no product label.
 
-    GFD deletes characters outside ``[A-Za-z0-9-_. ]`` and turns each run of
-    spaces into one ``-``; it neither truncates nor trims, so its result may
-    still be an invalid label value (NFD then drops it). A MIG profile is
-    appended as ``-MIG-<profile>``, and ``-SHARED`` marks a time-sliced GPU.
+    GFD's rule (NVIDIA/k8s-device-plugin ``internal/lm/resource.go``:
+    ``getProductName`` and ``sanitise``): the parts are the product name and,
+    for a MIG device, ``MIG`` and the profile; empty parts are left out; each
+    part loses every character outside ``[A-Za-z0-9-_. ]``, is split into words
+    on white space (``strings.Fields``) and the words are joined with ``-``, so
+    leading, trailing and repeated spaces vanish; a part that had only spaces
+    stays as an empty word. ``SHARED`` is appended for a time-sliced GPU that is
+    not renamed, and the parts are joined with ``-``. With no part at all, GFD
+    writes no product label. Nothing is truncated: the result may still be an
+    invalid label value (over 63 characters, or not alphanumeric at an end), which
+    NFD then refuses.
     """
-    parts = [text]
-    if mig_profile:
-        parts += ["MIG", mig_profile]
-    cleaned = [_GFD_SPACES.sub("-", _GFD_DROP.sub("", p)) for p in parts]
+    parts = [p for p in (text, *(("MIG", mig_profile) if mig_profile else ())) if p]
+    if not parts:
+        return ""
+    words = [_fields_join(p) for p in parts]
     if shared:
-        cleaned.append("SHARED")
-    return "-".join(cleaned)
+        words.append("SHARED")
+    return "-".join(words)
+
+
+def _fields_join(part: str) -> str:
+    # after the deletion only ' ' is left of white space, so strings.Fields is split() on spaces
+    return "-".join(w for w in _GFD_DROP.sub("", part).split(" ") if w)

@@ -65,7 +65,9 @@ _GFD_NAMES = frozenset(
     }
 )
 _GFD_PATTERNS = re.compile(r"(gpu\.compute\..+|cuda\.driver.*|cuda\.runtime.*|mig-.+|sharing\..+)")
-_OPERATOR_NAMES = frozenset({"gpu.present", "mig.config", "mig.config.state", "gpu.workload.config"})
+_OPERATOR_NAMES = frozenset(
+    {"gpu.present", "mig.config", "mig.config.state", "gpu.workload.config", "gpu-driver-upgrade-state"}
+)
 
 
 def owner_of(key: str, nfd_keys: frozenset[str] = frozenset()) -> str:

@@ -47,7 +47,7 @@ td.wrap{max-width:640px;word-break:break-word}
 .grid td.op{text-align:center;min-width:86px;font-size:12px}
 .s-r{background:#dafbe1;color:#116329}.s-n{background:#fff8c5;color:#7d4e00}
 .s-m{background:#ffebe9;color:#a40e26;font-weight:600}.s-o{background:#ffe2cc;color:#953800;font-weight:600}
-.s-u{background:#ddf4ff;color:#0a3069}.s-i{background:#eaeef2;color:#424a53;font-style:italic}
+.s-u{background:#ddf4ff;color:#0a3069}.s-p{background:#fbefff;color:#6e40c9}.s-i{background:#eaeef2;color:#424a53;font-style:italic}
 .s--{color:#8c959f}
 .bad-text{color:#a40e26}
 .legend{display:flex;flex-wrap:wrap;gap:8px;margin:0 0 8px}
@@ -67,10 +67,11 @@ JS = r"""
 const D = JSON.parse(document.getElementById("gpulabel-data").textContent);
 const $ = (id) => document.getElementById(id);
 const NAMES = D.states;
-const ORDER = "mnouir-";
+const ORDER = "mnoupir-";
 const PROBLEM = "mnou";
 const LABEL = {
-  m: "missing", n: "not ready", o: "out of order", u: "unexpected", i: "isolated", r: "running", "-": "\u2013",
+  m: "missing", n: "not ready", o: "out of order", u: "unexpected", p: "paused", i: "isolated", r: "running",
+  "-": "\u2013",
 };
 const STEP = 5000;
 const collator = new Intl.Collator(undefined, {numeric: true, sensitivity: "base"});
@@ -303,7 +304,7 @@ function setup() {
   });
   const legend = $("legend");
   for (const c of ORDER) {
-    if (PROBLEM.includes(c) || c === "i") {
+    if (PROBLEM.includes(c) || c === "i" || c === "p") {
       const o = el("option", "nodes with " + NAMES[c] + " operands"); o.value = "state:" + c; show.appendChild(o);
     }
     const s = el("span", NAMES[c] + " " + (counts[c] || 0).toLocaleString("en-US"), "s-" + c);

@@ -36,6 +36,7 @@ CELL_STATES: Mapping[str, str] = {
     "not-ready": "n",
     "out-of-order": "o",
     "unexpected": "u",
+    "paused": "p",
     "isolated": "i",
     "running": "r",
     "not-expected": "-",
@@ -60,7 +61,8 @@ def _status(node: Node) -> str:
 def _operand_columns(state: ClusterState, findings: Sequence[Finding]) -> list[str]:
     from gpulabel.checks.operands import operand_of_daemonset, operand_order
 
-    present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))} | {f.key for f in findings}
+    present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
+    present |= {f.key for f in findings if f.reason != "isolated"}  # an isolated node's finding is about the node
     return [op for op in operand_order(present) if op in present]
 
 
@@ -189,7 +191,8 @@ def collect(
     position = {n.name: i for i, n in enumerate(state.nodes)}
     by_cell: dict[tuple[str, str], list[Finding]] = {}
     for f in operand_report.findings:
-        by_cell.setdefault((f.subject, f.key), []).append(f)
+        if f.reason != "isolated":  # the node's cells say isolated
+            by_cell.setdefault((f.subject, f.key), []).append(f)
     audit_by_node: dict[str, list[str]] = {}
     for f in audit_findings:
         audit_by_node.setdefault(f.subject, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
