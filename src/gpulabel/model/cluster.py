@@ -371,11 +371,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         conditions=conditions,
         owners=tuple(owners),
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
-        claim_statuses=tuple(
-            c
-            for c in _list(status.get("resourceClaimStatuses"), here, "status.resourceClaimStatuses")
-            if isinstance(c, dict)
-        ),
+        claim_statuses=tuple(f.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,
