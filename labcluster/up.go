@@ -30,14 +30,15 @@ import (
 var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", operatorComponent}
 
 // controllers run by kube-controller-manager: what workloads, namespaces,
-// service accounts and node taints need. No cloud, volume or certificate ones.
+// service accounts, node taints and DRA (claims from templates) need. No cloud,
+// volume or certificate ones.
 var controllers = []string{
 	"serviceaccount-controller", "serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller", "clusterrole-aggregation-controller",
 	"namespace-controller", "garbage-collector-controller", "pod-garbage-collector-controller",
 	"daemonset-controller", "deployment-controller", "replicaset-controller",
 	"statefulset-controller", "job-controller", "cronjob-controller", "ttl-after-finished-controller",
-	"node-lifecycle-controller", "taint-eviction-controller",
+	"node-lifecycle-controller", "taint-eviction-controller", "resourceclaim-controller",
 }
 
 // auditPolicy logs every request on nodes and every list, at Metadata level,

@@ -19,6 +19,7 @@ from tests.objects import as_list, gpu_node, node
 ROOT = Path(__file__).parents[2]
 LAB = str(ROOT / "examples" / "lab-cluster.yaml")
 DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
+DRA_LAB = str(ROOT / "examples" / "dra-lab.json")
 PODS = ROOT / "examples" / "pods"
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
 
@@ -67,6 +68,9 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["sharing", "--snapshot", DRIFTED],
         ["upgrade", "--snapshot", DRIFTED],
         ["gpus", "--snapshot", DRIFTED],
+        ["devices", "--snapshot", DRA_LAB],
+        ["cel", 'device.attributes["gpu.nvidia.com"].type == "gpu"', "--snapshot", DRA_LAB],
+        ["migrate", str(PODS / "exists-notin.yaml"), "--snapshot", DRA_LAB],
     ]
 
 

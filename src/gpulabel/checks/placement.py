@@ -441,6 +441,8 @@ class PendingPod:
     pod: Pod
     results: tuple[Result, ...]  # one per node of the state, in its order
     predicted: str | None
+    # pods with resourceClaims: per node the node filters pass, why its claims cannot be allocated there
+    claims: Mapping[str, tuple[Finding, ...]] | None = None
 
     @property
     def message(self) -> str:
@@ -461,32 +463,47 @@ class PendingPod:
         head, args, detail = _refusal(result)
         return Finding("pending", head, pod=self.pod.ref, node=node, args=args, detail=detail, **group)
 
+    def _claim_verdicts(self, node: str, result: Result) -> tuple[Finding, ...]:
+        """Why the pod's claims cannot be allocated on a node the node filters let through (none: they can)."""
+        return self.claims.get(node, ()) if result.fits and self.claims else ()
+
     def findings(self, nodes: Sequence[Node]) -> list[Finding]:
-        """One finding per node (``--per-node``): why it does not take the pod, or ``fits``."""
-        return [self._finding(node.name, result) for node, result in zip(nodes, self.results, strict=True)]
+        """One finding per node (``--per-node``): why it does not take the pod, or ``fits``.
+
+        A node that passes the node filters but cannot allocate the pod's claims
+        gives one ``claim`` finding per claim request instead.
+        """
+        out: list[Finding] = []
+        for node, result in zip(nodes, self.results, strict=True):
+            out.extend(self._claim_verdicts(node.name, result) or (self._finding(node.name, result),))
+        return out
 
     def grouped(self, nodes: Sequence[Node], sample: int = PENDING_SAMPLE) -> list[Finding]:
         """One finding per distinct reason (its arguments included), with how many nodes give it and a few names.
 
         Groups are in the order of their first node; the detail is the first
-        node's. The work is one dictionary lookup per node, the output grows
-        with the reasons, never with the nodes.
+        node's. The work is one dictionary lookup per node (and per claim
+        request), the output grows with the reasons, never with the nodes.
         """
-        first: dict[str, int] = {}
-        counts: dict[str, int] = {}
-        names: dict[str, list[str]] = {}
-        for i, result in enumerate(self.results):
-            reason = result.reason  # "" when the node fits
-            n = counts.get(reason)
-            if n is None:
-                first[reason] = i
-                counts[reason] = 1
-                names[reason] = [nodes[i].name]
-            else:
-                counts[reason] = n + 1
-                if n < sample:
-                    names[reason].append(nodes[i].name)
-        return [self._finding("", self.results[i], count=counts[r], sample=tuple(names[r])) for r, i in first.items()]
+        first: dict[tuple[str, ...], Finding] = {}
+        counts: dict[tuple[str, ...], int] = {}
+        names: dict[tuple[str, ...], list[str]] = {}
+        for node, result in zip(nodes, self.results, strict=True):
+            claims = self._claim_verdicts(node.name, result)
+            keyed: list[tuple[tuple[str, ...], Finding | None]] = (
+                [(("claim", *f.args), f) for f in claims] if claims else [((result.reason,), None)]
+            )
+            for key, found in keyed:
+                n = counts.get(key)
+                if n is None:
+                    first[key] = found if found is not None else self._finding("", result)
+                    counts[key] = 1
+                    names[key] = [node.name]
+                else:
+                    counts[key] = n + 1
+                    if n < sample:
+                        names[key].append(node.name)
+        return [replace(f, node="", count=counts[k], sample=tuple(names[k])) for k, f in first.items()]
 
 
 def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
@@ -507,8 +524,29 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
             preemption_policy=str(pod.spec.get("preemptionPolicy") or ""),
             capacities=capacities,
         )
-        out.append(PendingPod(pod, tuple(results), message))
+        claims = None
+        if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
+            claims, message = _claim_findings(state, pod, results, message)
+        out.append(PendingPod(pod, tuple(results), message, claims))
     return out
+
+
+def _claim_findings(
+    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None
+) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
+    from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
+
+    passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
+    verdicts = pod_claim_verdicts(state, pod, passing)
+    findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
+    # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
+    # where preemption decides the message's tail).
+    simple = all(r.fits or r.filter in SCHEDULER_REASONS for r in results)
+    if predicted is None and simple and len(findings) == len(passing):
+        others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
+        errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
+        predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)
+    return findings, predicted
 
 
 def pending(state: ClusterState, namespace: str | None = None, per_node: bool = False) -> list[Finding]:

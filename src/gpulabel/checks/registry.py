@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
+from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
 
@@ -198,7 +199,7 @@ CHECKS: list[Check] = [
         _operands,
         "operands missing, not ready, out of order or unexpected, per node",
     ),
-    Check("pending", ("Node", "Pod"), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
+    Check("pending", ("Node", "Pod", *DRA_KINDS), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
     Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
     Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
     Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),

@@ -67,6 +67,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         p.set_defaults(func=func, groups=groups)
         return p
 
+    from gpulabel.cli.dra import add_dra_commands
     from gpulabel.cli.gpucmds import add_gpu_commands
     from gpulabel.cli.labelcmds import add_label_commands
     from gpulabel.cli.nodecmds import add_node_commands
@@ -81,6 +82,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     add_write_commands(helper)  # sync, isolate
     add_placement_commands(helper)  # place, pending, hazards
     add_report_command(helper)  # report --html
+    add_dra_commands(helper)  # devices, cel, migrate
     add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
     add_tool_commands(helper)  # diff, version, completion
     return parser

@@ -15,7 +15,7 @@ Output contracts:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.cli.context import findings_exit
 
@@ -94,8 +94,20 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.cluster.manifests import load_workloads
     from gpulabel.model.findings import Result, Section
 
-    workloads = load_workloads(ctx.args.manifests)
-    state = ctx.state(["Node", "Pod"])
+    dra_objects: list[tuple[str, dict[str, Any]]] = []
+    workloads = load_workloads(ctx.args.manifests, dra_objects)
+    uses_claims = any(w.resource_claims for w in workloads)
+    if uses_claims:
+        import dataclasses
+
+        from gpulabel.checks.dra import claim_results
+        from gpulabel.k8s.dra.objects import DRA_KINDS
+
+        state = ctx.state(["Node", "Pod", *DRA_KINDS])
+        ns = next((w.namespace for w in workloads if w.resource_claims), "default")
+        state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
+    else:
+        state = ctx.state(["Node", "Pod"])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
     full = ctx.fmt not in ("text", "name")
@@ -107,6 +119,8 @@ def cmd_place(ctx: Context) -> int:
     all_fit = True
     for w in workloads:
         results = place(w.requirements, index, full=full, request=w.requests)
+        if w.resource_claims:
+            results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None
@@ -151,10 +165,13 @@ def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Ce
 
 def cmd_pending(ctx: Context) -> int:
     from gpulabel.checks.registry import CheckOptions, run_check
+    from gpulabel.k8s.dra.objects import DRA_KINDS
 
     opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
     # live, only Pending pods are listed (the server filters on status.phase)
-    result = run_check("pending", ctx.state(["Node", "Pod"], pod_field_selector="status.phase=Pending"), opts)
+    result = run_check(
+        "pending", ctx.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending"), opts
+    )
     ctx.emit(result)
     return 1 if result.counts.get("pods") else 0
 

@@ -28,6 +28,10 @@ RESOURCES: dict[str, tuple[str, bool]] = {
     "Pod": ("/api/v1/pods", True),
     "DaemonSet": ("/apis/apps/v1/daemonsets", True),
     "ClusterPolicy": ("/apis/nvidia.com/v1/clusterpolicies", False),
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", False),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
+    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", True),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
 }
 
 DEFAULT_PAGE_SIZE = 500

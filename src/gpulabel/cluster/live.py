@@ -11,6 +11,8 @@ from functools import partial
 from typing import Any
 
 from gpulabel.cluster.client import KubeClient
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import (
     ClusterState,
     DaemonSet,
@@ -22,6 +24,11 @@ from gpulabel.model.cluster import (
 )
 
 __all__ = ["load_cluster", "with_daemonset_pods"]
+
+
+def _with_kind(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    item.setdefault("kind", kind)
+    return item
 
 
 def load_cluster(
@@ -42,8 +49,20 @@ def load_cluster(
     pods: list[Pod] = []
     daemonsets: list[DaemonSet] = []
     policies: list[dict[str, Any]] = []
+    dra: list[tuple[str, dict[str, Any]]] = []
+    served: bool | None = None
     for kind in wanted:
         where = f"{client.endpoint} {kind}"
+        if kind in DRA_KINDS:
+            if served is None:
+                served = client.has_resource("resource.k8s.io/v1", "resourceslices")
+            if not served:
+                continue
+            # claims of every namespace: devices other claims hold count wherever those claims live
+            ns = namespace if kind == "ResourceClaimTemplate" else None
+            items = client.list_objects(client.kind_path(kind, ns), partial(_with_kind, kind))[0]
+            dra.extend((where, o) for o in items)
+            continue
         if kind == "Node":
             nodes = client.list_objects(
                 client.kind_path(kind), partial(node_from_json, where=where), label_selector=node_selector
@@ -63,7 +82,13 @@ def load_cluster(
             policies = client.list_objects(client.kind_path(kind), lambda i: i)[0]
     nodes.sort(key=lambda n: n.name)
     return ClusterState(
-        tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), client.endpoint, frozenset(wanted)
+        tuple(nodes),
+        tuple(pods),
+        tuple(daemonsets),
+        tuple(policies),
+        client.endpoint,
+        frozenset(wanted),
+        DraState.from_objects(dra),
     )
 
 

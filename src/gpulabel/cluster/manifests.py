@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import ManifestError, SnapshotError
+from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.k8s.podvalidation import (
     WORKLOAD_KINDS,
@@ -38,6 +39,7 @@ class Workload:
     where: str
     requirements: PodRequirements
     requests: Mapping[str, int] = field(default_factory=dict)  # in the scheduler's units, defaults applied
+    resource_claims: tuple[dict[str, Any], ...] = ()  # spec.resourceClaims, for DRA placement
 
     @property
     def ref(self) -> str:
@@ -69,11 +71,14 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
         text = str(err)
         raise ManifestError(where, path + text[4:] if text.startswith("spec.") else text) from None
     requirements = compile_pod_spec(spec, path, daemonset=kind == "DaemonSet")
-    return Workload(kind, namespace, name, where, requirements, requests)
+    claims = tuple(c for c in spec.get("resourceClaims") or () if isinstance(c, dict))
+    return Workload(kind, namespace, name, where, requirements, requests, claims)
 
 
-def workloads_from_bytes(data: bytes, where: str) -> list[Workload]:
-    """Every workload in one file's bytes, in order."""
+def workloads_from_bytes(
+    data: bytes, where: str, dra_objects: list[tuple[str, dict[str, Any]]] | None = None
+) -> list[Workload]:
+    """Every workload in one file's bytes, in order; DRA objects (claims, templates, classes) go to ``dra_objects``."""
     from gpulabel.cluster.snapshot import iter_objects, read_documents
 
     try:
@@ -83,6 +88,8 @@ def workloads_from_bytes(data: bytes, where: str) -> list[Workload]:
             found.extend(iter_objects(doc, where if len(docs) == 1 else f"{where}: document {n + 1}"))
     except SnapshotError as err:
         raise ManifestError(err.where, err.message) from None
+    if dra_objects is not None:
+        dra_objects.extend((w, obj) for w, obj in found if obj.get("kind") in DRA_KINDS)
     return [workload_from_object(obj, w) for w, obj in found if obj.get("kind") in WORKLOAD_KINDS]
 
 
@@ -99,13 +106,17 @@ def _read(path: str) -> bytes:
     return data
 
 
-def load_workloads(paths: Iterable[str]) -> list[Workload]:
-    """Read every manifest file (``-`` is stdin); at least one workload must be found."""
+def load_workloads(paths: Iterable[str], dra_objects: list[tuple[str, dict[str, Any]]] | None = None) -> list[Workload]:
+    """Read every manifest file (``-`` is stdin); at least one workload must be found.
+
+    ResourceClaims, ResourceClaimTemplates and DeviceClasses in the files are
+    appended to ``dra_objects`` (given), for placing the workloads that use them.
+    """
     out: list[Workload] = []
     names = list(paths)
     for path in names:
         where = "<stdin>" if path == "-" else path
-        out.extend(workloads_from_bytes(_read(path), where))
+        out.extend(workloads_from_bytes(_read(path), where, dra_objects))
     if not out:
         kinds = ", ".join(WORKLOAD_KINDS)
         raise ManifestError(", ".join(names), f"no workload found: place takes {kinds}")

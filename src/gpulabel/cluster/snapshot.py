@@ -14,9 +14,12 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import (
     SUPPORTED_KINDS,
     ClusterState,
+    cluster_policy_from_json,
     daemonset_from_json,
     node_from_json,
     pod_from_json,
@@ -255,7 +258,9 @@ _CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {
     "Node": node_from_json,
     "Pod": pod_from_json,
     "DaemonSet": daemonset_from_json,
-    "ClusterPolicy": lambda obj, where: obj,
+    "ClusterPolicy": cluster_policy_from_json,
+    # DRA objects are kept as read (with where they came from) and built into one DraState at the end
+    **dict.fromkeys(DRA_KINDS, lambda obj, where: (where, obj)),
 }
 
 
@@ -311,4 +316,5 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
         tuple(by_kind["ClusterPolicy"]),
         ", ".join(names),
         frozenset(kinds & set(SUPPORTED_KINDS)),
+        DraState.from_objects(pair for kind in DRA_KINDS for pair in by_kind[kind]),
     )

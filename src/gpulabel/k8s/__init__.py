@@ -1,0 +1,1 @@
+"""Pure mirrors of upstream Kubernetes rules, message for message (nothing GPU-specific)."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields
@@ -27,7 +29,7 @@ __all__ = [
     "Taint",
 ]
 
-SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy")
+SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy", *DRA_KINDS)
 
 JSON = dict[str, Any]
 
@@ -40,6 +42,7 @@ SCHEDULING_FIELDS = (
     "tolerations",
     "hostNetwork",
     "schedulingGates",
+    "resourceClaims",
     "preemptionPolicy",
 )
 
@@ -110,6 +113,8 @@ class Pod:
     conditions: Mapping[str, JSON]
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
+    claim_statuses: tuple[JSON, ...] = ()
     # What the scheduler counts for the pod (k8s.resources.pod_requests: containers,
     # init containers, sidecars, pod-level resources and overhead), in its units.
     requests: Mapping[str, int] = field(default_factory=dict)
@@ -174,6 +179,7 @@ class ClusterState:
     cluster_policies: tuple[JSON, ...] = ()
     source: str = ""
     kinds: frozenset[str] = frozenset()
+    dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -207,9 +213,14 @@ class ClusterState:
         pods: list[Pod] = []
         daemonsets: list[DaemonSet] = []
         policies: list[JSON] = []
+        dra: list[tuple[str, JSON]] = []
         seen: set[str] = set(kinds)
         for where, obj in objects:
             kind = obj.get("kind")
+            if kind in DRA_KINDS:
+                dra.append((where, obj))
+                seen.add(str(kind))
+                continue
             if kind == "Node":
                 nodes.append(node_from_json(obj, where))
             elif kind == "Pod":
@@ -222,7 +233,15 @@ class ClusterState:
                 continue
             seen.add(kind)
         nodes.sort(key=lambda n: n.name)
-        return cls(tuple(nodes), tuple(pods), tuple(daemonsets), tuple(policies), source, frozenset(seen))
+        return cls(
+            tuple(nodes),
+            tuple(pods),
+            tuple(daemonsets),
+            tuple(policies),
+            source,
+            frozenset(seen),
+            DraState.from_objects(dra),
+        )
 
 
 def _meta(obj: JSON, where: str) -> JSON:
@@ -352,6 +371,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         conditions=conditions,
         owners=tuple(owners),
         spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
+        claim_statuses=tuple(f.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,

@@ -45,6 +45,8 @@ class Fields:
         self.here = here
 
     def fail(self, path: str, value: Any, expected: str) -> SnapshotError:
+        if not path.isprintable():  # a key with a newline must not break the one-line error
+            path = path.encode("unicode_escape").decode("ascii")
         return SnapshotError(self.here, f"{path} is {_describe(value)}, not {expected}")
 
     def mapping(self, value: Any, path: str) -> JSON:

@@ -1,0 +1,135 @@
+"""Devices as the cluster publishes them, and what a selector expression makes of each.
+
+``device_rows``: every device of every ResourceSlice, per node and pool, with
+its attributes and capacity and the claim it is allocated to. ``select``:
+which of them a CEL expression (optionally after a DeviceClass's selectors)
+selects, and the runtime error where it fails on a device, as the scheduler
+would report it: a way to author selectors against the real fleet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulabel.errors import InputError
+from gpulabel.k8s.dra.cel import CelError, compile_selector
+from gpulabel.k8s.dra.objects import Device, ResourceSlice
+from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.model.findings import Cell
+
+__all__ = ["DeviceRow", "Selection", "device_rows", "select"]
+
+
+@dataclass(frozen=True)
+class DeviceRow:
+    node: str  # the node name, "(all nodes)" or "(node selector)"
+    driver: str
+    pool: str
+    name: str
+    allocated_to: str  # ns/claim, or ""
+    device: Device = field(repr=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    def attribute(self, name: str) -> Any:
+        found = self.device.attributes.get(name) or self.device.attributes.get(f"{self.driver}/{name}")
+        return found[1] if found else None
+
+    def line(self, wide: bool = False) -> str:
+        kind = self.attribute("type") or "-"
+        product = self.attribute("productName") or self.attribute("profile") or "-"
+        state = f"allocated {self.allocated_to}" if self.allocated_to else "free"
+        base = f"{self.node} {self.id} {kind} {str(product).replace(' ', '_')} {state}"
+        if not wide:
+            return base
+        attrs = ", ".join(f"{k}={v[1]}" for k, v in sorted(self.device.attributes.items()))
+        caps = ", ".join(f"{k}={v}" for k, v in sorted(self.device.capacity.items()))
+        taints = ", ".join(str(t) for t in self.device.taints)
+        return base + f" (attributes: {attrs}; capacity: {caps}" + (f"; taints: {taints}" if taints else "") + ")"
+
+    def cells(self) -> dict[str, Cell]:
+        """The row for ``-o json``/``yaml`` and tables: attributes, capacity and taints as ``name=value`` strings."""
+        return {
+            "node": self.node,
+            "driver": self.driver,
+            "pool": self.pool,
+            "device": self.name,
+            "type": str(self.attribute("type") or ""),
+            "product": str(self.attribute("productName") or self.attribute("profile") or ""),
+            "allocated_to": self.allocated_to or None,
+            "attributes": tuple(f"{k}={v}" for k, (_, v) in sorted(self.device.attributes.items())),
+            "capacity": tuple(f"{k}={v}" for k, v in sorted(self.device.capacity.items())),
+            "taints": tuple(str(t) for t in self.device.taints),
+        }
+
+
+def _where(s: ResourceSlice) -> str:
+    if s.node_name:
+        return s.node_name
+    return "(all nodes)" if s.all_nodes else "(node selector)"
+
+
+def device_rows(state: DraState) -> list[DeviceRow]:
+    """Every published device, sorted by node, driver, pool and slice; the newest pool generation only."""
+    newest: dict[tuple[str, str], int] = {}
+    for s in state.slices:
+        key = (s.driver, s.pool)
+        newest[key] = max(newest.get(key, s.generation), s.generation)
+    rows = []
+    for s in sorted(state.slices, key=lambda s: (_where(s), s.driver, s.pool, s.name)):
+        if s.generation < newest[(s.driver, s.pool)]:
+            continue
+        for d in s.devices:
+            holder = state.in_use.get((s.driver, s.pool, d.name), "")
+            rows.append(DeviceRow(_where(s), s.driver, s.pool, d.name, holder, d))
+    return rows
+
+
+@dataclass(frozen=True)
+class Selection:
+    row: DeviceRow
+    verdict: str  # yes | no | class | error
+    message: str = ""
+
+    def line(self) -> str:
+        tail = f" {self.message}" if self.message else ""
+        return f"{self.row.node} {self.row.id} {self.verdict}{tail}"
+
+    def cells(self) -> dict[str, Cell]:
+        return {"node": self.row.node, "device": self.row.id, "verdict": self.verdict, "message": self.message or None}
+
+
+def select(state: DraState, expression: str, class_name: str | None = None) -> list[Selection]:
+    """What ``expression`` (after ``class_name``'s selectors) says of every device.
+
+    A compile error is an :class:`InputError` with the API server's message.
+    """
+    sel = compile_selector(expression)
+    if sel.error is not None:
+        raise InputError("EXPR", sel.error.replace("\n", " "))
+    class_exprs: tuple[str, ...] = ()
+    if class_name is not None:
+        cls = state.classes.get(class_name)
+        if cls is None:
+            raise InputError("--class", f'deviceclass "{class_name}" not found')
+        class_exprs = cls.selectors
+    out = []
+    for row in device_rows(state):
+        dev = state.device_input((row.driver, row.pool, row.name), row.device)
+        verdict, message = "yes", ""
+        for i, expr in enumerate((*class_exprs, expression)):
+            is_class = i < len(class_exprs)
+            try:
+                ok = compile_selector(expr).evaluate(dev)
+            except CelError as err:
+                where = f"class {class_name}: selector #{i}: " if is_class else ""
+                verdict, message = "error", f"{where}CEL runtime error: {err}"
+                break
+            if not ok:
+                verdict = "class" if is_class else "no"
+                break
+        out.append(Selection(row, verdict, message))
+    return out
