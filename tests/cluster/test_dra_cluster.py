@@ -164,8 +164,9 @@ def check_the_cli_live(labcluster: LabCluster, client: KubeClient, ns: str, pod:
     doc = json.loads(done.stdout)
     entry = next(p for p in doc["pods"] if p["pod"] == f"{ns}/{pod}")
     assert entry["predicted_message"] == entry["scheduler_message"]
-    mine = [f for f in doc["findings"] if f["subject"] == f"{ns}/{pod}" and f.get("filter") == "DynamicResources"]
-    assert mine and all(f["reason"] in (*REASONS, "error") for f in mine), mine
+    # claim findings: reason "claim", args [<claim>/<request>, <why>], one per reason with its node count
+    mine = [f for f in doc["findings"] if f.get("pod") == f"{ns}/{pod}" and f["reason"] == "claim"]
+    assert mine and all(f["args"][-1] in (*REASONS, "error") and f["count"] >= 1 for f in mine), mine
     devices = json.loads(gpulabel(labcluster.kubeconfig, "devices", "-o", "json").stdout)["devices"]
     slices = client.list_objects(f"{RES}/resourceslices", lambda i: i)[0]
     assert len(devices) == sum(len(s["spec"].get("devices") or ()) for s in slices)
