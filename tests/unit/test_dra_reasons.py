@@ -114,7 +114,7 @@ def test_a_node_that_fits_has_no_verdicts() -> None:
 
 
 def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None:
-    from gpulabel.checks.placement import pending_pods
+    from gpulabel.checks.pending import pending_pods
     from gpulabel.cluster.snapshot import load_snapshots
     from gpulabel.render.text import finding_line
 

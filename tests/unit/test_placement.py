@@ -11,13 +11,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpulabel.checks.pending import hazards, pending, pending_pods
 from gpulabel.checks.placement import (
     NodeIndex,
     closest_fix,
     fitting_nodes,
-    hazards,
-    pending,
-    pending_pods,
     place,
     place_ungrouped,
     predict,

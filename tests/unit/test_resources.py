@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.placement import pending_pods, predict
+from gpulabel.checks.pending import pending_pods
+from gpulabel.checks.placement import predict
 from gpulabel.k8s.resources import (
     NodeCapacity,
     QuantityError,

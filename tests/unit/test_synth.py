@@ -11,7 +11,7 @@ from bench.synth import main as synth_main
 
 from gpulabel.checks.audit import audit
 from gpulabel.checks.operands import check_operands
-from gpulabel.checks.placement import hazards, pending_pods
+from gpulabel.checks.pending import hazards, pending_pods
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model.cluster import ClusterState
 

@@ -142,7 +142,7 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.placement import pending_pods
+    from gpulabel.checks.pending import pending_pods
 
     pods = pending_pods(state, opts.namespace)
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if opts.per_node else p.grouped(state.nodes)))
@@ -160,7 +160,7 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.placement import hazards
+    from gpulabel.checks.pending import hazards
 
     return Result("hazards", tuple(hazards(state, opts.namespace)))
 

@@ -86,7 +86,7 @@ def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[
     The findings are the ones ``pending`` and ``check`` print (same unit, same
     count), with up to :data:`PENDING_SAMPLE` node names each.
     """
-    from gpulabel.checks.placement import pending_pods
+    from gpulabel.checks.pending import pending_pods
 
     findings: list[Finding] = []
     shared: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -138,7 +138,7 @@ def collect(
     """
     from gpulabel.checks.gpus import inventory
     from gpulabel.checks.operands import disabled_by_cluster_policy
-    from gpulabel.checks.placement import hazards
+    from gpulabel.checks.pending import hazards
     from gpulabel.checks.registry import CheckOptions, check_named, run_check, skip_reason
 
     disabled = list(disabled)

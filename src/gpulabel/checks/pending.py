@@ -1,0 +1,218 @@
+"""pending and hazards: Pending pods explained node by node, and running pods whose node no longer matches.
+
+Built on :mod:`gpulabel.checks.placement` (the grouped matcher, resources and
+the scheduler's message) and, for pods with ``resourceClaims``, on
+:mod:`gpulabel.checks.dra`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
+from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
+from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.findings import Finding
+
+__all__ = ["PENDING_SAMPLE", "PendingPod", "hazards", "pending", "pending_pods"]
+
+
+def _split(reason: str) -> tuple[str, tuple[str, ...]]:
+    head, _, rest = reason.partition(" ")
+    return head, ((rest,) if rest else ())
+
+
+def _constrained(spec: Mapping[str, Any]) -> bool:
+    affinity = spec.get("affinity")
+    return bool(spec.get("nodeSelector")) or (isinstance(affinity, dict) and bool(affinity.get("nodeAffinity")))
+
+
+def _in_namespace(pod: Pod, namespace: str | None) -> bool:
+    return not namespace or pod.namespace == namespace
+
+
+PENDING_SAMPLE = 3  # node names a grouped pending finding lists; its count is always exact
+
+
+def _refusal(result: Result) -> tuple[str, tuple[str, ...], str]:
+    """A refusal's reason word, its arguments and the explanation of every failure."""
+    head, args = _split(result.reason)
+    first, *more = result.failures
+    detail = f"{first.filter}: {first.why}" + "".join(f"; also {f.reason}: {f.why}" for f in more)
+    return head, args, detail
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPod:
+    pod: Pod
+    results: tuple[Result, ...]  # one per node of the state, in its order
+    predicted: str | None
+    # pods with resourceClaims: per node the node filters pass, why its claims cannot be allocated there
+    claims: Mapping[str, tuple[Finding, ...]] | None = None
+
+    @property
+    def message(self) -> str:
+        """What the scheduler wrote in the pod's ``PodScheduled`` condition."""
+        return self.pod.condition_message("PodScheduled")
+
+    def _fits_detail(self) -> str:
+        why = "the filters gpulabel models allow this node; the pod waits for something else"
+        return why + (
+            " (scheduling gates)"
+            if self.pod.spec.get("schedulingGates")
+            else " (ports, volumes, topology; resources if allocatable is unknown)"
+        )
+
+    def _finding(self, node: str, result: Result, **group: Any) -> Finding:
+        if result.fits:
+            return Finding("pending", "fits", pod=self.pod.ref, node=node, detail=self._fits_detail(), **group)
+        head, args, detail = _refusal(result)
+        return Finding("pending", head, pod=self.pod.ref, node=node, args=args, detail=detail, **group)
+
+    def _claim_verdicts(self, node: str, result: Result) -> tuple[Finding, ...]:
+        """Why the pod's claims cannot be allocated on a node the node filters let through (none: they can)."""
+        return self.claims.get(node, ()) if result.fits and self.claims else ()
+
+    def findings(self, nodes: Sequence[Node]) -> list[Finding]:
+        """One finding per node (``--per-node``): why it does not take the pod, or ``fits``.
+
+        A node that passes the node filters but cannot allocate the pod's claims
+        gives one ``claim`` finding per claim request instead.
+        """
+        out: list[Finding] = []
+        for node, result in zip(nodes, self.results, strict=True):
+            out.extend(self._claim_verdicts(node.name, result) or (self._finding(node.name, result),))
+        return out
+
+    def grouped(self, nodes: Sequence[Node], sample: int = PENDING_SAMPLE) -> list[Finding]:
+        """One finding per distinct reason (its arguments included), with how many nodes give it and a few names.
+
+        Groups are in the order of their first node; the detail is the first
+        node's. The work is one dictionary lookup per node (and per claim
+        request), the output grows with the reasons, never with the nodes.
+        """
+        first: dict[tuple[str, ...], Finding] = {}
+        counts: dict[tuple[str, ...], int] = {}
+        names: dict[tuple[str, ...], list[str]] = {}
+        for node, result in zip(nodes, self.results, strict=True):
+            claims = self._claim_verdicts(node.name, result)
+            keyed: list[tuple[tuple[str, ...], Finding | None]] = (
+                [(("claim", *f.args), f) for f in claims] if claims else [((result.reason,), None)]
+            )
+            for key, found in keyed:
+                n = counts.get(key)
+                if n is None:
+                    first[key] = found if found is not None else self._finding("", result)
+                    counts[key] = 1
+                    names[key] = [node.name]
+                else:
+                    counts[key] = n + 1
+                    if n < sample:
+                        names[key].append(node.name)
+        return [replace(f, node="", count=counts[k], sample=tuple(names[k])) for k, f in first.items()]
+
+
+def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
+    """Every Pending pod the scheduler has not bound, with every node's verdict."""
+    capacities = state.capacities()
+    index = NodeIndex(state.nodes, capacities)
+    out = []
+    for pod in state.pods:
+        if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
+            continue
+        req = compile_pod_spec(pod.spec)
+        results = place(req, index, full=True, request=pod.requests)
+        message = scheduler_message(
+            req,
+            state.nodes,
+            results,
+            priority=pod.priority,
+            preemption_policy=str(pod.spec.get("preemptionPolicy") or ""),
+            capacities=capacities,
+        )
+        claims = None
+        if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
+            claims, message = _claim_findings(state, pod, results, message)
+        out.append(PendingPod(pod, tuple(results), message, claims))
+    return out
+
+
+def _claim_findings(
+    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None
+) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
+    from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
+
+    passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
+    verdicts = pod_claim_verdicts(state, pod, passing)
+    findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
+    # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
+    # where preemption decides the message's tail).
+    simple = all(r.fits or r.filter in SCHEDULER_REASONS for r in results)
+    if predicted is None and simple and len(findings) == len(passing):
+        others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
+        errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
+        predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)
+    return findings, predicted
+
+
+def pending(state: ClusterState, namespace: str | None = None, per_node: bool = False) -> list[Finding]:
+    """Per Pending pod, one finding per reason with its node count (``per_node``: one per node)."""
+    if per_node:
+        return [f for p in pending_pods(state, namespace) for f in p.findings(state.nodes)]
+    return [f for p in pending_pods(state, namespace) for f in p.grouped(state.nodes)]
+
+
+def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
+    """Pods bound to a node whose required affinity or nodeSelector no longer matches it.
+
+    ``requiredDuringSchedulingIgnoredDuringExecution`` is not enforced on running
+    pods, so these keep running until they restart elsewhere; the detail says how
+    many nodes would take them then (none: they would stay Pending).
+    """
+    by_name = {n.name: n for n in state.nodes}
+    index: NodeIndex | None = None
+    elsewhere: dict[PodRequirements, tuple[int, list[str]]] = {}
+    out = []
+    for pod in state.pods:
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
+            continue
+        node = by_name.get(pod.node_name)
+        if node is None or not _constrained(pod.spec):
+            continue
+        req = compile_pod_spec(pod.spec)
+        result = req.affinity_only().match(node, full=True)
+        if result.fits:
+            continue
+        count, names = 0, list[str]()
+        if any(kind == "DaemonSet" for kind, _ in pod.owners):
+            fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
+        else:
+            index = index or NodeIndex(state.nodes)
+            unbound = req.unbound()
+            if unbound not in elsewhere:  # replicas share one answer
+                elsewhere[unbound] = fitting_nodes(unbound, index)
+            count, names = elsewhere[unbound]
+            fate = (
+                "it would stay Pending if rescheduled"
+                if not count
+                else f"it would fit {count} other node(s) if rescheduled"
+            )
+        head, args = _split(result.reason)
+        detail = f"{result.failures[0].why}; {fate}"
+        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
+        out.append(
+            Finding(
+                "hazards",
+                head,
+                pod=pod.ref,
+                node=node.name,
+                args=args,
+                detail=detail,
+                fits_elsewhere=None if daemon else count,
+                sample=tuple(names),
+            )
+        )
+    return out
