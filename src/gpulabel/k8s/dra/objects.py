@@ -13,6 +13,7 @@ from typing import Any
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_quantity, parse_semver
+from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
     "DRA_KINDS",
@@ -38,32 +39,10 @@ JSON = dict[str, Any]
 _ATTR_TYPES = ("int", "bool", "string", "version")
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceTaint:
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceToleration:
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
-
-    def tolerates(self, taint: DeviceTaint) -> bool:
-        """``resourceclaim.ToleratesTaint``: effect (empty: all), key (empty with Exists: all), value."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.operator in ("", "Equal") and self.value == taint.value
+# A device taint and a claim's toleration match as a node taint and a pod's toleration do
+# (resourceclaim.ToleratesTaint and v1.Toleration.ToleratesTaint agree): one pair of types serves both.
+DeviceTaint = Taint
+DeviceToleration = Toleration
 
 
 @dataclass(frozen=True, slots=True)
