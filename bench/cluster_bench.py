@@ -125,6 +125,11 @@ def official_client(cluster: LabCluster, what: str) -> list[str]:
     return [PY, "-c", code]
 
 
+def _writes(doc: dict[str, Any]) -> int:
+    """Write requests in a ``sync -o json`` envelope (its ``requests`` rows: method and count)."""
+    return sum(int(r["count"]) for r in doc["requests"] if r["method"] != "GET")
+
+
 def run(nodes: int, runs: int, shell_sample: int, seed: int) -> dict[str, Any]:
     binary = build()
     directory = Path(tempfile.mkdtemp(prefix=f"bench-{nodes}-"))
@@ -161,13 +166,13 @@ def run(nodes: int, runs: int, shell_sample: int, seed: int) -> dict[str, Any]:
             (files / f"{n['metadata']['name']}.env").write_text("".join(f"{k}={v}\n" for k, v in keep.items()))
         t["sync_clean"] = timed([*gl, "sync", str(files), *kc], runs)
         clean = subprocess.run([*gl, "sync", str(files), "-o", "json", *kc], capture_output=True, text=True)
-        results["sync_clean_writes"] = sum(v for k, v in json.loads(clean.stdout)["requests"].items() if k != "GET")
+        results["sync_clean_writes"] = _writes(json.loads(clean.stdout))
         victim = next(n["metadata"]["name"] for n in node_objs if "nvidia.com/gpu.count" in n["metadata"]["labels"])
         cluster.kubectl("label", "--overwrite", "node", victim, "nvidia.com/gpu.count=99")
         drift = subprocess.run([*gl, "sync", str(files), "-o", "json", *kc], capture_output=True, text=True)
         doc = json.loads(drift.stdout)
-        results["sync_drift_writes"] = sum(v for k, v in doc["requests"].items() if k != "GET")
-        results["sync_drift_changes"] = len(doc["changes"])
+        results["sync_drift_writes"] = _writes(doc)
+        results["sync_drift_changes"] = len(doc["findings"])  # one finding per restored or pruned label
         shutil.rmtree(files)
         results["seconds_and_peak_kib"] = t
         floor = t["floor"][0]
