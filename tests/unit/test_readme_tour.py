@@ -1,8 +1,9 @@
-"""The README's tour is a contract: every command in it prints exactly what the README shows.
+"""The README's examples and the tour are a contract: every command in them prints exactly what they show.
 
-The ```console block is split into commands (``$ ...``) and the lines under
-each. A line ``...`` elides lines of the real output; every other line must
-appear, in order, contiguous with its neighbours. Commands run from a scratch
+Every ```console block of README.md and docs/*.md (the tour is docs/tour.md)
+is split into commands (``$ ...``) and the lines under each. A line ``...``
+elides lines of the real output; every other line must appear, in order,
+contiguous with its neighbours. Commands run from a scratch
 directory that sees the repository's ``examples/``, so ``report`` writes its
 page there.
 """
@@ -20,9 +21,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+
+
 def _tour() -> list[tuple[str, list[str]]]:
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```console\n(.*?)```", text, re.S)
+    blocks = [block for doc in DOCUMENTS for block in re.findall(r"```console\n(.*?)```", doc.read_text(), re.S)]
     steps: list[tuple[str, list[str]]] = []
     for block in blocks:
         for line in block.splitlines():
@@ -63,6 +66,11 @@ STEPS = _tour()
 
 def test_the_readme_has_a_tour() -> None:
     assert len(STEPS) >= 10
+
+
+def test_the_readme_and_the_tour_both_show_examples() -> None:
+    for doc in (ROOT / "README.md", ROOT / "docs" / "tour.md"):
+        assert "```console\n$ gpulabel " in doc.read_text(), doc
 
 
 @pytest.mark.parametrize(("command", "expected"), STEPS, ids=[c for c, _ in STEPS])
