@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/install-test-deps.sh
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
+.venv/bin/ruff check src tests bench tools
+.venv/bin/ruff format --check src tests bench tools
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache  # the layers' import contract (pyproject.toml)
 labcluster/build  # cached: seconds when warm; a cold Go cache compiles Kubernetes (~20 min on 2 cores)

@@ -49,17 +49,18 @@ __all__ = [
     "verdict_finding",
 ]
 
-REASONS = (
-    "no-devices",
-    "incomplete-pool",
-    "class-selector",
-    "selector",
-    "cel-error",
-    "taint",
-    "allocated",
-    "count",
-    "match-attribute",
-)
+# Why a claim request cannot be allocated on a node, in the order the allocator's steps run.
+REASONS = {
+    "no-devices": "no ResourceSlice publishes a device for this node",
+    "incomplete-pool": "the node's only pools have slices not yet published",
+    "class-selector": "every device fails the DeviceClass's selectors",
+    "selector": "every device the class admits fails the request's selectors (names the closest device)",
+    "cel-error": "an expression fails on the devices: the scheduler's message",
+    "taint": "the matching devices carry taints the request does not tolerate",
+    "allocated": "the matching devices are allocated to other claims",
+    "count": "fewer free matching devices than the count, or the pod's requests compete for them",
+    "match-attribute": "enough free devices, but no set of them agrees on the constrained attribute",
+}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
 
 __all__ = [
     "CATALOGUE",
+    "REASONS",
     "OperandReport",
     "check_operands",
     "disabled_by_cluster_policy",
@@ -34,6 +35,16 @@ __all__ = [
 
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
 _PAUSED_PREFIX = "paused-"
+
+REASONS = {
+    "missing": "expected on the node, and no pod of it is bound there (-o wide: the untolerated taint, "
+    "the unmatched selector, the scheduler's message, or no DaemonSet at all)",
+    "not-ready": "its pod is bound to the node but not Running and Ready (-o wide: the waiting reason, restarts)",
+    "out-of-order": "running while a prerequisite is not",
+    "unexpected": "running where nothing expects it",
+    "paused": "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose",
+    "isolated": "the node has nvidia.com/gpu.deploy.operands=false: nothing is expected (key operands)",
+}
 
 
 def operand_order(extra: Iterable[str] = ()) -> list[str]:

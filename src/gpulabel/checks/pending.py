@@ -17,7 +17,12 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 
-__all__ = ["PENDING_SAMPLE", "PendingPod", "hazards", "pending", "pending_pods"]
+__all__ = ["PENDING_SAMPLE", "REASONS", "PendingPod", "hazards", "pending", "pending_pods"]
+
+# What pending says beyond the refusals of placement.REASONS.
+REASONS = {
+    "fits": "the filters gpulabel models allow the node: the pod waits for something else",
+}
 
 
 def _split(reason: str) -> tuple[str, tuple[str, ...]]:

@@ -32,6 +32,7 @@ from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import ClusterState, Node, Pod
 
 __all__ = [
+    "REASONS",
     "Fix",
     "NodeIndex",
     "Prediction",
@@ -44,6 +45,17 @@ __all__ = [
     "resource_failures",
     "scheduler_message",
 ]
+
+# The first word of a node's refusal (``place``, ``pending``, ``hazards``), in the scheduler's filter order.
+REASONS = {
+    "unschedulable": "the node is cordoned (spec.unschedulable) and the pod does not tolerate it",
+    "node-name": "the pod's spec.nodeName names another node",
+    "untolerated-taint": "a NoSchedule or NoExecute taint of the node that the pod does not tolerate",
+    "node-selector": "the node lacks a label of the pod's nodeSelector, or has another value",
+    "affinity": "no term of the pod's required node affinity matches (names the first failing expression)",
+    "insufficient": "insufficient <resource>: the pod requests more than the node's allocatable less its pods' use",
+    "claim": "a ResourceClaim request cannot be allocated on the node (a DRA reason follows)",
+}
 
 # The reasons each filter gives the scheduler's "0/N nodes are available" message (v1.37).
 SCHEDULER_REASONS = {

@@ -1,0 +1,1 @@
+"""Maintainer tools run from the repository root (``python -m tools.<name>``)."""
