@@ -15,7 +15,7 @@ Output contracts:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpulabel.cli.context import findings_exit
 
@@ -94,7 +94,7 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.cluster.manifests import load_workloads
     from gpulabel.model.findings import Result, Section
 
-    dra_objects: list[tuple[str, dict[str, Any]]] = []
+    dra_objects: list[tuple[str, dict[str, object]]] = []
     workloads = load_workloads(ctx.args.manifests, dra_objects)
     uses_claims = any(w.resource_claims for w in workloads)
     if uses_claims:
