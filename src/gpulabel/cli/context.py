@@ -1,4 +1,4 @@
-"""What every command gets: its flags, its parsed arguments, the cluster loaded once, and one way to print.
+"""What every command gets: its flags, its parsed arguments, the session that loads the cluster, one way to print.
 
 Flags come in groups, and a command offers only the groups it uses:
 ``output`` (``-o``, ``--no-headers``), ``cluster`` (``--snapshot``,
@@ -14,13 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from gpulabel.errors import InputError
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
-    from gpulabel.cluster.client import KubeClient
-    from gpulabel.k8s.selectors import Selector
-    from gpulabel.model.cluster import ClusterState
+    from gpulabel.app.session import Outcome, Session, Source
     from gpulabel.model.findings import Result
 
 __all__ = [
@@ -30,7 +27,6 @@ __all__ = [
     "AddCommand",
     "Command",
     "Context",
-    "findings_exit",
     "shared_flags",
 ]
 
@@ -147,13 +143,13 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
 
 @dataclass
 class Context:
-    """What a command gets: its parsed arguments, a way to load the cluster once, and a way to print."""
+    """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print."""
 
     args: argparse.Namespace
     out: IO[str]
     err: IO[str]
     parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
-    _client: KubeClient | None = None
+    _session: Session | None = None
 
     @property
     def fmt(self) -> str:
@@ -163,47 +159,26 @@ class Context:
         self.err.write(f"gpulabel: {text}\n")
         self.err.flush()
 
-    def client(self, budget: float = 10.0) -> KubeClient:
-        """The API client; ``budget`` is how many seconds an operation may spend retrying
-        a server that is down or overloaded (cluster/retry.py)."""
-        if self.args.snapshot:
-            raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
-        if self._client is None:
-            from gpulabel.cluster.client import KubeClient
-            from gpulabel.cluster.retry import RetryPolicy
+    def source(self) -> Source:
+        """The shared cluster flags as the application layer's :class:`~gpulabel.app.session.Source`."""
+        from gpulabel.app.session import Source
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
-        return self._client
+        a = self.args
+        return Source(
+            snapshots=tuple(a.snapshot or ()),
+            kubeconfig=a.kubeconfig,
+            context=a.context,
+            selector=a.selector,
+            namespace=a.namespace,
+        )
 
-    def node_selector(self) -> Selector | None:
-        """The parsed ``-l`` selector (validated as the API server does), or ``None``."""
-        text = getattr(self.args, "selector", None)
-        if text is None:
-            return None
-        from gpulabel.k8s.selectors import parse_selector
+    def session(self) -> Session:
+        """The one session of this run (made on first use, after the command's own options are checked)."""
+        if self._session is None:
+            from gpulabel.app.session import Session
 
-        try:
-            return parse_selector(text)
-        except ValueError as err:
-            raise InputError("-l/--selector", str(err)) from None
-
-    def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
-        """The cluster (or the snapshots), loaded once: only ``kinds``, nodes restricted by ``-l``."""
-        selector = self.node_selector()
-        if self.args.snapshot:
-            from gpulabel.cluster.snapshot import load_snapshots
-
-            state = load_snapshots(self.args.snapshot, warn=self.warn)
-            if selector is not None:
-                import dataclasses
-
-                state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
-            return state
-        from gpulabel.cluster.live import load_cluster
-
-        if selector is not None:
-            selectors["node_selector"] = self.args.selector
-        return load_cluster(self.client(), kinds, namespace=self.args.namespace, **selectors)
+            self._session = Session(self.source(), self.warn)
+        return self._session
 
     def emit(self, result: Result) -> None:
         from gpulabel.render.table import style_for
@@ -211,14 +186,18 @@ class Context:
 
         emit(result, self.fmt, self.out, style_for(self.out, headers=not self.args.no_headers))
 
+    def finish(self, outcome: Outcome) -> int:
+        """Print the outcome's result (or its page), then its warnings; its exit code."""
+        if outcome.page is not None:
+            self.out.write(outcome.page)
+        else:
+            self.emit(outcome.result)
+        for line in outcome.warnings:
+            self.warn(line)
+        return outcome.code
+
 
 Command = Callable[[Context], int]
-
-
-def findings_exit(ctx: Context, result: Result) -> int:
-    """Print ``result``; exit 1 if it has findings, 0 if not (a skipped check is not a finding)."""
-    ctx.emit(result)
-    return 1 if result.findings else 0
 
 
 class AddCommand:
