@@ -169,7 +169,6 @@ class Context:
             kubeconfig=a.kubeconfig,
             context=a.context,
             selector=a.selector,
-            namespace=a.namespace,
         )
 
     def session(self) -> Session:
