@@ -27,12 +27,14 @@ def report_doc(
 ) -> dict[str, Any]:
     """The page's data: every registered check run once over ``state`` (as ``check`` runs them) and the inventory."""
     from gpulabel.checks.gpus import inventory
+    from gpulabel.checks.operands import disabled_by_cluster_policy
     from gpulabel.checks.registry import run_checks
     from gpulabel.render.report import collect
 
     opts = CheckOptions() if opts is None else opts
     checked = run_checks(state, opts)
-    return collect(state, checked, inventory(state), disabled=opts.disabled, generated=generated, source=source)
+    off = set(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    return collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)
 
 
 def report_html(

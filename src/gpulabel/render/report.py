@@ -114,18 +114,16 @@ def collect(
     checked: Result,
     inventory: Sequence[InventoryRow] = (),
     *,
-    disabled: Iterable[str] = (),
+    switched_off: Iterable[str] = (),
     generated: str = "",
     source: str | None = None,
 ) -> dict[str, Any]:
     """The page's data: ``checked`` (the check runner's result over ``state``) arranged for the tables.
 
-    ``disabled`` are the operands switched off by flag (their columns say so);
+    ``switched_off`` are the operands disabled cluster-wide, by flag or ClusterPolicy (their columns say so);
     ``source`` names the input in the header (the snapshot paths as the user
     gave them); by default the state's own ``source``.
     """
-    from gpulabel.checks.operands import disabled_by_cluster_policy
-
     parts = {p.command: p for p in checked.parts}
     audit_result = parts.get("audit", Result("audit"))
     operand_result = parts.get("operands", Result("operands"))
@@ -133,7 +131,7 @@ def collect(
     hazard_findings = list(parts.get("hazards", Result("hazards")).findings)
     stack = {name: r for name, r in parts.items() if name not in _OWN_SECTIONS}
     pending = _pending_doc(pending_result)
-    off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    off = set(switched_off)
     operand_findings = list(operand_result.findings)
     columns = _operand_columns(state, operand_findings)
     position = {n.name: i for i, n in enumerate(state.nodes)}
