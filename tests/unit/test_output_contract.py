@@ -3,6 +3,7 @@ tables without escape codes off a terminal, and the flags every command shares."
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -285,14 +286,45 @@ def test_a_flag_a_command_does_not_use_is_refused(argv: list[str], line: str) ->
     assert run(*argv) == (2, "", line)
 
 
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["-A"], "gpulabel: -A: not used by audit\n"),
+        (["-n", "ml"], "gpulabel: -n: not used by audit\n"),
+        (["-o", "json"], ""),
+    ],
+)
+def test_a_shared_flag_means_the_same_on_either_side_of_the_command(flags: list[str], line: str) -> None:
+    before = run(*flags, "audit", "--snapshot", LAB)
+    after = run("audit", *flags, "--snapshot", LAB)
+    assert before == after
+    if line:
+        assert after == (2, "", line)
+
+
+def test_a_flag_of_another_group_after_the_command_is_refused_in_one_line() -> None:
+    assert run("sanitize", "x", "--snapshot", LAB) == (2, "", "gpulabel: --snapshot: not used by sanitize\n")
+    assert run("devices", "-l", "a=b", "--snapshot", LAB) == (2, "", "gpulabel: -l: not used by devices\n")
+
+
+def test_completion_offers_only_the_flags_a_command_uses() -> None:
+    script = run("completion", "bash")[1]
+    (sanitize,) = [line for line in script.splitlines() if line.strip().startswith("sanitize)")]
+    (audit,) = [line for line in script.splitlines() if line.strip().startswith("audit)")]
+    assert "--snapshot" not in sanitize and "-l" not in sanitize.split()
+    assert "--snapshot" in audit and " -A " not in audit and "--namespace" not in audit
+
+
 def test_commands_without_a_cluster_do_not_offer_cluster_flags() -> None:
     from gpulabel.cli.main import build_parser
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     for name in ("sanitize", "validate"):
-        flags = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        # offered: shown in help (the others are accepted after the command only to be refused in one line)
+        flags = {o for a in sub.choices[name]._actions if a.help != argparse.SUPPRESS for o in a.option_strings}
         assert not flags & {"--snapshot", "--kubeconfig", "--context", "-n", "-l", "-A"}, name
+        assert "--snapshot" not in sub.choices[name].format_help(), name
 
 
 def test_help_shows_examples_valid_values_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -341,10 +373,15 @@ def test_completion_scripts_name_every_command_and_parse(shell: str, tmp_path: P
 
 
 def test_isolate_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:
+    # ml/train-a holds a GPU on lab-node-1: the dry run refuses the node, as the run would (issue 24)
     code, out, err = run("isolate", "lab-node-1", "--dry-run", "--snapshot", LAB, "-o", "wide")
+    assert (code, out) == (1, "")
+    assert err.startswith("gpulabel: node lab-node-1: not isolated: GPU pods running: ml/train-a (nvidia.com/gpu)")
+    code, out, err = run("isolate", "lab-node-1", "--dry-run", "--force", "--snapshot", LAB, "-o", "wide")
     assert code == 0 and err == ""
-    line = out.strip()
-    assert line.startswith("lab-node-1 nvidia.com/gpu.deploy.operands false (was absent; leaving: gpu-operator/")
+    first, second = out.splitlines()
+    assert first.startswith("lab-node-1 nvidia.com/gpu.deploy.operands false (was absent; leaving: gpu-operator/")
+    assert second == "lab-node-1 gpu-pod ml/train-a nvidia.com/gpu"
 
 
 def test_sync_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:

@@ -15,9 +15,10 @@ from typing import Any
 from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, Section
+from gpulabel.model.findings import Result as CheckResult
 
-__all__ = ["PENDING_SAMPLE", "REASONS", "PendingPod", "hazards", "pending", "pending_pods"]
+__all__ = ["PENDING_SAMPLE", "REASONS", "PendingPod", "hazards", "pending", "pending_pods", "pending_result"]
 
 # What pending says beyond the refusals of placement.REASONS.
 REASONS = {
@@ -221,3 +222,20 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             )
         )
     return out
+
+
+def pending_result(state: ClusterState, namespace: str | None = None, *, per_node: bool = False) -> CheckResult:
+    """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod."""
+    pods = pending_pods(state, namespace)
+    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
+    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
+    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
+    wide = tuple(
+        line
+        for p in pods
+        for line in (
+            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
+            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
+        )
+    )
+    return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})

@@ -10,21 +10,22 @@ format. Options are one plain dataclass, validated when built: the CLI turns
 flags into it, and nothing below the CLI knows about argparse.
 
 To add a check: write a function ``(ClusterState, CheckOptions) -> Result``
-and :func:`register` a :class:`Check` for it (its command can then be a
-two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
+and :func:`register` a :class:`Check` for it: ``check``, ``report`` and the
+controller's metrics run it from then on; its own command can be a two-liner
+over :func:`gpulabel.app.checks.run_named` (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result, Section
+from gpulabel.model.findings import Result
+from gpulabel.model.operands import known_operands
 
 __all__ = [
     "CHECKS",
@@ -33,8 +34,6 @@ __all__ = [
     "Check",
     "CheckOptions",
     "check_named",
-    "known_operands",
-    "parse_duration",
     "register",
     "run_check",
     "run_checks",
@@ -42,31 +41,7 @@ __all__ = [
 ]
 
 
-def known_operands(names: Iterable[str], where: str = "--disabled") -> tuple[str, ...]:
-    """``names`` if each is an operand of the catalogue; otherwise an :class:`InputError` naming the first unknown."""
-    from gpulabel.checks.operands import CATALOGUE
-
-    names = tuple(names)
-    unknown = [n for n in names if n not in CATALOGUE]
-    if unknown:
-        raise InputError(where, f"unknown operand {unknown[0]!r}; known: {', '.join(CATALOGUE)}")
-    return names
-
-
-_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
 DEFAULT_STUCK_AFTER = 1800.0
-
-
-def parse_duration(text: str, where: str = "--stuck-after") -> float:
-    """``30m``, ``1h30m``, ``90s`` or a number of seconds; an :class:`InputError` otherwise."""
-    text = text.strip()
-    if text.isdigit():
-        return float(text)
-    m = _DURATION.fullmatch(text)
-    if not text or m is None or not any(m.groups()):
-        raise InputError(where, f"{text!r} is not a duration such as 30m, 1h30m or 90s")
-    h, mins, secs = (int(g or 0) for g in m.groups())
-    return float(h * 3600 + mins * 60 + secs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,45 +93,15 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.operands import check_operands
+    from gpulabel.checks.operands import operands_result
 
-    report = check_operands(state, opts.disabled)
-    rows = tuple(
-        {
-            "daemonset": a["daemonset"],
-            "operand": a["operand"],
-            "labelled_nodes": a["labelled_nodes"],
-            "desired_number_scheduled": a["desired_number_scheduled"],
-            "excluded": tuple(
-                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in a["excluded"]
-            ),
-        }
-        for a in report.daemonsets
-    )
-    wide = tuple(
-        f"# {r['daemonset']} operand={r['operand']} labelled={r['labelled_nodes']} "
-        f"desired={r['desired_number_scheduled']}" + (f" excluded: {'; '.join(ex)}" if (ex := r["excluded"]) else "")
-        for r in rows
-    )
-    return Result("operands", tuple(report.findings), (Section("daemonsets", rows, (), wide),))
+    return operands_result(state, opts.disabled)
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.pending import pending_pods
+    from gpulabel.checks.pending import pending_result
 
-    pods = pending_pods(state, opts.namespace)
-    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if opts.per_node else p.grouped(state.nodes)))
-    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
-    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
-    wide = tuple(
-        line
-        for p in pods
-        for line in (
-            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
-            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
-        )
-    )
-    return Result("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
+    return pending_result(state, opts.namespace, per_node=opts.per_node)
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:

@@ -1,10 +1,12 @@
-"""What every command gets: its flags, its parsed arguments, the cluster loaded once, and one way to print.
+"""What every command gets: its flags, its parsed arguments, the session that loads the cluster, one way to print.
 
 Flags come in groups, and a command offers only the groups it uses:
 ``output`` (``-o``, ``--no-headers``), ``cluster`` (``--snapshot``,
 ``--kubeconfig``, ``--context``), ``nodes`` (``-l/--selector``) and ``pods``
 (``-n``, ``-A``). Each may stand before or after the command name, as with
-kubectl; ``--snapshot`` given on both sides combines in command-line order.
+kubectl; ``--snapshot`` given on both sides combines in command-line order. A
+flag of a group the command does not use is refused in one line, on either
+side (``gpulabel: -A: not used by audit``, exit 2).
 """
 
 from __future__ import annotations
@@ -12,14 +14,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
-from gpulabel.errors import InputError
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
-    from gpulabel.cluster.client import KubeClient
-    from gpulabel.model.cluster import ClusterState
+    from gpulabel.app.session import Outcome, Session, Source
     from gpulabel.model.findings import Result
 
 __all__ = [
@@ -29,11 +29,10 @@ __all__ = [
     "AddCommand",
     "Command",
     "Context",
-    "findings_exit",
     "shared_flags",
 ]
 
-SHARED_DEFAULTS: dict[str, Any] = {
+SHARED_DEFAULTS: dict[str, str | bool | None] = {
     "snapshot": None,
     "kubeconfig": None,
     "context": None,
@@ -44,23 +43,36 @@ SHARED_DEFAULTS: dict[str, Any] = {
     "selector": None,
 }
 
-# flag group -> (the dests its flags set, the flag named in errors)
-GROUP_FLAGS: dict[str, tuple[tuple[str, ...], str]] = {
-    "output": (("output", "no_headers"), "-o/--no-headers"),
-    "cluster": (("snapshot", "snapshot_after", "kubeconfig", "context"), "--snapshot/--kubeconfig/--context"),
-    "nodes": (("selector",), "-l/--selector"),
-    "pods": (("namespace", "all_namespaces"), "-n/-A"),
+# flag group -> (the dests its flags set, the flag each dest is named by in errors)
+GROUP_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "output": (("output", "no_headers"), ("-o", "--no-headers")),
+    "cluster": (
+        ("snapshot", "snapshot_after", "kubeconfig", "context"),
+        ("--snapshot", "--snapshot", "--kubeconfig", "--context"),
+    ),
+    "nodes": (("selector",), ("-l",)),
+    "pods": (("namespace", "all_namespaces"), ("-n", "-A")),
 }
 ALL_GROUPS = ("output", "cluster", "nodes", "pods")
 
 
 def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> argparse.ArgumentParser:
-    """A parent parser with the flags of ``groups``; ``after``: for use after the command name."""
+    """A parent parser with the flags of ``groups``; ``after``: for use after the command name.
+
+    After the command name, the flags of the other groups are accepted too, unshown, so that a flag
+    the command does not use is refused in one line (``-A: not used by audit``) on either side of it.
+    """
     # default=SUPPRESS on every shared flag lets the same flag be given before
     # or after the subcommand without the subparser's default wiping it out.
     p = argparse.ArgumentParser(add_help=False)
-    S = argparse.SUPPRESS
-    groups = set(groups)
+    offered = set(groups)
+    groups = set(ALL_GROUPS) if after else offered
+
+    def shown(group: str, text: str) -> str:
+        """The help of a flag, hidden where the command does not use it."""
+        return text if group in offered else argparse.SUPPRESS
+
+    default = argparse.SUPPRESS
     if "cluster" in groups:
         g = p.add_argument_group("cluster (default: the current kubeconfig context)")
         g.add_argument(
@@ -68,30 +80,46 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
             action="append",
             metavar="FILE",
             dest="snapshot_after" if after else "snapshot",
-            default=S,
-            help="read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
-            "objects are merged by kind, namespace and name, the later file winning",
+            default=default,
+            help=shown(
+                "cluster",
+                "read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
+                "objects are merged by kind, namespace and name, the later file winning",
+            ),
         )
         g.add_argument(
-            "--kubeconfig", metavar="FILE", default=S, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+            "--kubeconfig",
+            metavar="FILE",
+            default=default,
+            help=shown("cluster", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"),
         )
-        g.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
+        g.add_argument("--context", metavar="NAME", default=default, help=shown("cluster", "kubeconfig context to use"))
     if "nodes" in groups:
         g = p.add_argument_group("nodes")
         g.add_argument(
             "-l",
             "--selector",
             metavar="SELECTOR",
-            default=S,
-            help="only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
-            "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
+            default=default,
+            help=shown(
+                "nodes",
+                "only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
+                "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
+            ),
         )
     if "pods" in groups:
         g = p.add_argument_group("pods")
-        ns = g.add_mutually_exclusive_group()
-        ns.add_argument("-n", "--namespace", metavar="NS", default=S, help="only pods in this namespace")
+        # hidden, they are plain flags: argparse 3.11 cannot wrap a usage line with a hidden exclusive group
+        ns = g.add_mutually_exclusive_group() if "pods" in offered else g
         ns.add_argument(
-            "-A", "--all-namespaces", action="store_true", default=S, help="pods in every namespace (the default)"
+            "-n", "--namespace", metavar="NS", default=default, help=shown("pods", "only pods in this namespace")
+        )
+        ns.add_argument(
+            "-A",
+            "--all-namespaces",
+            action="store_true",
+            default=default,
+            help=shown("pods", "pods in every namespace (the default)"),
         )
     if "output" in groups:
         g = p.add_argument_group("output")
@@ -99,22 +127,31 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
             "-o",
             "--output",
             choices=FORMATS,
-            default=S,
-            help="text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
-            "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
+            default=default,
+            help=shown(
+                "output",
+                "text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
+                "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
+            ),
         )
-        g.add_argument("--no-headers", action="store_true", default=S, help="tables without their header lines")
+        g.add_argument(
+            "--no-headers",
+            action="store_true",
+            default=default,
+            help=shown("output", "tables without their header lines"),
+        )
     return p
 
 
 @dataclass
 class Context:
-    """What a command gets: its parsed arguments, a way to load the cluster once, and a way to print."""
+    """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print."""
 
     args: argparse.Namespace
     out: IO[str]
     err: IO[str]
-    _client: KubeClient | None = None
+    parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
+    _session: Session | None = None
 
     @property
     def fmt(self) -> str:
@@ -124,47 +161,25 @@ class Context:
         self.err.write(f"gpulabel: {text}\n")
         self.err.flush()
 
-    def client(self, budget: float = 10.0) -> KubeClient:
-        """The API client; ``budget`` is how many seconds an operation may spend retrying
-        a server that is down or overloaded (cluster/retry.py)."""
-        if self.args.snapshot:
-            raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
-        if self._client is None:
-            from gpulabel.cluster.client import KubeClient
-            from gpulabel.cluster.retry import RetryPolicy
+    def source(self) -> Source:
+        """The shared cluster flags as the application layer's :class:`~gpulabel.app.session.Source`."""
+        from gpulabel.app.session import Source
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
-        return self._client
+        a = self.args
+        return Source(
+            snapshots=tuple(a.snapshot or ()),
+            kubeconfig=a.kubeconfig,
+            context=a.context,
+            selector=a.selector,
+        )
 
-    def node_selector(self) -> Any:
-        """The parsed ``-l`` selector (validated as the API server does), or ``None``."""
-        text = getattr(self.args, "selector", None)
-        if text is None:
-            return None
-        from gpulabel.k8s.selectors import parse_selector
+    def session(self) -> Session:
+        """The one session of this run (made on first use, after the command's own options are checked)."""
+        if self._session is None:
+            from gpulabel.app.session import Session
 
-        try:
-            return parse_selector(text)
-        except ValueError as err:
-            raise InputError("-l/--selector", str(err)) from None
-
-    def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
-        """The cluster (or the snapshots), loaded once: only ``kinds``, nodes restricted by ``-l``."""
-        selector = self.node_selector()
-        if self.args.snapshot:
-            from gpulabel.cluster.snapshot import load_snapshots
-
-            state = load_snapshots(self.args.snapshot, warn=self.warn)
-            if selector is not None:
-                import dataclasses
-
-                state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
-            return state
-        from gpulabel.cluster.live import load_cluster
-
-        if selector is not None:
-            selectors["node_selector"] = self.args.selector
-        return load_cluster(self.client(), kinds, namespace=self.args.namespace, **selectors)
+            self._session = Session(self.source(), self.warn)
+        return self._session
 
     def emit(self, result: Result) -> None:
         from gpulabel.render.table import style_for
@@ -172,14 +187,18 @@ class Context:
 
         emit(result, self.fmt, self.out, style_for(self.out, headers=not self.args.no_headers))
 
+    def finish(self, outcome: Outcome) -> int:
+        """Print the outcome's result (or its page), then its warnings; its exit code."""
+        if outcome.page is not None:
+            self.out.write(outcome.page)
+        else:
+            self.emit(outcome.result)
+        for line in outcome.warnings:
+            self.warn(line)
+        return outcome.code
+
 
 Command = Callable[[Context], int]
-
-
-def findings_exit(ctx: Context, result: Result) -> int:
-    """Print ``result``; exit 1 if it has findings, 0 if not (a skipped check is not a finding)."""
-    ctx.emit(result)
-    return 1 if result.findings else 0
 
 
 class AddCommand:
