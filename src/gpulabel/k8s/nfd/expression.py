@@ -176,8 +176,9 @@ def evaluate(e: Expression, valid: bool, value: str | None) -> bool:
             return value not in e.value
         patterns = [_regexp(v) for v in e.value]
         if any(p is None for p in patterns):
-            raise ExpressionError(
-                f"invalid expressiom, 'value' field must only contain valid regexps for Op {op!r} (have {list(e.value)})"
+            raise ExpressionError(  # sic: NFD's message has the typo
+                f"invalid expressiom, 'value' field must only contain valid regexps for Op {op!r} "
+                f"(have {list(e.value)})"
             )
         return any(p.search(value) is not None for p in patterns if p is not None)
     if op in ("Gt", "Ge", "Lt", "Le"):

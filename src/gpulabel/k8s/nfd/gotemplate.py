@@ -344,7 +344,7 @@ class Template:
             elif n.kind == "with":
                 v = self._pipe(n.pipe, dot, scope)
                 if _truth(v):
-                    self._run(n.body, v, scope + [(n.decl[0], v)] if n.decl else scope, out)
+                    self._run(n.body, v, [*scope, (n.decl[0], v)] if n.decl else scope, out)
                 else:
                     self._run(n.other, dot, scope, out)
             else:

@@ -196,10 +196,7 @@ def _dynamic(value: str, features: Features) -> str | None:
 def _denied_ns(ns: str, cfg: NfdConfig) -> bool:
     if _kubernetes_family(ns) and not _nfd_allowed(ns):
         return True
-    for d in cfg.deny_label_ns:
-        if d == "*" or d == ns or (d.startswith("*.") and ns.endswith(d[1:])):
-            return True
-    return False
+    return any(d in ("*", ns) or (d.startswith("*.") and ns.endswith(d[1:])) for d in cfg.deny_label_ns)
 
 
 def _filter_label(key: str, value: str, cfg: NfdConfig, features: Features) -> tuple[str | None, str]:
