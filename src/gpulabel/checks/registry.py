@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.nfd.master import NfdConfig
+from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
 
@@ -86,6 +88,7 @@ class CheckOptions:
     per_node: bool = False
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -183,6 +186,12 @@ def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("sharing", tuple(sharing(state)))
 
 
+def _nfd(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.nfdrules import check
+
+    return check(state, opts.nfd_config)
+
+
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
@@ -205,6 +214,13 @@ CHECKS: list[Check] = [
     Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
     Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
     Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
+    Check(
+        "nfd",
+        ("Node", *NFD_KINDS),
+        ("Node", "NodeFeature"),
+        _nfd,
+        "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
+    ),
 ]
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 

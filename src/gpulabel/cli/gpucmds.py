@@ -36,6 +36,7 @@ def add_stuck_after(p: object) -> None:
 def options(ctx: Context) -> CheckOptions:
     """The check options from the shared flags and ``--disabled``, ``--stuck-after``, ``--at``, ``--strict``."""
     from gpulabel.checks.registry import CheckOptions, parse_duration
+    from gpulabel.cli.nfdcmds import load_nfd_config
     from gpulabel.errors import InputError
     from gpulabel.model.gpustack import parse_time
 
@@ -45,6 +46,7 @@ def options(ctx: Context) -> CheckOptions:
         disabled=tuple(getattr(a, "disabled", ()) or ()),
         namespace=a.namespace,
         stuck_after=parse_duration(getattr(a, "stuck_after", None) or "30m"),
+        nfd_config=load_nfd_config(getattr(a, "nfd_config", None)),
     )
     at = getattr(a, "at", None)
     if at:

@@ -32,6 +32,9 @@ def add_node_commands(add: AddCommand) -> None:
         examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
     p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
     p = add(
         "sources",
@@ -67,13 +70,25 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
 
 def cmd_audit(ctx: Context) -> int:
-    from gpulabel.checks.registry import CheckOptions, run_check
+    import dataclasses
 
-    state = ctx.state(["Node"])
-    return findings_exit(ctx, run_check("audit", state, CheckOptions(strict=ctx.args.strict)))
+    from gpulabel.checks.registry import CheckOptions, run_check
+    from gpulabel.cli.nfdcmds import load_nfd_config
+    from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+    opts = CheckOptions(strict=ctx.args.strict, nfd_config=load_nfd_config(ctx.args.nfd_config))
+    state = ctx.state(["Node", *NFD_KINDS])
+    result = run_check("audit", state, opts)
+    if state.nfd.nodefeatures:  # NodeFeatureRule drift belongs to the node's labels too (check runs it as "nfd")
+        nfd = run_check("nfd", state, opts)
+        result = dataclasses.replace(result, findings=result.findings + nfd.findings)
+    return findings_exit(ctx, result)
 
 
 def cmd_sources(ctx: Context) -> int:

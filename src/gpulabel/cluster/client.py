@@ -32,6 +32,8 @@ RESOURCES: dict[str, tuple[str, bool]] = {
     "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
     "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", True),
     "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
+    "NodeFeature": ("/apis/nfd.k8s-sigs.io/v1alpha1/nodefeatures", True),
+    "NodeFeatureRule": ("/apis/nfd.k8s-sigs.io/v1alpha1/nodefeaturerules", False),
 }
 
 DEFAULT_PAGE_SIZE = 500

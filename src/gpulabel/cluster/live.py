@@ -10,9 +10,10 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from gpulabel.cluster.client import KubeClient
+from gpulabel.cluster.client import RESOURCES, KubeClient
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState
 from gpulabel.model.cluster import (
     ClusterState,
     DaemonSet,
@@ -45,12 +46,14 @@ def load_cluster(
     ``node_selector`` (``-l``) is sent as the node LIST's ``labelSelector``: the server filters.
     """
     wanted = list(dict.fromkeys(kinds))
+    served_kinds: set[str] = set()
     nodes: list[Node] = []
     pods: list[Pod] = []
     daemonsets: list[DaemonSet] = []
     policies: list[dict[str, Any]] = []
     dra: list[tuple[str, dict[str, Any]]] = []
     served: bool | None = None
+    nfd: list[tuple[str, dict[str, Any]]] = []
     for kind in wanted:
         where = f"{client.endpoint} {kind}"
         if kind in DRA_KINDS:
@@ -62,6 +65,13 @@ def load_cluster(
             ns = namespace if kind == "ResourceClaimTemplate" else None
             items = client.list_objects(client.kind_path(kind, ns), partial(_with_kind, kind))[0]
             dra.extend((where, o) for o in items)
+            continue
+        if kind in NFD_KINDS:
+            # the CRDs may be absent: then the kind is not in the state's kinds and its checks say skipped
+            if client.has_resource("nfd.k8s-sigs.io/v1alpha1", RESOURCES[kind][0].rsplit("/", 1)[1]):
+                items = client.list_objects(client.kind_path(kind), partial(_with_kind, kind))[0]
+                nfd.extend((where, o) for o in items)
+                served_kinds.add(kind)
             continue
         if kind == "Node":
             nodes = client.list_objects(
@@ -87,8 +97,9 @@ def load_cluster(
         tuple(daemonsets),
         tuple(policies),
         client.endpoint,
-        frozenset(wanted),
+        frozenset(k for k in wanted if k not in NFD_KINDS or k in served_kinds),
         DraState.from_objects(dra),
+        NfdState.from_objects(nfd),
     )
 
 

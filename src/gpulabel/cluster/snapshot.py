@@ -16,6 +16,7 @@ from typing import Any
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState
 from gpulabel.model.cluster import (
     SUPPORTED_KINDS,
     ClusterState,
@@ -142,7 +143,7 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
     return str(obj.get("kind")), str(namespace), str(meta.get("name") or "")
 
 
-_NAMESPACED = frozenset({"Pod", "DaemonSet"})
+_NAMESPACED = frozenset({"Pod", "DaemonSet", "NodeFeature"})
 
 
 class _NotStreamable(Exception):
@@ -261,6 +262,7 @@ _CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {
     "ClusterPolicy": cluster_policy_from_json,
     # DRA objects are kept as read (with where they came from) and built into one DraState at the end
     **dict.fromkeys(DRA_KINDS, lambda obj, where: (where, obj)),
+    **dict.fromkeys(NFD_KINDS, lambda obj, where: (where, obj)),  # built into one NfdState at the end
 }
 
 
@@ -317,4 +319,5 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
         ", ".join(names),
         frozenset(kinds & set(SUPPORTED_KINDS)),
         DraState.from_objects(pair for kind in DRA_KINDS for pair in by_kind[kind]),
+        NfdState.from_objects(pair for kind in NFD_KINDS for pair in by_kind[kind]),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields
@@ -29,7 +30,7 @@ __all__ = [
     "Taint",
 ]
 
-SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy", *DRA_KINDS)
+SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy", *DRA_KINDS, *NFD_KINDS)
 
 JSON = dict[str, Any]
 
@@ -180,6 +181,7 @@ class ClusterState:
     source: str = ""
     kinds: frozenset[str] = frozenset()
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
+    nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -214,11 +216,16 @@ class ClusterState:
         daemonsets: list[DaemonSet] = []
         policies: list[JSON] = []
         dra: list[tuple[str, JSON]] = []
+        nfd: list[tuple[str, JSON]] = []
         seen: set[str] = set(kinds)
         for where, obj in objects:
             kind = obj.get("kind")
             if kind in DRA_KINDS:
                 dra.append((where, obj))
+                seen.add(str(kind))
+                continue
+            if kind in NFD_KINDS:
+                nfd.append((where, obj))
                 seen.add(str(kind))
                 continue
             if kind == "Node":
@@ -241,6 +248,7 @@ class ClusterState:
             source,
             frozenset(seen),
             DraState.from_objects(dra),
+            NfdState.from_objects(nfd),
         )
 
 

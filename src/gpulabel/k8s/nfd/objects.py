@@ -8,7 +8,7 @@ document) and a ``where`` naming it in errors; a field of the wrong JSON type
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ __all__ = [
     "NODE_NAME_LABEL",
     "Features",
     "NodeFeature",
+    "NfdState",
     "NodeFeatureRule",
     "Rule",
     "Term",
@@ -222,3 +223,31 @@ def nodefeaturerule_from_json(obj: JSON, where: str = "") -> NodeFeatureRule:
             )
         )
     return NodeFeatureRule(meta["name"], tuple(rules))
+
+
+@dataclass(frozen=True, slots=True)
+class NfdState:
+    """The NodeFeature and NodeFeatureRule objects of a cluster, NodeFeatures indexed by node."""
+
+    nodefeatures: tuple[NodeFeature, ...] = ()
+    rules: tuple[NodeFeatureRule, ...] = ()
+    _by_node: dict[str, list[NodeFeature]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for nf in self.nodefeatures:
+            if nf.node:
+                self._by_node.setdefault(nf.node, []).append(nf)
+
+    def for_node(self, node: str) -> tuple[NodeFeature, ...]:
+        """The NodeFeatures nfd-master merges for ``node`` (those labelled with its name)."""
+        return tuple(self._by_node.get(node, ()))
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> NfdState:
+        nfs, rules = [], []
+        for where, obj in objects:
+            if obj.get("kind") == "NodeFeature":
+                nfs.append(nodefeature_from_json(obj, where))
+            elif obj.get("kind") == "NodeFeatureRule":
+                rules.append(nodefeaturerule_from_json(obj, where))
+        return cls(tuple(nfs), tuple(rules))
