@@ -139,9 +139,15 @@ def drift(state: ClusterState, cfg: NfdConfig, preds: Sequence[Prediction] | Non
                 errs.setdefault((rr.object, rr.rule, rr.outcome.error), []).append(node.name)
     for (obj, rule, err), nodes in sorted(errs.items()):
         out.append(
-            Finding(CHECK, "nfd-rule-error", args=(f"rule {obj}/{rule}", err), count=len(nodes), sample=tuple(nodes[:3]),
-                    detail=f"nfd-master skips rule {rule!r} of NodeFeatureRule {obj} on these nodes: {err}")
-        )  # fmt: skip
+            Finding(
+                CHECK,
+                "nfd-rule-error",
+                args=(f"rule {obj}/{rule}", err),
+                count=len(nodes),
+                sample=tuple(nodes[:3]),
+                detail=f"nfd-master skips rule {rule!r} of NodeFeatureRule {obj} on these nodes: {err}",
+            )
+        )
     return out
 
 

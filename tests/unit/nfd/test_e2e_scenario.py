@@ -117,7 +117,9 @@ def test_stage5_annotations() -> None:
         "feature.node.kubernetes.io/defaul-ns-annotation": "foo",
         "feature.node.kubernetes.io/defaul-ns-annotation-2": "bar",
         "custom.vendor.io/feature": "baz",
-        "nfd.node.kubernetes.io/feature-annotations": "custom.vendor.io/feature,defaul-ns-annotation,defaul-ns-annotation-2",
+        "nfd.node.kubernetes.io/feature-annotations": (
+            "custom.vendor.io/feature,defaul-ns-annotation,defaul-ns-annotation-2"
+        ),
     }
 
 

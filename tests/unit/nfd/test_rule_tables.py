@@ -72,6 +72,7 @@ F2 = Features(
     {"dom.feat": ({"ia-1": "iv-1"}, {"ia-2": "iv-2"})},
 )
 
+FEAT = {"feat": "val-1"}
 # (upstream assertion, rule, features, labels or None for no match, vars)
 RULE_STEPS: list[tuple[str, Rule, Features, dict[str, str] | None, dict[str, str] | None]] = [
     ("totally empty features: empty matcher should have matched", R1, EMPTY, dict(R1.labels), {}),
@@ -86,11 +87,11 @@ RULE_STEPS: list[tuple[str, Rule, Features, dict[str, str] | None, dict[str, str
     ("values should have matched", R3, VAL1, dict(R3.labels), {}),
     ("instances should not have matched", R3_INST, VAL1, None, None),
     ("instances should have matched", R3_INST, INST1, dict(R3_INST.labels), {}),
-    ("key in multi-type feature should have matched", multi({"k-1": E("Exists")}), F2, {"feat": "val-1"}, {}),
-    ("attribute in multi-type feature should have matched", multi({"a-1": E("In", ("v-1",))}), F2, {"feat": "val-1"}, {}),
-    ("instance attribute in multi-type feature should have matched", multi({"ia-1": E("In", ("iv-1",))}), F2, {"feat": "val-1"}, {}),
-    ("multi-type: flags and attributes", multi({"k-2": E("Exists"), "a-2": E("In", ("v-2",))}), F2, {"feat": "val-1"}, {}),
-    ("multi-type: instance", multi({"ia-2": E("In", ("iv-2",))}), F2, {"feat": "val-1"}, {}),
+    ("key in multi-type feature should have matched", multi({"k-1": E("Exists")}), F2, FEAT, {}),
+    ("attribute in multi-type feature should have matched", multi({"a-1": E("In", ("v-1",))}), F2, FEAT, {}),
+    ("instance attr in multi-type feature should have matched", multi({"ia-1": E("In", ("iv-1",))}), F2, FEAT, {}),
+    ("multi-type: flags and attributes", multi({"k-2": E("Exists"), "a-2": E("In", ("v-2",))}), F2, FEAT, {}),
+    ("multi-type: instance", multi({"ia-2": E("In", ("iv-2",))}), F2, FEAT, {}),
     ("multiple feature matchers: should not have matched", R5, INST1, None, None),
     ("multiple feature matchers: should have matched", R5_FIXED, INST1, dict(R5.labels), {}),
     ("matchAny: should not have matched", R5_ANY_NA, INST1, None, None),
