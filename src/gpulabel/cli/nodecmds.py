@@ -49,6 +49,9 @@ def add_node_commands(add: AddCommand) -> None:
     )
     p.add_argument("keys", nargs="*", metavar="KEY")
     p.add_argument("--node", metavar="NAME", help="list this node's labels with owner and last writer")
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
     p = add(
         "operands",
@@ -98,9 +101,18 @@ def cmd_sources(ctx: Context) -> int:
     if a.node:
         from gpulabel.checks.sources import node_sources
 
-        node = ctx.state(["Node"]).node(a.node)
+        from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+        state = ctx.state(["Node", *NFD_KINDS])
+        node = state.node(a.node)
         if node is None:
             raise InputError(f"node {a.node}", "not found")
+        produced: dict[str, str] = {}
+        if state.nfd.nodefeatures or state.nfd.rules:
+            from gpulabel.checks.nfdrules import producers
+            from gpulabel.cli.nfdcmds import load_nfd_config
+
+            produced = producers(state, load_nfd_config(a.nfd_config), node.name)
         wanted = set(a.keys)
         rows = [r for r in node_sources(node) if not wanted or r.key in wanted]
         cells: tuple[dict[str, Cell], ...] = tuple(
@@ -111,10 +123,14 @@ def cmd_sources(ctx: Context) -> int:
                 "manager": r.written_by.manager if r.written_by else None,
                 "operation": r.written_by.operation if r.written_by else None,
                 "time": r.written_by.time if r.written_by else None,
+                **({"produced_by": produced.get(r.key)} if produced else {}),
             }
             for r in rows
         )
-        section = Section("labels", cells, tuple(r.line() for r in rows))
+        lines = tuple(
+            r.line() + (f" produced-by={produced[r.key].replace(' ', '/')}" if r.key in produced else "") for r in rows
+        )
+        section = Section("labels", cells, lines)
         ctx.emit(Result("sources", sections=(section,), ok="", fields={"node": node.name}))
         return 0
     if not a.keys:
