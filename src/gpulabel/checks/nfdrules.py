@@ -165,3 +165,58 @@ def producers(state: ClusterState, cfg: NfdConfig, node: str) -> dict[str, str]:
 
 def nodes_lacking(preds: Iterable[Prediction], key: str) -> list[Prediction]:
     return [p for p in preds if key not in p.node.labels]
+
+
+def label_hints(state: ClusterState, cfg: NfdConfig, keys: Iterable[str]) -> list[str]:
+    """For each NFD label ``keys`` selects that no node has: the NodeFeatureRule that would produce it and why not.
+
+    ``feature.node.kubernetes.io/custom-gpu-training: rule gpu-training/gpu-training did not match on
+    12 node(s): term[0] kernel.version major Gt [5]`` (the commonest failing expression first). A label a
+    rule's template makes is found only where the template ran; a static label is found on every node.
+    """
+    wanted = [k for k in dict.fromkeys(keys) if is_nfd_namespace(k.rpartition("/")[0], cfg)]
+    missing = [k for k in wanted if not any(k in n.labels for n in state.nodes)]
+    if not missing or not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    preds = predict(state, cfg)
+    out: list[str] = []
+    for key in missing:
+        would = [p.node.name for p in preds if key in p.result.labels]
+        if would:
+            src = next(p.result.label_sources.get(key, "") for p in preds if key in p.result.labels)
+            out.append(
+                f"{key}: {src} sets it on {len(would)} node(s) ({', '.join(would[:3])}), "
+                "but nfd-master has not written it there"
+            )
+            continue
+        producers = [
+            (obj.name, rule.name)
+            for obj in state.nfd.rules
+            for rule in obj.rules
+            if key
+            in {k if "/" in k or not cfg.auto_default_ns else f"feature.node.kubernetes.io/{k}" for k in rule.labels}
+        ]
+        if not producers:
+            out.append(f"{key}: no NodeFeatureRule sets it (nor a NodeFeature)")
+            continue
+        for obj_name, rule_name in producers:
+            reasons: dict[str, int] = {}
+            for p in preds:
+                rr = next(r for r in p.result.rules if r.object == obj_name and r.rule == rule_name)
+                o = rr.outcome
+                if o.error:
+                    why = f"error: {o.error}"
+                elif o.failures:
+                    f = o.failures[0]
+                    why = " ".join(x for x in (f.term, f.feature, f.key, f.expression) if x) or f.actual
+                    if f.actual in ("feature absent",):
+                        why += f" ({f.actual})"
+                else:
+                    why = "matched, but nfd-master drops the label"
+                reasons[why] = reasons.get(why, 0) + 1
+            ranked = sorted(reasons.items(), key=lambda kv: -kv[1])
+            out.append(
+                f"{key}: rule {obj_name}/{rule_name} did not match on {len(preds)} node(s): "
+                + "; ".join(f"{why}" + (f" ({n})" if len(ranked) > 1 else "") for why, n in ranked[:3])
+            )
+    return out

@@ -157,9 +157,20 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
         for line in (
             f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
             *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
+            *(f"{p.pod.ref} nfd: {h}" for h in _nfd_hints(state, opts, p.pod.spec)),
         )
     )
     return Result("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
+
+
+def _nfd_hints(state: ClusterState, opts: CheckOptions, spec: dict[str, object]) -> list[str]:
+    """For a Pending pod: the NodeFeatureRule behind a selected NFD label no node has, and why it does not match."""
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    from gpulabel.checks.nfdrules import label_hints
+    from gpulabel.k8s.nodeaffinity import compile_pod_spec
+
+    return label_hints(state, opts.nfd_config, compile_pod_spec(spec).label_keys)
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -208,7 +219,13 @@ CHECKS: list[Check] = [
         _operands,
         "operands missing, not ready, out of order or unexpected, per node",
     ),
-    Check("pending", ("Node", "Pod", *DRA_KINDS), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
+    Check(
+        "pending",
+        ("Node", "Pod", *DRA_KINDS, *NFD_KINDS),
+        ("Node", "Pod"),
+        _pending,
+        "why each Pending pod fits no node",
+    ),
     Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
     Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
     Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),

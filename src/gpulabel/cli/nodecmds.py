@@ -100,7 +100,6 @@ def cmd_sources(ctx: Context) -> int:
     a = ctx.args
     if a.node:
         from gpulabel.checks.sources import node_sources
-
         from gpulabel.k8s.nfd.objects import NFD_KINDS
 
         state = ctx.state(["Node", *NFD_KINDS])

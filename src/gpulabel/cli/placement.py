@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
     from gpulabel.cluster.manifests import Workload
     from gpulabel.k8s.nodeaffinity import Result
+    from gpulabel.model.cluster import ClusterState
     from gpulabel.model.findings import Cell
 
 __all__ = ["add_placement_commands", "cmd_hazards", "cmd_pending", "cmd_place"]
@@ -107,7 +108,10 @@ def cmd_place(ctx: Context) -> int:
         ns = next((w.namespace for w in workloads if w.resource_claims), "default")
         state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
     else:
-        state = ctx.state(["Node", "Pod"])
+        from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+        # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
+        state = ctx.state(["Node", "Pod", *(NFD_KINDS if ctx.fmt not in ("text", "name") else ())])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
     full = ctx.fmt not in ("text", "name")
@@ -139,6 +143,7 @@ def cmd_place(ctx: Context) -> int:
             )
         if full and not fits:
             wide.extend(_fix_lines(prefix, fix))
+            wide.extend(f"{prefix}    nfd: {h}" for h in _nfd_hints(state, w.requirements.label_keys))
         summaries.append(_workload_row(w, fits, fix))
     sections = (
         Section("workloads", tuple(summaries)),
@@ -146,6 +151,16 @@ def cmd_place(ctx: Context) -> int:
     )
     ctx.emit(Result("place", sections=sections, ok=""))
     return 0 if all_fit else 1
+
+
+def _nfd_hints(state: ClusterState, keys: tuple[str, ...]) -> list[str]:
+    """Which NodeFeatureRule would produce a selected NFD label no node has, and why it does not match."""
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    from gpulabel.checks.nfdrules import label_hints
+    from gpulabel.k8s.nfd.master import NfdConfig
+
+    return label_hints(state, NfdConfig(), keys)
 
 
 def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Cell]:
@@ -169,8 +184,11 @@ def cmd_pending(ctx: Context) -> int:
 
     opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
     # live, only Pending pods are listed (the server filters on status.phase)
+    from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+    nfd = NFD_KINDS if ctx.fmt not in ("text", "name") else ()  # NodeFeatureRule hints are in -o wide and JSON
     result = run_check(
-        "pending", ctx.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending"), opts
+        "pending", ctx.state(["Node", "Pod", *DRA_KINDS, *nfd], pod_field_selector="status.phase=Pending"), opts
     )
     ctx.emit(result)
     return 1 if result.counts.get("pods") else 0
