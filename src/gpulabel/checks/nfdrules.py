@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpulabel.k8s.nfd.master import NfdConfig, NodeResult, is_nfd_namespace, process_node
+from gpulabel.k8s.nfd.master import Memo, NfdConfig, NodeResult, is_nfd_namespace, process_node
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Cell, Finding, Result, Section
 
@@ -31,8 +31,9 @@ class Prediction:
 def predict(state: ClusterState, cfg: NfdConfig, only: str | None = None) -> list[Prediction]:
     """nfd-master's result for each node of ``state`` (or just ``only``)."""
     nfd = state.nfd
+    memo = Memo()
     return [
-        Prediction(n, process_node(n.name, nfd.for_node(n.name), nfd.rules, cfg))
+        Prediction(n, process_node(n.name, nfd.for_node(n.name), nfd.rules, cfg, memo))
         for n in state.nodes
         if only is None or n.name == only
     ]

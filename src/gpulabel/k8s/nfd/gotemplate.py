@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["MAX_TEMPLATE", "SPRIG", "Template", "TemplateError", "Unsupported", "expand_map"]
@@ -621,10 +622,16 @@ def _sprig_name(name: str) -> bool:
     return name in _SPRIG_OTHERS
 
 
+@lru_cache(maxsize=256)
+def parsed(text: str) -> Template:
+    """The template parsed once per text (a rule's template runs on every node)."""
+    return Template(text)
+
+
 def expand_map(text: str, data: Any) -> dict[str, str]:
     """NFD's ``ExpandMap``: execute, then one ``key=value`` per non-empty trimmed line (split at the first ``=``)."""
     out: dict[str, str] = {}
-    for line in Template(text).execute(data).split("\n"):
+    for line in parsed(text).execute(data).split("\n"):
         line = line.strip()
         if not line:
             continue

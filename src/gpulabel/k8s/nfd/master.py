@@ -21,13 +21,14 @@ from typing import Any
 
 from gpulabel.errors import InputError
 from gpulabel.k8s.labels import is_valid_key, is_valid_value
-from gpulabel.k8s.nfd.objects import Features, NodeFeature, NodeFeatureRule
+from gpulabel.k8s.nfd.objects import Features, NodeFeature, NodeFeatureRule, Rule
 from gpulabel.k8s.nfd.rule import Outcome, execute
 from gpulabel.k8s.resources import QuantityError, parse_quantity
 from gpulabel.k8s.taints import TAINT_EFFECTS, Taint
 
 __all__ = [
     "DEFAULT_NS",
+    "Memo",
     "NfdConfig",
     "NodeResult",
     "RuleResult",
@@ -282,15 +283,70 @@ def _with_matched(features: Features, matched: Mapping[str, str] | None) -> Feat
     return Features(features.flags, attrs, features.instances)
 
 
+_ABSENT = object()
+
+
+def _rule_features(rule: Rule) -> tuple[tuple[str, ...], bool]:
+    names = {t.feature.lower() for t in rule.match_features} | {t.feature.lower() for m in rule.match_any for t in m}
+    backref = "rule.matched" in names
+    names.discard("rule.matched")
+    return tuple(sorted(names)), backref
+
+
+class Memo:
+    """Rule outcomes shared by nodes whose features (and ``rule.matched``) are the same objects.
+
+    NodeFeatures of one node pool publish equal features, which the reader interns; a rule's outcome
+    depends only on the features it names. Every object a key names by ``id`` is kept alive here, so
+    an id is never reused while the memo lives.
+    """
+
+    def __init__(self) -> None:
+        self.outcomes: dict[tuple[Any, ...], Outcome] = {}
+        self.features: dict[int, tuple[tuple[str, ...], bool]] = {}
+        self._alive: list[Any] = []
+
+    def key(self, rule: Rule, features: Features, matched_key: Any) -> tuple[Any, ...]:
+        names, backref = self.features.get(id(rule)) or self.features.setdefault(id(rule), _rule_features(rule))
+        parts: list[Any] = [id(rule), matched_key if backref else None]
+        for n in names:
+            for table in (features.flags, features.attributes, features.instances):
+                v = table.get(n, _ABSENT)
+                parts.append(id(v))
+                if v is not _ABSENT and v is not None:
+                    self._alive.append(v)
+        self._alive.append(rule)
+        return tuple(parts)
+
+    def execute(self, rule: Rule, features: Features, matched_key: Any) -> Outcome:
+        key = self.key(rule, features, matched_key)
+        out = self.outcomes.get(key)
+        if out is None:
+            out = self.outcomes[key] = execute(rule, features)
+        return out
+
+
 def process_node(
     node: str,
     nodefeatures: Sequence[NodeFeature],
     rules: Sequence[NodeFeatureRule],
     cfg: NfdConfig,
+    memo: Memo | None = None,
 ) -> NodeResult:
-    """What nfd-master writes on ``node`` from its NodeFeatures (those labelled with its name) and every rule."""
-    base, nf_labels, sources = merge_features(nodefeatures, cfg)
+    """What nfd-master writes on ``node`` from its NodeFeatures (those labelled with its name) and every rule.
+
+    ``memo`` (one per run over many nodes) shares rule outcomes between nodes with the same features.
+    """
+    memo = memo if memo is not None else Memo()
+    one = nodefeatures[0] if len(nodefeatures) == 1 else None
+    if one is not None and not (cfg.deny_node_feature_labels and (one.namespace != cfg.namespace or one.name != node)):
+        nf = nodefeatures[0]  # nothing to merge: keep the (interned) feature objects
+        base, nf_labels = nf.features, _prefixed(nf.labels, cfg)
+        sources = dict.fromkeys(nf_labels, f"NodeFeature {nf.ref}")
+    else:
+        base, nf_labels, sources = merge_features(nodefeatures, cfg)
     matched: dict[str, str] | None = None
+    matched_key: Any = None
     results: list[RuleResult] = []
     rule_labels: dict[str, str] = {}
     ers: dict[str, str] = {}
@@ -298,10 +354,11 @@ def process_node(
     taints: list[Taint] = []
     for obj in sorted(rules, key=lambda r: r.name):
         for rule in obj.rules:
-            out = execute(rule, _with_matched(base, matched))
+            out = memo.execute(rule, _with_matched(base, matched), matched_key)
             results.append(RuleResult(obj.name, rule.name, out))
             if out.error:
                 continue
+            matched_key = (matched_key, id(out))  # out is kept alive by the memo
             matched = dict(matched or {})
             matched.update(out.labels)
             matched.update(out.vars)

@@ -128,7 +128,15 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
-def nodefeature_from_json(obj: JSON, where: str = "") -> NodeFeature:
+def _shared(table: dict[Any, Any] | None, value: Any, key: Any) -> Any:
+    """One object for equal feature values across nodes (node pools publish the same features)."""
+    if table is None:
+        return value
+    return table.setdefault(key, value)
+
+
+def nodefeature_from_json(obj: JSON, where: str = "", intern: dict[Any, Any] | None = None) -> NodeFeature:
+    """One NodeFeature; with ``intern``, equal feature element sets of different objects are one object."""
     meta = _meta(obj, where)
     f = _F(f"{where} (nodefeature {meta['name']})" if where else f"nodefeature {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
@@ -136,20 +144,29 @@ def nodefeature_from_json(obj: JSON, where: str = "") -> NodeFeature:
     flags: dict[str, frozenset[str] | None] = {}
     for name, fs in f.mapping(raw.get("flags"), "spec.features.flags").items():
         elems = f.mapping(fs, f"spec.features.flags.{name}").get("elements")
-        flags[name] = None if elems is None else frozenset(f.mapping(elems, f"spec.features.flags.{name}.elements"))
+        if elems is None:
+            flags[name] = None
+        else:
+            keys = frozenset(f.mapping(elems, f"spec.features.flags.{name}.elements"))
+            flags[name] = _shared(intern, keys, ("f", keys))
     attributes: dict[str, Mapping[str, str] | None] = {}
     for name, fs in f.mapping(raw.get("attributes"), "spec.features.attributes").items():
         elems = f.mapping(fs, f"spec.features.attributes.{name}").get("elements")
         path = f"spec.features.attributes.{name}.elements"
-        attributes[name] = None if elems is None else f.strmap(elems, path)
+        if elems is None:
+            attributes[name] = None
+        else:
+            values = f.strmap(elems, path)
+            attributes[name] = _shared(intern, values, ("a", frozenset(values.items())))
     instances: dict[str, tuple[Mapping[str, str], ...]] = {}
     for name, fs in f.mapping(raw.get("instances"), "spec.features.instances").items():
         path = f"spec.features.instances.{name}.elements"
         elems = f.items(f.mapping(fs, f"spec.features.instances.{name}").get("elements"), path)
-        instances[name] = tuple(
+        insts = tuple(
             f.strmap(f.mapping(e, f"{path}[{i}]").get("attributes"), f"{path}[{i}].attributes")
             for i, e in enumerate(elems)
         )
+        instances[name] = _shared(intern, insts, ("i", tuple(frozenset(a.items()) for a in insts)))
     labels = f.strmap(meta.get("labels"), "metadata.labels")
     return NodeFeature(
         namespace=f.text(meta.get("namespace"), "metadata.namespace") or "default",
@@ -245,9 +262,10 @@ class NfdState:
     @classmethod
     def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> NfdState:
         nfs, rules = [], []
+        intern: dict[Any, Any] = {}
         for where, obj in objects:
             if obj.get("kind") == "NodeFeature":
-                nfs.append(nodefeature_from_json(obj, where))
+                nfs.append(nodefeature_from_json(obj, where, intern))
             elif obj.get("kind") == "NodeFeatureRule":
                 rules.append(nodefeaturerule_from_json(obj, where))
         return cls(tuple(nfs), tuple(rules))
