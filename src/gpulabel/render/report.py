@@ -117,7 +117,7 @@ def _gpu_stack(
     )
     if now is not None:
         opts = replace(opts, now=now)
-    return {name: run_check(name, state, opts) for name in GPU_STACK_CHECKS}
+    return {name: run_check(name, state, opts) for name in (*GPU_STACK_CHECKS, "nfd")}
 
 
 def collect(
@@ -235,6 +235,7 @@ def collect(
             }
             for name, r in stack.items()
             for f in r.findings
+            if f.node  # a failing NodeFeatureRule stands for many nodes: counted in the summary
         ],
         "daemonsets": [
             {
@@ -271,7 +272,7 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
         if s.get("skipped"):
             headline = f"skipped ({s['skipped']})"
         cls = "card bad" if s["findings"] else "card skip" if s.get("skipped") else "card ok"
-        anchor = "gpustack" if check in GPU_STACK_CHECKS else check
+        anchor = "gpustack" if check in (*GPU_STACK_CHECKS, "nfd") else check
         cards.append(
             f'<a class="{cls}" href="#{anchor}"><b>{html.escape(check)}</b>'
             f"<span>{html.escape(headline)}</span><small>{html.escape(reasons)}</small></a>"
@@ -318,7 +319,7 @@ in the page source.</p></noscript>
 <section id="operands"><h2>Operands per node</h2><div id="legend" class="legend"></div>
 <div class="scroll"><table id="grid" class="grid"></table></div><p id="grid-more" class="more"></p></section>
 <section id="audit"><h2>Audit findings</h2><table id="audit-table"></table></section>
-<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades)</h2>
+<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades, NodeFeatureRules)</h2>
 <table id="gpustack-table"></table></section>
 <section id="pending"><h2>Pending pods</h2><div id="pending-list"></div></section>
 <section id="hazards"><h2>Hazards</h2><table id="hazards-table"></table></section>
