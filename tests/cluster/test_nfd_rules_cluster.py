@@ -161,3 +161,42 @@ def _applied(labcluster: LabCluster, *objects: dict[str, Any]) -> bool:
         "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}), check=False
     )
     return proc.returncode == 0
+
+
+def test_the_readonly_role_may_read_nodefeatures_and_nodefeaturerules(
+    labcluster: LabCluster, make_node: Any, tmp_path: Path
+) -> None:
+    import yaml
+
+    make_node(NODE)
+    labcluster.kubectl("apply", "-k", str(Path(__file__).resolve().parents[2] / "deploy" / "rbac"))
+    labcluster.kubectl("apply", "-f", str(CRDS))
+    for crd in ("nodefeatures", "nodefeaturerules"):
+        labcluster.kubectl("wait", "--for=condition=Established", f"crd/{crd}.nfd.k8s-sigs.io", "--timeout=60s")
+    try:
+        labcluster.kubectl("create", "namespace", NFD_NS, check=False)
+        wait_for(lambda: _applied(labcluster, nodefeature(), RULES[0]), timeout=60, message="for the NFD objects")
+        token = labcluster.kubectl("create", "token", "gpulabel-readonly", "-n", "gpulabel").stdout.strip()
+        admin = yaml.safe_load(labcluster.kubeconfig.read_text())
+        cluster = admin["clusters"][0]
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [cluster],
+            "users": [{"name": "ro", "user": {"token": token}}],
+            "contexts": [{"name": "ro", "context": {"cluster": cluster["name"], "user": "ro"}}],
+            "current-context": "ro",
+        }
+        kc = tmp_path / "ro.kubeconfig"
+        kc.write_text(yaml.safe_dump(config))
+        for command in (["rules", "-o", "json"], ["check", "-o", "json"]):
+            proc = gpulabel(kc, *command)
+            assert proc.returncode in (0, 1), proc.stderr
+        doc = json.loads(gpulabel(kc, "rules", "-o", "json").stdout)
+        assert "skipped" not in doc
+        assert [(r["node"], r["rule"], r["matched"]) for r in doc["rules"] if r["node"] == NODE] == [
+            (NODE, "nvidia-gpu", True)
+        ]
+    finally:
+        labcluster.kubectl("delete", "nodefeaturerules", RULES[0]["metadata"]["name"], "--ignore-not-found")
+        labcluster.kubectl("delete", "-f", str(CRDS), "--wait=false", "--ignore-not-found")
