@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from gpulabel.k8s.nfd.master import Memo, NfdConfig, NodeResult, is_nfd_namespace, process_node
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.vocabulary import nfd_owned_keys
 
 __all__ = ["CHECK", "Prediction", "drift", "predict", "rules_result"]
 
@@ -124,6 +125,7 @@ def drift(state: ClusterState, cfg: NfdConfig, preds: Sequence[Prediction] | Non
                     Finding(CHECK, "nfd-differs", node=node.name, key=k, value=have, args=(f"want {want}", src),
                             detail=f"{src} sets {k}={want}; the node has {have!r}")
                 )  # fmt: skip
+        owned = nfd_owned_keys(node.annotations)
         for k in sorted(node.labels):
             ns = k.rpartition("/")[0]
             if k in r.labels or not ns or not is_nfd_namespace(ns, cfg):
@@ -134,6 +136,8 @@ def drift(state: ClusterState, cfg: NfdConfig, preds: Sequence[Prediction] | Non
                 if why
                 else "no NodeFeatureRule or NodeFeature (feature file, worker source) produces it"
             )
+            if k in owned:
+                detail += "; nfd-master lists it as its own (feature-labels) and removes it at its next update"
             out.append(Finding(CHECK, "nfd-unexplained", node=node.name, key=k, value=node.labels[k], detail=detail))
         for rr in r.rules:
             if rr.outcome.error:

@@ -95,3 +95,19 @@ def test_a_bad_nfd_config_is_one_line_exit_2(tmp_path: Path, text: str, err: str
     conf.write_text(text)
     code, _, stderr = run("rules", "--snapshot", EXAMPLE, "--nfd-config", str(conf))
     assert code == 2 and err in stderr and stderr.count("\n") == 1
+
+
+def test_an_unexplained_label_nfd_master_owns_says_it_will_be_removed(tmp_path: Path) -> None:
+    import yaml
+
+    doc = yaml.safe_load(Path(EXAMPLE).read_text())
+    for item in doc["items"]:
+        if item["kind"] == "Node" and item["metadata"]["name"] == "gpu-2":
+            item["metadata"]["annotations"] = {
+                "nfd.node.kubernetes.io/feature-labels": "custom-gpu-training,nvidia-gpu"
+            }
+    snap = tmp_path / "s.yaml"
+    snap.write_text(yaml.safe_dump(doc))
+    out = json.loads(run("check", "--snapshot", str(snap), "-o", "json")[1])
+    (f,) = [f for f in out["findings"] if f["reason"] == "nfd-unexplained"]
+    assert f["node"] == "gpu-2" and f["detail"].endswith("removes it at its next update")
