@@ -319,3 +319,13 @@ def test_a_flag_feature_with_null_elements_does_not_match_an_empty_set_but_empty
     rule = Rule("r", match_features=(t("a.b", {}),))
     assert not execute(rule, Features(flags={"a.b": None})).matched
     assert execute(rule, Features(flags={"a.b": frozenset()})).matched
+
+
+def test_a_failing_set_with_an_invalid_expression_says_nfd_master_may_fail_the_rule_instead() -> None:
+    rule = Rule("r", match_features=(t("kernel.version", {"major": E("In", ("6",)), "full": E("Gt", ("1",))}),))
+    out = execute(rule, F)
+    assert not out.matched and not out.error
+    assert out.why() == (
+        'term[0] kernel.version major In [6]: value "5" '
+        "(nfd-master may fail the rule instead, its order is random: not a number '5.15.0-91-generic')"
+    )

@@ -10,6 +10,7 @@ reports no match and sometimes an error; see docs/nfd.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,10 +40,14 @@ class Failure:
     key: str = ""  # the expression's element name; "" for the feature itself or matchName
     expression: str = ""  # Gt [5], matchName In [x]
     actual: str = ""  # value "5", absent, feature absent, ...
+    may_error: str = ""  # the set also holds an invalid expression: nfd-master (Go map order) may fail the rule
 
     def line(self) -> str:
         head = " ".join(p for p in (self.term, self.feature, self.key, self.expression) if p)
-        return f"{head}: {self.actual}"
+        tail = (
+            f" (nfd-master may fail the rule instead, its order is random: {self.may_error})" if self.may_error else ""
+        )
+        return f"{head}: {self.actual}{tail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,23 @@ def _explain(term: Term, path: str, name: str, features: Features) -> Failure:
     return Failure(path, term.feature, "", expr, f"no element name matches (names: {', '.join(names) or 'none'})")
 
 
+def _hidden_error(term: Term, features: Features, name: str) -> str:
+    """An error another order of the failing set would raise (nfd-master iterates a Go map)."""
+    keys, values = features.flags.get(name), features.attributes.get(name)
+    insts = features.instances.get(name) or ()
+    for k, e in term.expressions or ():
+        try:
+            if keys is not None:
+                evaluate(e, k in keys, None)
+            if values is not None:
+                evaluate(e, k in values, values.get(k))
+            for a in insts:
+                evaluate(e, k in a, a.get(k))
+        except ExpressionError as err:
+            return str(err)
+    return ""
+
+
 def _matcher(terms: Sequence[Term], features: Features, prefix: str) -> tuple[bool, TemplateData, Failure | None]:
     data: TemplateData = {}
     for i, term in enumerate(terms):
@@ -140,6 +162,9 @@ def _matcher(terms: Sequence[Term], features: Features, prefix: str) -> tuple[bo
                 fail = _explain(term, path, name, features)
             except (ExpressionError, StopIteration):  # an expression nfd-master never reached is invalid
                 fail = Failure(path, term.feature, actual="does not match")
+            hidden = _hidden_error(term, features, name)
+            if hidden:
+                fail = dataclasses.replace(fail, may_error=hidden)
             return False, data, fail
     return True, data, None
 
