@@ -38,7 +38,8 @@ _ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.S)
 _TOKEN = re.compile(
     r"""\s*(?:
       (?P<str>"(?:[^"\\]|\\.)*") | (?P<raw>`[^`]*`) | (?P<num>-?[0-9]+(?:\.[0-9]+)?) |
-      (?P<decl>:=) | (?P<assign>=) | (?P<pipe>\|) | (?P<lp>\() | (?P<rp>\)) | (?P<comma>,) |
+      (?P<decl>:=) | (?P<assign>=) | (?P<pipe>\|) | (?P<lp>\() |
+      (?P<rpfield>\)(?:\.[A-Za-z_][A-Za-z0-9_]*)+) | (?P<rp>\)) | (?P<comma>,) |
       (?P<field>(?:\.[A-Za-z_][A-Za-z0-9_]*)+|\.) |
       (?P<var>\$[A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*) |
       (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
@@ -74,6 +75,7 @@ class _Text:
 class _Action:
     pipe: list[Any]  # tokens
     decl: list[str]
+    assign: bool = False  # {{ $x = ... }} sets a declared variable; {{ $x := ... }} declares one
 
 
 @dataclass
@@ -85,9 +87,9 @@ class _Block:
     other: list[Any]
 
 
-def _split_decl(toks: list[tuple[str, str]]) -> tuple[list[str], list[tuple[str, str]]]:
+def _split_decl(toks: list[tuple[str, str]], kind: str = "decl") -> tuple[list[str], list[tuple[str, str]]]:
     for i, (k, _) in enumerate(toks):
-        if k == "decl":
+        if k == kind and all(kk in ("var", "comma") for kk, _ in toks[:i]):
             names = [v for kk, v in toks[:i] if kk == "var"]
             return names, toks[i + 1 :]
     return [], toks
@@ -143,9 +145,13 @@ def _parse(text: str) -> list[Any]:
             raise Unsupported(f"{{{{{head}}}}} is not in gpulabel's template subset")
         else:
             decl, pipe = _split_decl(toks)
+            assign = False
+            if not decl:
+                decl, pipe = _split_decl(toks, "assign")
+                assign = bool(decl)
             if not pipe:
                 raise TemplateError("missing value for command")
-            cur.append(_Action(pipe, decl))
+            cur.append(_Action(pipe, decl, assign))
     if stack:
         raise TemplateError(f"unexpected EOF: {{{{{stack[-1][0].kind}}}}} has no {{{{end}}}}")
     rest = text[pos:]
@@ -205,10 +211,18 @@ def _printf(fmt: str, *args: Any) -> str:
     return re.sub(r"%([sdvq%])", one, fmt)
 
 
+def _zero(m: dict[Any, Any]) -> Any:
+    """The zero value of a map's element type: NFD's elements are map[string]string, its data maps of maps."""
+    sample = next(iter(m.values()), "")
+    return (
+        "" if isinstance(sample, str) else {} if isinstance(sample, dict) else [] if isinstance(sample, list) else None
+    )
+
+
 def _index(item: Any, *keys: Any) -> Any:
     for k in keys:
         if isinstance(item, dict):
-            item = item.get(k)  # index returns the zero value for a missing map key
+            item = item[k] if k in item else _zero(item)  # the zero value of the map's element type
         elif isinstance(item, (list, tuple)):
             if not isinstance(k, int) or not 0 <= k < len(item):
                 raise TemplateError(f"error calling index: index out of range: {k}")
@@ -326,18 +340,20 @@ class Template:
 
     def execute(self, data: Any) -> str:
         out: list[str] = []
-        self._run(self.nodes, data, [("$", data)], out)
+        self._run(self.nodes, data, [("$", [data])], out)
         return "".join(out)
 
-    def _run(self, nodes: list[Any], dot: Any, scope: list[tuple[str, Any]], out: list[str]) -> None:
+    def _run(self, nodes: list[Any], dot: Any, scope: Scope, out: list[str]) -> None:
         scope = list(scope)
         for n in nodes:
             if isinstance(n, _Text):
                 out.append(n.text)
             elif isinstance(n, _Action):
                 v = self._pipe(n.pipe, dot, scope)
-                if n.decl:
-                    scope.append((n.decl[0], v))
+                if n.assign:
+                    _cell(scope, n.decl[0])[0] = v
+                elif n.decl:
+                    scope.append((n.decl[0], [v]))
                 else:
                     out.append(_show(v))
             elif n.kind == "if":
@@ -345,7 +361,7 @@ class Template:
             elif n.kind == "with":
                 v = self._pipe(n.pipe, dot, scope)
                 if _truth(v):
-                    self._run(n.body, v, [*scope, (n.decl[0], v)] if n.decl else scope, out)
+                    self._run(n.body, v, [*scope, (n.decl[0], [v])] if n.decl else scope, out)
                 else:
                     self._run(n.other, dot, scope, out)
             else:
@@ -366,12 +382,12 @@ class Template:
                 for k, item in items:
                     inner = list(scope)
                     if len(n.decl) == 1:
-                        inner.append((n.decl[0], item))
+                        inner.append((n.decl[0], [item]))
                     elif len(n.decl) == 2:
-                        inner += [(n.decl[0], k), (n.decl[1], item)]
+                        inner += [(n.decl[0], [k]), (n.decl[1], [item])]
                     self._run(n.body, item, inner, out)
 
-    def _pipe(self, toks: list[tuple[str, str]], dot: Any, scope: list[tuple[str, Any]]) -> Any:
+    def _pipe(self, toks: list[tuple[str, str]], dot: Any, scope: Scope) -> Any:
         cmds: list[list[tuple[str, str]]] = [[]]
         depth = 0
         for t in toks:
@@ -379,7 +395,7 @@ class Template:
                 cmds.append([])
                 continue
             depth += t[0] == "lp"
-            depth -= t[0] == "rp"
+            depth -= t[0] in ("rp", "rpfield")
             cmds[-1].append(t)
         value: Any = _NOTHING
         for cmd in cmds:
@@ -388,7 +404,7 @@ class Template:
             value = self._command(cmd, dot, scope, value)
         return value
 
-    def _command(self, cmd: list[tuple[str, str]], dot: Any, scope: list[tuple[str, Any]], piped: Any) -> Any:
+    def _command(self, cmd: list[tuple[str, str]], dot: Any, scope: Scope, piped: Any) -> Any:
         args: list[Any] = []
         i = 0
         while i < len(cmd):
@@ -397,11 +413,14 @@ class Template:
                 depth, j = 1, i + 1
                 while j < len(cmd) and depth:
                     depth += cmd[j][0] == "lp"
-                    depth -= cmd[j][0] == "rp"
+                    depth -= cmd[j][0] in ("rp", "rpfield")
                     j += 1
                 if depth:
                     raise TemplateError("unclosed left paren")
-                args.append(("value", self._pipe(cmd[i + 1 : j - 1], dot, scope)))
+                value = self._pipe(cmd[i + 1 : j - 1], dot, scope)
+                if cmd[j - 1][0] == "rpfield":  # (pipeline).Field.Chain
+                    value = self._fields(value, cmd[j - 1][1].split(".")[1:])
+                args.append(("value", value))
                 i = j
                 continue
             args.append((kind, val))
@@ -429,7 +448,7 @@ class Template:
             raise TemplateError(f"can't give argument to non-function {head}")
         return self._operand(args[0], dot, scope)
 
-    def _operand(self, arg: tuple[str, Any], dot: Any, scope: list[tuple[str, Any]]) -> Any:
+    def _operand(self, arg: tuple[str, Any], dot: Any, scope: Scope) -> Any:
         kind, val = arg
         if kind == "value":
             return val
@@ -445,10 +464,7 @@ class Template:
             return dot if val == "." else self._fields(dot, val.split(".")[1:])
         if kind == "var":
             name, *fields = val.split(".")
-            for n, v in reversed(scope):
-                if n == name:
-                    return self._fields(v, fields)
-            raise TemplateError(f"undefined variable: {name}")
+            return self._fields(_cell(scope, name)[0], fields)
         raise TemplateError(f"unexpected {val!r} in operand")
 
     @staticmethod
@@ -466,6 +482,15 @@ class Template:
 
 
 _NOTHING = object()
+Scope = list[tuple[str, list[Any]]]  # variables, innermost last; each value in a cell so "=" can set it
+
+
+def _cell(scope: Scope, name: str) -> list[Any]:
+    for n, cell in reversed(scope):
+        if n == name:
+            return cell
+    raise TemplateError(f"undefined variable: {name}")
+
 
 # Sprig v3's function names that gpulabel does not implement (a subset of the list; the
 # rest are reported as not defined, as Go would for a typo).
