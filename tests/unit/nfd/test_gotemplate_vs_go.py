@@ -97,3 +97,42 @@ def test_the_subset_agrees_with_go(go_results: list[dict[str, str]], i: int) -> 
         for nfd_message in ('map has no entry for key "', 'function "'):
             if nfd_message in go["error"]:
                 assert nfd_message in ours["error"]
+
+
+def test_integers_and_versions_parse_as_go_and_masterminds_semver_do() -> None:
+    """strconv.Atoi and semver.NewVersion (v3.3.0, what Sprig v3.3.0 pins) on 600 drawn strings."""
+    import random
+
+    from gpulabel.k8s.nfd.expression import go_atoi, parse_version
+
+    rng = random.Random(26)
+    alphabet = "0123456789" * 3 + "+-.v x_a"
+    drawn = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(600)]
+    fixed = ["+5", " 5", "05", "-0", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
+             "5.15.0-91-generic", "v1", "1.2.3.4", "01.2", "1.2.3-01", "1.2.3+build.1", "1.2.3-rc.1+b"]  # fmt: skip
+    subprocess.run([str(TOOL / "build")], check=True, timeout=600)
+    proc = subprocess.run(
+        [str(TOOL / "bin" / "gotemplate"), "parse"],
+        input=json.dumps({"atoi": fixed + drawn, "version": fixed + drawn}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    go = json.loads(proc.stdout)
+
+    def ours_atoi(s: str) -> str | None:
+        try:
+            return str(go_atoi(s))
+        except ValueError:
+            return None
+
+    def ours_version(s: str) -> list[int] | None:
+        try:
+            return list(parse_version(s))
+        except ValueError:
+            return None
+
+    strings = fixed + drawn
+    assert [ours_atoi(s) for s in strings] == go["atoi"]
+    assert [ours_version(s) for s in strings] == go["version"]
