@@ -329,3 +329,9 @@ def test_a_failing_set_with_an_invalid_expression_says_nfd_master_may_fail_the_r
         'term[0] kernel.version major In [6]: value "5" '
         "(nfd-master may fail the rule instead, its order is random: not a number '5.15.0-91-generic')"
     )
+
+
+def test_index_of_a_missing_element_attribute_is_the_empty_string_as_for_a_go_map_of_strings() -> None:
+    assert expand_map('x=[{{ index (index .pci.device 0) "sriov" }}]', {"pci": {"device": [{"vendor": "10de"}]}}) == {
+        "x": "[]"
+    }
