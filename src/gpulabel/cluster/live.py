@@ -13,7 +13,7 @@ from typing import Any
 from gpulabel.cluster.client import RESOURCES, KubeClient
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState
+from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.model.cluster import (
     ClusterState,
     DaemonSet,
@@ -53,7 +53,7 @@ def load_cluster(
     policies: list[dict[str, Any]] = []
     dra: list[tuple[str, dict[str, Any]]] = []
     served: bool | None = None
-    nfd: list[tuple[str, dict[str, Any]]] = []
+    nfd: dict[str, list[Any]] = {}
     for kind in wanted:
         where = f"{client.endpoint} {kind}"
         if kind in DRA_KINDS:
@@ -69,8 +69,12 @@ def load_cluster(
         if kind in NFD_KINDS:
             # the CRDs may be absent: then the kind is not in the state's kinds and its checks say skipped
             if client.has_resource("nfd.k8s-sigs.io/v1alpha1", RESOURCES[kind][0].rsplit("/", 1)[1]):
-                items = client.list_objects(client.kind_path(kind), partial(_with_kind, kind))[0]
-                nfd.extend((where, o) for o in items)
+                convert: Any = (
+                    partial(nodefeature_from_json, where=where, intern={})
+                    if kind == "NodeFeature"
+                    else partial(nodefeaturerule_from_json, where=where)
+                )
+                nfd[kind] = client.list_objects(client.kind_path(kind), convert)[0]  # records, page by page
                 served_kinds.add(kind)
             continue
         if kind == "Node":
@@ -99,7 +103,7 @@ def load_cluster(
         client.endpoint,
         frozenset(k for k in wanted if k not in NFD_KINDS or k in served_kinds),
         DraState.from_objects(dra),
-        NfdState.from_objects(nfd),
+        NfdState(tuple(nfd.get("NodeFeature", ())), tuple(nfd.get("NodeFeatureRule", ()))),
     )
 
 

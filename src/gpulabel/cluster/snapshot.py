@@ -11,12 +11,13 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.k8s.nfd.objects import NFD_KINDS, NfdState
+from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.model.cluster import (
     SUPPORTED_KINDS,
     ClusterState,
@@ -262,7 +263,7 @@ _CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {
     "ClusterPolicy": cluster_policy_from_json,
     # DRA objects are kept as read (with where they came from) and built into one DraState at the end
     **dict.fromkeys(DRA_KINDS, lambda obj, where: (where, obj)),
-    **dict.fromkeys(NFD_KINDS, lambda obj, where: (where, obj)),  # built into one NfdState at the end
+    "NodeFeatureRule": nodefeaturerule_from_json,
 }
 
 
@@ -280,6 +281,11 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
     names = list(paths)
+    # NodeFeatures become records as they are read, equal feature sets of a node pool shared
+    converters: dict[str, Callable[[dict[str, Any], str], Any]] = {
+        **_CONVERT,
+        "NodeFeature": partial(nodefeature_from_json, intern={}),
+    }
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []
         seen: set[str] = set()
@@ -289,7 +295,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
                 continue
             kind = str(obj.get("kind"))
             seen.add(kind)
-            convert = _CONVERT.get(kind)
+            convert = converters.get(kind)
             if convert is not None:
                 mine.append((_identity(obj), convert(obj, where)))
         if seen and not seen & set(SUPPORTED_KINDS):
@@ -307,7 +313,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
         shown = [f"{k.lower()}/{f'{ns}/' if ns else ''}{name}" for k, ns, name in duplicates]
         more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
         warn(f"{len(shown)} object(s) in more than one snapshot, the later file wins: {', '.join(shown[:10])}{more}")
-    by_kind: dict[str, list[Any]] = {k: [] for k in _CONVERT}
+    by_kind: dict[str, list[Any]] = {k: [] for k in converters}
     for (kind, _, _), record in merged.items():
         by_kind[kind].append(record)
     nodes = sorted(by_kind["Node"], key=lambda n: n.name)
@@ -319,5 +325,5 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
         ", ".join(names),
         frozenset(kinds & set(SUPPORTED_KINDS)),
         DraState.from_objects(pair for kind in DRA_KINDS for pair in by_kind[kind]),
-        NfdState.from_objects(pair for kind in NFD_KINDS for pair in by_kind[kind]),
+        NfdState(tuple(by_kind["NodeFeature"]), tuple(by_kind["NodeFeatureRule"])),
     )
