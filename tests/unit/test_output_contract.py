@@ -21,6 +21,7 @@ ROOT = Path(__file__).parents[2]
 LAB = str(ROOT / "examples" / "lab-cluster.yaml")
 DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
 DRA_LAB = str(ROOT / "examples" / "dra-lab.json")
+NFD_RULES = str(ROOT / "examples" / "nfd-rules.yaml")
 PODS = ROOT / "examples" / "pods"
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
 
@@ -72,6 +73,8 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["devices", "--snapshot", DRA_LAB],
         ["cel", 'device.attributes["gpu.nvidia.com"].type == "gpu"', "--snapshot", DRA_LAB],
         ["migrate", str(PODS / "exists-notin.yaml"), "--snapshot", DRA_LAB],
+        ["rules", "--snapshot", NFD_RULES],
+        ["rules", "--snapshot", files["nodes"]],
     ]
 
 
@@ -150,7 +153,8 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "capacity: OK\n"
         "mig: OK\n"
         "sharing: OK\n"
-        "upgrade: OK\n",
+        "upgrade: OK\n"
+        "nfd: skipped (no nodefeatures in the input)\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
     assert run("hazards", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

@@ -21,6 +21,7 @@ __all__ = [
     "check_options",
     "parse_duration",
     "run_all",
+    "run_audit",
     "run_named",
     "run_operands",
     "run_pending",
@@ -49,8 +50,11 @@ def check_options(
     per_node: bool = False,
     stuck_after: str | None = None,
     at: str | None = None,
+    nfd_config: str | None = None,
 ) -> CheckOptions:
-    """The check options from the flags' text: ``--disabled``, ``--stuck-after`` (``30m``), ``--at`` (RFC 3339)."""
+    """The check options from the flags' text: ``--disabled``, ``--stuck-after`` (``30m``), ``--at`` (RFC 3339),
+    ``--nfd-config`` (nfd-master's configuration file, read here)."""
+    from gpulabel.app.nfd import load_nfd_config
     from gpulabel.model.gpustack import parse_time
 
     disabled = known_operands(disabled)  # checked first: the first bad flag is the one named
@@ -60,6 +64,7 @@ def check_options(
         namespace=namespace,
         per_node=per_node,
         stuck_after=parse_duration(stuck_after or "30m"),
+        nfd_config=load_nfd_config(nfd_config),
     )
     if at:
         when = parse_time(at)
@@ -73,6 +78,18 @@ def run_named(session: Session, name: str, opts: CheckOptions) -> Outcome:
     """One registered check over the kinds it reads; exit 1 if it finds anything."""
     check = check_named(name)
     return Outcome.of_findings(run_check(check, session.state(check.kinds), opts))
+
+
+def run_audit(session: Session, opts: CheckOptions) -> Outcome:
+    """``audit``: the node labels; where NodeFeatures are in the input, NodeFeatureRule drift too
+    (``check`` runs that as its own ``nfd`` check)."""
+    from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+    state = session.state(["Node", *NFD_KINDS])
+    result = run_check("audit", state, opts)
+    if state.nfd.nodefeatures:
+        result = replace(result, findings=result.findings + run_check("nfd", state, opts).findings)
+    return Outcome.of_findings(result)
 
 
 def run_all(session: Session, opts: CheckOptions) -> Outcome:
@@ -96,10 +113,15 @@ def run_operands(session: Session, opts: CheckOptions) -> Outcome:
     return Outcome.of_findings(run_check("operands", state, opts))
 
 
-def run_pending(session: Session, opts: CheckOptions) -> Outcome:
-    """Why each Pending pod fits no node; exit 1 if any pod is Pending. Live, the server filters on the phase."""
-    from gpulabel.k8s.dra.objects import DRA_KINDS
+def run_pending(session: Session, opts: CheckOptions, *, explain: bool = False) -> Outcome:
+    """Why each Pending pod fits no node; exit 1 if any pod is Pending. Live, the server filters on the phase.
 
-    state = session.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending")
+    ``explain`` (wide and structured output) also reads the NodeFeatureRules behind a selected NFD label.
+    """
+    from gpulabel.k8s.dra.objects import DRA_KINDS
+    from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+    kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
+    state = session.state(kinds, pod_field_selector="status.phase=Pending")
     result = run_check("pending", state, opts)
     return Outcome(result, 1 if result.counts.get("pods") else 0)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpulabel.app.session import Outcome, Session
 from gpulabel.errors import InputError
+from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.model.findings import Cell, Finding, Result, Section
 
 __all__ = [
@@ -77,6 +78,7 @@ def run_validate(opts: ValidateOptions) -> Outcome:
 class SourcesOptions:
     keys: tuple[str, ...] = ()
     node: str | None = None
+    nfd: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration: which rule produces a label
 
     def __post_init__(self) -> None:
         if not self.node and not self.keys:
@@ -87,10 +89,17 @@ def run_sources(session: Session, opts: SourcesOptions) -> Outcome:
     """Who owns each key; with ``node``, that node's labels with owner and last writer."""
     if opts.node:
         from gpulabel.checks.sources import node_sources
+        from gpulabel.k8s.nfd.objects import NFD_KINDS
 
-        node = session.state(["Node"]).node(opts.node)
+        state = session.state(["Node", *NFD_KINDS])
+        node = state.node(opts.node)
         if node is None:
             raise InputError(f"node {opts.node}", "not found")
+        produced: dict[str, str] = {}
+        if state.nfd.nodefeatures or state.nfd.rules:
+            from gpulabel.checks.nfdrules import producers
+
+            produced = producers(state, opts.nfd, node.name)
         wanted = set(opts.keys)
         rows = [r for r in node_sources(node) if not wanted or r.key in wanted]
         cells: tuple[dict[str, Cell], ...] = tuple(
@@ -101,10 +110,14 @@ def run_sources(session: Session, opts: SourcesOptions) -> Outcome:
                 "manager": r.written_by.manager if r.written_by else None,
                 "operation": r.written_by.operation if r.written_by else None,
                 "time": r.written_by.time if r.written_by else None,
+                **({"produced_by": produced.get(r.key)} if produced else {}),
             }
             for r in rows
         )
-        section = Section("labels", cells, tuple(r.line() for r in rows))
+        lines = tuple(
+            r.line() + (f" produced-by={produced[r.key].replace(' ', '/')}" if r.key in produced else "") for r in rows
+        )
+        section = Section("labels", cells, lines)
         return Outcome(Result("sources", sections=(section,), ok="", fields={"node": node.name}))
     from gpulabel.model.vocabulary import owner_of
 

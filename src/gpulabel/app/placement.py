@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from gpulabel.checks.placement import Fix
     from gpulabel.cluster.manifests import Workload
     from gpulabel.k8s.nodeaffinity import Result as Verdict
+    from gpulabel.model.cluster import ClusterState
 
 __all__ = ["PlaceOptions", "run_place"]
 
@@ -65,7 +66,10 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
         ns = next((w.namespace for w in workloads if w.resource_claims), "default")
         state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
     else:
-        state = session.state(["Node", "Pod"])
+        from gpulabel.k8s.nfd.objects import NFD_KINDS
+
+        # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
+        state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ())])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
     full = opts.explain
@@ -97,12 +101,23 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
             )
         if full and not fits:
             wide.extend(_fix_lines(prefix, fix))
+            wide.extend(f"{prefix}    nfd: {h}" for h in _nfd_hints(state, w.requirements.label_keys))
         summaries.append(_workload_row(w, fits, fix))
     sections = (
         Section("workloads", tuple(summaries)),
         Section("nodes", tuple(verdicts), tuple(plain), tuple(wide)),
     )
     return Outcome(Result("place", sections=sections, ok=""), 0 if all_fit else 1)
+
+
+def _nfd_hints(state: ClusterState, keys: tuple[str, ...]) -> list[str]:
+    """Which NodeFeatureRule would produce a selected NFD label no node has, and why it does not match."""
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    from gpulabel.checks.nfdrules import label_hints
+    from gpulabel.k8s.nfd.master import NfdConfig
+
+    return label_hints(state, NfdConfig(), keys)
 
 
 def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Cell]:

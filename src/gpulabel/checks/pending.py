@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
+from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding, Section
@@ -224,8 +225,18 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     return out
 
 
-def pending_result(state: ClusterState, namespace: str | None = None, *, per_node: bool = False) -> CheckResult:
-    """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod."""
+def pending_result(
+    state: ClusterState,
+    namespace: str | None = None,
+    *,
+    per_node: bool = False,
+    nfd_config: NfdConfig | None = None,
+) -> CheckResult:
+    """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod.
+
+    Wide lines add, for an NFD label a pod selects and no node has, the NodeFeatureRule that would
+    produce it and why it does not match (``nfd_config``: nfd-master's configuration).
+    """
     pods = pending_pods(state, namespace)
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
     rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
@@ -236,6 +247,16 @@ def pending_result(state: ClusterState, namespace: str | None = None, *, per_nod
         for line in (
             f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
             *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
+            *(f"{p.pod.ref} nfd: {h}" for h in _nfd_hints(state, nfd_config, p.pod.spec)),
         )
     )
     return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
+
+
+def _nfd_hints(state: ClusterState, config: NfdConfig | None, spec: dict[str, Any]) -> list[str]:
+    """For a Pending pod: the NodeFeatureRule behind a selected NFD label no node has, and why it does not match."""
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    from gpulabel.checks.nfdrules import label_hints
+
+    return label_hints(state, config or NfdConfig(), compile_pod_spec(spec).label_keys)

@@ -1,7 +1,7 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in
-audit, operands, placement, pending, capacity, mig, sharing, upgrade and dra;
+audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra and nfdrules;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpulabel.checks import audit, capacity, dra, mig, operands, pending, placement, sharing, upgrade
+from gpulabel.checks import audit, capacity, dra, mig, nfdrules, operands, pending, placement, sharing, upgrade
 
 __all__ = ["Reason", "catalogue", "markdown_table"]
 
@@ -47,6 +47,7 @@ def catalogue() -> tuple[Reason, ...]:
         *_rows(("mig",), mig.REASONS),
         *_rows(("sharing",), sharing.REASONS),
         *_rows(("upgrade",), upgrade.REASONS),
+        *_rows(("nfd",), nfdrules.REASONS),
     )
 
 

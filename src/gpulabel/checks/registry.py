@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.nfd.master import NfdConfig
+from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
@@ -61,6 +63,7 @@ class CheckOptions:
     per_node: bool = False
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -101,7 +104,7 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.pending import pending_result
 
-    return pending_result(state, opts.namespace, per_node=opts.per_node)
+    return pending_result(state, opts.namespace, per_node=opts.per_node, nfd_config=opts.nfd_config)
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -128,6 +131,12 @@ def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("sharing", tuple(sharing(state)))
 
 
+def _nfd(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.nfdrules import check
+
+    return check(state, opts.nfd_config)
+
+
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
@@ -144,12 +153,25 @@ CHECKS: list[Check] = [
         _operands,
         "operands missing, not ready, out of order or unexpected, per node",
     ),
-    Check("pending", ("Node", "Pod", *DRA_KINDS), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
+    Check(
+        "pending",
+        ("Node", "Pod", *DRA_KINDS, *NFD_KINDS),
+        ("Node", "Pod"),
+        _pending,
+        "why each Pending pod fits no node",
+    ),
     Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
     Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
     Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
     Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
     Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
+    Check(
+        "nfd",
+        ("Node", *NFD_KINDS),
+        ("Node", "NodeFeature"),
+        _nfd,
+        "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
+    ),
 ]
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 

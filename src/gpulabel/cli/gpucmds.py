@@ -40,7 +40,12 @@ def options(ctx: Context) -> CheckOptions:
 
     a = ctx.args
     return check_options(
-        strict=a.strict, disabled=a.disabled, namespace=a.namespace, stuck_after=a.stuck_after, at=a.at
+        strict=a.strict,
+        disabled=a.disabled,
+        namespace=a.namespace,
+        stuck_after=a.stuck_after,
+        at=a.at,
+        nfd_config=a.nfd_config,
     )
 
 

@@ -70,6 +70,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     from gpulabel.cli.dra import add_dra_commands
     from gpulabel.cli.gpucmds import add_gpu_commands
     from gpulabel.cli.labelcmds import add_label_commands
+    from gpulabel.cli.nfdcmds import add_nfd_commands
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
     from gpulabel.cli.report import add_report_command
@@ -84,6 +85,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     add_report_command(helper)  # report --html
     add_dra_commands(helper)  # devices, cel, migrate
     add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
+    add_nfd_commands(helper)  # rules
     add_tool_commands(helper)  # diff, version, completion
     return parser
 

@@ -28,6 +28,9 @@ def add_node_commands(add: AddCommand) -> None:
         examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
     p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
     p = add(
         "sources",
@@ -42,6 +45,9 @@ def add_node_commands(add: AddCommand) -> None:
     )
     p.add_argument("keys", nargs="*", metavar="KEY")
     p.add_argument("--node", metavar="NAME", help="list this node's labels with owner and last writer")
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
     p = add(
         "operands",
@@ -63,18 +69,23 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
 
 def cmd_audit(ctx: Context) -> int:
-    from gpulabel.app.checks import check_options, run_named
+    from gpulabel.app.checks import check_options, run_audit
 
-    return ctx.finish(run_named(ctx.session(), "audit", check_options(strict=ctx.args.strict)))
+    opts = check_options(strict=ctx.args.strict, nfd_config=ctx.args.nfd_config)
+    return ctx.finish(run_audit(ctx.session(), opts))
 
 
 def cmd_sources(ctx: Context) -> int:
     from gpulabel.app.labels import SourcesOptions, run_sources
+    from gpulabel.app.nfd import load_nfd_config
 
-    opts = SourcesOptions(keys=tuple(ctx.args.keys), node=ctx.args.node)
+    opts = SourcesOptions(keys=tuple(ctx.args.keys), node=ctx.args.node, nfd=load_nfd_config(ctx.args.nfd_config))
     return ctx.finish(run_sources(ctx.session(), opts))
 
 

@@ -70,7 +70,7 @@ def cmd_pending(ctx: Context) -> int:
     from gpulabel.app.checks import check_options, run_pending
 
     opts = check_options(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
-    return ctx.finish(run_pending(ctx.session(), opts))
+    return ctx.finish(run_pending(ctx.session(), opts, explain=ctx.fmt not in ("text", "name")))
 
 
 def cmd_hazards(ctx: Context) -> int:

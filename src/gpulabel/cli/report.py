@@ -38,6 +38,9 @@ def add_report_command(add: AddCommand) -> None:
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
 
 
 def cmd_report(ctx: Context) -> int:

@@ -6,20 +6,21 @@ converted page by page, never one request per node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.objects import DRA_KINDS
-from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, Kind, pod_from_json
+from gpulabel.k8s.nfd.objects import NFD_KINDS
+from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, pod_from_json
 
 __all__ = ["load_cluster", "with_daemonset_pods"]
 
 
-def _read(kind: Kind, where: str, item: dict[str, Any]) -> Any:
-    item.setdefault("kind", kind.kind)  # a LIST's items carry no kind
-    return kind.read(item, where)
+def _read(read: Callable[[dict[str, Any], str], Any], kind: str, where: str, item: dict[str, Any]) -> Any:
+    item.setdefault("kind", kind)  # a LIST's items carry no kind
+    return read(item, where)
 
 
 def load_cluster(
@@ -40,6 +41,7 @@ def load_cluster(
     wanted = list(dict.fromkeys(kinds))
     records: list[tuple[str, Any]] = []
     served: dict[tuple[str, str], bool] = {}
+    unserved: set[str] = set()
     for name in wanted:
         kind = KIND[name]
         where = f"{client.endpoint} {name}"
@@ -48,6 +50,7 @@ def load_cluster(
             if probe not in served:
                 served[probe] = client.has_resource(*probe)
             if not served[probe]:
+                unserved.add(name)  # not in the input: a check that needs it says skipped
                 continue
         label_selector = field_selector = None
         if name == "Node":
@@ -56,18 +59,19 @@ def load_cluster(
             label_selector, field_selector = pod_selector, pod_field_selector
         items = client.list_objects(
             client.kind_path(name),
-            partial(_read, kind, where),
+            partial(_read, kind.reader(), kind.kind, where),
             label_selector=label_selector,
             field_selector=field_selector,
         )[0]
         records.extend((name, r) for r in items)
-    return ClusterState.of_records(records, client.endpoint, wanted)
+    return ClusterState.of_records(records, client.endpoint, [k for k in wanted if k not in unserved])
 
 
 # the kinds LISTed only if the server serves them, by what is asked: (group/version, resource)
 _SERVED_BY: dict[str, tuple[str, str]] = {
     "ClusterPolicy": ("nvidia.com/v1", "clusterpolicies"),
     **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
+    **dict.fromkeys(NFD_KINDS, ("nfd.k8s-sigs.io/v1alpha1", "nodefeatures")),
 }
 
 

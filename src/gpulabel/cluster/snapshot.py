@@ -245,10 +245,6 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
         yield from iter_objects(doc, path if len(docs) == 1 else f"{path}: document {n + 1}", kinds)
 
 
-# each kind's reader, from the one table of kinds (DRA objects are kept as read and built into one DraState)
-_CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {k.kind: k.read for k in KINDS}
-
-
 def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = None) -> ClusterState:
     """Load one :class:`ClusterState` from every snapshot file given, in order.
 
@@ -263,6 +259,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
     names = list(paths)
+    converters = {k.kind: k.reader() for k in KINDS}  # one reader per kind for this load
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []
         seen: set[str] = set()
@@ -272,7 +269,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
                 continue
             kind = str(obj.get("kind"))
             seen.add(kind)
-            convert = _CONVERT.get(kind)
+            convert = converters.get(kind)
             if convert is not None:
                 mine.append((_identity(obj), convert(obj, where)))
         if seen and not seen & set(SUPPORTED_KINDS):

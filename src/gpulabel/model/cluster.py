@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields
@@ -179,6 +181,7 @@ class ClusterState:
     source: str = ""
     kinds: frozenset[str] = frozenset()
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
+    nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -210,10 +213,11 @@ class ClusterState:
         """Build from ``(where, object)`` pairs; ``where`` names the object in errors."""
         records: list[tuple[str, Any]] = []
         seen: set[str] = set(kinds)
+        readers = {k.kind: k.reader() for k in KINDS}
         for where, obj in objects:
             kind = KIND.get(str(obj.get("kind")))
             if kind is not None:
-                records.append((kind.kind, kind.read(obj, where)))
+                records.append((kind.kind, readers[kind.kind](obj, where)))
                 seen.add(kind.kind)
         return cls.of_records(records, source, seen)
 
@@ -231,6 +235,7 @@ class ClusterState:
             source=source,
             kinds=frozenset(kinds),
             dra=DraState.from_objects(fields["dra"]),
+            nfd=NfdState.of_records(fields["nfd"]),
         )
 
 
@@ -488,6 +493,12 @@ class Kind:
     namespaced: bool
     read: Callable[[JSON, str], Any]  # (object, where it came from) -> the record
     field: str  # the ClusterState field holding the records
+    # a reader made afresh for each load, for kinds whose records of one load share equal parts
+    new_reader: Callable[[], Callable[[JSON, str], Any]] | None = None
+
+    def reader(self) -> Callable[[JSON, str], Any]:
+        """The reader for one load (snapshot files or LISTs): ``new_reader()`` where given, else ``read``."""
+        return self.new_reader() if self.new_reader is not None else self.read
 
     @property
     def group_version(self) -> str:
@@ -556,6 +567,26 @@ KINDS: tuple[Kind, ...] = (
         namespaced=True,
         read=_kept,
         field="dra",
+    ),
+    Kind(
+        kind="NodeFeature",
+        group="nfd.k8s-sigs.io",
+        version="v1alpha1",
+        resource="nodefeatures",
+        namespaced=True,
+        read=nodefeature_from_json,
+        field="nfd",
+        # equal feature sets of a node pool become one object within a load
+        new_reader=lambda: partial(nodefeature_from_json, intern={}),
+    ),
+    Kind(
+        kind="NodeFeatureRule",
+        group="nfd.k8s-sigs.io",
+        version="v1alpha1",
+        resource="nodefeaturerules",
+        namespaced=False,
+        read=nodefeaturerule_from_json,
+        field="nfd",
     ),
 )
 KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
