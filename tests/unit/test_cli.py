@@ -217,7 +217,7 @@ def test_help_imports_no_cluster_client() -> None:
     code = (
         "import sys, contextlib, io\nfrom gpulabel.cli.main import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
-        "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson', 'rich') if m in sys.modules]\n"
+        "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
