@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import tomllib
@@ -35,6 +36,7 @@ def _declared() -> set[str]:
     return {_name(r) for r in project["dependencies"]}
 
 
+@functools.cache
 def _imported() -> dict[str, str]:
     """Top-level module -> a file importing it, for every non-stdlib, non-gpulabel import in src/."""
     found: dict[str, str] = {}
@@ -53,8 +55,13 @@ def _imported() -> dict[str, str]:
     return found
 
 
+@functools.cache
+def _providers() -> dict[str, list[str]]:
+    return metadata.packages_distributions()
+
+
 def _distributions_of(module: str) -> set[str]:
-    return {_normal(d) for d in metadata.packages_distributions().get(module, [])}
+    return {_normal(d) for d in _providers().get(module, [])}
 
 
 def test_every_declared_dependency_is_imported() -> None:
