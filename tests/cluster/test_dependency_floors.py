@@ -7,6 +7,9 @@ what the development install prints for the same cluster, a sync must write
 through the floor's HTTP stack, and ``sync --watch`` must serve its metrics
 and restore a label from a watch event. Needs PyPI (or a pip cache), as
 scripts/setup.sh does.
+
+To try a lower floor before declaring it: ``GPULABEL_FLOORS=kubernetes==24.2.0``
+(comma-separated ``name==version``) replaces those floors for one run.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ def floors() -> dict[str, str]:
         match = re.fullmatch(r"([A-Za-z0-9._-]+)>=([0-9][0-9.]*)", requirement.replace(" ", ""))
         assert match, f"pyproject.toml: {requirement!r} has no floor (name>=version)"
         out[match.group(1)] = match.group(2)
+    for pin in filter(None, os.environ.get("GPULABEL_FLOORS", "").split(",")):
+        name, _, version = pin.partition("==")
+        wanted = next((n for n in out if _normal(n) == _normal(name)), None)
+        assert wanted and version, f"GPULABEL_FLOORS: {pin!r} is not name==version of a runtime dependency"
+        out[wanted] = version
     return out
 
 
