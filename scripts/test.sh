@@ -15,6 +15,7 @@ labcluster/gpu-operator/build  # cached; the real NVIDIA GPU Operator, a cold ca
 tools/helm/build  # cached like labcluster; a cold Go cache: ~5 min of CPU (tests/package, tests/cluster/test_chart_cluster.py)
 bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
 set +e
+export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip
 .venv/bin/pytest "$@"
 code=$?
 set -e

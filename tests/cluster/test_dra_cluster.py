@@ -209,20 +209,10 @@ def settled(client: KubeClient, ns: str, name: str) -> dict[str, Any] | None:
     return None
 
 
-seen = {
-    "messages": 0,
-    "pods": 0,
-    "bound": 0,
-    "pending": 0,
-    "errors": 0,
-    "all": 0,
-    "first_available": 0,
-    "match": 0,
-    "templates": 0,
-}
-
-
 def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, make_node: Any) -> None:
+    seen = dict.fromkeys(
+        ("messages", "pods", "bound", "pending", "errors", "all", "first_available", "match", "templates"), 0
+    )
     rng = random.Random(SEED)
     client = KubeClient(str(labcluster.kubeconfig))
     ns = f"dra-{SEED}"

@@ -227,7 +227,7 @@ def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabClus
         labcluster.kubectl("delete", "nodes", "-l", "example.com/rel-kill=1", "--wait=false", timeout=300)
 
 
-# The documented bounds of the one retry policy (cluster/retry.py, README "sync"): each node's write is
+# The documented bounds of the one retry policy (cluster/retry.py, docs/sync.md): each node's write is
 # at most 10 requests, and once the server has been unavailable for 60 s every further node gets one.
 MAX_REQUESTS_PER_NODE = 10
 BUDGET_SECONDS = 60.0

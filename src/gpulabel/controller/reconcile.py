@@ -132,8 +132,10 @@ class Reconciler:
         on_problem: Callable[[Problem], None] = lambda p: None,
         metrics: Metrics | None = None,
         writer: Writer | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
+        self.clock = clock  # the resync period's clock (injectable for tests)
         self.directory = directory
         self.prune = prune
         self.dry_run = dry_run
@@ -253,10 +255,10 @@ class Reconciler:
             signature = _dir_signature(self.directory)
             events: queue.Queue[tuple[str, Any]] = queue.Queue()
             retired = threading.Event()
+            deadline = self.clock() + resync_seconds
             threading.Thread(target=self._watcher, args=(events, version, retired), daemon=True).start()
-            deadline = time.monotonic() + resync_seconds
             relist = False
-            while not self.stop.is_set() and not relist and time.monotonic() < deadline:
+            while not self.stop.is_set() and not relist and self.clock() < deadline:
                 try:
                     kind, obj = events.get(timeout=poll_seconds)
                 except queue.Empty:

@@ -1,0 +1,222 @@
+"""A fake API server at the wire, for unit tests of the controller and the watch.
+
+:func:`fake_client` is a real :class:`KubeClient` (real paging, errors, retry
+policy, writes) whose one network call, ``open``, is answered by
+:class:`FakeApi` from memory: Nodes (LIST, PATCH as a label merge), Leases
+(GET, POST, PUT with resourceVersion conflicts, as the API server does) and
+watches played from a script. The retry policy runs on a :class:`FakeClock`,
+so retry budgets and Lease timing cost no real time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import orjson
+import urllib3
+
+from gpulabel.cluster.client import KubeClient
+from gpulabel.cluster.retry import Retrier, RetryPolicy
+
+
+class FakeClock:
+    """Monotonic time that only moves when told to (or when a retry sleeps)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(max(seconds, 0.0))
+
+
+@dataclass
+class FakeResponse:
+    status: int
+    data: bytes = b""
+    chunks: list[bytes] = field(default_factory=list)
+    drop_after: bool = False  # the connection breaks after the chunks
+    headers: dict[str, str] = field(default_factory=dict)
+    released: bool = False
+
+    def stream(self, amount: int) -> Iterator[bytes]:
+        yield from self.chunks
+        if self.drop_after:
+            raise urllib3.exceptions.ProtocolError("connection broken: fake drop")
+
+    def read(self) -> bytes:
+        return self.data
+
+    def release_conn(self) -> None:
+        self.released = True
+
+
+@dataclass
+class Watch:
+    """One scripted watch answer: events then the end of the stream, a drop, or a status.
+
+    An event may be a function, called when the watch is served (so the store changes then, not before).
+    """
+
+    events: list[dict[str, Any] | Callable[[], dict[str, Any]]] = field(default_factory=list)
+    status: int = 200
+    drop: bool = False
+
+
+def _status(code: int, message: str) -> bytes:
+    return orjson.dumps({"kind": "Status", "status": "Failure", "message": message, "code": code})
+
+
+class FakeApi:
+    def __init__(self) -> None:
+        self.version = 100
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.leases: dict[str, dict[str, Any]] = {}
+        self.watches: list[Watch] = []
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.down = False  # every request answers 503
+        self.on_watches_done: Callable[[], None] = lambda: time.sleep(0.005)  # then an empty stream
+        self.before_write: Callable[[], None] | None = None  # runs once, before the next Lease write
+        self.lock = threading.RLock()
+
+    # -- state ------------------------------------------------------------------
+
+    def _bump(self) -> str:
+        self.version += 1
+        return str(self.version)
+
+    def add_node(self, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": dict(labels or {}), "resourceVersion": self._bump()},
+            "spec": {},
+            "status": {},
+        }
+        self.nodes[name] = node
+        return node
+
+    def event(self, kind: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+        """A watch event for node ``name`` (with ``labels``, changed in the store too), at a new resourceVersion."""
+        node = orjson.loads(orjson.dumps(self.nodes.get(name) or self.add_node(name)))
+        if labels is not None:
+            node["metadata"]["labels"] = dict(labels)
+            self.nodes[name]["metadata"]["labels"] = dict(labels)
+        node["metadata"]["resourceVersion"] = self.nodes[name]["metadata"]["resourceVersion"] = self._bump()
+        return {"type": kind, "object": node}
+
+    def bookmark(self) -> dict[str, Any]:
+        return {"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": self._bump()}}}
+
+    def queries(self, method: str, path: str) -> list[dict[str, str]]:
+        return [q for m, p, q in self.requests if (m, p) == (method, path)]
+
+    # -- the wire -----------------------------------------------------------------
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        read_timeout: float | None = None,
+        stream: bool = False,
+    ) -> FakeResponse:
+        q = dict(query or [])
+        with self.lock:
+            self.requests.append((method, path, q))
+            if self.down:
+                return FakeResponse(503, _status(503, "the server is currently unable to handle the request"))
+        if path == "/api/v1/nodes" and q.get("watch") == "true":
+            return self._watch()  # not under the lock: a script's end may wait for the other thread
+        with self.lock:
+            if path == "/api/v1/nodes" and method == "GET":
+                items = [self.nodes[n] for n in sorted(self.nodes)]
+                page = {"kind": "NodeList", "metadata": {"resourceVersion": str(self.version)}, "items": items}
+                return FakeResponse(200, orjson.dumps(page))
+            if path.startswith("/api/v1/nodes/") and method == "PATCH":
+                return self._patch(unquote(path.rsplit("/", 1)[1]), body or b"{}")
+            if "/leases" in path:
+                return self._lease(method, path, body)
+            return FakeResponse(404, _status(404, f"{path} not found"))
+
+    def _watch(self) -> FakeResponse:
+        with self.lock:
+            w = self.watches.pop(0) if self.watches else None
+        if w is None:
+            self.on_watches_done()
+            return FakeResponse(200)
+        if w.status != 200:
+            return FakeResponse(w.status, _status(w.status, "too old resource version"))
+        with self.lock:
+            events = [e() if callable(e) else e for e in w.events]
+        text = b"".join(orjson.dumps(e) + b"\n" for e in events)
+        chunks = [text[i : i + 7] for i in range(0, len(text), 7)]  # events split across chunks
+        return FakeResponse(200, chunks=chunks, drop_after=w.drop)
+
+    def _patch(self, name: str, body: bytes) -> FakeResponse:
+        node = self.nodes.get(name)
+        if node is None:
+            return FakeResponse(404, _status(404, f'nodes "{name}" not found'))
+        labels = (orjson.loads(body).get("metadata") or {}).get("labels") or {}
+        for key, value in labels.items():
+            if value is None:
+                node["metadata"]["labels"].pop(key, None)
+            else:
+                node["metadata"]["labels"][key] = value
+        node["metadata"]["resourceVersion"] = self._bump()
+        return FakeResponse(200, orjson.dumps(node))
+
+    def _lease(self, method: str, path: str, body: bytes | None) -> FakeResponse:
+        name = path.rsplit("/", 1)[1]
+        if method == "GET":
+            lease = self.leases.get(name)
+            return FakeResponse(200, orjson.dumps(lease)) if lease else FakeResponse(404, _status(404, "not found"))
+        if self.before_write is not None:
+            hook, self.before_write = self.before_write, None
+            hook()  # e.g. another candidate writes first
+        obj = orjson.loads(body or b"{}")
+        if method == "POST":
+            name = obj["metadata"]["name"]
+            if name in self.leases:
+                return FakeResponse(409, _status(409, f'leases "{name}" already exists'))
+        elif method == "PUT":
+            current = self.leases.get(name)
+            if current is None:
+                return FakeResponse(404, _status(404, "not found"))
+            if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                return FakeResponse(409, _status(409, "the object has been modified"))
+        else:
+            return FakeResponse(405, _status(405, method))
+        obj["metadata"]["resourceVersion"] = self._bump()
+        self.leases[name] = obj
+        return FakeResponse(201 if method == "POST" else 200, orjson.dumps(obj))
+
+
+def fake_client(tmp_path: Path, api: FakeApi, clock: FakeClock, policy: RetryPolicy | None = None) -> KubeClient:
+    """A KubeClient whose requests ``api`` answers and whose retries sleep on ``clock``."""
+    kubeconfig = tmp_path / "fake.kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://fake.invalid:6443'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    client = KubeClient(str(kubeconfig))
+    client.open = api.open  # type: ignore[method-assign]
+    client.retrier = Retrier(policy or RetryPolicy(), clock=clock, rand=lambda: 0.0, sleep=clock.sleep)
+    return client
