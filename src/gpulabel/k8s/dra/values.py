@@ -13,6 +13,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from gpulabel.k8s.gostr import go_quote
+
 __all__ = [
     "QuantityError",
     "SemverError",
@@ -43,33 +45,21 @@ class Version(NamedTuple):
     build: tuple[str, ...]
 
 
-def _go_quote(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
 def _uint(text: str) -> int:
     # strconv.ParseUint(text, 10, 64); containsOnly("") is true, so "" reaches here.
     if not text:
         raise SemverError('strconv.ParseUint: parsing "": invalid syntax')
     value = int(text)
     if value > _UINT64_MAX:
-        raise SemverError(f"strconv.ParseUint: parsing {_go_quote(text)}: value out of range")
+        raise SemverError(f"strconv.ParseUint: parsing {go_quote(text)}: value out of range")
     return value
 
 
 def _number(text: str, what: str) -> int:
     if not _NUMBERS.issuperset(text):
-        raise SemverError(f"Invalid character(s) found in {what} number {_go_quote(text)}")
+        raise SemverError(f"Invalid character(s) found in {what} number {go_quote(text)}")
     if len(text) > 1 and text[0] == "0":
-        raise SemverError(f"{what.capitalize()} number must not contain leading zeroes {_go_quote(text)}")
+        raise SemverError(f"{what.capitalize()} number must not contain leading zeroes {go_quote(text)}")
     return _uint(text)
 
 
@@ -99,17 +89,17 @@ def parse_semver(text: str) -> Version:
             raise SemverError("Prerelease is empty")
         if _NUMBERS.issuperset(p):
             if len(p) > 1 and p[0] == "0":
-                raise SemverError(f"Numeric PreRelease version must not contain leading zeroes {_go_quote(p)}")
+                raise SemverError(f"Numeric PreRelease version must not contain leading zeroes {go_quote(p)}")
             pre.append((True, _uint(p), ""))
         elif _ALPHANUM.issuperset(p):
             pre.append((False, 0, p))
         else:
-            raise SemverError(f"Invalid character(s) found in prerelease {_go_quote(p)}")
+            raise SemverError(f"Invalid character(s) found in prerelease {go_quote(p)}")
     for b in build:
         if not b:
             raise SemverError("Build meta data is empty")
         if not _ALPHANUM.issuperset(b):
-            raise SemverError(f"Invalid character(s) found in build meta data {_go_quote(b)}")
+            raise SemverError(f"Invalid character(s) found in build meta data {go_quote(b)}")
     return Version(major, minor, patch, tuple(pre), tuple(build))
 
 
