@@ -39,7 +39,7 @@ HAND_PICKED: list[bytes] = [
     b"del\x7fx",
     b'"quoted"',
     b"back\\slash",
-    b"\\\"",
+    b'\\"',
     b"'single'",
     b"`back`",
     b"%q %s {}",
@@ -52,7 +52,7 @@ HAND_PICKED: list[bytes] = [
     b"\xf4\x90\x80\x80",  # beyond U+10FFFF
     b"ok\x80ok",
     "é".encode(),
-    "NVIDIA A100-SXM4-40GB".encode(),
+    b"NVIDIA A100-SXM4-40GB",
     "日本語".encode(),
     "emoji 😀".encode(),
     "\u00a0".encode(),  # no-break space: not printable in Go
@@ -75,7 +75,7 @@ HAND_PICKED: list[bytes] = [
     "\U0010ffff".encode(),
     "\u061c".encode(),  # Arabic letter mark (Cf)
     "\u1680".encode(),  # Ogham space mark (Zs)
-    "x\x00\t\n\x7f\xff\u00a0\U0001f600\"\\".encode("utf-8", "surrogateescape"),
+    'x\x00\t\n\x7f\xff\u00a0\U0001f600"\\'.encode("utf-8", "surrogateescape"),
 ]
 
 # Characters the random strings draw from: ASCII, C1 controls, Latin-1, spaces, format characters, CJK, emoji.
@@ -108,7 +108,8 @@ def main() -> int:
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["hex"] for r in rows] == [b.hex() for b in inputs]
     lines = ",\n".join(json.dumps([r["hex"], r["q"]], ensure_ascii=True) for r in rows)
-    TABLE.write_text('{"columns": ["input as hex bytes", "Go fmt.Sprintf(\\"%q\\", s)"], "rows": [\n' + lines + "\n]}\n")
+    head = '{"columns": ["input as hex bytes", "Go fmt.Sprintf(\\"%q\\", s)"], "rows": [\n'
+    TABLE.write_text(head + lines + "\n]}\n")
     print(f"{TABLE}: {len(rows)} rows")
     return 0
 
