@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpulabel.errors import SnapshotError
+from gpulabel.errors import GpulabelError, SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import (
@@ -145,8 +145,8 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
 _NAMESPACED = frozenset({"Pod", "DaemonSet"})
 
 
-class _NotStreamable(Exception):
-    """The file is not one JSON object of the usual shape: read it the general way."""
+class _NotStreamable(GpulabelError):
+    """The file is not one JSON object of the usual shape: read it the general way (never shown)."""
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulabel.errors import AllocationError
 from gpulabel.k8s.dra.cel import CelError, DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim, ResourceSlice
 
@@ -40,10 +41,6 @@ __all__ = [
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
 NodeMatcher = Callable[[Mapping[str, Any]], bool]  # a NodeSelector (API JSON) -> does the node match
-
-
-class AllocationError(Exception):
-    """The allocator stopped with an error for this node; ``str()`` is the scheduler's text."""
 
 
 def device_id_text(d: DeviceID) -> str:

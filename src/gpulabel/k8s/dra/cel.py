@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulabel.errors import CelError
 from gpulabel.k8s.dra.values import (
     QuantityError,
     SemverError,
@@ -49,10 +50,6 @@ __all__ = [
 MAX_EXPRESSION_LENGTH = 10 * 1024
 _SEMVER = "$kubernetes.Semver"
 _QUANTITY = "$kubernetes.Quantity"
-
-
-class CelError(Exception):
-    """A runtime error of one evaluation; ``str()`` is the message the scheduler shows."""
 
 
 # -- the runtime value encodings ------------------------------------------------------
