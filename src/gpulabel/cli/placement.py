@@ -92,6 +92,7 @@ def _fix_lines(prefix: str, fix: Fix | None) -> list[str]:
 def cmd_place(ctx: Context) -> int:
     from gpulabel.checks.placement import NodeIndex, closest_fix, place
     from gpulabel.cluster.manifests import load_workloads
+    from gpulabel.k8s.dra.evaluator import DraEvaluator
     from gpulabel.model.findings import Result, Section
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []
@@ -110,6 +111,7 @@ def cmd_place(ctx: Context) -> int:
         state = ctx.state(["Node", "Pod"])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
+    dra = DraEvaluator(state.dra) if uses_claims else None  # one for every workload of this run
     full = ctx.fmt not in ("text", "name")
     several = len(workloads) > 1
     plain: list[str] = []
@@ -120,7 +122,7 @@ def cmd_place(ctx: Context) -> int:
     for w in workloads:
         results = place(w.requirements, index, full=full, request=w.requests)
         if w.resource_claims:
-            results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
+            results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None

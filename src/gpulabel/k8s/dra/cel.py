@@ -350,18 +350,8 @@ def _runtime_message(raw: str) -> str:
     return text
 
 
-_COMPILED: dict[str, Selector] = {}
-
-
 def compile_selector(expression: str) -> Selector:
-    """Compile once per distinct expression (the scheduler caches the same way)."""
-    found = _COMPILED.get(expression)
-    if found is None:
-        found = _COMPILED[expression] = _compile(expression)
-    return found
-
-
-def _compile(expression: str) -> Selector:
+    """``expression`` compiled (each call compiles: a run keeps its selectors in a ``DraEvaluator``)."""
     envs = _Envs.get()
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return Selector(expression, f"must be no more than {MAX_EXPRESSION_LENGTH} bytes", None)
