@@ -1,4 +1,4 @@
-"""Go's string helpers gpulabel needs to answer as the API server does: ``%q`` quoting, ``strings.TrimSpace``."""
+"""Go's ``%q`` string quoting, so messages read exactly as the API server's."""
 
 from __future__ import annotations
 
@@ -37,12 +37,3 @@ def go_quote(text: str) -> str:
             out.append(f"\\U{code:08x}")
     out.append('"')
     return "".join(out)
-
-
-# unicode.IsSpace, what strings.TrimSpace removes (Python's str.strip() also removes \x1c-\x1f; Go does not)
-_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
-
-
-def trim_space(text: str) -> str:
-    """``strings.TrimSpace``: ``text`` without leading and trailing Unicode white space."""
-    return text.strip(_GO_SPACE)

@@ -18,8 +18,10 @@ measured (see docs/decisions.md, "quantity parsing"):
   canonical, else the value with the largest suffix of its kind that keeps it
   whole (``"1.5Gi"`` -> ``"1536Mi"``, ``"1.5"`` -> ``"1500m"``); a decimal
   exponent beyond ``E`` has no suffix and is dropped (``"1000E"`` -> ``"1"``).
-- A JSON string is trimmed of (Unicode) white space first (``UnmarshalJSON``):
-  :func:`decode` is that path, :func:`parse` is ``ParseQuantity``.
+- A JSON string is trimmed of white space first (``UnmarshalJSON``), but of the raw
+  bytes, so an escaped ``\\t`` stays: :func:`decode` is that path, :func:`parse` is
+  ``ParseQuantity``. In a ResourceList (pod requests, node capacity) the server then
+  rounds up to ``1m`` (:func:`resource_list_form`).
 
 Values are exact: an integer count of nano-units (ParseQuantity never keeps
 anything finer), so sums are exact and fast. Pure: no I/O, no caches.
@@ -32,7 +34,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from gpulabel.errors import QuantityError
-from gpulabel.k8s.gostr import trim_space
 
 __all__ = [
     "NANOS",
@@ -40,9 +41,11 @@ __all__ = [
     "QuantityError",
     "decode",
     "decode_nanos",
+    "json_text",
     "parse",
     "parse_nanos",
     "parse_quantity",
+    "resource_list_form",
 ]
 
 NANOS = 10**9  # nano-units per unit
@@ -68,6 +71,8 @@ _EXPONENT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _DIGITS = frozenset("0123456789")
 _MAX_INT64 = (1 << 63) - 1
 _MAX_INT64_FACTORS = 18  # decimal digits an int64 always holds
+# unicode.IsSpace characters a JSON string may hold unescaped (below U+0020 it may not)
+_JSON_RAW_SPACE = " \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,7 @@ class Quantity:
     nanos: int
     format: str = DECIMAL_SI
     text: str = ""  # the input, when ParseQuantity keeps it as the String() (it judged it canonical)
+    scale: int | None = None  # the int64 amount's power of ten; None: Go holds it as an inf.Dec
 
     @property
     def value(self) -> Fraction:
@@ -85,6 +91,17 @@ class Quantity:
     def __str__(self) -> str:
         """``Quantity.String()``: the form the API server stores and returns."""
         return self.text or _canonical(self.nanos, self.format)
+
+    def round_up(self, scale: int) -> Quantity:
+        """``Quantity.RoundUp(scale)``: up (away from zero) to a multiple of 10^scale (``scale`` >= -9).
+
+        The kept string survives only when Go's int64 amount already has that scale.
+        """
+        if self.scale is not None and self.scale >= scale:
+            return self
+        step = 10 ** (scale + 9)
+        whole = -(-abs(self.nanos) // step) * step
+        return Quantity(whole if self.nanos >= 0 else -whole, self.format, "", None if self.scale is None else scale)
 
 
 def parse_quantity(text: str) -> Fraction:
@@ -109,14 +126,34 @@ def parse_nanos(text: str) -> int:
     return parse(text).nanos
 
 
+def json_text(text: str) -> str:
+    """What ``Quantity.UnmarshalJSON`` hands ``ParseQuantity`` for the JSON string ``text``.
+
+    It trims (``strings.TrimSpace``) the raw bytes between the quotes, unescaped: a tab or
+    newline (JSON must escape them) is ``\\t`` to it, not space. Other white space a JSON
+    string can carry raw is trimmed; gpulabel assumes it came raw (kubectl sends it so,
+    except U+2028 and U+2029, which Go's encoder escapes).
+    """
+    return text.strip(_JSON_RAW_SPACE)
+
+
 def decode(text: str) -> Quantity:
-    """A quantity as the API server decodes it from a JSON string (``UnmarshalJSON``: trimmed first)."""
-    return parse(trim_space(text))
+    """A quantity as the API server decodes it from a JSON string (``UnmarshalJSON``)."""
+    return parse(json_text(text))
 
 
 def decode_nanos(text: str) -> int:
     """:func:`decode` in nano-units."""
-    return parse_nanos(trim_space(text))
+    return parse_nanos(json_text(text))
+
+
+def resource_list_form(text: str) -> str:
+    """The form the API server stores for ``text`` in a ResourceList (a pod's requests, a node's capacity).
+
+    ``SetDefaults_ResourceList`` rounds every value up to milli-units first, so
+    ``"0.5m"`` is stored as ``"1m"`` and ``"1n"`` as ``"1m"``.
+    """
+    return str(decode(text).round_up(-3))
 
 
 def _scan(text: str) -> tuple[bool, str, str, str, str]:
@@ -181,7 +218,7 @@ def parse(text: str) -> Quantity:
     if not text:
         raise QuantityError(FORMAT_WRONG)
     if text == "0":
-        return Quantity(0, DECIMAL_SI, "0")
+        return Quantity(0, DECIMAL_SI, "0", 0)
     positive, value, num, denom, suffix = _scan(text)
     if len(num) + len(denom) > LIMIT:
         raise QuantityError(TOO_BIG)
@@ -203,7 +240,7 @@ def parse(text: str) -> Quantity:
         else:
             nanos = digits * 10 ** (scale + 9)
             keep = scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
-        return Quantity(nanos if positive else -nanos, fmt, text if keep else "")
+        return Quantity(nanos if positive else -nanos, fmt, text if keep else "", scale)
 
     # The general path (inf.Dec): exact, rounded up to 1n away from zero, binary capped at 2^63-1.
     if not any(c in _DIGITS for c in value):

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_quantity, parse_semver
-from gpulabel.k8s.gostr import trim_space
+from gpulabel.k8s.quantity import json_text
 from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
@@ -206,7 +206,7 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
 
 
 def _quantity(value: Any, where: str, what: str) -> str:
-    text = trim_space(str(value))  # as the API server's JSON decoding trims it
+    text = json_text(str(value))  # as the API server's JSON decoding trims it
     try:
         parse_quantity(text)
     except QuantityError as err:
