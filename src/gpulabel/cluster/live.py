@@ -70,7 +70,7 @@ def load_cluster(
         elif kind == "Pod":
             pods = client.list_objects(
                 client.kind_path(kind, namespace),
-                partial(pod_from_json, where=where),
+                partial(pod_from_json, where=where, shared={}),
                 label_selector=pod_selector,
                 field_selector=pod_field_selector,
             )[0]

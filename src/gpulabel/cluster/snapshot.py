@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from gpulabel.errors import GpulabelError, SnapshotError
@@ -276,6 +277,8 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     """
     merged: dict[tuple[str, str, str], Any] = {}
     duplicates: dict[tuple[str, str, str], None] = {}
+    # the pods of this load share their equal requests dicts (one table per load, not per process)
+    converters: dict[str, Callable[[dict[str, Any], str], Any]] = {**_CONVERT, "Pod": partial(pod_from_json, shared={})}
     kinds: set[str] = set()
     names = list(paths)
     for path in names:
@@ -287,7 +290,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
                 continue
             kind = str(obj.get("kind"))
             seen.add(kind)
-            convert = _CONVERT.get(kind)
+            convert = converters.get(kind)
             if convert is not None:
                 mine.append((_identity(obj), convert(obj, where)))
         if seen and not seen & set(SUPPORTED_KINDS):

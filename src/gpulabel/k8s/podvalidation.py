@@ -19,7 +19,6 @@ Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -121,7 +120,6 @@ _NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 
 
-@functools.cache
 def _python_type(gotype: str) -> type:
     """The JSON value (as Python decodes it) that Go decodes into ``gotype``."""
     if gotype == "bool":

@@ -214,6 +214,7 @@ class ClusterState:
         daemonsets: list[DaemonSet] = []
         policies: list[JSON] = []
         dra: list[tuple[str, JSON]] = []
+        requests: Requests = {}
         seen: set[str] = set(kinds)
         for where, obj in objects:
             kind = obj.get("kind")
@@ -224,7 +225,7 @@ class ClusterState:
             if kind == "Node":
                 nodes.append(node_from_json(obj, where))
             elif kind == "Pod":
-                pods.append(pod_from_json(obj, where))
+                pods.append(pod_from_json(obj, where, requests))
             elif kind == "DaemonSet":
                 daemonsets.append(daemonset_from_json(obj, where))
             elif kind == "ClusterPolicy":
@@ -316,18 +317,15 @@ def _quantities(value: Any) -> Any:
     return value
 
 
-_REQUESTS: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+Requests = dict[tuple[tuple[str, int], ...], dict[str, int]]  # one load's table of distinct requests
 
 
-def _shared(requests: dict[str, int]) -> dict[str, int]:
-    """One dict per distinct request: replicas and daemon pods ask for the same, 150,000 pods hold a few hundred."""
-    key = tuple(sorted(requests.items()))
-    got = _REQUESTS.get(key)
-    if got is None:
-        if len(_REQUESTS) >= 4096:
-            _REQUESTS.clear()
-        got = _REQUESTS[key] = requests
-    return got
+def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
+    """One dict per distinct request within a load: replicas and daemon pods ask for the same,
+    150,000 pods hold a few hundred. ``table`` belongs to one load (None: no sharing)."""
+    if table is None:
+        return requests
+    return table.setdefault(tuple(sorted(requests.items())), requests)
 
 
 def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
@@ -339,7 +337,8 @@ def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
         raise SnapshotError(f.here, detail)
 
 
-def pod_from_json(obj: JSON, where: str = "") -> Pod:
+def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) -> Pod:
+    """A Pod record; pods decoded with the same ``shared`` table share equal ``requests`` dicts."""
     meta = _meta(obj, where)
     f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
@@ -357,7 +356,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
     node_name = f.string(spec.get("nodeName"), "spec.nodeName")
     try:
-        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
     except QuantityError as err:
         raise SnapshotError(f.here, str(err)) from None
     priority = spec.get("priority")

@@ -198,7 +198,7 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
                 raise SnapshotError(where, f"{what}.{kind} is not of type {kind}: {v!r}")
             if kind == "version":
                 try:
-                    parse_semver(v)
+                    parse_semver(str(v))
                 except SemverError as err:
                     raise SnapshotError(where, f"{what}.version is not a semantic version: {err}") from None
             return kind, v

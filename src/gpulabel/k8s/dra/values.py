@@ -10,7 +10,6 @@ API's ``Quantity.Cmp`` does.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from gpulabel.errors import QuantityError, SemverError
@@ -57,7 +56,6 @@ def _number(text: str, what: str) -> int:
     return _uint(text)
 
 
-@lru_cache(maxsize=4096)
 def parse_semver(text: str) -> Version:
     """``semver.Parse(text)``; raises :class:`SemverError` with blang's message."""
     if not text:
