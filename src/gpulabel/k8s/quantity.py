@@ -111,18 +111,9 @@ def parse_quantity(text: str) -> Fraction:
 
 def parse_nanos(text: str) -> int:
     """``resource.ParseQuantity(text)`` in nano-units; raises :class:`QuantityError` with Go's message."""
-    # The shapes that make up nearly every real quantity ("8", "110", "64Gi", "500m"), without the scanner.
-    if len(text) <= _MAX_INT64_FACTORS:
-        if text.isdigit() and text.isascii():
-            return int(text) * NANOS
-        head, tail = text[:-1], text[-1:]
-        if head.isdigit() and head.isascii():
-            if tail in _DECIMAL_NANOS:
-                return int(head) * _DECIMAL_NANOS[tail]
-        elif tail == "i":
-            head, tail = text[:-2], text[-2:]
-            if head.isdigit() and head.isascii() and tail in _BINARY:
-                return min(int(head) << _BINARY[tail], _MAX_INT64) * NANOS
+    m = _COMMON.fullmatch(text)
+    if m is not None:
+        return _common(m)
     return parse(text).nanos
 
 
@@ -144,7 +135,23 @@ def decode(text: str) -> Quantity:
 
 def decode_nanos(text: str) -> int:
     """:func:`decode` in nano-units."""
+    m = _COMMON.fullmatch(text)
+    if m is not None:
+        return _common(m)
     return parse_nanos(json_text(text))
+
+
+# The shapes nearly every real quantity has ("8", "110", "500m", "64Gi"), without the scanner.
+_COMMON = re.compile(r"([0-9]{1,18})([numkMGTPE]|[KMGTPE]i)?", re.ASCII)
+
+
+def _common(m: re.Match[str]) -> int:
+    digits, suffix = m.groups()
+    if suffix is None:
+        return int(digits) * NANOS
+    if len(suffix) == 1:
+        return int(digits) * _DECIMAL_NANOS[suffix]
+    return min(int(digits) << _BINARY[suffix], _MAX_INT64) * NANOS
 
 
 def resource_list_form(text: str) -> str:

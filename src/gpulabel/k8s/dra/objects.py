@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.errors import SnapshotError
-from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_quantity, parse_semver
-from gpulabel.k8s.quantity import json_text
+from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
+from gpulabel.k8s.quantity import json_text, parse_nanos
 from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
@@ -208,7 +208,7 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
 def _quantity(value: Any, where: str, what: str) -> str:
     text = json_text(str(value))  # as the API server's JSON decoding trims it
     try:
-        parse_quantity(text)
+        parse_nanos(text)
     except QuantityError as err:
         raise SnapshotError(where, f"{what} is not a quantity: {err}") from None
     return text

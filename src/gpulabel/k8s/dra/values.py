@@ -10,6 +10,7 @@ API's ``Quantity.Cmp`` does.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 from gpulabel.errors import QuantityError, SemverError
@@ -28,6 +29,7 @@ __all__ = [
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _UINT64_MAX = (1 << 64) - 1
+_PLAIN = re.compile(r"(0|[1-9][0-9]{0,18})\.(0|[1-9][0-9]{0,18})\.(0|[1-9][0-9]{0,18})", re.ASCII)
 
 
 class Version(NamedTuple):
@@ -58,6 +60,8 @@ def _number(text: str, what: str) -> int:
 
 def parse_semver(text: str) -> Version:
     """``semver.Parse(text)``; raises :class:`SemverError` with blang's message."""
+    if (m := _PLAIN.fullmatch(text)) is not None:  # "550.54.15": most versions, without the general path
+        return Version(int(m[1]), int(m[2]), int(m[3]), (), ())
     if not text:
         raise SemverError("Version string empty")
     parts = text.split(".", 2)
