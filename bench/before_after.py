@@ -3,7 +3,8 @@
 The ``before`` tree is ``git archive REV`` (src, bench, tests) in a temporary
 directory; ``after`` is this checkout. The runs alternate (before, after,
 before, ...) so a busy machine slows both alike; each figure is the best of
-``--rounds``, and each ratio is after / before (below 1: faster).
+``--rounds``, and each ratio is after / before (below 1: faster). CPU
+seconds (user + system) of the process are steadier than wall time on a shared machine.
 
     python -m bench.before_after --rev ee6d337 [--nodes 5000] [--rounds 3]
 
@@ -36,8 +37,8 @@ def export(rev: str, into: Path) -> Path:
     return into
 
 
-def run(tree: Path, args: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of ``python ARGS`` with ``tree``'s code."""
+def run(tree: Path, args: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds, peak RSS (MB) and stdout of ``python ARGS`` with ``tree``'s code."""
     env = {**os.environ, "PYTHONPATH": f"{tree / 'src'}:{tree}"}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, *args], cwd=tree, env=env, stdout=subprocess.PIPE, text=True)
@@ -46,7 +47,7 @@ def run(tree: Path, args: list[str]) -> tuple[float, float, str]:
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) not in (0, 1):  # check exits 1 when it finds problems
         raise SystemExit(f"{tree}: {' '.join(args)} failed with {status}")
-    return wall, usage.ru_maxrss / 1024, out
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
 def dra_figures(out: str) -> dict[str, float]:
@@ -81,11 +82,12 @@ def main() -> None:
 
         for _ in range(args.rounds):
             for name, tree in trees.items():
-                wall, rss, _ = run(tree, ["-m", "gpulabel", "check", "--snapshot", str(snapshot)])
+                wall, cpu, rss, _ = run(tree, ["-m", "gpulabel", "check", "--snapshot", str(snapshot)])
                 keep(name, f"check {args.nodes} nodes, wall s", wall)
+                keep(name, f"check {args.nodes} nodes, CPU s", cpu)
                 keep(name, f"check {args.nodes} nodes, peak RSS MB", rss)
         for name, tree in trees.items():  # dra_bench takes the best of 3 itself
-            _, _, out = run(tree, ["-m", "bench.dra_bench"])
+            _, _, _, out = run(tree, ["-m", "bench.dra_bench"])
             for key, value in dra_figures(out).items():
                 keep(name, f"dra_bench {key} s", value)
         print(f"before: {args.rev}, after: the working tree; best of {args.rounds} (dra_bench: its own best of 3)")
