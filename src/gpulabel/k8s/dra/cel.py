@@ -38,6 +38,7 @@ from gpulabel.k8s.dra.values import (
     parse_quantity,
     parse_semver,
 )
+from gpulabel.k8s.quantity import NANOS, Quantity
 
 __all__ = [
     "MAX_EXPRESSION_LENGTH",
@@ -100,10 +101,8 @@ def _is_quantity(s: str) -> bool:
 
 
 def _quantity_text(value: Fraction) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    nano = value * 1_000_000_000
-    return f"{int(nano)}n"
+    """A sum or difference carried through the runtime as its canonical quantity (always whole nano-units)."""
+    return str(Quantity(int(value * NANOS)))
 
 
 def _quantity_int(v: Mapping[str, Any]) -> int:
