@@ -211,7 +211,8 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
     if suffix in _BINARY:
         return 2, _BINARY[suffix], BINARY_SI
     if len(suffix) > 1 and suffix[0] in "eE" and _EXPONENT.fullmatch(suffix, 1):
-        exponent = int(suffix[1:])
+        digits = suffix[1:].lstrip("+-").lstrip("0")
+        exponent = int(suffix[1:]) if len(digits) <= 19 else 1 << 63
         if -(1 << 63) <= exponent < (1 << 63):  # strconv.ParseInt(.., 10, 64), then int32(..)
             exponent = (exponent + (1 << 31)) % (1 << 32) - (1 << 31)
             if abs(exponent) > LIMIT:
@@ -253,7 +254,7 @@ def parse(text: str) -> Quantity:
     if not any(c in _DIGITS for c in value):
         raise QuantityError(NUMERIC)
     whole, _, frac = value.lstrip("+-").partition(".")
-    exact = Fraction(int((whole + frac) or "0"), 10 ** len(frac)) * (Fraction(base) ** exponent)
+    exact = Fraction(int((whole.lstrip("0") + frac) or "0"), 10 ** len(frac)) * (Fraction(base) ** exponent)
     nanos_exact = exact * NANOS
     nanos = -(-nanos_exact.numerator // nanos_exact.denominator)  # ceil: exact is not negative
     if fmt == BINARY_SI and nanos > _MAX_INT64 * NANOS:
