@@ -3,7 +3,7 @@
 The one parser gpulabel has (pod requests, node allocatable, DRA capacities and
 CEL's ``quantity()``). It follows ``k8s.io/apimachinery/pkg/api/resource``
 v0.37 step for step, and the API server settles it: tests/unit/test_quantity.py
-checks a table of the answers kube-apiserver v1.37.2 gave for 300+ strings
+checks a table of the answers kube-apiserver v1.37.2 gave for 397 strings
 (accepted or refused, and the canonical form it stores), and
 tests/cluster/test_quantity_cluster.py asks the server again. What the server does,
 measured (see docs/decisions.md, "quantity parsing"):
