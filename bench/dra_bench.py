@@ -30,6 +30,7 @@ import orjson
 from tests import draobjects as dra
 
 from gpulabel.checks.dra import explain_pod
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
 
@@ -130,14 +131,12 @@ def main() -> None:
     nodes = [node_from_json(n) for n in nodes_json]
 
     def explain() -> int:
-        from gpulabel.k8s.dra import cel
-
-        cel._COMPILED.clear()
         state = parse()
+        ev = DraEvaluator(state)  # one per run, as the pending check makes it
         groups = 0
         for _, pod in pods:
             claims = pod_claims("ml", pod["metadata"]["name"], pod["spec"], {}, state)
-            groups += len(explain_pod(state, nodes, claims.to_allocate))
+            groups += len(explain_pod(ev, nodes, claims.to_allocate))
         return groups
 
     t_base, _ = best(baseline)

@@ -52,3 +52,43 @@ class ForbiddenError(ClusterError):
 
 class ConflictError(ClusterError):
     """409: the object changed under us (retryable)."""
+
+
+class WatchExpired(ClusterError):
+    """410 Gone on a watch: its resourceVersion is too old; relist, then watch again."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "410 Gone: the watch's resourceVersion is too old", 410)
+
+
+# -- what the pure core refuses, in the upstream component's own words ----------------
+# The checks catch these and turn them into findings or into an InputError naming the
+# file and field; ``str()`` is the upstream text, so they compare equal to the real thing.
+
+
+class QuantityError(GpulabelError, ValueError):
+    """A string apimachinery's ``resource.ParseQuantity`` refuses; ``str()`` is its message."""
+
+
+class SemverError(GpulabelError, ValueError):
+    """A string ``blang/semver`` ``Parse`` refuses; ``str()`` is blang's message."""
+
+
+class CelError(GpulabelError):
+    """A CEL expression failed at run time; ``str()`` is the scheduler's text."""
+
+
+class AllocationError(GpulabelError):
+    """The DRA allocator stopped with an error for one node; ``str()`` is the scheduler's text."""
+
+
+class ExpressionError(GpulabelError, ValueError):
+    """An invalid NodeFeatureRule expression, or an element value it cannot compare: nfd-master fails the rule."""
+
+
+class TemplateError(GpulabelError, ValueError):
+    """A NodeFeatureRule template does not parse or fails to execute, as Go's text/template would fail."""
+
+
+class Unsupported(TemplateError):
+    """A template uses a Sprig function gpulabel does not implement: the prediction is unknown."""

@@ -35,6 +35,7 @@ from gpulabel.checks.dra import REASONS
 from gpulabel.checks.migrate import migrate
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.cel import compile_selector
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import Node, node_from_json
@@ -146,10 +147,11 @@ def predict(
     if claims.missing:
         return [], [claims.missing], "missing"
     fits, errors = [], []
+    ev = DraEvaluator(state)
     for node in nodes:
         if node.labels.get("dra-diff/batch") != batch:
             continue
-        outcome = state.allocate(node, claims.to_allocate)
+        outcome = ev.allocate(node, claims.to_allocate)
         if outcome.error:
             errors.append(f"{node.name}: {outcome.error}")
         elif outcome.ok:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gpulabel.k8s.dra.cel import compile_selector, device_input
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.k8s.dra.values import SemverError, compare_semver, parse_quantity, parse_semver
 from gpulabel.model.cluster import node_from_json
@@ -41,7 +42,7 @@ def outcome(objects: list[dict[str, Any]], claim_spec: dict[str, Any], node_name
     )
     claims = pod_claims("default", "p", pod["spec"], {}, state)
     assert claims.missing is None
-    return state.allocate(node_from_json(node(node_name)), claims.to_allocate)
+    return DraEvaluator(state).allocate(node_from_json(node(node_name)), claims.to_allocate)
 
 
 def one(*selectors: str, count: int = 1, **kw: Any) -> dict[str, Any]:
@@ -134,8 +135,8 @@ def test_node_selector_and_all_nodes_slices_reach_the_nodes_they_select() -> Non
     s = dra.resource_slice("shared", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], pool="shared", node_selector=sel)
     state = DraState.from_objects([("c", dra.GPU_CLASS), ("s", s), ("cl", dra.claim("c", one()))])
     claims = pod_claims("default", "p", dra.dra_pod("p", [("gpu", "claim", "c")])["spec"], {}, state)
-    assert state.allocate(node_from_json(node("x", {"zone": "a"})), claims.to_allocate).ok
-    assert not state.allocate(node_from_json(node("y", {"zone": "b"})), claims.to_allocate).ok
+    assert DraEvaluator(state).allocate(node_from_json(node("x", {"zone": "a"})), claims.to_allocate).ok
+    assert not DraEvaluator(state).allocate(node_from_json(node("y", {"zone": "b"})), claims.to_allocate).ok
 
 
 def test_a_missing_class_is_an_error() -> None:

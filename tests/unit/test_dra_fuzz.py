@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gpulabel.checks.dra import explain_node
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import node_from_json
 from tests import draobjects as dra
@@ -71,5 +72,5 @@ def test_one_corrupted_field_is_an_error_naming_the_object_or_is_accepted(which:
         return
     # whatever parsed is allocated and explained without crashing
     for claim in state.claims:
-        explain_node(state, N1, [claim])
-        state.allocate(N1, [claim])
+        explain_node(DraEvaluator(state), N1, [claim])
+        DraEvaluator(state).allocate(N1, [claim])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from gpulabel.checks.dra import explain_node, explain_pod
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
 from tests import draobjects as dra
@@ -70,10 +71,10 @@ def test_grouped_verdicts_equal_node_by_node_verdicts(seed: int) -> None:
         nodes = [node_from_json(node(f"n{i}")) for i in range(12)]
         pod = dra.dra_pod("p", [("gpu", "claim", f"c{k}")])
         claims = pod_claims("default", "p", pod["spec"], {}, state).to_allocate
-        by_node = {name: g for g in explain_pod(state, nodes, claims) for name in g.nodes}
+        by_node = {name: g for g in explain_pod(DraEvaluator(state), nodes, claims) for name in g.nodes}
         alone = DraState.from_objects([*objects, ("p", dra.claim(f"c{k}", spec))])
         for n in nodes:
-            fits = alone.allocate(n, claims).ok
+            fits = DraEvaluator(alone).allocate(n, claims).ok
             assert by_node[n.name].fits == fits, (seed, k, n.name, selectors)
-            mine = [v.reason for v in explain_node(alone, n, claims)]
+            mine = [v.reason for v in explain_node(DraEvaluator(alone), n, claims)]
             assert [v.reason for v in by_node[n.name].verdicts] == mine, (seed, k, n.name, selectors)

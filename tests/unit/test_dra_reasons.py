@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gpulabel.checks.dra import REASONS, explain_node
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
 from tests import draobjects as dra
@@ -97,7 +98,7 @@ def test_reason(objects: list[dict[str, Any]], spec: dict[str, Any], reason: str
     )
     pod = dra.dra_pod("p", [("gpu", "claim", "c")])
     claims = pod_claims("default", "p", pod["spec"], {}, state).to_allocate
-    verdicts = explain_node(state, node_from_json(node("n1")), claims)
+    verdicts = explain_node(DraEvaluator(state), node_from_json(node("n1")), claims)
     assert [v.reason for v in verdicts] == [reason]
     assert detail in verdicts[0].detail
     assert verdicts[0].line("default/p") == f"default/p n1 claim c/r {reason}"
@@ -110,7 +111,7 @@ def test_the_table_covers_every_reason() -> None:
 def test_a_node_that_fits_has_no_verdicts() -> None:
     state = DraState.from_objects([("c", dra.GPU_CLASS), ("s", gpu_slice(A100)), ("cl", dra.claim("c", one()))])
     claims = pod_claims("default", "p", dra.dra_pod("p", [("gpu", "claim", "c")])["spec"], {}, state).to_allocate
-    assert explain_node(state, node_from_json(node("n1")), claims) == []
+    assert explain_node(DraEvaluator(state), node_from_json(node("n1")), claims) == []
 
 
 def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None:

@@ -52,6 +52,7 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
     """Every workload against every node; exit 0 when each fits some node, 1 otherwise."""
     from gpulabel.checks.placement import NodeIndex, closest_fix, place
     from gpulabel.cluster.manifests import load_workloads
+    from gpulabel.k8s.dra.evaluator import DraEvaluator
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []
     workloads = load_workloads(opts.manifests, dra_objects)
@@ -72,6 +73,7 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
         state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ())])
     nodes = state.nodes
     index = NodeIndex(nodes, state.capacities())
+    dra = DraEvaluator(state.dra) if uses_claims else None  # one for every workload of this run
     full = opts.explain
     several = len(workloads) > 1
     plain: list[str] = []
@@ -82,7 +84,7 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
     for w in workloads:
         results = place(w.requirements, index, full=full, request=w.requests)
         if w.resource_claims:
-            results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
+            results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         fix = closest_fix(w.requirements, nodes, results) if full and not fits else None

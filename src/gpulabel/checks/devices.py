@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulabel.errors import InputError
+from gpulabel.errors import CelError, InputError
 from gpulabel.k8s.dra.allocator import DeviceID
-from gpulabel.k8s.dra.cel import CelError, compile_selector
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, ResourceSlice
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.findings import Cell
@@ -108,7 +108,8 @@ def select(state: DraState, expression: str, class_name: str | None = None) -> l
 
     A compile error is an :class:`InputError` with the API server's message.
     """
-    sel = compile_selector(expression)
+    ev = DraEvaluator(state)
+    sel = ev.selector(expression)
     if sel.error is not None:
         raise InputError("EXPR", sel.error.replace("\n", " "))
     class_exprs: tuple[str, ...] = ()
@@ -119,12 +120,12 @@ def select(state: DraState, expression: str, class_name: str | None = None) -> l
         class_exprs = cls.selectors
     out = []
     for row in device_rows(state):
-        dev = state.device_input(DeviceID(driver=row.driver, pool=row.pool, device=row.name), row.device)
+        dev = ev.device_input(DeviceID(driver=row.driver, pool=row.pool, device=row.name), row.device)
         verdict, message = "yes", ""
         for i, expr in enumerate((*class_exprs, expression)):
             is_class = i < len(class_exprs)
             try:
-                ok = compile_selector(expr).evaluate(dev)
+                ok = ev.selector(expr).evaluate(dev)
             except CelError as err:
                 where = f"class {class_name}: selector #{i}: " if is_class else ""
                 verdict, message = "error", f"{where}CEL runtime error: {err}"

@@ -30,10 +30,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulabel.errors import CelError
 from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_prevents
-from gpulabel.k8s.dra.cel import CelError, compile_selector
+from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
-from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.k8s.dra.plugin import pod_claims
 from gpulabel.k8s.nodeaffinity import Failure, Result
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
@@ -100,9 +101,9 @@ def _devices(pools: Sequence[Pool]) -> list[tuple[DeviceID, Device]]:
     ]
 
 
-def _read_values(state: DraState, did: DeviceID, device: Device, expression: str) -> dict[str, Any]:
+def _read_values(ev: DraEvaluator, did: DeviceID, device: Device, expression: str) -> dict[str, Any]:
     """The attributes and capacities of ``device`` that ``expression`` names, as the selector sees them."""
-    names = compile_selector(expression).read_names()
+    names = ev.selector(expression).read_names()
     out: dict[str, Any] = {}
     for qualified, (_, value) in device.attributes.items():
         ident = qualified.rsplit("/", 1)[-1]
@@ -116,15 +117,15 @@ def _read_values(state: DraState, did: DeviceID, device: Device, expression: str
 
 
 def _evaluate(
-    state: DraState, devices: list[tuple[DeviceID, Device]], exprs: Sequence[str]
+    ev: DraEvaluator, devices: list[tuple[DeviceID, Device]], exprs: Sequence[str]
 ) -> tuple[list[tuple[DeviceID, Device]], list[tuple[DeviceID, int, str]], dict[DeviceID, int]]:
     """Devices passing every expression, the CEL errors (device, selector, message), selectors passed per device."""
     passing, errors, passed = [], [], {}
     for did, device in devices:
-        dev = state.device_input(did, device)
+        dev = ev.device_input(did, device)
         ok, n = True, 0
         for i, expr in enumerate(exprs):
-            sel = compile_selector(expr)
+            sel = ev.selector(expr)
             try:
                 if sel.error is not None or not sel.evaluate(dev):
                     ok = False
@@ -141,9 +142,9 @@ def _evaluate(
 
 
 def _explain_request(
-    state: DraState, node: Node, claim: ResourceClaim, req: DeviceRequest, name: str, cls: DeviceClass | None
+    ev: DraEvaluator, node: Node, claim: ResourceClaim, req: DeviceRequest, name: str, cls: DeviceClass | None
 ) -> ClaimVerdict | None:
-    pools = state.pools(node)
+    pools = ev.pools(node)
     verdict = _Verdict(node.name, claim.ref, name)
     incomplete = [p.id_text for p in pools if p.incomplete]
     devices = _devices(pools)
@@ -156,11 +157,11 @@ def _explain_request(
     if cls is None:
         return verdict("class-selector", f"device class {req.class_name} does not exist", device_class=req.class_name)
     for i, expr in enumerate(cls.selectors):
-        if compile_selector(expr).error is not None:
+        if ev.selector(expr).error is not None:
             return verdict(
-                "cel-error", f"class {cls.name}: selector #{i}: CEL compile error: {compile_selector(expr).error}"
+                "cel-error", f"class {cls.name}: selector #{i}: CEL compile error: {ev.selector(expr).error}"
             )
-    admitted, errors, _ = _evaluate(state, devices, cls.selectors)
+    admitted, errors, _ = _evaluate(ev, devices, cls.selectors)
     if not admitted:
         if errors:
             did, i, msg = errors[0]
@@ -171,9 +172,9 @@ def _explain_request(
             device_class=cls.name,
         )
     for i, expr in enumerate(req.selectors):
-        if compile_selector(expr).error is not None:
-            return verdict("cel-error", f"selector #{i}: CEL compile error: {compile_selector(expr).error}")
-    matching, errors, passed = _evaluate(state, admitted, req.selectors)
+        if ev.selector(expr).error is not None:
+            return verdict("cel-error", f"selector #{i}: CEL compile error: {ev.selector(expr).error}")
+    matching, errors, passed = _evaluate(ev, admitted, req.selectors)
     if not matching:
         if errors:
             did, i, msg = errors[0]
@@ -187,7 +188,7 @@ def _explain_request(
         did, device = max(admitted, key=lambda d: passed[d[0]])
         i = passed[did]
         expr = req.selectors[i]
-        values = _read_values(state, did, device, expr)
+        values = _read_values(ev, did, device, expr)
         shown = ", ".join(f"{k}={v}" for k, v in values.items()) or "no attribute it names"
         return verdict(
             "selector",
@@ -200,8 +201,8 @@ def _explain_request(
     if (req.mode == "All" and len(untainted) < len(matching)) or not untainted:
         taints = sorted({str(t) for _, dev in matching for t in dev.taints})
         return verdict("taint", f"matching devices carry untolerated taint(s) {', '.join(taints)}", taints=taints)
-    free = [(d, dev) for d, dev in untainted if d not in state.in_use]
-    holders = sorted({state.in_use[d] for d, _ in untainted if d in state.in_use})
+    free = [(d, dev) for d, dev in untainted if d not in ev.in_use]
+    holders = sorted({ev.in_use[d] for d, _ in untainted if d in ev.in_use})
     if (req.mode == "All" and holders) or not free:
         return verdict(
             "allocated", f"{len(untainted)} matching device(s) allocated to {', '.join(holders)}", claims=holders
@@ -220,7 +221,7 @@ class _Verdict:
         return ClaimVerdict(self.node, self.claim, self.request, reason, detail, data)
 
 
-def explain_node(state: DraState, node: Node, claims: Sequence[ResourceClaim]) -> list[ClaimVerdict]:
+def explain_node(ev: DraEvaluator, node: Node, claims: Sequence[ResourceClaim]) -> list[ClaimVerdict]:
     """Why ``claims`` cannot all be allocated on ``node``; empty when they can.
 
     One verdict per request that cannot be satisfied on its own (each
@@ -229,7 +230,7 @@ def explain_node(state: DraState, node: Node, claims: Sequence[ResourceClaim]) -
     ``match-attribute`` if it has constraints, else ``count``. A CEL error the
     scheduler's own search stops on is reported as ``cel-error`` first.
     """
-    outcome = state.allocate(node, claims)
+    outcome = ev.allocate(node, claims)
     if outcome.ok:
         return []
     out: list[ClaimVerdict] = []
@@ -254,7 +255,7 @@ def explain_node(state: DraState, node: Node, claims: Sequence[ResourceClaim]) -
             last: ClaimVerdict | None = None
             for alt in alternatives:
                 name = request.name if not request.first_available else f"{request.name}/{alt.name}"
-                last = _explain_request(state, node, claim, alt, name, state.classes.get(alt.class_name))
+                last = _explain_request(ev, node, claim, alt, name, ev.classes.get(alt.class_name))
                 if last is None:
                     break
             if last is not None:
@@ -299,15 +300,15 @@ class NodeGroup:
     verdicts: tuple[ClaimVerdict, ...]
 
 
-def explain_pod(state: DraState, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[NodeGroup]:
+def explain_pod(ev: DraEvaluator, nodes: Sequence[Node], claims: Sequence[ResourceClaim]) -> list[NodeGroup]:
     """Every node's verdict for a pod's claims, grouped by node signature: one explanation per group."""
     groups: dict[int, list[Node]] = {}
-    names = state.read_names(claims)
+    names = ev.read_names(claims)
     for node in nodes:
-        groups.setdefault(state.node_signature(node, names), []).append(node)
+        groups.setdefault(ev.node_signature(node, names), []).append(node)
     out = []
     for members in groups.values():
-        verdicts = explain_node(state, members[0], claims)
+        verdicts = explain_node(ev, members[0], claims)
         out.append(NodeGroup(tuple(n.name for n in members), not verdicts, tuple(verdicts)))
     return out
 
@@ -315,12 +316,15 @@ def explain_pod(state: DraState, nodes: Sequence[Node], claims: Sequence[Resourc
 # -- pods waiting for claims ----------------------------------------------------------
 
 
-def pod_claim_verdicts(state: ClusterState, pod: Pod, nodes: Sequence[Node]) -> dict[str, tuple[ClaimVerdict, ...]]:
+def pod_claim_verdicts(
+    state: ClusterState, pod: Pod, nodes: Sequence[Node], dra: DraEvaluator | None = None
+) -> dict[str, tuple[ClaimVerdict, ...]]:
     """For a pod with ``resourceClaims``: each node's claim verdicts (empty: its claims fit there).
 
     ``nodes`` are the nodes the other filters let through; a claim that does
     not exist yet (and has no template) gives every node one ``no-claim``
-    verdict. Nodes allocation cannot tell apart are explained once.
+    verdict. Nodes allocation cannot tell apart are explained once. ``dra``:
+    the run's evaluator of ``state.dra`` (default: one for this call).
     """
     claims = pod_claims(
         pod.namespace, pod.name, pod.spec, {"resourceClaimStatuses": list(pod.claim_statuses)}, state.dra
@@ -328,7 +332,7 @@ def pod_claim_verdicts(state: ClusterState, pod: Pod, nodes: Sequence[Node]) -> 
     if claims.missing is not None:
         return {n.name: (ClaimVerdict(n.name, pod.ref, "", "no-claim", claims.missing),) for n in nodes}
     out: dict[str, tuple[ClaimVerdict, ...]] = {}
-    for group in explain_pod(state.dra, nodes, claims.to_allocate):
+    for group in explain_pod(dra or DraEvaluator(state.dra), nodes, claims.to_allocate):
         for name in group.nodes:
             out[name] = tuple(
                 v if v.node == name else ClaimVerdict(name, v.claim, v.request, v.reason, v.detail, v.data)
@@ -364,6 +368,7 @@ def claim_results(
     name: str,
     resource_claims: Sequence[Mapping[str, Any]],
     results: Sequence[Result],
+    dra: DraEvaluator | None = None,
 ) -> list[Result]:
     """``results`` (the node filters' verdicts, one per node) with the claims' verdicts added.
 
@@ -381,7 +386,7 @@ def claim_results(
         spec={"resourceClaims": list(resource_claims)},
     )
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
-    verdicts = pod_claim_verdicts(state, pod, passing)
+    verdicts = pod_claim_verdicts(state, pod, passing, dra)
     out = []
     for node, result in zip(state.nodes, results, strict=True):
         found = verdicts.get(node.name) if result.fits else None

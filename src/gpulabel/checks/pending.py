@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
 from gpulabel.k8s.nfd.master import NfdConfig
@@ -18,6 +18,9 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding, Section
 from gpulabel.model.findings import Result as CheckResult
+
+if TYPE_CHECKING:
+    from gpulabel.k8s.dra.evaluator import DraEvaluator
 
 __all__ = ["PENDING_SAMPLE", "REASONS", "PendingPod", "hazards", "pending", "pending_pods", "pending_result"]
 
@@ -126,6 +129,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
     """Every Pending pod the scheduler has not bound, with every node's verdict."""
     capacities = state.capacities()
     index = NodeIndex(state.nodes, capacities)
+    dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
     out = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
@@ -142,18 +146,22 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
         )
         claims = None
         if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
-            claims, message = _claim_findings(state, pod, results, message)
+            if dra is None:
+                from gpulabel.k8s.dra.evaluator import DraEvaluator
+
+                dra = DraEvaluator(state.dra)
+            claims, message = _claim_findings(state, pod, results, message, dra)
         out.append(PendingPod(pod, tuple(results), message, claims))
     return out
 
 
 def _claim_findings(
-    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None
+    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None, dra: DraEvaluator
 ) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
     from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
 
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
-    verdicts = pod_claim_verdicts(state, pod, passing)
+    verdicts = pod_claim_verdicts(state, pod, passing, dra)
     findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
     # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
     # where preemption decides the message's tail).

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpulabel.errors import SnapshotError
+from gpulabel.errors import GpulabelError, SnapshotError
 from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documents"]
@@ -136,8 +136,8 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
 _NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
 
 
-class _NotStreamable(Exception):
-    """The file is not one JSON object of the usual shape: read it the general way."""
+class _NotStreamable(GpulabelError):
+    """The file is not one JSON object of the usual shape: read it the general way (never shown)."""
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -6,13 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpulabel.cluster.client import KubeClient
-from gpulabel.errors import ClusterError
+from gpulabel.errors import ClusterError, WatchExpired
 
 __all__ = ["WatchExpired", "watch_events"]
-
-
-class WatchExpired(Exception):
-    """The watch's resourceVersion is too old (410 Gone): relist, then watch again."""
 
 
 def watch_events(

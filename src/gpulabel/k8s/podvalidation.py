@@ -19,7 +19,6 @@ Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -121,7 +120,6 @@ _NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 
 
-@functools.cache
 def _python_type(gotype: str) -> type:
     """The JSON value (as Python decodes it) that Go decodes into ``gotype``."""
     if gotype == "bool":
@@ -135,9 +133,24 @@ def _python_type(gotype: str) -> type:
     return str
 
 
+def _gotypes(schema: _Schema) -> set[str]:
+    found = set()
+    for gotype, child in schema.values():
+        found.add(gotype)
+        if isinstance(child, str):
+            found.add(child)
+        elif child is not None:
+            found |= _gotypes(child[1])
+    return found
+
+
+# Every Go type of the schemas above and the JSON value it takes: a constant, built at import.
+_PYTHON_TYPES = {gotype: _python_type(gotype) for gotype in _gotypes(_POD_SPEC)}
+
+
 def _fits(value: Any, gotype: str) -> bool:
     """Whether Go decodes ``value`` into ``gotype``; JSON null leaves the Go value at its zero value."""
-    want = _python_type(gotype)
+    want = _PYTHON_TYPES.get(gotype) or _python_type(gotype)
     return value is None or (isinstance(value, want) and not (want is int and isinstance(value, bool)))
 
 

@@ -2,10 +2,8 @@
 
 Mirrors, message for message:
 
-- ``apimachinery/pkg/api/resource`` ``ParseQuantity``: ``<sign><digits>[.<digits>]<suffix>``
-  with binary (``Ki`` .. ``Ei``), decimal (``n`` ``u`` ``m`` ``k`` ``M`` .. ``E``) or
-  exponent (``e3``) suffixes; precision finer than ``1n`` is rounded up (away from
-  zero); ``Value()`` and ``MilliValue()`` round up too.
+- ``apimachinery/pkg/api/resource`` ``ParseQuantity`` (:mod:`gpulabel.k8s.quantity`, the
+  one parser); ``Value()`` and ``MilliValue()`` round up (away from zero).
 - ``component-helpers/resource`` ``PodRequests``: containers summed; each
   init container's request plus the restartable (sidecar) init containers
   before it, the largest of those wins against the sum; restartable init
@@ -26,13 +24,12 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
-from functools import lru_cache
 from typing import Any
+
+from gpulabel.errors import QuantityError
+from gpulabel.k8s.quantity import NANOS, decode_nanos, parse_quantity
 
 __all__ = [
     "CPU",
@@ -55,63 +52,8 @@ __all__ = [
 RESOURCES = "NodeResourcesFit"  # the filter's name, as the matcher names filters
 CPU, MEMORY, PODS, EPHEMERAL_STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
 
-_QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(.*)", re.ASCII | re.DOTALL)
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)", re.ASCII)
-_SUFFIX_SHAPE = re.compile(r"[eEinumkKMGTP]*[-+]?[0-9]*", re.ASCII)
-_NANO = Fraction(1, 10**9)
-_REGEX_TEXT = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-
-
-class QuantityError(ValueError):
-    """A string ``resource.ParseQuantity`` refuses; ``str()`` is Go's error text."""
-
-
-def _round_away(value: Fraction, step: Fraction) -> Fraction:
-    units = value / step
-    whole = math.ceil(units) if units >= 0 else math.floor(units)
-    return whole * step
-
-
-def parse_quantity(text: str) -> Fraction:
-    """The exact value of a Kubernetes quantity (``"1500m"`` -> 3/2, ``"1Gi"`` -> 1073741824)."""
-    return Fraction(_nanos(text), _NANOS)
-
-
-# Amounts are held as exact integers of nano-units: ParseQuantity rounds to 1n anyway, and integer
-# sums are exact and fast. The same few strings ("8", "110", "64Gi") repeat on every node and pod.
-_NANOS = 10**9
-
-
-@lru_cache(maxsize=8192)
-def _nanos(text: str) -> int:
-    return int(_parse(text) * _NANOS)
-
-
-def _parse(text: str) -> Fraction:
-    if len(text) > 128:  # far beyond any int64 amount; also keeps int() off huge digit strings
-        raise QuantityError("quantity is too long")
-    if not text:
-        raise QuantityError("quantities must match the regular expression " + _REGEX_TEXT)
-    m = _QUANTITY.fullmatch(text)
-    if m is None or not (m.group(2) or m.group(3)):
-        raise QuantityError("quantities must match the regular expression " + _REGEX_TEXT)
-    sign, whole, frac, suffix = m.group(1), m.group(2), m.group(3) or "", m.group(4)
-    if not _SUFFIX_SHAPE.fullmatch(suffix):
-        raise QuantityError("quantities must match the regular expression " + _REGEX_TEXT)
-    number = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
-    if suffix in _BINARY:
-        number *= 2 ** _BINARY[suffix]
-    elif suffix in _DECIMAL:
-        number *= Fraction(10) ** _DECIMAL[suffix]
-    elif (e := _EXPONENT.fullmatch(suffix)) is not None and len(e.group(1).lstrip("+-")) <= 4:
-        number *= Fraction(10) ** int(e.group(1))
-    else:
-        raise QuantityError("unable to parse quantity's suffix")
-    if sign == "-":
-        number = -number
-    return _round_away(number, _NANO) if number else number
+_NANOS = NANOS  # amounts are held as exact integers of nano-units (ParseQuantity keeps nothing finer)
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}  # format_amount's suffixes
 
 
 def _ceil_away(n: int, unit: int) -> int:
@@ -150,7 +92,7 @@ def _resource_list(raw: Any, where: str) -> dict[str, int]:
     out = {}
     for name, text in raw.items():
         try:
-            out[str(name)] = _nanos(str(text) if not isinstance(text, str) else text)
+            out[str(name)] = decode_nanos(str(text) if not isinstance(text, str) else text)
         except QuantityError as err:
             raise QuantityError(f"{where}.{name}: Invalid value: {text!r}: {err}") from None
     return out
@@ -343,19 +285,10 @@ def scheduler_amounts(reqs: Mapping[str, int]) -> dict[str, int]:
 
 
 def node_amounts(allocatable: Mapping[str, str], where: str = "status.allocatable") -> dict[str, int]:
-    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included).
-
-    Nodes of one machine type share one answer (and one dict: do not change it).
-    """
-    return _node_amounts(tuple(sorted(allocatable.items())), where)
-
-
-@lru_cache(maxsize=1024)
-def _node_amounts(items: tuple[tuple[str, str], ...], where: str) -> dict[str, int]:
-    allocatable = dict(items)
+    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included)."""
     out = scheduler_amounts(_resource_list(allocatable, where))
     if PODS in allocatable:
-        out[PODS] = _value(_nanos(allocatable[PODS]))
+        out[PODS] = _value(decode_nanos(allocatable[PODS]))
     return out
 
 

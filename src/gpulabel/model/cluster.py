@@ -311,18 +311,15 @@ def _quantities(value: Any) -> Any:
     return value
 
 
-_REQUESTS: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+Requests = dict[tuple[tuple[str, int], ...], dict[str, int]]  # one load's table of distinct requests
 
 
-def _shared(requests: dict[str, int]) -> dict[str, int]:
-    """One dict per distinct request: replicas and daemon pods ask for the same, 150,000 pods hold a few hundred."""
-    key = tuple(sorted(requests.items()))
-    got = _REQUESTS.get(key)
-    if got is None:
-        if len(_REQUESTS) >= 4096:
-            _REQUESTS.clear()
-        got = _REQUESTS[key] = requests
-    return got
+def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
+    """One dict per distinct request within a load: replicas and daemon pods ask for the same,
+    150,000 pods hold a few hundred. ``table`` belongs to one load (None: no sharing)."""
+    if table is None:
+        return requests
+    return table.setdefault(tuple(sorted(requests.items())), requests)
 
 
 def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
@@ -334,7 +331,8 @@ def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
         raise SnapshotError(f.here, detail)
 
 
-def pod_from_json(obj: JSON, where: str = "") -> Pod:
+def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) -> Pod:
+    """A Pod record; pods decoded with the same ``shared`` table share equal ``requests`` dicts."""
     meta = _meta(obj, where)
     f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
@@ -352,7 +350,7 @@ def pod_from_json(obj: JSON, where: str = "") -> Pod:
         owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
     node_name = f.string(spec.get("nodeName"), "spec.nodeName")
     try:
-        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))))
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
     except QuantityError as err:
         raise SnapshotError(f.here, str(err)) from None
     priority = spec.get("priority")
@@ -513,7 +511,17 @@ class Kind:
 # The one table of kinds: snapshot reading, live LISTs, RBAC rules and SUPPORTED_KINDS come from it.
 KINDS: tuple[Kind, ...] = (
     Kind(kind="Node", group="", version="v1", resource="nodes", namespaced=False, read=node_from_json, field="nodes"),
-    Kind(kind="Pod", group="", version="v1", resource="pods", namespaced=True, read=pod_from_json, field="pods"),
+    Kind(
+        kind="Pod",
+        group="",
+        version="v1",
+        resource="pods",
+        namespaced=True,
+        read=pod_from_json,
+        field="pods",
+        # the pods of one load share their equal requests dicts (one table per load, not per process)
+        new_reader=lambda: partial(pod_from_json, shared={}),
+    ),
     Kind(
         kind="DaemonSet",
         group="apps",

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from gpulabel.errors import AllocationError
 from gpulabel.k8s.dra.cel import CelError, DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim, ResourceSlice
 
@@ -48,10 +49,7 @@ class DeviceID(NamedTuple):
 
 
 NodeMatcher = Callable[[Mapping[str, Any]], bool]  # a NodeSelector (API JSON) -> does the node match
-
-
-class AllocationError(Exception):
-    """The allocator stopped with an error for this node; ``str()`` is the scheduler's text."""
+InputOf = Callable[[DeviceID, Device], DeviceInput]  # a device as CEL reads it
 
 
 def device_id_text(d: DeviceID) -> str:
@@ -199,13 +197,15 @@ class Allocator:
         claims: Sequence[ResourceClaim],
         classes: Mapping[str, DeviceClass],
         in_use: Mapping[DeviceID, str],
-        inputs: dict[tuple[str, str], DeviceInput] | None = None,
+        inputs: InputOf | None = None,
+        selector: Callable[[str], Selector] = compile_selector,
     ) -> None:
         self.pools = pools
         self.claims = list(claims)
         self.classes = classes
         self.in_use = in_use
-        self.inputs = inputs if inputs is not None else {}
+        self.device_input = inputs or _device_input
+        self.selector = selector
         self.req: dict[tuple[int, int, int], _Req] = {}
         self.constraints: list[list[_MatchAttribute]] = []
         self.allocating: set[DeviceID] = set()
@@ -215,18 +215,11 @@ class Allocator:
 
     # -- CEL ---------------------------------------------------------------------------
 
-    def device_input(self, did: DeviceID, device: Device) -> DeviceInput:
-        key = (did[0], f"{did[1]}/{did[2]}")
-        found = self.inputs.get(key)
-        if found is None:
-            found = self.inputs[key] = device_input(did[0], device.attributes, device.capacity, device.allow_multiple)
-        return found
-
     def _selectors_match(
         self, ci: int, did: DeviceID, device: Device, cls: DeviceClass | None, exprs: Sequence[str]
     ) -> bool:
         for i, expr in enumerate(exprs):
-            sel: Selector = compile_selector(expr)
+            sel = self.selector(expr)
             who = f"class {cls.name}" if cls is not None else f"claim {self.claims[ci].ref}"
             if sel.error is not None:
                 raise AllocationError(f"{who}: selector #{i}: CEL compile error: {sel.error}")
@@ -425,7 +418,16 @@ def allocate(
     claims: Sequence[ResourceClaim],
     classes: Mapping[str, DeviceClass],
     in_use: Mapping[DeviceID, str],
-    inputs: dict[tuple[str, str], DeviceInput] | None = None,
+    inputs: InputOf | None = None,
+    selector: Callable[[str], Selector] = compile_selector,
 ) -> Outcome:
-    """Allocate ``claims`` together on the node whose ``pools`` are given, as ``Allocator.Allocate`` does."""
-    return Allocator(pools, claims, classes, in_use, inputs).run()
+    """Allocate ``claims`` together on the node whose ``pools`` are given, as ``Allocator.Allocate`` does.
+
+    ``inputs`` and ``selector`` give devices as CEL reads them and compiled
+    selectors; a :class:`~gpulabel.k8s.dra.evaluator.DraEvaluator` passes its own, kept for the run.
+    """
+    return Allocator(pools, claims, classes, in_use, inputs, selector).run()
+
+
+def _device_input(did: DeviceID, device: Device) -> DeviceInput:
+    return device_input(did[0], device.attributes, device.capacity, device.allow_multiple)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from gpulabel.errors import CelError
 from gpulabel.k8s.dra.values import (
     QuantityError,
     SemverError,
@@ -37,6 +38,7 @@ from gpulabel.k8s.dra.values import (
     parse_quantity,
     parse_semver,
 )
+from gpulabel.k8s.quantity import NANOS, Quantity
 
 __all__ = [
     "MAX_EXPRESSION_LENGTH",
@@ -49,10 +51,6 @@ __all__ = [
 MAX_EXPRESSION_LENGTH = 10 * 1024
 _SEMVER = "$kubernetes.Semver"
 _QUANTITY = "$kubernetes.Quantity"
-
-
-class CelError(Exception):
-    """A runtime error of one evaluation; ``str()`` is the message the scheduler shows."""
 
 
 # -- the runtime value encodings ------------------------------------------------------
@@ -103,10 +101,8 @@ def _is_quantity(s: str) -> bool:
 
 
 def _quantity_text(value: Fraction) -> str:
-    if value.denominator == 1:
-        return str(value.numerator)
-    nano = value * 1_000_000_000
-    return f"{int(nano)}n"
+    """A sum or difference carried through the runtime as its canonical quantity (always whole nano-units)."""
+    return str(Quantity(int(value * NANOS)))
 
 
 def _quantity_int(v: Mapping[str, Any]) -> int:
@@ -353,18 +349,8 @@ def _runtime_message(raw: str) -> str:
     return text
 
 
-_COMPILED: dict[str, Selector] = {}
-
-
 def compile_selector(expression: str) -> Selector:
-    """Compile once per distinct expression (the scheduler caches the same way)."""
-    found = _COMPILED.get(expression)
-    if found is None:
-        found = _COMPILED[expression] = _compile(expression)
-    return found
-
-
-def _compile(expression: str) -> Selector:
+    """``expression`` compiled (each call compiles: a run keeps its selectors in a ``DraEvaluator``)."""
     envs = _Envs.get()
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return Selector(expression, f"must be no more than {MAX_EXPRESSION_LENGTH} bytes", None)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.errors import SnapshotError
-from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_quantity, parse_semver
+from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
+from gpulabel.k8s.quantity import json_text, parse_nanos
 from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
@@ -197,7 +198,7 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
                 raise SnapshotError(where, f"{what}.{kind} is not of type {kind}: {v!r}")
             if kind == "version":
                 try:
-                    parse_semver(v)
+                    parse_semver(str(v))
                 except SemverError as err:
                     raise SnapshotError(where, f"{what}.version is not a semantic version: {err}") from None
             return kind, v
@@ -205,9 +206,9 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
 
 
 def _quantity(value: Any, where: str, what: str) -> str:
-    text = str(value)
+    text = json_text(str(value))  # as the API server's JSON decoding trims it
     try:
-        parse_quantity(text)
+        parse_nanos(text)
     except QuantityError as err:
         raise SnapshotError(where, f"{what} is not a quantity: {err}") from None
     return text

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+
+from gpulabel.errors import ExpressionError
 
 __all__ = [
     "OPS",
@@ -48,10 +49,6 @@ OPS = (
     "IsFalse",
 )
 MATCH_ANY = ""  # the internal always-true op; the CRD's enum keeps it out of the API
-
-
-class ExpressionError(ValueError):
-    """An invalid expression or an element value it cannot compare: the whole rule fails."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +105,8 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return parts[0], parts[1], parts[2]
 
 
-@lru_cache(maxsize=1024)
 def _regexp(pattern: str) -> re.Pattern[str] | None:
+    """``pattern`` compiled (the re module keeps recent patterns compiled), or None if it is not valid."""
     try:
         return re.compile(pattern)
     except re.error:

@@ -16,20 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
+
+from gpulabel.errors import TemplateError, Unsupported
 
 __all__ = ["MAX_TEMPLATE", "SPRIG", "Template", "TemplateError", "Unsupported", "expand_map"]
 
 MAX_TEMPLATE = 64 * 1024  # NFD v0.19 rejects larger templates
-
-
-class TemplateError(ValueError):
-    """The template does not parse or fails to execute, as Go's text/template would fail."""
-
-
-class Unsupported(TemplateError):
-    """The template uses a Sprig function gpulabel does not implement: the prediction is unknown."""
 
 
 # ---------------------------------------------------------------------------- lexing
@@ -519,16 +512,10 @@ def _sprig_name(name: str) -> bool:
     return name in _SPRIG_OTHERS
 
 
-@lru_cache(maxsize=256)
-def parsed(text: str) -> Template:
-    """The template parsed once per text (a rule's template runs on every node)."""
-    return Template(text)
-
-
 def expand_map(text: str, data: Any) -> dict[str, str]:
     """NFD's ``ExpandMap``: execute, then one ``key=value`` per non-empty trimmed line (split at the first ``=``)."""
     out: dict[str, str] = {}
-    for line in parsed(text).execute(data).split("\n"):
+    for line in Template(text).execute(data).split("\n"):  # once per distinct feature set (master.Memo)
         line = line.strip()
         if not line:
             continue

@@ -1,0 +1,3 @@
+module goquote
+
+go 1.22
