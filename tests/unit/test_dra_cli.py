@@ -127,7 +127,7 @@ def test_the_html_report_shows_unallocatable_claims(tmp_path: Path) -> None:
 
 def test_place_answers_for_a_pod_with_a_claim_template_node_by_node() -> None:
     manifest = str(Path(LAB).parent / "pods" / "train-a100-claim.yaml")
-    code, out, _ = run("place", manifest)
+    code, out, _ = run("place", manifest, "--per-node")
     assert code == 1
     assert out.splitlines() == [
         "dra-node-0 no claim train-a100-gpus/gpus allocated",
@@ -170,6 +170,6 @@ def test_place_says_yes_where_the_claim_fits(tmp_path: Path) -> None:
     ]
     manifest = tmp_path / "infer.json"
     manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
-    code, out, _ = run("place", str(manifest))
+    code, out, _ = run("place", str(manifest), "--per-node")
     assert code == 0
     assert out.splitlines()[1] == "dra-node-1 yes"

@@ -2,8 +2,10 @@
 
 Output contracts:
 
-- ``place``: one line per node, ``<node> yes`` or ``<node> no <reason>``
-  (prefixed with ``<namespace>/<name> `` when several workloads are placed);
+- ``place``: one line per verdict, ``yes <n> node(s): <names>`` or ``no <reason>
+  <n> node(s): <names>`` (a few names, the group's best node first; with
+  ``--per-node`` one line per node, ``<node> yes`` or ``<node> no <reason>``),
+  prefixed with ``<namespace>/<name> `` when several workloads are placed;
   exit 0 when every workload fits some node, 1 otherwise, 2 for a bad manifest.
 - ``pending``: ``<namespace>/<pod> <reason> <n> node(s) [args]`` for every pod
   and reason (``fits`` when node selection is not what holds the pod; with
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gpulabel.cli.context import findings_exit
 
 if TYPE_CHECKING:
-    from gpulabel.checks.placement import Fix
+    from gpulabel.checks.advice import Advice
     from gpulabel.cli.context import AddCommand, Context
     from gpulabel.cluster.manifests import Workload
     from gpulabel.k8s.nodeaffinity import Result
@@ -43,6 +45,9 @@ def add_placement_commands(add: AddCommand) -> None:
         exits="0 every workload fits some node, 1 one fits none, 2 bad manifest or an unusable cluster",
     )
     p.add_argument("manifests", nargs="+", metavar="MANIFEST", help="Pod/Deployment/Job/... YAML or JSON; - is stdin")
+    p.add_argument(
+        "--per-node", action="store_true", help="one line per node (<node> yes|no <reason>) instead of grouped"
+    )
     p = add(
         "pending",
         cmd_pending,
@@ -74,11 +79,13 @@ def _wide_lines(node: str, result: Result) -> list[str]:
     return lines
 
 
-def _fix_lines(prefix: str, fix: Fix | None) -> list[str]:
+def _fix_lines(prefix: str, advice: Advice) -> list[str]:
     from gpulabel.model.vocabulary import UNKNOWN
 
+    fix = advice.fix
+    hints = [f"{prefix}    hint: {h}" for h in advice.hints]
     if fix is None:
-        return [f"{prefix}closest: none (no node can be made to fit by changing labels alone)"]
+        return [f"{prefix}closest: {advice.none_line()}", *hints]
     term = f" (through term[{fix.term}])" if fix.term is not None else ""
     lines = [f"{prefix}closest {fix.node}: {fix.command()}{term}"]
     lines.extend(
@@ -86,11 +93,12 @@ def _fix_lines(prefix: str, fix: Fix | None) -> list[str]:
         for c in fix.changes
         if c.owner != UNKNOWN
     )
-    return lines
+    return lines + hints
 
 
 def cmd_place(ctx: Context) -> int:
-    from gpulabel.checks.placement import NodeIndex, closest_fix, place
+    from gpulabel.checks.advice import advise
+    from gpulabel.checks.placement import NodeIndex, group_verdicts, place
     from gpulabel.cluster.manifests import load_workloads
     from gpulabel.model.findings import Result, Section
 
@@ -109,12 +117,17 @@ def cmd_place(ctx: Context) -> int:
     else:
         state = ctx.state(["Node", "Pod"])
     nodes = state.nodes
-    index = NodeIndex(nodes, state.capacities())
+    capacities = state.capacities()
+    index = NodeIndex(nodes, capacities)
     full = ctx.fmt not in ("text", "name")
+    per_node = bool(getattr(ctx.args, "per_node", False))
     several = len(workloads) > 1
     plain: list[str] = []
     wide: list[str] = []
+    grouped: list[str] = []
+    grouped_wide: list[str] = []
     verdicts: list[dict[str, Cell]] = []
+    groups: list[dict[str, Cell]] = []
     summaries: list[dict[str, Cell]] = []
     all_fit = True
     for w in workloads:
@@ -123,7 +136,11 @@ def cmd_place(ctx: Context) -> int:
             results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
-        fix = closest_fix(w.requirements, nodes, results) if full and not fits else None
+        advice = (
+            advise(w.requirements, nodes, results, capacities=capacities, request=w.requests)
+            if full and not fits
+            else None
+        )
         prefix = f"{w.ref} " if several else ""
         for n, r in zip(nodes, results, strict=True):
             plain.append(prefix + r.line(n.name))
@@ -137,18 +154,38 @@ def cmd_place(ctx: Context) -> int:
                     "failures": tuple(f"{f.filter}: {f.reason}: {f.why}" for f in r.failures),
                 }
             )
-        if full and not fits:
-            wide.extend(_fix_lines(prefix, fix))
-        summaries.append(_workload_row(w, fits, fix))
+        for g in group_verdicts(nodes, results):
+            grouped.append(prefix + g.line())
+            grouped_wide.append(prefix + g.line())
+            grouped_wide.extend(f"{prefix}    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
+            groups.append(
+                {
+                    "workload": w.ref,
+                    "fits": g.result.fits,
+                    "reason": g.reason,
+                    "count": g.count,
+                    "sample": g.sample,
+                    "best": g.best,
+                    "failures": tuple(f"{f.filter}: {f.reason}: {f.why}" for f in g.result.failures),
+                }
+            )
+        if advice is not None:
+            fix_lines = _fix_lines(prefix, advice)
+            wide.extend(fix_lines)
+            grouped_wide.extend(fix_lines)
+        summaries.append(_workload_row(w, fits, advice))
+    shown, shown_wide = (plain, wide) if per_node else (grouped, grouped_wide)
     sections = (
         Section("workloads", tuple(summaries)),
-        Section("nodes", tuple(verdicts), tuple(plain), tuple(wide)),
+        Section("groups", tuple(groups), () if per_node else tuple(shown), None if per_node else tuple(shown_wide)),
+        Section("nodes", tuple(verdicts), tuple(shown) if per_node else (), tuple(shown_wide) if per_node else None),
     )
     ctx.emit(Result("place", sections=sections, ok=""))
     return 0 if all_fit else 1
 
 
-def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Cell]:
+def _workload_row(w: Workload, fits: list[str], advice: Advice | None) -> dict[str, Cell]:
+    fix = None if advice is None else advice.fix
     return {
         "workload": w.ref,
         "kind": w.kind,
@@ -157,6 +194,7 @@ def _workload_row(w: Workload, fits: list[str], fix: Fix | None) -> dict[str, Ce
         "closest": None if fix is None else fix.node,
         "changes": () if fix is None else tuple(c.arg() for c in fix.changes),
         "command": None if fix is None else fix.command(),
+        "hints": () if advice is None else advice.hints,
     }
 
 

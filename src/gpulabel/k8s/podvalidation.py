@@ -8,7 +8,9 @@ as ``field.Error`` prints them (``<path>: Required value: <detail>``,
 value``) and are joined as ``errors.NewInvalid`` joins them.
 
 Checked: the pod's basic shape (``containers``: at least one, each with a
-name and an image, names unique, as ``validateContainers`` checks them) and
+name and an image, names unique, as ``validateContainers`` checks them; the
+types of ``command``, ``args``, ``workingDir`` and ``resources``, and the
+resources themselves, :mod:`gpulabel.k8s.containerresources`) and
 the fields that decide placement: ``nodeSelector``, ``affinity.nodeAffinity``,
 ``nodeName`` and ``tolerations``, in the order ``ValidatePodSpec`` checks them.
 Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
@@ -20,13 +22,16 @@ Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from gpulabel.k8s import field
+from gpulabel.k8s.containerresources import resource_requirements_errors
 from gpulabel.k8s.gostr import go_quote
 from gpulabel.k8s.labels import dns1123_label_errors, dns1123_subdomain_errors, key_errors, label_errors, value_errors
 from gpulabel.k8s.nodeaffinity import FIELD_SELECTOR_OPERATORS
+from gpulabel.k8s.resources import QuantityError, parse_quantity
 from gpulabel.k8s.taints import TAINT_EFFECTS, TOLERATION_OPERATORS
 
 __all__ = [
@@ -36,6 +41,7 @@ __all__ = [
     "decode_message",
     "invalid_message",
     "node_name_errors",
+    "node_selector_errors",
     "pod_spec_of",
     "validate_pod_spec",
 ]
@@ -102,9 +108,18 @@ _TOLERATION: _Schema = {
     "effect": ("v1.TaintEffect", None),
     "tolerationSeconds": ("int64", None),
 }
+_QUANTITY = "resource.Quantity"  # a map value decoded by Quantity.UnmarshalJSON (ParseQuantity)
+_RESOURCES: _Schema = {
+    "limits": ("v1.ResourceList", _QUANTITY),
+    "requests": ("v1.ResourceList", _QUANTITY),
+}
 _CONTAINER: _Schema = {
     "name": ("string", None),
     "image": ("string", None),
+    "command": ("[]string", "string"),
+    "args": ("[]string", "string"),
+    "workingDir": ("string", None),
+    "resources": ("v1.ResourceRequirements", ("ResourceRequirements", _RESOURCES)),
 }
 _POD_SPEC: _Schema = {
     "containers": ("[]v1.Container", ("Container", _CONTAINER)),
@@ -145,6 +160,16 @@ def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
     return f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{jpath} of type {gotype}"
 
 
+def _quantity_error(value: Any) -> str | None:
+    """``Quantity.UnmarshalJSON``: the JSON text (a string unquoted) must parse; its error is the whole message."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:
+        parse_quantity(text.strip())
+    except QuantityError as err:
+        return str(err)
+    return None
+
+
 def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) -> str | None:
     # In document order, as Go's decoder meets the fields; unknown fields are ignored.
     for name, value in obj.items():
@@ -156,6 +181,11 @@ def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) ->
         if not _fits(value, gotype):
             return _unmarshal(value, struct, here, gotype)
         if child is None:
+            continue
+        if child == _QUANTITY:
+            for item in value.values():
+                if item is not None and (err := _quantity_error(item)):
+                    return err
             continue
         if isinstance(child, str):  # element type of a list or map of scalars
             items = value.values() if isinstance(value, dict) else value
@@ -221,6 +251,7 @@ def _container_errors(containers: Any, path: str) -> list[str]:
             out.extend(field.invalid(f"{cpath}.name", name, m) for m in dns1123_label_errors(name))
         if not ctr.get("image"):
             out.append(field.required(f"{cpath}.image"))
+        out.extend(resource_requirements_errors(ctr.get("resources"), f"{cpath}.resources"))
         if name in seen:
             out.append(field.duplicate(f"{cpath}.name", name))
         seen.add(name)
@@ -285,6 +316,17 @@ def _term_errors(term: Mapping[str, Any], path: str, allow_invalid_values: bool)
         out.extend(_requirement_errors(rq, f"{path}.matchExpressions[{j}]", allow_invalid_values))
     for j, rq in enumerate(_dicts(term.get("matchFields"))):
         out.extend(_field_requirement_errors(rq, f"{path}.matchFields[{j}]"))
+    return out
+
+
+def node_selector_errors(selector: Mapping[str, Any], path: str) -> list[str]:
+    """``ValidateNodeSelector`` (invalid label values refused): at least one term, each term valid."""
+    terms = _dicts(selector.get("nodeSelectorTerms"))
+    if not terms:
+        return [field.required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    out: list[str] = []
+    for i, term in enumerate(terms):
+        out.extend(_term_errors(term, f"{path}.nodeSelectorTerms[{i}]", False))
     return out
 
 
