@@ -8,9 +8,10 @@ Upstream (k8s.io/kubernetes v1.37.2): ``pkg/apis/core/validation/validation.go``
 ``IsIntegerResourceName``); and ``Quantity.String()`` of
 ``apimachinery/pkg/api/resource`` (the canonical form the messages print).
 
-The server validates after defaulting: a limit without a request makes the
+A Pod is validated after defaulting: a limit without a request makes the
 request equal to it (``SetDefaults_Pod``), so ``nvidia.com/gpu: "0.5"`` under
-``limits`` is reported on both maps. Checked per resource: the name, a
+``limits`` is reported on both maps; a pod template (a Deployment's) is not
+defaulted, and is reported once. Checked per resource: the name, a
 negative quantity, a fraction of an integer resource (extended resources
 must be whole), and a request against its limit (extended resources and
 hugepages may not overcommit: request equal to limit, and a request needs a
@@ -92,12 +93,13 @@ def _is_integer(name: str) -> bool:
 
 def _name_errors(name: str, path: str) -> list[str]:
     """``ValidateContainerResourceName``."""
+    # validateResourceName: a qualified name, and an unprefixed one must be standard
     out = [field.invalid(path, field.Named(name), m) for m in key_errors(name)]
-    if out:
-        return out
+    standard = name in _STANDARD or name.startswith(("hugepages-", "requests.hugepages-"))
+    if not out and "/" not in name and not standard:
+        out.append(field.invalid(path, field.Named(name), "must be a standard resource type or fully qualified"))
+    # ValidateContainerResourceName goes on whatever validateResourceName found
     if "/" not in name:
-        if not (name in _STANDARD or name.startswith(("hugepages-", "requests.hugepages-"))):
-            out.append(field.invalid(path, field.Named(name), "must be a standard resource type or fully qualified"))
         if not (name in _STANDARD_CONTAINER or _is_hugepages(name)):
             out.append(field.invalid(path, field.Named(name), "must be a standard resource for containers"))
     elif not _is_native(name) and not _is_extended(name):
@@ -174,15 +176,19 @@ def defaulted_requests(resources: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def resource_requirements_errors(resources: Any, path: str) -> list[str]:
-    """``validateResourceRequirements`` for a container's ``resources`` (already decoded), defaults applied.
+def resource_requirements_errors(resources: Any, path: str, *, defaults: bool = True) -> list[str]:
+    """``validateResourceRequirements`` for a container's ``resources`` (already decoded).
 
+    ``defaults``: a Pod's container, whose requests the server first defaults
+    from its limits; a pod template's containers are validated as written.
     Quantities that do not parse are decoding errors, found before this runs.
     """
     if not isinstance(resources, dict):
         return []
     limits = {str(k): _text(v) for k, v in (resources.get("limits") or {}).items()}
-    requests = {str(k): _text(v) for k, v in defaulted_requests(resources).items()}
+    written = resources.get("requests")
+    given: dict[str, Any] = written if isinstance(written, dict) else {}
+    requests = {str(k): _text(v) for k, v in (defaulted_requests(resources) if defaults else given).items()}
     lim_path, req_path = f"{path}.limits", f"{path}.requests"
     out: list[str] = []
     try:

@@ -235,7 +235,7 @@ def node_name_errors(name: str) -> list[str]:
     return dns1123_subdomain_errors(name, unit="characters")
 
 
-def _container_errors(containers: Any, path: str) -> list[str]:
+def _container_errors(containers: Any, path: str, pod_defaults: bool = True) -> list[str]:
     """``validateContainers``, the parts that need no defaulting: a container, a name, an image."""
     listed = _dicts(containers)
     if not listed:
@@ -251,7 +251,7 @@ def _container_errors(containers: Any, path: str) -> list[str]:
             out.extend(field.invalid(f"{cpath}.name", name, m) for m in dns1123_label_errors(name))
         if not ctr.get("image"):
             out.append(field.required(f"{cpath}.image"))
-        out.extend(resource_requirements_errors(ctr.get("resources"), f"{cpath}.resources"))
+        out.extend(resource_requirements_errors(ctr.get("resources"), f"{cpath}.resources", defaults=pod_defaults))
         if name in seen:
             out.append(field.duplicate(f"{cpath}.name", name))
         seen.add(name)
@@ -393,12 +393,15 @@ def _toleration_errors(tolerations: list[dict[str, Any]], path: str) -> list[str
     return out
 
 
-def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec") -> list[str]:
+def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec", *, pod_defaults: bool = True) -> list[str]:
     """The field errors the server reports for ``spec``'s shape and node selection, in its order.
 
     Call :func:`decode_error` first: this assumes the shapes decode.
+    ``pod_defaults``: the spec is a Pod's, so the server defaults a
+    container's requests from its limits before validating (``SetDefaults_Pod``);
+    a pod template (Deployment, Job...) is validated as written.
     """
-    out = _container_errors(spec.get("containers"), f"{path}.containers")
+    out = _container_errors(spec.get("containers"), f"{path}.containers", pod_defaults)
     policy = spec.get("restartPolicy") or ""
     if policy and policy not in RESTART_POLICIES:  # validateRestartPolicy; empty is defaulted to Always
         out.append(field.not_supported(f"{path}.restartPolicy", field.Named(policy), RESTART_POLICIES))

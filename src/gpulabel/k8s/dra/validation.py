@@ -86,7 +86,11 @@ def resource_slice_errors(spec: Mapping[str, Any], path: str = "spec") -> list[s
         terms = selector.get("nodeSelectorTerms")
         if not isinstance(terms, list) or len(terms) != 1:
             out.append(
-                field.invalid(f"{spath}.nodeSelectorTerms", terms or None, "must have exactly one node selector term")
+                field.invalid(
+                    f"{spath}.nodeSelectorTerms",
+                    terms if isinstance(terms, list) else None,  # absent: a nil slice, JSON null
+                    "must have exactly one node selector term",
+                )
             )
     for name in ("allNodes", "perDeviceNodeSelection"):
         flag = spec.get(name)
