@@ -1,6 +1,6 @@
 """``gpulabel devices``, ``cel`` and ``migrate``: thin glue over checks.devices and checks.migrate.
 
-- ``devices``: ``<node> <driver>/<pool>/<device> <type> <product> free|allocated <ns>/<claim>``
+- ``devices``: ``<node> <driver>/<pool>/<device> <type> <product> free|tainted <taints>|allocated <ns>/<claim>``
   per device; ``-o wide`` adds attributes, capacity and taints; ``-o json`` all of it (section ``devices``).
 - ``cel EXPR [--class NAME]``: ``<node> <device> yes|no|class|error [message]`` per device
   (``class``: the class's selectors refuse it); exit 0 if some device is selected, 1 if
@@ -61,7 +61,11 @@ def cmd_devices(ctx: Context) -> int:
     from gpulabel.checks.devices import device_rows
     from gpulabel.model.findings import Result, Section
 
-    rows = device_rows(ctx.state(_KINDS).dra)
+    state = ctx.state(_KINDS)
+    if "ResourceSlice" not in state.kinds:
+        ctx.emit(Result("devices", skipped="no ResourceSlices in the input", counts={"devices": 0}))
+        return 0
+    rows = device_rows(state.dra)
     section = Section(
         "devices",
         tuple(r.cells() for r in rows),
