@@ -362,3 +362,19 @@ def test_the_report_names_the_snapshot_as_given(monkeypatch: pytest.MonkeyPatch)
     header = page.split('<p class="meta">', 1)[1].split("</p>", 1)[0]
     assert header.startswith("examples/drifted-lab.yaml &middot; 4 nodes")
     assert str(ROOT) not in page
+
+
+def test_version_with_an_unreachable_cluster_prints_the_client_and_exits_zero(tmp_path: Path) -> None:
+    from gpulabel import __version__
+
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: x}}]\n"
+    )
+    code, out, err = run("version", "--kubeconfig", str(config))
+    assert (code, out) == (0, f"Client Version: {__version__}\n")
+    assert err.startswith("gpulabel: no server version: ") and err.count("\n") == 1
+    code, out, _ = run("version", "--kubeconfig", str(config), "-o", "json")
+    assert code == 0 and json.loads(out)["server"] is None

@@ -39,7 +39,7 @@ def add_tool_commands(add: AddCommand) -> None:
         "gpulabel's version and, from a live cluster, the API server's",
         groups=("output", "cluster"),
         examples=("version", "version -o json"),
-        exits="0 done, 2 the cluster cannot be reached (the client version is printed first)",
+        exits="0 done (an unreachable cluster only leaves out the server line), 2 bad flags",
     ).add_argument("--client", action="store_true", help="only the client version: contact no cluster")
 
     p = add(
@@ -85,15 +85,22 @@ def cmd_diff(ctx: Context) -> int:
 
 def cmd_version(ctx: Context) -> int:
     from gpulabel import __version__
+    from gpulabel.errors import GpulabelError
     from gpulabel.model.findings import Result
 
     fields: dict[str, str | None] = {"client": __version__}
     lines = [f"Client Version: {__version__}"]
     if not ctx.args.client and not ctx.args.snapshot:
-        info = ctx.client().request("GET", "/version") or {}
-        server = str(info.get("gitVersion") or "")
-        fields["server"] = server
-        lines.append(f"Server Version: {server}")
+        # as kubectl: the client version stands; the server's is a second line when a cluster answers
+        try:
+            info = ctx.client(budget=3.0).request("GET", "/version") or {}
+        except GpulabelError as err:
+            fields["server"] = None
+            ctx.warn(f"no server version: {err}")
+        else:
+            server = str(info.get("gitVersion") or "")
+            fields["server"] = server
+            lines.append(f"Server Version: {server}")
     if ctx.fmt in ("text", "wide"):
         ctx.out.write("".join(line + "\n" for line in lines))
     else:
