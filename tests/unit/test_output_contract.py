@@ -378,3 +378,16 @@ def test_version_with_an_unreachable_cluster_prints_the_client_and_exits_zero(tm
     assert err.startswith("gpulabel: no server version: ") and err.count("\n") == 1
     code, out, _ = run("version", "--kubeconfig", str(config), "-o", "json")
     assert code == 0 and json.loads(out)["server"] is None
+
+
+def test_bash_completes_operand_names_for_disabled_not_file_names(tmp_path: Path) -> None:
+    code, out, _ = run("completion", "bash")
+    script = tmp_path / "c.bash"
+    script.write_text(out)
+    (tmp_path / "dcgm-notes.txt").write_text("")  # a file that a file-name completion would offer
+    probe = (
+        f"source {script}; COMP_WORDS=(gpulabel operands --disabled dcgm); COMP_CWORD=3; "
+        '_gpulabel; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.split() == ["dcgm", "dcgm-exporter"]

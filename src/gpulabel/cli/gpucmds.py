@@ -68,7 +68,10 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("capacity --snapshot nodes.json", "capacity -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
-    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    from gpulabel.cli.nodecmds import OPERAND_NAMES
+
+    disabled = p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    disabled.completion_values = tuple(OPERAND_NAMES.split(", "))  # type: ignore[attr-defined]  # read by completion
     p = add(
         "mig",
         cmd_mig,

@@ -18,9 +18,10 @@ OPERAND_NAMES = (
 
 
 def _disabled_flag(p: argparse.ArgumentParser, help_: str) -> None:
-    p.add_argument(
+    action = p.add_argument(
         "--disabled", action="append", default=[], metavar="OPERAND", help=f"{help_}; one of: {OPERAND_NAMES}"
     )
+    action.completion_values = tuple(OPERAND_NAMES.split(", "))  # type: ignore[attr-defined]  # read by completion
 
 
 def add_node_commands(add: AddCommand) -> None:
