@@ -382,6 +382,7 @@ def test_version_with_an_unreachable_cluster_prints_the_client_and_exits_zero(tm
 
 def test_bash_completes_operand_names_for_disabled_not_file_names(tmp_path: Path) -> None:
     code, out, _ = run("completion", "bash")
+    assert code == 0
     script = tmp_path / "c.bash"
     script.write_text(out)
     (tmp_path / "dcgm-notes.txt").write_text("")  # a file that a file-name completion would offer
