@@ -397,4 +397,81 @@ ROWS: list[tuple[str, str, dict[str, Any], str]] = [
         },
         'Job in version "v1" cannot be handled as a Job: json: cannot unmarshal array into Go struct field Container.spec.template.spec.containers.args of type string',
     ),
+    (
+        "an env value as an unquoted number",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "PORT", "value": 8080}]}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field EnvVar.spec.containers.env.value of type string',
+    ),
+    (
+        "an env value as a boolean",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "DEBUG", "value": True}]}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal bool into Go struct field EnvVar.spec.containers.env.value of type string',
+    ),
+    (
+        "env as a mapping",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": "i", "env": {"PORT": "8080"}}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal object into Go struct field Container.spec.containers.env of type []v1.EnvVar',
+    ),
+    (
+        "a containerPort as a string",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": "8080"}]}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32',
+    ),
+    (
+        "an image as a number",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": 7}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string',
+    ),
+    (
+        "a container name as a list",
+        "json.Unmarshal",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": ["c"], "image": "i"}]},
+        },
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal array into Go struct field Container.spec.containers.name of type string',
+    ),
+    (
+        "an env var with a value is fine",
+        "ValidateEnv",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "w"},
+            "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "PORT", "value": "8080"}]}]},
+        },
+        "",
+    ),
 ]

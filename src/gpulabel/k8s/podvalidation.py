@@ -9,7 +9,8 @@ value``) and are joined as ``errors.NewInvalid`` joins them.
 
 Checked: the pod's basic shape (``containers``: at least one, each with a
 name and an image, names unique, as ``validateContainers`` checks them; the
-types of ``command``, ``args``, ``workingDir`` and ``resources``, and the
+types of ``command``, ``args``, ``workingDir``, ``env``, ``ports`` and
+``resources``, and the
 resources themselves, :mod:`gpulabel.k8s.containerresources`) and
 the fields that decide placement: ``nodeSelector``, ``affinity.nodeAffinity``,
 ``nodeName`` and ``tolerations``, in the order ``ValidatePodSpec`` checks them.
@@ -113,9 +114,19 @@ _RESOURCES: _Schema = {
     "limits": ("v1.ResourceList", _QUANTITY),
     "requests": ("v1.ResourceList", _QUANTITY),
 }
+_ENV_VAR: _Schema = {"name": ("string", None), "value": ("string", None)}
+_PORT: _Schema = {
+    "name": ("string", None),
+    "hostPort": ("int32", None),
+    "containerPort": ("int32", None),
+    "protocol": ("v1.Protocol", None),
+    "hostIP": ("string", None),
+}
 _CONTAINER: _Schema = {
     "name": ("string", None),
     "image": ("string", None),
+    "env": ("[]v1.EnvVar", ("EnvVar", _ENV_VAR)),
+    "ports": ("[]v1.ContainerPort", ("ContainerPort", _PORT)),
     "command": ("[]string", "string"),
     "args": ("[]string", "string"),
     "workingDir": ("string", None),
@@ -132,7 +143,7 @@ _POD_SPEC: _Schema = {
 }
 
 
-_NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "RestartPolicy")
+_NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "RestartPolicy", "Protocol")
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 
 
