@@ -202,3 +202,20 @@ def test_pending_wide_explains_a_group_by_its_best_node() -> None:
     (finding,) = pending(state)
     assert (finding.count, finding.sample) == (3, ("n-1", "n-0", "n-2"))
     assert "requested 5, free 4" in (finding.detail or "")
+
+
+def test_a_typo_is_a_near_spelling_with_the_same_numbers() -> None:
+    from gpulabel.checks.advice import _similar
+
+    assert _similar("NVIDIA-A100-SXM4-80G", "NVIDIA-A100-SXM4-80GB")
+    assert _similar("nvidia-a10", "NVIDIA-A10")
+    assert _similar("NVIDIA-H100-80GB-HMB3", "NVIDIA-H100-80GB-HBM3")
+    assert not _similar("NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-40GB")  # another GPU, not a typo
+    assert not _similar("NVIDIA-A10", "NVIDIA-A100")
+    assert not _similar("NVIDIA-L4", "NVIDIA-L4-SHARED")  # a near miss, noted as such
+
+
+def test_asking_for_a_gpu_the_fleet_lacks_gets_no_did_you_mean() -> None:
+    # dgx-a100-0/1 are 80GB: a 40GB request is not a typo of theirs
+    advice = _advice(_pod({}, gpus=1, product="NVIDIA-A100-SXM4-40GB"))
+    assert not any("did you mean" in h for h in advice.hints)

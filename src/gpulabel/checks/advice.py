@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +34,8 @@ from gpulabel.model.cluster import Node
 
 __all__ = ["Advice", "Fix", "advise", "closest_fix", "value_hints"]
 
-_SIMILAR = 0.85  # difflib ratio above which two label values are taken as one mistyped
+_MAX_EDITS = 2  # edits between two label values (with the same numbers) taken as one mistyped
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +93,27 @@ def _fleet(nodes: Sequence[Node], keys: set[str]) -> dict[str, Counter[str]]:
     return out
 
 
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (label values are at most 63 characters)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
 def _similar(a: str, b: str) -> bool:
-    return a.lower() == b.lower() or difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio() >= _SIMILAR
+    """A likely typo: the same up to case, or two edits apart with the same numbers.
+
+    The numbers must agree: ``NVIDIA-A100-SXM4-80G`` is a typo of
+    ``NVIDIA-A100-SXM4-80GB``, but ``80GB`` is another GPU than ``40GB``, and
+    ``A10`` than ``A100``.
+    """
+    la, lb = a.lower(), b.lower()
+    if la == lb:
+        return True
+    return _DIGITS.findall(la) == _DIGITS.findall(lb) and _edits(la, lb) <= _MAX_EDITS
 
 
 def _near_miss(want: str, have: str) -> bool:
