@@ -20,6 +20,7 @@ ROOT = Path(__file__).parents[2]
 LAB = str(ROOT / "examples" / "lab-cluster.yaml")
 DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
 DRA_LAB = str(ROOT / "examples" / "dra-lab.json")
+MIXED = str(ROOT / "examples" / "mixed-fleet.yaml")
 PODS = ROOT / "examples" / "pods"
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
 
@@ -38,7 +39,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     features = d / "features"
     features.mkdir()
     (features / "lab-node-1.env").write_text("nvidia.com/gpu.count=2\nfeature.node.kubernetes.io/custom-gpu-training\n")
-    return {"nodes": str(nodes_only), "features": str(features), "html": str(d / "r.html")}
+    typo = d / "typo.yaml"  # a product with a typo: a did-you-mean hint in the workloads section
+    typo.write_text((PODS / "in.yaml").read_text().replace("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80G"))
+    return {"nodes": str(nodes_only), "features": str(features), "html": str(d / "r.html"), "typo": str(typo)}
 
 
 def commands(files: dict[str, str]) -> list[list[str]]:
@@ -52,6 +55,7 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["operands", "--snapshot", DRIFTED],
         ["operands", "--snapshot", files["nodes"]],
         ["place", str(PODS / "train-b.yaml"), "--snapshot", DRIFTED],
+        ["place", files["typo"], "--snapshot", MIXED, "--per-node"],
         ["pending", "--snapshot", DRIFTED],
         ["pending", "--snapshot", DRIFTED, "--per-node"],
         ["pending", "--snapshot", files["nodes"]],
@@ -68,7 +72,9 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["sharing", "--snapshot", DRIFTED],
         ["upgrade", "--snapshot", DRIFTED],
         ["gpus", "--snapshot", DRIFTED],
+        ["gpus", "--snapshot", MIXED],
         ["devices", "--snapshot", DRA_LAB],
+        ["devices", "--snapshot", LAB],
         ["cel", 'device.attributes["gpu.nvidia.com"].type == "gpu"', "--snapshot", DRA_LAB],
         ["migrate", str(PODS / "exists-notin.yaml"), "--snapshot", DRA_LAB],
     ]
@@ -392,3 +398,12 @@ def test_bash_completes_operand_names_for_disabled_not_file_names(tmp_path: Path
     )
     done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, cwd=tmp_path)
     assert done.stdout.split() == ["dcgm", "dcgm-exporter"]
+
+
+def test_place_json_carries_the_hints_and_the_groups(files: dict[str, str]) -> None:
+    code, out, _ = run("place", files["typo"], "--snapshot", MIXED, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1
+    (workload,) = doc["workloads"]
+    assert "did you mean NVIDIA-A100-SXM4-80GB, on 2 node(s)" in workload["hints"][0]
+    assert sum(g["count"] for g in doc["groups"]) == len(doc["nodes"]) == 12
