@@ -22,11 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gpulabel.cli.context import findings_exit
 
 if TYPE_CHECKING:
-    from gpulabel.checks.advice import Advice
     from gpulabel.cli.context import AddCommand, Context
-    from gpulabel.cluster.manifests import Workload
-    from gpulabel.k8s.nodeaffinity import Result
-    from gpulabel.model.findings import Cell
 
 __all__ = ["add_placement_commands", "cmd_hazards", "cmd_pending", "cmd_place"]
 
@@ -73,42 +69,15 @@ def add_placement_commands(add: AddCommand) -> None:
 # -- place --------------------------------------------------------------------------
 
 
-def _wide_lines(node: str, result: Result) -> list[str]:
-    lines = [result.line(node)]
-    lines.extend(f"    {f.filter}: {f.reason}: {f.why}" for f in result.failures)
-    return lines
-
-
-def _fix_lines(prefix: str, advice: Advice) -> list[str]:
-    from gpulabel.model.vocabulary import UNKNOWN
-
-    fix = advice.fix
-    hints = [f"{prefix}    hint: {h}" for h in advice.hints]
-    if fix is None:
-        return [f"{prefix}closest: {advice.none_line()}", *hints]
-    term = f" (through term[{fix.term}])" if fix.term is not None else ""
-    lines = [f"{prefix}closest {fix.node}: {fix.command()}{term}"]
-    lines.extend(
-        f"{prefix}    note: {c.key} is owned by {c.owner}: a hand edit lasts only until it next updates the node"
-        for c in fix.changes
-        if c.owner != UNKNOWN
-    )
-    return lines + hints
-
-
 def cmd_place(ctx: Context) -> int:
-    from gpulabel.checks.advice import advise
-    from gpulabel.checks.placement import NodeIndex, group_verdicts, place
+    from gpulabel.checks.placeview import place_result
     from gpulabel.cluster.manifests import load_workloads
-    from gpulabel.model.findings import Result, Section
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []
     workloads = load_workloads(ctx.args.manifests, dra_objects)
-    uses_claims = any(w.resource_claims for w in workloads)
-    if uses_claims:
+    if any(w.resource_claims for w in workloads):
         import dataclasses
 
-        from gpulabel.checks.dra import claim_results
         from gpulabel.k8s.dra.objects import DRA_KINDS
 
         state = ctx.state(["Node", "Pod", *DRA_KINDS])
@@ -116,86 +85,10 @@ def cmd_place(ctx: Context) -> int:
         state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
     else:
         state = ctx.state(["Node", "Pod"])
-    nodes = state.nodes
-    capacities = state.capacities()
-    index = NodeIndex(nodes, capacities)
     full = ctx.fmt not in ("text", "name")
-    per_node = bool(getattr(ctx.args, "per_node", False))
-    several = len(workloads) > 1
-    plain: list[str] = []
-    wide: list[str] = []
-    grouped: list[str] = []
-    grouped_wide: list[str] = []
-    verdicts: list[dict[str, Cell]] = []
-    groups: list[dict[str, Cell]] = []
-    summaries: list[dict[str, Cell]] = []
-    all_fit = True
-    for w in workloads:
-        results = place(w.requirements, index, full=full, request=w.requests)
-        if w.resource_claims:
-            results = claim_results(state, w.namespace, w.name, w.resource_claims, results)
-        fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
-        all_fit = all_fit and bool(fits)
-        advice = (
-            advise(w.requirements, nodes, results, capacities=capacities, request=w.requests)
-            if full and not fits
-            else None
-        )
-        prefix = f"{w.ref} " if several else ""
-        for n, r in zip(nodes, results, strict=True):
-            plain.append(prefix + r.line(n.name))
-            wide.extend(prefix + line for line in _wide_lines(n.name, r))
-            verdicts.append(
-                {
-                    "workload": w.ref,
-                    "node": n.name,
-                    "fits": r.fits,
-                    "reason": r.reason,
-                    "failures": tuple(f"{f.filter}: {f.reason}: {f.why}" for f in r.failures),
-                }
-            )
-        for g in group_verdicts(nodes, results):
-            grouped.append(prefix + g.line())
-            grouped_wide.append(prefix + g.line())
-            grouped_wide.extend(f"{prefix}    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
-            groups.append(
-                {
-                    "workload": w.ref,
-                    "fits": g.result.fits,
-                    "reason": g.reason,
-                    "count": g.count,
-                    "sample": g.sample,
-                    "best": g.best,
-                    "failures": tuple(f"{f.filter}: {f.reason}: {f.why}" for f in g.result.failures),
-                }
-            )
-        if advice is not None:
-            fix_lines = _fix_lines(prefix, advice)
-            wide.extend(fix_lines)
-            grouped_wide.extend(fix_lines)
-        summaries.append(_workload_row(w, fits, advice))
-    shown, shown_wide = (plain, wide) if per_node else (grouped, grouped_wide)
-    sections = (
-        Section("workloads", tuple(summaries)),
-        Section("groups", tuple(groups), () if per_node else tuple(shown), None if per_node else tuple(shown_wide)),
-        Section("nodes", tuple(verdicts), tuple(shown) if per_node else (), tuple(shown_wide) if per_node else None),
-    )
-    ctx.emit(Result("place", sections=sections, ok=""))
+    result, all_fit = place_result(state, workloads, full=full, per_node=bool(ctx.args.per_node))
+    ctx.emit(result)
     return 0 if all_fit else 1
-
-
-def _workload_row(w: Workload, fits: list[str], advice: Advice | None) -> dict[str, Cell]:
-    fix = None if advice is None else advice.fix
-    return {
-        "workload": w.ref,
-        "kind": w.kind,
-        "source": w.where,
-        "fits": tuple(fits),
-        "closest": None if fix is None else fix.node,
-        "changes": () if fix is None else tuple(c.arg() for c in fix.changes),
-        "command": None if fix is None else fix.command(),
-        "hints": () if advice is None else advice.hints,
-    }
 
 
 # -- pending and hazards ------------------------------------------------------------
