@@ -25,11 +25,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulabel.errors import InputError
+from gpulabel.k8s.labels import key_errors
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Cell, Result, Section
 
-__all__ = ["UNLABELLED", "InventoryRow", "inventory", "totals"]
+__all__ = ["UNLABELLED", "InventoryRow", "check_by", "inventory", "inventory_result", "totals"]
 
 UNLABELLED = "(unlabelled)"
 NFD_NVIDIA_PCI = (
@@ -185,3 +188,52 @@ def totals(rows: Sequence[InventoryRow]) -> InventoryRow:
         for k, v in r.requested.items():
             out.requested[k] = out.requested.get(k, 0) + v
     return out
+
+
+def check_by(by: str | None) -> None:
+    """``--by`` must be a label key (the API server's rules), or the rows would group on nothing."""
+    if by is not None and (errors := key_errors(by)):
+        raise InputError("--by", f"{by!r} is not a label key: {'; '.join(errors)}")
+
+
+def _wide_line(r: InventoryRow) -> str:
+    parts = [f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)]
+    extra = "allocatable/requested: " + (", ".join(parts) or "none")
+    if r.unknown_allocatable:
+        extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
+    if r.unknown_gpus:
+        extra += f"; {r.unknown_gpus} MIG node(s) whose GPUs the labels do not tell"
+    if r.group.get("product") == UNLABELLED:
+        extra += "; NFD found an NVIDIA GPU, the GPU stack never labelled: " + ", ".join(r.names[:5])
+    return f"{r.line()} ({extra})"
+
+
+def _cells(r: InventoryRow) -> dict[str, Cell]:
+    return {
+        **r.group,
+        "nodes": r.nodes,
+        "gpus": r.gpus,
+        "gpus_unknown": r.unknown_gpus,
+        "mig_devices": r.mig_devices,
+        "allocatable": r.total_allocatable,
+        "requested": r.total_requested,
+        "free": r.free,
+        "unknown_allocatable": r.unknown_allocatable,
+    }
+
+
+def inventory_result(state: ClusterState, by: str | None = None) -> Result:
+    """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line) and ``totals``."""
+    rows = inventory(state, by)
+    total = totals(rows)
+    tail = (total.line(),) if rows else ("no GPU nodes",)
+    sections = (
+        Section(
+            "inventory",
+            tuple(_cells(r) for r in rows),
+            tuple(r.line() for r in rows) + tail,
+            tuple(_wide_line(r) for r in rows) + tail,
+        ),
+        Section("totals", (_cells(total),) if rows else ()),
+    )
+    return Result("gpus", sections=sections, ok="", fields={"by": by})

@@ -134,46 +134,8 @@ def cmd_upgrade(ctx: Context) -> int:
 
 
 def cmd_gpus(ctx: Context) -> int:
-    from gpulabel.checks.gpus import UNLABELLED, InventoryRow, inventory, totals
-    from gpulabel.errors import InputError
-    from gpulabel.k8s.labels import key_errors
-    from gpulabel.model.findings import Cell, Result, Section
+    from gpulabel.checks.gpus import check_by, inventory_result
 
-    by = ctx.args.by
-    if by is not None and (errors := key_errors(by)):
-        raise InputError("--by", f"{by!r} is not a label key: {'; '.join(errors)}")
-    rows = inventory(ctx.state(["Node", "Pod"]), by)
-
-    def wide_line(r: InventoryRow) -> str:
-        parts = [f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)]
-        extra = "allocatable/requested: " + (", ".join(parts) or "none")
-        if r.unknown_allocatable:
-            extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
-        if r.unknown_gpus:
-            extra += f"; {r.unknown_gpus} MIG node(s) whose GPUs the labels do not tell"
-        if r.group.get("product") == UNLABELLED:
-            extra += "; NFD found an NVIDIA GPU, the GPU stack never labelled: " + ", ".join(r.names[:5])
-        return f"{r.line()} ({extra})"
-
-    def cells(r: InventoryRow) -> dict[str, Cell]:
-        return {
-            **r.group,
-            "nodes": r.nodes,
-            "gpus": r.gpus,
-            "gpus_unknown": r.unknown_gpus,
-            "mig_devices": r.mig_devices,
-            "allocatable": r.total_allocatable,
-            "requested": r.total_requested,
-            "free": r.free,
-            "unknown_allocatable": r.unknown_allocatable,
-        }
-
-    total = totals(rows)
-    text = tuple(r.line() for r in rows) + ((total.line(),) if rows else ("no GPU nodes",))
-    wide = tuple(wide_line(r) for r in rows) + ((total.line(),) if rows else ("no GPU nodes",))
-    sections = (
-        Section("inventory", tuple(cells(r) for r in rows), text, wide),
-        Section("totals", (cells(total),) if rows else ()),
-    )
-    ctx.emit(Result("gpus", sections=sections, ok="", fields={"by": by}))
+    check_by(ctx.args.by)
+    ctx.emit(inventory_result(ctx.state(["Node", "Pod"]), ctx.args.by))
     return 0
