@@ -213,6 +213,7 @@ def test_a_typo_is_a_near_spelling_with_the_same_numbers() -> None:
     assert not _similar("NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-40GB")  # another GPU, not a typo
     assert not _similar("NVIDIA-A10", "NVIDIA-A100")
     assert not _similar("NVIDIA-L4", "NVIDIA-L4-SHARED")  # a near miss, noted as such
+    assert not _similar("a", "b") and not _similar("true", "tru")  # too short to call a typo
 
 
 def test_asking_for_a_gpu_the_fleet_lacks_gets_no_did_you_mean() -> None:

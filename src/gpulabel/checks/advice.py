@@ -104,7 +104,7 @@ def _edits(a: str, b: str) -> int:
 
 
 def _similar(a: str, b: str) -> bool:
-    """A likely typo: the same up to case, or two edits apart with the same numbers.
+    """A likely typo: the same up to case, or one or two edits apart (by length) with the same numbers.
 
     The numbers must agree: ``NVIDIA-A100-SXM4-80G`` is a typo of
     ``NVIDIA-A100-SXM4-80GB``, but ``80GB`` is another GPU than ``40GB``, and
@@ -113,7 +113,8 @@ def _similar(a: str, b: str) -> bool:
     la, lb = a.lower(), b.lower()
     if la == lb:
         return True
-    return _DIGITS.findall(la) == _DIGITS.findall(lb) and _edits(la, lb) <= _MAX_EDITS
+    allowed = min(_MAX_EDITS, min(len(la), len(lb)) // 6)  # short values ("a", "b") are never typos of each other
+    return allowed > 0 and _DIGITS.findall(la) == _DIGITS.findall(lb) and _edits(la, lb) <= allowed
 
 
 def _near_miss(want: str, have: str) -> bool:
