@@ -96,6 +96,21 @@ class Synth:
 class _Builder:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        self.names: set[str] = set()  # namespace/name of every pod made so far
+
+    def pod_name(self, namespace: str, prefix: str) -> str:
+        """``prefix`` and a generated 5-character suffix, redrawn until unique in the namespace.
+
+        27^5 suffixes collide by the birthday bound at ~20,000 pods of one
+        DaemonSet; the API server refuses a second object of the same name
+        (AlreadyExists) and its generator draws again, so a real cluster never
+        holds two: neither does the synthetic one.
+        """
+        while True:
+            name = f"{prefix}{self.suffix()}"
+            if (key := f"{namespace}/{name}") not in self.names:
+                self.names.add(key)
+                return name
 
     def uid(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -213,7 +228,7 @@ def _operand_pod(op: str, ds_uid: str, node: str, ready: bool, b: _Builder) -> J
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"{ds}-{b.suffix()}",
+            "name": b.pod_name(NAMESPACE, f"{ds}-"),
             "namespace": NAMESPACE,
             "uid": b.uid(),
             "labels": {"app": ds},
@@ -258,7 +273,7 @@ def _training_pod(product: str, node: str, b: _Builder, message: str = "") -> JS
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": f"train-{short}-{b.suffix(10)}-{b.suffix()}",
+            "name": b.pod_name(team, f"train-{short}-{b.suffix(10)}-"),
             "namespace": team,
             "uid": b.uid(),
             "labels": {"app": f"train-{short}"},

@@ -90,12 +90,33 @@ def test_the_mixed_fleet_page_shows_the_inventory_and_the_gpu_stack_findings(
     assert page.errors() == []
     gpus = page.rows("gpus-table")
     assert gpus[0][:5] == ["NVIDIA-A100-SXM4-80GB", "550", "mixed", "none", "2"]  # most nodes first
-    assert len(gpus) == 8
+    assert len(gpus) == 9 and ["(unlabelled)", "-", "-", "-", "1"] in [row[:5] for row in gpus]  # gpu-new-0
     stack = {(row[0], row[2], row[4]) for row in page.rows("gpustack-table")}
     assert ("dgx-a100-2", "mig", "failed") in stack
     assert ("a10-1", "upgrade", "upgrade-failed") in stack
     assert ("l4-ts-1", "capacity", "allocatable-mismatch") in stack
     assert ("l4-2", "sharing", "shared-suffix") in stack
+
+
+@pytest.mark.parametrize("example", ["drifted-lab", "gpu-operator-cluster"])
+def test_at_1400_px_the_operands_table_shows_every_column(chromium: Chromium, tmp_path: Path, example: str) -> None:
+    target = tmp_path / f"{example}.html"
+    report(str(ROOT / "examples" / f"{example}.yaml"), target)
+    page = chromium.dump_dom(target.as_uri())  # the window is 1400 x 1000
+    assert page.errors() == []
+    overflow = re.search(r'data-grid-overflow-px="(\d+)"', page.dom)
+    assert overflow is not None and overflow.group(1) == "0"  # nothing of the table past the right edge
+    assert len(page.rows("grid")[0]) >= FIRST_OPERAND + len(OPERANDS) + 3  # every operand, audit, hazards, taints
+    png = OUTPUT / f"report-operands-1400-{example}.png"
+    page = chromium.screenshot(target.as_uri(), png)
+    print(f"\nscreenshot: {png}")
+    assert page.errors() == [] and png_size(png) == (1400, 1000)
+
+
+def test_a_small_fleet_opens_on_every_node(chromium: Chromium, drifted_html: Path) -> None:
+    page = chromium.dump_dom(drifted_html.as_uri())
+    assert page.text_of("count") == "4 of 4 nodes"
+    assert 'option value="all" selected' in page.dom or names(page) == [f"lab-node-{i}" for i in range(4)]
 
 
 def test_the_drifted_lab_screenshot_is_a_full_window(chromium: Chromium, drifted_html: Path) -> None:
@@ -175,9 +196,18 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Synth, Path]:
     return synth, target
 
 
+def test_a_5000_node_page_opens_on_the_nodes_with_problems(chromium: Chromium, synthetic: tuple[Synth, Path]) -> None:
+    synth, target = synthetic
+    page = chromium.dump_dom(target.as_uri())
+    problem_nodes = {n for kind, ns in synth.problems.items() if kind != "pending" for n in ns}
+    assert page.errors() == []
+    assert problem_nodes and sorted(names(page)) == sorted(problem_nodes)
+    assert page.text_of("count") == f"{len(problem_nodes):,} of 5,000 nodes"
+
+
 def test_a_5000_node_page_draws_every_row(chromium: Chromium, synthetic: tuple[Synth, Path]) -> None:
     _, target = synthetic
-    page = chromium.dump_dom(target.as_uri())
+    page = chromium.dump_dom(target.as_uri() + "#show=all")
     assert page.errors() == []
     assert page.text_of("count") == "5,000 of 5,000 nodes"
     rows = page.rows("grid")

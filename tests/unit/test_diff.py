@@ -91,3 +91,37 @@ def test_a_changed_pending_count_is_the_same_finding() -> None:
     result = diff_states(state, smaller)
     pending = [f.line() for f in result.findings if f.check == "pending"]
     assert pending == ["ml/train-b untolerated-taint 1 node(s) dedicated=training:NoSchedule"]
+
+
+def test_cordon_taints_ready_and_allocatable_changes_are_listed(tmp_path: Path) -> None:
+    import yaml
+
+    doc = yaml.safe_load(Path(LAB).read_text())
+    before = tmp_path / "before.yaml"
+    before.write_text(yaml.safe_dump(doc))
+    node = next(o for o in doc["items"] if o["kind"] == "Node" and o["metadata"]["name"] == "lab-node-1")
+    node.setdefault("spec", {})["unschedulable"] = True
+    node["spec"]["taints"] = [{"key": "nvidia.com/gpu.xid", "value": "79", "effect": "NoSchedule"}]
+    status = node.setdefault("status", {})
+    status["conditions"] = [{"type": "Ready", "status": "False"}]
+    status["allocatable"] = {**status.get("allocatable", {}), "nvidia.com/gpu": "1"}
+    after = tmp_path / "after.yaml"
+    after.write_text(yaml.safe_dump(doc))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["diff", str(before), str(after)], out, err) == 1
+    lines = out.getvalue().splitlines()
+    was = load_snapshots([str(before)])
+    old_ready = next(n for n in was.nodes if n.name == "lab-node-1").conditions.get("Ready")
+    old_gpus = (next(n for n in was.nodes if n.name == "lab-node-1").allocatable or {}).get("nvidia.com/gpu")
+    assert lines[:4] == [
+        "lab-node-1 cordoned",
+        "lab-node-1 taint-added nvidia.com/gpu.xid=79:NoSchedule",
+        f"lab-node-1 Ready {old_ready or '(absent)'} -> False",
+        f"lab-node-1 allocatable nvidia.com/gpu {old_gpus or '(absent)'} -> 1",
+    ]
+    out = io.StringIO()
+    assert main(["diff", str(after), str(before)], out, err) == 1
+    assert out.getvalue().splitlines()[:2] == [
+        "lab-node-1 uncordoned",
+        "lab-node-1 taint-removed nvidia.com/gpu.xid=79:NoSchedule",
+    ]

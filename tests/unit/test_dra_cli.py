@@ -25,7 +25,10 @@ def test_devices_lists_every_device_and_its_holder() -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "dra-node-0 gpu.nvidia.com/dra-node-0/gpu-0 gpu NVIDIA_A100-SXM4-80GB allocated ml/trainer-0-gpu"
-    assert lines[-1] == "dra-node-1 gpu.nvidia.com/dra-node-1/gpu-1 gpu NVIDIA_A10 free"
+    assert (
+        lines[-1]
+        == "dra-node-1 gpu.nvidia.com/dra-node-1/gpu-1 gpu NVIDIA_A10 tainted gpu.nvidia.com/xid=79:NoSchedule"
+    )
     doc = json.loads(run("devices", "-o", "json")[1])
     assert doc["devices"][5]["taints"] == ["gpu.nvidia.com/xid=79:NoSchedule"]
     assert "driverVersion=550.54.15" in doc["devices"][0]["attributes"]
@@ -127,7 +130,7 @@ def test_the_html_report_shows_unallocatable_claims(tmp_path: Path) -> None:
 
 def test_place_answers_for_a_pod_with_a_claim_template_node_by_node() -> None:
     manifest = str(Path(LAB).parent / "pods" / "train-a100-claim.yaml")
-    code, out, _ = run("place", manifest)
+    code, out, _ = run("place", manifest, "--per-node")
     assert code == 1
     assert out.splitlines() == [
         "dra-node-0 no claim train-a100-gpus/gpus allocated",
@@ -170,6 +173,18 @@ def test_place_says_yes_where_the_claim_fits(tmp_path: Path) -> None:
     ]
     manifest = tmp_path / "infer.json"
     manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
-    code, out, _ = run("place", str(manifest))
+    code, out, _ = run("place", str(manifest), "--per-node")
     assert code == 0
     assert out.splitlines()[1] == "dra-node-1 yes"
+
+
+def test_devices_without_dra_objects_is_skipped() -> None:
+    lab = str(Path(LAB).parent / "lab-cluster.yaml")
+    out, err = io.StringIO(), io.StringIO()
+    assert (main(["devices", "--snapshot", lab], out, err), out.getvalue()) == (
+        0,
+        "skipped (no ResourceSlices in the input)\n",
+    )
+    out = io.StringIO()
+    assert main(["devices", "--snapshot", lab, "-o", "json"], out, err) == 0
+    assert json.loads(out.getvalue())["skipped"] == "no ResourceSlices in the input"

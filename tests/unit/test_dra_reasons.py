@@ -80,6 +80,23 @@ TABLE = [
     ),
     ("two GPUs asked of a one-GPU node", [gpu_slice(A100)], one(count=2), "count", "needs 2"),
     (
+        "two GPUs asked where one has an Xid taint: the count names the tainted one",
+        [
+            dra.resource_slice(
+                "n1",
+                [
+                    dra.gpu_device("gpu-0", 0, A100, "550.54.15"),
+                    dra.gpu_device("gpu-1", 1, A100, "550.54.15", taints=XID),
+                ],
+                node="n1",
+            )
+        ],
+        one(count=2),
+        "count",
+        "needs 2 device(s), 1 free matching; tainted, not used: "
+        "gpu.nvidia.com/n1/gpu-1 (gpu.nvidia.com/xid=79:NoSchedule)",
+    ),
+    (
         "two GPUs that must share a product on a mixed node",
         [gpu_slice(A100, H100)],
         TWO_SAME,
@@ -128,3 +145,18 @@ def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None
     assert len(lines) == 7  # train-h100: 2 reasons, train-big: 3, infer-mig: 2
     per_node = [f for p in pending_pods(state) for f in p.findings(state.nodes)]
     assert sum(f.count or 0 for f in grouped) == len(per_node) == 9  # every node of every pod, counted once
+
+
+def test_a_missing_claim_is_named_not_the_pod() -> None:
+    from gpulabel.checks.dra import pod_claim_verdicts
+    from gpulabel.model.cluster import ClusterState
+
+    pod = dra.dra_pod("p", [("gpu", "claim", "absent-claim")])
+    state = ClusterState.from_objects([("c", dra.GPU_CLASS), ("s", gpu_slice(A100)), ("n", node("n1")), ("p", pod)])
+    (verdict,) = pod_claim_verdicts(state, state.pods[0], state.nodes)["n1"]
+    assert (verdict.reason, verdict.claim, verdict.detail) == (
+        "no-claim",
+        "default/absent-claim",
+        'resourceclaim "absent-claim" not found',
+    )
+    assert verdict.line("default/p") == "default/p n1 claim absent-claim no-claim"

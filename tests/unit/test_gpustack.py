@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -514,6 +516,40 @@ def test_the_inventory_counts_gpus_allocatable_and_requests_per_kind_and_pool() 
     ]
 
 
+MIXED_FLEET = Path(__file__).parents[2] / "examples" / "mixed-fleet.yaml"
+
+
+def test_the_inventory_of_the_mixed_fleet_counts_gpus_not_mig_devices_and_lists_the_unlabelled() -> None:
+    from gpulabel.checks.gpus import totals
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    rows = inventory(load_snapshots([str(MIXED_FLEET)]))
+    lines = [r.line() for r in rows]
+    # MIG single: GFD's gpu.count (56) counts 1g.10gb devices, 7 to an H100: 8 GPUs
+    assert (
+        "product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb driver=550 mig=single sharing=none nodes=1 gpus=8 mig_devices=56 "
+        "allocatable=56 requested=14 free=42"
+    ) in lines
+    # the MIG strategy label on GPUs that cannot do MIG is not shown
+    assert "product=NVIDIA-A10 driver=535 mig=- sharing=none nodes=2 gpus=8 allocatable=8 requested=2 free=6" in lines
+    # NFD saw the NVIDIA PCI device on gpu-new-0; nothing of the GPU stack labelled it
+    unlabelled = next(r for r in rows if r.group["product"] == "(unlabelled)")
+    assert (unlabelled.nodes, unlabelled.names) == (1, ["gpu-new-0"])
+    # MIG-INVALID: count 0, the GPUs are unknown
+    assert "gpus=? mig_devices=0" in next(line for line in lines if "MIG-INVALID" in line)
+    total = totals(rows)
+    assert total.line() == "total nodes=12 gpus=44+? mig_devices=104 allocatable=112 requested=24 free=88"
+    assert total.nodes == sum(r.nodes for r in rows)
+
+
+def test_gpus_by_must_be_a_label_key() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["gpus", "--snapshot", str(MIXED_FLEET), "--by", "pool name"], out, err) == 2
+    assert err.getvalue().startswith("gpulabel: --by: 'pool name' is not a label key: ")
+    assert err.getvalue().count("\n") == 1
+    assert main(["gpus", "--snapshot", str(MIXED_FLEET), "--by", "example.com/pool"], out, err) == 0
+
+
 # -- wiring ----------------------------------------------------------------------------------
 
 
@@ -533,7 +569,6 @@ def test_stuck_after_refuses_what_is_not_a_duration(text: str) -> None:
 
 
 def test_at_measures_ages_at_another_time(tmp_path: Any) -> None:
-    import json
 
     stuck = node(
         {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
@@ -551,7 +586,6 @@ def test_at_measures_ages_at_another_time(tmp_path: Any) -> None:
 
 
 def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> None:
-    import json
 
     path = tmp_path / "s.json"
     path.write_text(
@@ -571,4 +605,10 @@ def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> 
     assert out.getvalue() == "OK\n"
     out = io.StringIO()
     assert main(["gpus", "--snapshot", str(path), "-o", "json"], out, err) == 0
-    assert json.loads(out.getvalue())["rows"][0]["allocatable"] == 8
+    doc = json.loads(out.getvalue())
+    assert doc["inventory"][0]["allocatable"] == 8
+    group = ("product", "driver", "mig", "sharing")
+    assert doc["totals"] == [{k: v for k, v in doc["inventory"][0].items() if k not in group}]
+    out = io.StringIO()
+    assert main(["gpus", "--snapshot", str(path), "-o", "table"], out, err) == 0
+    assert out.getvalue().startswith("inventory:\n") and "rows:" not in out.getvalue()

@@ -38,7 +38,7 @@ def _snapshot(tmp_path: Path) -> str:
 def _requested(argv: list[str]) -> int:
     code, out, err = run(*argv, "-o", "json")
     assert code == 0, err
-    (row,) = json.loads(out)["rows"]
+    (row,) = json.loads(out)["inventory"]
     return int(row["requested"])
 
 

@@ -22,6 +22,7 @@ LAB = str(ROOT / "examples" / "lab-cluster.yaml")
 DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
 DRA_LAB = str(ROOT / "examples" / "dra-lab.json")
 NFD_RULES = str(ROOT / "examples" / "nfd-rules.yaml")
+MIXED = str(ROOT / "examples" / "mixed-fleet.yaml")
 PODS = ROOT / "examples" / "pods"
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
 
@@ -40,7 +41,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     features = d / "features"
     features.mkdir()
     (features / "lab-node-1.env").write_text("nvidia.com/gpu.count=2\nfeature.node.kubernetes.io/custom-gpu-training\n")
-    return {"nodes": str(nodes_only), "features": str(features), "html": str(d / "r.html")}
+    typo = d / "typo.yaml"  # a product with a typo: a did-you-mean hint in the workloads section
+    typo.write_text((PODS / "in.yaml").read_text().replace("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80G"))
+    return {"nodes": str(nodes_only), "features": str(features), "html": str(d / "r.html"), "typo": str(typo)}
 
 
 def commands(files: dict[str, str]) -> list[list[str]]:
@@ -54,6 +57,7 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["operands", "--snapshot", DRIFTED],
         ["operands", "--snapshot", files["nodes"]],
         ["place", str(PODS / "train-b.yaml"), "--snapshot", DRIFTED],
+        ["place", files["typo"], "--snapshot", MIXED, "--per-node"],
         ["pending", "--snapshot", DRIFTED],
         ["pending", "--snapshot", DRIFTED, "--per-node"],
         ["pending", "--snapshot", files["nodes"]],
@@ -70,7 +74,9 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["sharing", "--snapshot", DRIFTED],
         ["upgrade", "--snapshot", DRIFTED],
         ["gpus", "--snapshot", DRIFTED],
+        ["gpus", "--snapshot", MIXED],
         ["devices", "--snapshot", DRA_LAB],
+        ["devices", "--snapshot", LAB],
         ["cel", 'device.attributes["gpu.nvidia.com"].type == "gpu"', "--snapshot", DRA_LAB],
         ["migrate", str(PODS / "exists-notin.yaml"), "--snapshot", DRA_LAB],
         ["rules", "--snapshot", NFD_RULES],
@@ -341,7 +347,7 @@ def test_help_shows_examples_valid_values_and_exit_codes(capsys: pytest.CaptureF
 
 def test_the_operand_names_in_help_are_the_catalogue() -> None:
     from gpulabel.checks.operands import CATALOGUE
-    from gpulabel.cli.nodecmds import OPERAND_NAMES
+    from gpulabel.cli.flags import OPERAND_NAMES
 
     assert OPERAND_NAMES.split(", ") == list(CATALOGUE)
 
@@ -403,3 +409,42 @@ def test_the_report_names_the_snapshot_as_given(monkeypatch: pytest.MonkeyPatch)
     header = page.split('<p class="meta">', 1)[1].split("</p>", 1)[0]
     assert header.startswith("examples/drifted-lab.yaml &middot; 4 nodes")
     assert str(ROOT) not in page
+
+
+def test_version_with_an_unreachable_cluster_prints_the_client_and_exits_zero(tmp_path: Path) -> None:
+    from gpulabel import __version__
+
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {token: x}}]\n"
+    )
+    code, out, err = run("version", "--kubeconfig", str(config))
+    assert (code, out) == (0, f"Client Version: {__version__}\n")
+    assert err.startswith("gpulabel: no server version: ") and err.count("\n") == 1
+    code, out, _ = run("version", "--kubeconfig", str(config), "-o", "json")
+    assert code == 0 and json.loads(out)["server"] is None
+
+
+def test_bash_completes_operand_names_for_disabled_not_file_names(tmp_path: Path) -> None:
+    code, out, _ = run("completion", "bash")
+    assert code == 0
+    script = tmp_path / "c.bash"
+    script.write_text(out)
+    (tmp_path / "dcgm-notes.txt").write_text("")  # a file that a file-name completion would offer
+    probe = (
+        f"source {script}; COMP_WORDS=(gpulabel operands --disabled dcgm); COMP_CWORD=3; "
+        '_gpulabel; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.split() == ["dcgm", "dcgm-exporter"]
+
+
+def test_place_json_carries_the_hints_and_the_groups(files: dict[str, str]) -> None:
+    code, out, _ = run("place", files["typo"], "--snapshot", MIXED, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1
+    (workload,) = doc["workloads"]
+    assert "did you mean NVIDIA-A100-SXM4-80GB, on 2 node(s)" in workload["hints"][0]
+    assert sum(g["count"] for g in doc["groups"]) == len(doc["nodes"]) == 12

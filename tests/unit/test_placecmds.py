@@ -46,8 +46,31 @@ def story(tmp_path: Path) -> str:
 # -- place --------------------------------------------------------------------------
 
 
-def test_place_prints_one_line_per_node_and_exits_zero_when_a_node_fits() -> None:
+def test_place_prints_one_line_per_verdict_and_exits_zero_when_a_node_fits() -> None:
     assert run("place", str(PODS / "exists-notin.yaml"), "--snapshot", LAB) == (
+        0,
+        "no affinity term[0] nvidia.com/gpu.product NotIn [NVIDIA-A100-SXM4-40GB] 1 node(s): lab-node-0\n"
+        "yes 1 node(s): lab-node-1\n"
+        "no affinity term[0] nvidia.com/gpu.present Exists 1 node(s): lab-node-2\n",
+        "",
+    )
+
+
+def test_place_groups_thousands_of_nodes_into_a_few_lines(tmp_path: Path) -> None:
+    node = yaml.safe_load(Path(LAB).read_text())["items"][1]
+    items = [{**node, "metadata": {**node["metadata"], "name": f"n-{i:04d}"}} for i in range(2000)]
+    snap = tmp_path / "big.yaml"
+    snap.write_text(yaml.safe_dump({"kind": "List", "apiVersion": "v1", "items": items}))
+    out = run("place", str(PODS / "exists-notin.yaml"), "--snapshot", str(snap))[1]
+    assert out == "yes 2000 node(s): n-0000, n-0001, n-0002, ...\n"
+    assert (
+        len(run("place", str(PODS / "exists-notin.yaml"), "--snapshot", str(snap), "--per-node")[1].splitlines())
+        == 2000
+    )
+
+
+def test_place_per_node_prints_one_line_per_node() -> None:
+    assert run("place", str(PODS / "exists-notin.yaml"), "--snapshot", LAB, "--per-node") == (
         0,
         "lab-node-0 no affinity term[0] nvidia.com/gpu.product NotIn [NVIDIA-A100-SXM4-40GB]\n"
         "lab-node-1 yes\n"
@@ -59,7 +82,7 @@ def test_place_prints_one_line_per_node_and_exits_zero_when_a_node_fits() -> Non
 def test_place_exits_one_when_no_node_fits(tmp_path: Path) -> None:
     manifest = tmp_path / "l4.yaml"
     manifest.write_text((PODS / "in.yaml").read_text().replace("NVIDIA-A100-SXM4-40GB", "NVIDIA-L4"))
-    code, out, _ = run("place", str(manifest), "--snapshot", LAB)
+    code, out, _ = run("place", str(manifest), "--snapshot", LAB, "--per-node")
     assert code == 1
     assert out.splitlines()[0] == "lab-node-0 no affinity term[0] nvidia.com/gpu.product In [NVIDIA-L4]"
 
@@ -70,7 +93,7 @@ def test_place_reports_cordons_and_taints_first(tmp_path: Path) -> None:
     items[1]["spec"] = {"taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}
     snap = tmp_path / "lab.yaml"
     snap.write_text(yaml.safe_dump({"kind": "List", "apiVersion": "v1", "items": items}))
-    code, out, _ = run("place", str(PODS / "in.yaml"), "--snapshot", str(snap))
+    code, out, _ = run("place", str(PODS / "in.yaml"), "--snapshot", str(snap), "--per-node")
     assert (code, out.splitlines()[:2]) == (
         1,
         ["lab-node-0 no unschedulable", "lab-node-1 no untolerated-taint nvidia.com/gpu=true:NoSchedule"],
@@ -78,25 +101,27 @@ def test_place_reports_cordons_and_taints_first(tmp_path: Path) -> None:
 
 
 def test_place_reads_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, _ = run("place", "-", "--snapshot", LAB, stdin=(PODS / "gt.yaml").read_text(), monkeypatch=monkeypatch)
+    code, out, _ = run(
+        "place", "-", "--snapshot", LAB, "--per-node", stdin=(PODS / "gt.yaml").read_text(), monkeypatch=monkeypatch
+    )
     assert (code, out.splitlines()[0]) == (0, "lab-node-0 yes")
 
 
 def test_place_reads_json(tmp_path: Path) -> None:
     manifest = tmp_path / "p.json"
     manifest.write_text(json.dumps(yaml.safe_load((PODS / "ored-terms.yaml").read_text())))
-    assert run("place", str(manifest), "--snapshot", LAB)[1].splitlines()[2] == "lab-node-2 yes"
+    assert run("place", str(manifest), "--snapshot", LAB, "--per-node")[1].splitlines()[2] == "lab-node-2 yes"
 
 
 def test_place_prefixes_lines_with_the_workload_when_given_several() -> None:
-    code, out, _ = run("place", str(PODS / "in.yaml"), str(PODS / "gt.yaml"), "--snapshot", LAB)
+    code, out, _ = run("place", str(PODS / "in.yaml"), str(PODS / "gt.yaml"), "--snapshot", LAB, "--per-node")
     assert code == 0
     assert out.splitlines()[0] == "default/in lab-node-0 yes"
     assert out.splitlines()[3] == "default/gt lab-node-0 yes"
 
 
 def test_place_wide_lists_every_failure_and_the_closest_fix(story: str) -> None:
-    code, out, _ = run("place", str(PODS / "train-b.yaml"), "--snapshot", story, "-o", "wide")
+    code, out, _ = run("place", str(PODS / "train-b.yaml"), "--snapshot", story, "-o", "wide", "--per-node")
     assert code == 1
     lines = out.splitlines()
     assert lines[-2:] == [

@@ -103,3 +103,15 @@ def test_the_script_writes_a_snapshot_gpulabel_reads(tmp_path: Path) -> None:
 def test_an_unknown_operand_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown operand 'dcgm'"):
         generate(10, operands=["driver", "dcgm"])
+
+
+def test_20000_nodes_have_unique_pod_names_and_no_false_missing_operands() -> None:
+    # 5-character suffixes (27^5) collide by the birthday bound at ~17,000 pods of one
+    # DaemonSet: two pods of one name became one, and its node showed "operands missing".
+    big = generate(20000, seed=7)
+    pods = [o["metadata"] for o in big.objects if o["kind"] == "Pod"]
+    refs = {(m["namespace"], m["name"]) for m in pods}
+    assert len(pods) > 50000 and len(refs) == len(pods)
+    state = ClusterState.from_objects(("synth", o) for o in big.objects)
+    missing = {f.node for f in check_operands(state).findings if f.reason == "missing"}
+    assert missing == set(big.problems["tainted"])

@@ -27,7 +27,10 @@ def run_devices(session: Session) -> Outcome:
     """Every DRA device per node and pool; informational: exit 0."""
     from gpulabel.checks.devices import device_rows
 
-    rows = device_rows(session.state(DRA_READ).dra)
+    state = session.state(DRA_READ)
+    if "ResourceSlice" not in state.kinds:
+        return Outcome(Result("devices", skipped="no ResourceSlices in the input", counts={"devices": 0}))
+    rows = device_rows(state.dra)
     section = Section(
         "devices",
         tuple(r.cells() for r in rows),

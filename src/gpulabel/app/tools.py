@@ -43,9 +43,17 @@ class VersionOptions:
 def run_version(session: Session, opts: VersionOptions) -> Outcome:
     """gpulabel's version and, unless ``client_only`` or offline, the API server's (``fields``: client, server)."""
     from gpulabel import __version__
+    from gpulabel.errors import GpulabelError
 
     fields: dict[str, str | None] = {"client": __version__}
+    warnings: tuple[str, ...] = ()
     if not opts.client_only and not session.source.offline:
-        info = session.client().request("GET", "/version") or {}
-        fields["server"] = str(info.get("gitVersion") or "")
-    return Outcome(Result("version", ok="", fields=fields))
+        # as kubectl: the client version stands; the server's is a second line when a cluster answers
+        try:
+            info = session.client(budget=3.0).request("GET", "/version") or {}
+        except GpulabelError as err:
+            fields["server"] = None
+            warnings = (f"no server version: {err}",)
+        else:
+            fields["server"] = str(info.get("gitVersion") or "")
+    return Outcome(Result("version", ok="", fields=fields), warnings=warnings)

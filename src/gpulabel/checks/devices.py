@@ -39,10 +39,24 @@ class DeviceRow:
         found = self.device.attributes.get(name) or self.device.attributes.get(f"{self.driver}/{name}")
         return found[1] if found else None
 
+    @property
+    def tainted(self) -> bool:
+        """A taint that keeps new claims off the device (``NoSchedule``, ``NoExecute``: an Xid error, a drain)."""
+        return any(t.effect in ("NoSchedule", "NoExecute") for t in self.device.taints)
+
+    @property
+    def state(self) -> str:
+        """``allocated <ns>/<claim>``, ``tainted`` (no new claim without a toleration), or ``free``."""
+        if self.allocated_to:
+            return f"allocated {self.allocated_to}"
+        return "tainted" if self.tainted else "free"
+
     def line(self, wide: bool = False) -> str:
         kind = self.attribute("type") or "-"
         product = self.attribute("productName") or self.attribute("profile") or "-"
-        state = f"allocated {self.allocated_to}" if self.allocated_to else "free"
+        state = self.state
+        if state == "tainted":
+            state += " " + ",".join(str(t) for t in self.device.taints if t.effect in ("NoSchedule", "NoExecute"))
         base = f"{self.node} {self.id} {kind} {str(product).replace(' ', '_')} {state}"
         if not wide:
             return base
@@ -61,6 +75,7 @@ class DeviceRow:
             "type": str(self.attribute("type") or ""),
             "product": str(self.attribute("productName") or self.attribute("profile") or ""),
             "allocated_to": self.allocated_to or None,
+            "state": self.state.partition(" ")[0],
             "attributes": tuple(f"{k}={v}" for k, (_, v) in sorted(self.device.attributes.items())),
             "capacity": tuple(f"{k}={v}" for k, v in sorted(self.device.capacity.items())),
             "taints": tuple(str(t) for t in self.device.taints),

@@ -1,9 +1,13 @@
 """``gpulabel diff OLD NEW``: what changed between two pictures of a cluster, and what that did to the checks.
 
 Pure: two :class:`ClusterState` in, one :class:`Result` out. Its findings, in
-this order: nodes added and removed (``+ node N``, ``- node N``); labels
-changed per node, sorted by node then key (``<node> <key> <old> -> <new>``,
-``(absent)`` for a label that is not there); then, per registered check, the
+this order: nodes added and removed (``+ node N``, ``- node N``); per node
+(sorted by name) its labels changed, sorted by key (``<node> <key> <old> ->
+<new>``, ``(absent)`` for a label that is not there), then a cordon or
+uncordon (``<node> cordoned``), taints added and removed (``<node>
+taint-added <key>=<value>:<effect>``), a change of the Ready condition
+(``<node> Ready True -> False``) and of ``status.allocatable`` per resource
+(``<node> allocatable nvidia.com/gpu 8 -> 7``); then, per registered check, the
 findings that appeared (``+ <check> <line>``) and those that were resolved
 (``- <check> <line>``). A finding is the same one on both sides when its check,
 pod, node, operand, key, reason and arguments agree (its explanation and node
@@ -16,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 
 from gpulabel.checks.registry import CHECKS, CheckOptions, run_check
-from gpulabel.model.cluster import ClusterState
+from gpulabel.k8s.resources import QuantityError, parse_quantity
+from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["diff_states"]
@@ -33,18 +38,44 @@ def _label_changes(old: ClusterState, new: ClusterState) -> list[Finding]:
     out += [Finding("diff", "node-removed", node=name) for name in sorted(before.keys() - after.keys())]
     for name in sorted(before.keys() & after.keys()):
         a, b = before[name].labels, after[name].labels
-        if a == b:
-            continue
-        for key in sorted(a.keys() | b.keys()):
-            was, now = a.get(key), b.get(key)
-            if was != now:
-                reason = "label-added" if was is None else "label-removed" if now is None else "label-changed"
-                out.append(Finding("diff", reason, node=name, key=key, old=was, value=now))
+        if a != b:
+            for key in sorted(a.keys() | b.keys()):
+                was, now = a.get(key), b.get(key)
+                if was != now:
+                    reason = "label-added" if was is None else "label-removed" if now is None else "label-changed"
+                    out.append(Finding("diff", reason, node=name, key=key, old=was, value=now))
+        out.extend(_node_changes(before[name], after[name]))
     return out
 
 
+def _node_changes(a: Node, b: Node) -> list[Finding]:
+    """A cordon, taints, the Ready condition and allocatable: what the scheduler sees besides labels."""
+    out = []
+    if a.unschedulable != b.unschedulable:
+        out.append(Finding("diff", "cordoned" if b.unschedulable else "uncordoned", node=b.name))
+    was, now = {str(t) for t in a.taints}, {str(t) for t in b.taints}
+    out += [Finding("diff", "taint-added", node=b.name, args=(t,)) for t in sorted(now - was)]
+    out += [Finding("diff", "taint-removed", node=b.name, args=(t,)) for t in sorted(was - now)]
+    ready_was, ready_now = a.conditions.get("Ready"), b.conditions.get("Ready")
+    if ready_was != ready_now:
+        out.append(Finding("diff", "ready-changed", node=b.name, old=ready_was, value=ready_now))
+    alloc_was, alloc_now = a.allocatable or {}, b.allocatable or {}
+    for resource in sorted(alloc_was.keys() | alloc_now.keys()):
+        old, new = alloc_was.get(resource), alloc_now.get(resource)
+        if old != new and (old is None or new is None or _amount(old) != _amount(new)):
+            out.append(Finding("diff", "allocatable-changed", node=b.name, args=(resource,), old=old, value=new))
+    return out
+
+
+def _amount(text: str) -> object:
+    try:
+        return parse_quantity(text)
+    except QuantityError:
+        return text
+
+
 def diff_states(old: ClusterState, new: ClusterState, opts: CheckOptions | None = None) -> Result:
-    """Nodes and labels that changed from ``old`` to ``new``, and the check findings that appeared or went away."""
+    """Nodes, labels, cordons, taints, Ready and allocatable that changed, and the check findings that changed."""
     opts = opts or CheckOptions()
     findings = _label_changes(old, new)
     rows = []

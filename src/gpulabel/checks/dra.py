@@ -78,7 +78,8 @@ class ClaimVerdict:
     def line(self, pod: str) -> str:
         """``<ns>/<pod> <node> claim <claim>/<request> <reason>``."""
         name = self.claim.split("/", 1)[-1]
-        return f"{pod} {self.node} claim {name}/{self.request} {self.reason}"
+        target = f"{name}/{self.request}" if self.request else name
+        return f"{pod} {self.node} claim {target} {self.reason}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -203,14 +204,34 @@ def _explain_request(
         return verdict("taint", f"matching devices carry untolerated taint(s) {', '.join(taints)}", taints=taints)
     free = [(d, dev) for d, dev in untainted if d not in ev.in_use]
     holders = sorted({ev.in_use[d] for d, _ in untainted if d in ev.in_use})
+    tainted = [d for d, dev in matching if taint_prevents(dev, req)]
+    unusable = (
+        "; tainted, not used: "
+        + ", ".join(f"{device_id_text(d)} ({', '.join(state_device_taints(matching, d))})" for d in tainted)
+        if tainted
+        else ""
+    )
     if (req.mode == "All" and holders) or not free:
         return verdict(
-            "allocated", f"{len(untainted)} matching device(s) allocated to {', '.join(holders)}", claims=holders
+            "allocated",
+            f"{len(untainted)} matching device(s) allocated to {', '.join(holders)}{unusable}",
+            claims=holders,
+            tainted=[device_id_text(d) for d in tainted],
         )
     if req.mode == "ExactCount" and len(free) < req.count:
         held = f" ({len(untainted) - len(free)} allocated to {', '.join(holders)})" if holders else ""
-        return verdict("count", f"needs {req.count} device(s), {len(free)} free matching{held}", free=len(free))
+        return verdict(
+            "count",
+            f"needs {req.count} device(s), {len(free)} free matching{held}{unusable}",
+            free=len(free),
+            tainted=[device_id_text(d) for d in tainted],
+        )
     return None
+
+
+def state_device_taints(matching: Sequence[tuple[DeviceID, Device]], did: DeviceID) -> list[str]:
+    """The taints of device ``did`` among ``matching``, as ``key=value:effect``."""
+    return [str(t) for d, dev in matching if d == did for t in dev.taints]
 
 
 class _Verdict:
@@ -330,7 +351,8 @@ def pod_claim_verdicts(
         pod.namespace, pod.name, pod.spec, {"resourceClaimStatuses": list(pod.claim_statuses)}, state.dra
     )
     if claims.missing is not None:
-        return {n.name: (ClaimVerdict(n.name, pod.ref, "", "no-claim", claims.missing),) for n in nodes}
+        ref = claims.missing_ref or pod.ref
+        return {n.name: (ClaimVerdict(n.name, ref, "", "no-claim", claims.missing),) for n in nodes}
     out: dict[str, tuple[ClaimVerdict, ...]] = {}
     for group in explain_pod(dra or DraEvaluator(state.dra), nodes, claims.to_allocate):
         for name in group.nodes:

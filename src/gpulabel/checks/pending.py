@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
+from gpulabel.checks.placement import (
+    SCHEDULER_REASONS,
+    NodeIndex,
+    fitting_nodes,
+    place,
+    scheduler_message,
+    shortfall,
+)
 from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
@@ -100,13 +107,15 @@ class PendingPod:
     def grouped(self, nodes: Sequence[Node], sample: int = PENDING_SAMPLE) -> list[Finding]:
         """One finding per distinct reason (its arguments included), with how many nodes give it and a few names.
 
-        Groups are in the order of their first node; the detail is the first
-        node's. The work is one dictionary lookup per node (and per claim
+        Groups are in the order of their first node; the detail is the group's
+        best node's (the least shortfall: most free of what is lacking), named
+        first. The work is one dictionary lookup per node (and per claim
         request), the output grows with the reasons, never with the nodes.
         """
         first: dict[tuple[str, ...], Finding] = {}
         counts: dict[tuple[str, ...], int] = {}
         names: dict[tuple[str, ...], list[str]] = {}
+        best: dict[tuple[str, ...], tuple[tuple[int, int], str]] = {}
         for node, result in zip(nodes, self.results, strict=True):
             claims = self._claim_verdicts(node.name, result)
             keyed: list[tuple[tuple[str, ...], Finding | None]] = (
@@ -114,15 +123,25 @@ class PendingPod:
             )
             for key, found in keyed:
                 n = counts.get(key)
+                score = shortfall(result) if found is None and result.failures else (0, 0)
                 if n is None:
                     first[key] = found if found is not None else self._finding("", result)
                     counts[key] = 1
                     names[key] = [node.name]
+                    best[key] = (score, node.name)
                 else:
                     counts[key] = n + 1
-                    if n < sample:
+                    if score < best[key][0]:  # the group's closest node explains it (most free, not the first)
+                        best[key] = (score, node.name)
+                        first[key] = self._finding("", result)
+                    if n <= sample:
                         names[key].append(node.name)
-        return [replace(f, node="", count=counts[k], sample=tuple(names[k])) for k, f in first.items()]
+        out = []
+        for k, f in first.items():
+            top = best[k][1]
+            shown = (top, *[n for n in names[k] if n != top][: sample - 1])
+            out.append(replace(f, node="", count=counts[k], sample=shown))
+        return out
 
 
 def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:

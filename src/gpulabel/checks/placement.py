@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from gpulabel.k8s.labels import is_valid_value
+from gpulabel.checks.advice import Fix, closest_fix
 from gpulabel.k8s.nodeaffinity import (
     AFFINITY,
     NODE_NAME,
@@ -24,11 +24,9 @@ from gpulabel.k8s.nodeaffinity import (
     Failure,
     PodRequirements,
     Result,
-    Term,
     compile_pod_spec,
 )
 from gpulabel.k8s.resources import PODS, RESOURCES, Insufficient, NodeCapacity
-from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import ClusterState, Node, Pod
 
 __all__ = [
@@ -36,14 +34,17 @@ __all__ = [
     "Fix",
     "NodeIndex",
     "Prediction",
+    "VerdictGroup",
     "closest_fix",
     "fitting_nodes",
+    "group_verdicts",
     "place",
     "place_ungrouped",
     "pod_request",
     "predict",
     "resource_failures",
     "scheduler_message",
+    "shortfall",
 ]
 
 # The first word of a node's refusal (``place``, ``pending``, ``hazards``), in the scheduler's filter order.
@@ -203,112 +204,71 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
     return count, names
 
 
-def place_ungrouped(req: PodRequirements, nodes: Sequence[Node], *, full: bool = False) -> list[Result]:
-    """The same verdicts, node by node: the reference (and the benchmark's baseline)."""
-    return [req.match(n, full=full) for n in nodes]
+def shortfall(result: Result) -> tuple[int, int]:
+    """How far a node is from taking the pod: failing filters, then the resources it lacks in total.
 
-
-# -- the smallest label change -----------------------------------------------------
+    The lower, the closer: a group's best node (the one its explanation shows)
+    is the one with the least shortfall, e.g. 4 GPUs free of 5 requested
+    rather than the first node's 0.
+    """
+    lacking = sum(
+        int(f.data["requested"]) - (int(f.data["allocatable"]) - int(f.data["used"]))
+        for f in result.failures
+        if f.filter == RESOURCES and "requested" in f.data and "used" in f.data
+    )
+    return len(result.failures), lacking
 
 
 @dataclass(frozen=True, slots=True)
-class Fix:
-    """Label changes that would make ``node`` fit, through ``term`` (``None``: no affinity terms)."""
+class VerdictGroup:
+    """Nodes that give a workload one verdict (``reason``): how many, a few names (the best first).
 
-    node: str
-    term: int | None
-    changes: tuple[LabelChange, ...]
-
-    def command(self) -> str:
-        overwrite = " --overwrite" if any(c.previous is not None and c.value is not None for c in self.changes) else ""
-        return f"kubectl label node {self.node}{overwrite} " + " ".join(c.arg() for c in self.changes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "term": self.term,
-            "changes": [{"key": c.key, "value": c.value, "old": c.previous, "owner": c.owner} for c in self.changes],
-            "command": self.command(),
-        }
-
-
-def _key_change(
-    node: str, key: str, cur: str | None, req: PodRequirements, term: Term | None
-) -> LabelChange | bool | None:
-    """The change ``key`` needs: ``None`` if none, ``False`` if no value can satisfy every requirement on it."""
-    wants = [v for k, v in req.node_selector if k == key]
-    exprs = [r for r in (term.expressions if term else ()) if r.key == key]
-
-    def ok(value: str | None) -> bool:
-        labels = {} if value is None else {key: value}
-        return all(value == w for w in wants) and all(r.why_not(labels, "") is None for r in exprs)
-
-    if ok(cur):
-        return None
-    if ok(None):
-        return LabelChange(node, key, None, cur)
-    candidates = [*wants]
-    for r in exprs:
-        if r.operator == "In":
-            candidates.extend(r.values)
-        elif r.operator in ("Gt", "Lt") and r.bound is not None:
-            candidates.append(str(r.bound + 1 if r.operator == "Gt" else r.bound - 1))
-    candidates += ["true", "1"]
-    for value in candidates:
-        if is_valid_value(value) and ok(value):
-            return LabelChange(node, key, value, cur)
-    return False
-
-
-def _label_changes(req: PodRequirements, node: Node, term: Term | None) -> tuple[LabelChange, ...] | None:
-    if term is not None and (
-        term.empty or not term.parses or any(r.why_not({}, node.name) is not None for r in term.fields)
-    ):
-        return None
-    keys = dict.fromkeys([k for k, _ in req.node_selector] + [r.key for r in (term.expressions if term else ())])
-    out = []
-    for key in keys:
-        change = _key_change(node.name, key, node.labels.get(key), req, term)
-        if change is False:
-            return None
-        if isinstance(change, LabelChange):
-            out.append(change)
-    return tuple(out)
-
-
-def closest_fix(req: PodRequirements, nodes: Sequence[Node], results: Sequence[Result]) -> Fix | None:
-    """The fewest label changes that make one node fit, among nodes only NodeAffinity rejects.
-
-    Nodes that a cordon, a taint or ``spec.nodeName`` rejects cannot be fixed
-    with labels and are skipped. ``Exists`` is satisfied with the value
-    ``true``. Fewest changes wins, then fewest overwritten values, then the
-    first node and the first term.
+    ``result`` is the best node's (the least :func:`shortfall`), which explains the group.
     """
-    best: Fix | None = None
-    done: dict[Any, tuple[tuple[LabelChange, ...], int | None] | None] = {}
-    for node, result in zip(nodes, results, strict=True):
-        if result.fits or result.filter != AFFINITY:
+
+    reason: str  # "" when they fit
+    count: int
+    sample: tuple[str, ...]
+    best: str
+    result: Result
+
+    def line(self) -> str:
+        head = "yes" if self.result.fits else f"no {self.result.reason}"
+        names = ", ".join(self.sample) + (", ..." if self.count > len(self.sample) else "")
+        return f"{head} {self.count} node(s): {names}"
+
+
+def group_verdicts(nodes: Sequence[Node], results: Sequence[Result], sample: int = 3) -> list[VerdictGroup]:
+    """Per distinct verdict, in the order of its first node: the count, the best node and a few more names."""
+    order: dict[str, int] = {}
+    count: list[int] = []
+    best: list[tuple[tuple[int, int], int]] = []
+    names: list[list[str]] = []
+    for i, result in enumerate(results):
+        g = order.setdefault(result.reason, len(count))
+        score = shortfall(result) if result.failures else (0, 0)
+        if g == len(count):
+            count.append(1)
+            best.append((score, i))
+            names.append([nodes[i].name])
             continue
-        sig = (tuple(node.labels.get(k) for k in req.label_keys), node.name if req.name_dependent else "")
-        if sig not in done:
-            options: list[tuple[tuple[LabelChange, ...], int | None]] = []
-            terms: Sequence[Term | None] = req.terms if req.terms is not None else (None,)
-            for term in terms:
-                changes = _label_changes(req, node, term)
-                if changes is not None:
-                    options.append((changes, term.index if term is not None else None))
-            done[sig] = min(options, key=lambda o: _cost(o[0])) if options else None
-        found = done[sig]
-        if found is not None and (best is None or _cost(found[0]) < _cost(best.changes)):
-            # nodes with the same signature share the changes computed for the first of them
-            best = Fix(node.name, found[1], tuple(replace(c, node=node.name) for c in found[0]))
-    return best
+        count[g] += 1
+        if score < best[g][0]:
+            best[g] = (score, i)
+        if len(names[g]) < sample + 1:
+            names[g].append(nodes[i].name)
+    out = []
+    for g in range(len(count)):
+        b = best[g][1]
+        first = nodes[b].name
+        rest = [n for n in names[g] if n != first][: sample - 1]
+        out.append(VerdictGroup(results[b].reason, count[g], (first, *rest), first, results[b]))
+    return out
 
 
-def _cost(changes: tuple[LabelChange, ...]) -> tuple[int, int]:
-    # Fewest changes, then fewest overwrites: adding a missing label is a smaller
-    # change than rewriting a value another component reported (a GPU's product).
-    return len(changes), sum(c.previous is not None and c.value is not None for c in changes)
+def place_ungrouped(req: PodRequirements, nodes: Sequence[Node], *, full: bool = False) -> list[Result]:
+    """The same verdicts, node by node: the reference (and the benchmark's baseline)."""
+    return [req.match(n, full=full) for n in nodes]
 
 
 # -- the scheduler's message --------------------------------------------------------

@@ -1,6 +1,7 @@
 """Shell completion scripts (``gpulabel completion bash|zsh|fish``), generated from the parser itself.
 
 Commands, each command's flags and the values of flags with choices (``-o``)
+or with known values (``--disabled``: the operand names, never file names)
 complete; the script is built from the same argparse parser the CLI runs, so
 it never lists a flag a command does not take.
 """
@@ -24,7 +25,9 @@ def _flags(parser: argparse.ArgumentParser) -> list[tuple[list[str], tuple[str, 
     out = []
     for action in parser._actions:
         if action.option_strings and action.help != argparse.SUPPRESS:
+            # choices, or the values a flag names without argparse checking them (--disabled OPERAND)
             choices = tuple(str(c) for c in action.choices) if action.choices else ()
+            choices = choices or tuple(getattr(action, "completion_values", ()))
             out.append((list(action.option_strings), choices, str(action.help or "").split(";")[0]))
     return out
 

@@ -1,6 +1,6 @@
 """``gpulabel devices``, ``cel`` and ``migrate``: thin glue over checks.devices and checks.migrate.
 
-- ``devices``: ``<node> <driver>/<pool>/<device> <type> <product> free|allocated <ns>/<claim>``
+- ``devices``: ``<node> <driver>/<pool>/<device> <type> <product> free|tainted <taints>|allocated <ns>/<claim>``
   per device; ``-o wide`` adds attributes, capacity and taints; ``-o json`` all of it (section ``devices``).
 - ``cel EXPR [--class NAME]``: ``<node> <device> yes|no|class|error [message]`` per device
   (``class``: the class's selectors refuse it); exit 0 if some device is selected, 1 if

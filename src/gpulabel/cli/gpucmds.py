@@ -67,7 +67,9 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("capacity --snapshot nodes.json", "capacity -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
-    p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
+    from gpulabel.cli.flags import disabled_flag
+
+    disabled_flag(p, "as for operands")
     p = add(
         "mig",
         cmd_mig,

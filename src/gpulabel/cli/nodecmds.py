@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-
 from gpulabel.cli.context import AddCommand, Context
-from gpulabel.model.operands import CATALOGUE
+from gpulabel.cli.flags import disabled_flag as _disabled_flag
 
 __all__ = ["add_node_commands"]
-
-
-OPERAND_NAMES = ", ".join(CATALOGUE)  # --disabled's valid values, from the catalogue (data, not a check)
-
-
-def _disabled_flag(p: argparse.ArgumentParser, help_: str) -> None:
-    p.add_argument(
-        "--disabled", action="append", default=[], metavar="OPERAND", help=f"{help_}; one of: {OPERAND_NAMES}"
-    )
 
 
 def add_node_commands(add: AddCommand) -> None:

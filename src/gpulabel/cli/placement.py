@@ -2,8 +2,10 @@
 
 Output contracts:
 
-- ``place``: one line per node, ``<node> yes`` or ``<node> no <reason>``
-  (prefixed with ``<namespace>/<name> `` when several workloads are placed);
+- ``place``: one line per verdict, ``yes <n> node(s): <names>`` or ``no <reason>
+  <n> node(s): <names>`` (a few names, the group's best node first; with
+  ``--per-node`` one line per node, ``<node> yes`` or ``<node> no <reason>``),
+  prefixed with ``<namespace>/<name> `` when several workloads are placed;
   exit 0 when every workload fits some node, 1 otherwise, 2 for a bad manifest.
 - ``pending``: ``<namespace>/<pod> <reason> <n> node(s) [args]`` for every pod
   and reason (``fits`` when node selection is not what holds the pod; with
@@ -37,6 +39,9 @@ def add_placement_commands(add: AddCommand) -> None:
         exits="0 every workload fits some node, 1 one fits none, 2 bad manifest or an unusable cluster",
     )
     p.add_argument("manifests", nargs="+", metavar="MANIFEST", help="Pod/Deployment/Job/... YAML or JSON; - is stdin")
+    p.add_argument(
+        "--per-node", action="store_true", help="one line per node (<node> yes|no <reason>) instead of grouped"
+    )
     p = add(
         "pending",
         cmd_pending,
@@ -62,7 +67,9 @@ def add_placement_commands(add: AddCommand) -> None:
 def cmd_place(ctx: Context) -> int:
     from gpulabel.app.placement import PlaceOptions, run_place
 
-    opts = PlaceOptions(manifests=tuple(ctx.args.manifests), explain=ctx.fmt not in ("text", "name"))
+    opts = PlaceOptions(
+        manifests=tuple(ctx.args.manifests), explain=ctx.fmt not in ("text", "name"), per_node=ctx.args.per_node
+    )
     return ctx.finish(run_place(ctx.session(), opts))
 
 

@@ -21,7 +21,7 @@ __all__ = ["add_report_command", "cmd_report"]
 
 def add_report_command(add: AddCommand) -> None:
     """Register ``report`` with the CLI's ``add`` helper."""
-    from gpulabel.cli.nodecmds import OPERAND_NAMES
+    from gpulabel.cli.flags import OPERAND_NAMES
 
     p = add(
         "report",

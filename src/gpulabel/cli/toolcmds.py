@@ -33,7 +33,7 @@ def add_tool_commands(add: AddCommand) -> None:
         "gpulabel's version and, from a live cluster, the API server's",
         groups=("output", "cluster"),
         examples=("version", "version -o json"),
-        exits="0 done, 2 the cluster cannot be reached (the client version is printed first)",
+        exits="0 done (an unreachable cluster only leaves out the server line), 2 bad flags",
     ).add_argument("--client", action="store_true", help="only the client version: contact no cluster")
 
     p = add(
@@ -68,11 +68,13 @@ def cmd_version(ctx: Context) -> int:
     fields = outcome.result.fields
     if ctx.fmt in ("text", "wide"):
         lines = [f"Client Version: {fields['client']}"]
-        if "server" in fields:
+        if fields.get("server") is not None:
             lines.append(f"Server Version: {fields['server']}")
         ctx.out.write("".join(line + "\n" for line in lines))
     else:
         ctx.emit(outcome.result)
+    for line in outcome.warnings:
+        ctx.warn(line)
     return outcome.code
 
 

@@ -8,7 +8,10 @@ as ``field.Error`` prints them (``<path>: Required value: <detail>``,
 value``) and are joined as ``errors.NewInvalid`` joins them.
 
 Checked: the pod's basic shape (``containers``: at least one, each with a
-name and an image, names unique, as ``validateContainers`` checks them) and
+name and an image, names unique, as ``validateContainers`` checks them; the
+types of ``command``, ``args``, ``workingDir``, ``env``, ``ports`` and
+``resources``, and the
+resources themselves, :mod:`gpulabel.k8s.containerresources`) and
 the fields that decide placement: ``nodeSelector``, ``affinity.nodeAffinity``,
 ``nodeName`` and ``tolerations``, in the order ``ValidatePodSpec`` checks them.
 Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
@@ -19,13 +22,16 @@ Upstream: ``pkg/apis/core/validation/validation.go`` (``validateContainers``,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from gpulabel.k8s import field
+from gpulabel.k8s.containerresources import resource_requirements_errors
 from gpulabel.k8s.gostr import go_quote
 from gpulabel.k8s.labels import dns1123_label_errors, dns1123_subdomain_errors, key_errors, label_errors, value_errors
 from gpulabel.k8s.nodeaffinity import FIELD_SELECTOR_OPERATORS
+from gpulabel.k8s.resources import QuantityError, parse_quantity
 from gpulabel.k8s.taints import TAINT_EFFECTS, TOLERATION_OPERATORS
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "decode_message",
     "invalid_message",
     "node_name_errors",
+    "node_selector_errors",
     "pod_spec_of",
     "validate_pod_spec",
 ]
@@ -101,9 +108,28 @@ _TOLERATION: _Schema = {
     "effect": ("v1.TaintEffect", None),
     "tolerationSeconds": ("int64", None),
 }
+_QUANTITY = "resource.Quantity"  # a map value decoded by Quantity.UnmarshalJSON (ParseQuantity)
+_RESOURCES: _Schema = {
+    "limits": ("v1.ResourceList", _QUANTITY),
+    "requests": ("v1.ResourceList", _QUANTITY),
+}
+_ENV_VAR: _Schema = {"name": ("string", None), "value": ("string", None)}
+_PORT: _Schema = {
+    "name": ("string", None),
+    "hostPort": ("int32", None),
+    "containerPort": ("int32", None),
+    "protocol": ("v1.Protocol", None),
+    "hostIP": ("string", None),
+}
 _CONTAINER: _Schema = {
     "name": ("string", None),
     "image": ("string", None),
+    "env": ("[]v1.EnvVar", ("EnvVar", _ENV_VAR)),
+    "ports": ("[]v1.ContainerPort", ("ContainerPort", _PORT)),
+    "command": ("[]string", "string"),
+    "args": ("[]string", "string"),
+    "workingDir": ("string", None),
+    "resources": ("v1.ResourceRequirements", ("ResourceRequirements", _RESOURCES)),
 }
 _POD_SPEC: _Schema = {
     "containers": ("[]v1.Container", ("Container", _CONTAINER)),
@@ -116,7 +142,7 @@ _POD_SPEC: _Schema = {
 }
 
 
-_NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "RestartPolicy")
+_NAMED_STRINGS = ("NodeSelectorOperator", "TolerationOperator", "TaintEffect", "RestartPolicy", "Protocol")
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 
 
@@ -158,6 +184,16 @@ def _unmarshal(value: Any, struct: str, jpath: str, gotype: str) -> str:
     return f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{jpath} of type {gotype}"
 
 
+def _quantity_error(value: Any) -> str | None:
+    """``Quantity.UnmarshalJSON``: the JSON text (a string unquoted) must parse; its error is the whole message."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:
+        parse_quantity(text.strip())
+    except QuantityError as err:
+        return str(err)
+    return None
+
+
 def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) -> str | None:
     # In document order, as Go's decoder meets the fields; unknown fields are ignored.
     for name, value in obj.items():
@@ -169,6 +205,11 @@ def _decode(obj: Mapping[str, Any], struct: str, schema: _Schema, jpath: str) ->
         if not _fits(value, gotype):
             return _unmarshal(value, struct, here, gotype)
         if child is None:
+            continue
+        if child == _QUANTITY:
+            for item in value.values():
+                if item is not None and (err := _quantity_error(item)):
+                    return err
             continue
         if isinstance(child, str):  # element type of a list or map of scalars
             items = value.values() if isinstance(value, dict) else value
@@ -218,7 +259,7 @@ def node_name_errors(name: str) -> list[str]:
     return dns1123_subdomain_errors(name, unit="characters")
 
 
-def _container_errors(containers: Any, path: str) -> list[str]:
+def _container_errors(containers: Any, path: str, pod_defaults: bool = True) -> list[str]:
     """``validateContainers``, the parts that need no defaulting: a container, a name, an image."""
     listed = _dicts(containers)
     if not listed:
@@ -234,6 +275,7 @@ def _container_errors(containers: Any, path: str) -> list[str]:
             out.extend(field.invalid(f"{cpath}.name", name, m) for m in dns1123_label_errors(name))
         if not ctr.get("image"):
             out.append(field.required(f"{cpath}.image"))
+        out.extend(resource_requirements_errors(ctr.get("resources"), f"{cpath}.resources", defaults=pod_defaults))
         if name in seen:
             out.append(field.duplicate(f"{cpath}.name", name))
         seen.add(name)
@@ -301,6 +343,17 @@ def _term_errors(term: Mapping[str, Any], path: str, allow_invalid_values: bool)
     return out
 
 
+def node_selector_errors(selector: Mapping[str, Any], path: str) -> list[str]:
+    """``ValidateNodeSelector`` (invalid label values refused): at least one term, each term valid."""
+    terms = _dicts(selector.get("nodeSelectorTerms"))
+    if not terms:
+        return [field.required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    out: list[str] = []
+    for i, term in enumerate(terms):
+        out.extend(_term_errors(term, f"{path}.nodeSelectorTerms[{i}]", False))
+    return out
+
+
 def _node_affinity_errors(na: Mapping[str, Any], path: str) -> list[str]:
     out: list[str] = []
     required = na.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -364,12 +417,15 @@ def _toleration_errors(tolerations: list[dict[str, Any]], path: str) -> list[str
     return out
 
 
-def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec") -> list[str]:
+def validate_pod_spec(spec: Mapping[str, Any], path: str = "spec", *, pod_defaults: bool = True) -> list[str]:
     """The field errors the server reports for ``spec``'s shape and node selection, in its order.
 
     Call :func:`decode_error` first: this assumes the shapes decode.
+    ``pod_defaults``: the spec is a Pod's, so the server defaults a
+    container's requests from its limits before validating (``SetDefaults_Pod``);
+    a pod template (Deployment, Job...) is validated as written.
     """
-    out = _container_errors(spec.get("containers"), f"{path}.containers")
+    out = _container_errors(spec.get("containers"), f"{path}.containers", pod_defaults)
     policy = spec.get("restartPolicy") or ""
     if policy and policy not in RESTART_POLICIES:  # validateRestartPolicy; empty is defaulted to Always
         out.append(field.not_supported(f"{path}.restartPolicy", field.Named(policy), RESTART_POLICIES))

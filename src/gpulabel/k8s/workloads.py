@@ -116,7 +116,7 @@ def workload_errors(obj: Mapping[str, Any]) -> list[str]:
     path, pod_spec = pod_spec_of(obj)
     pod_spec = _mapping(pod_spec)
     before, after = _template_errors(kind, _mapping(obj.get("spec")))
-    out = before + validate_pod_spec(pod_spec, path)
+    out = before + validate_pod_spec(pod_spec, path, pod_defaults=kind == "Pod")
     if kind in ("Job", "CronJob"):
         out.extend(_job_errors(path, pod_spec))
     return out + after

@@ -16,7 +16,10 @@ const nodes = D.nodes;
 const lower = nodes.map((r) => r.name.toLowerCase());
 const problem = nodes.map((r) => r.audit !== "" || r.hazards > 0 || [...r.cells].some((c) => PROBLEM.includes(c)));
 const model = (i) => (nodes[i].model < 0 ? "" : D.models[nodes[i].model]);
-let view = {filter: "", gpu: "", show: "all", sort: "", desc: false, limit: STEP};
+// A big fleet opens on the nodes with problems: thousands of healthy rows would bury them.
+const MANY = 300;
+const DEFAULT_SHOW = nodes.length > MANY ? "problems" : "all";
+let view = {filter: "", gpu: "", show: DEFAULT_SHOW, sort: "", desc: false, limit: STEP};
 
 function el(tag, text, cls) {
   const e = document.createElement(tag);
@@ -29,7 +32,7 @@ function readHash() {
   const p = new URLSearchParams(location.hash.replace(/^#/, ""));
   view.filter = p.get("filter") || "";
   view.gpu = p.get("gpu") || "";
-  view.show = p.get("show") || "all";
+  view.show = p.get("show") || DEFAULT_SHOW;
   view.sort = p.get("sort") || "";
   view.desc = p.get("desc") === "1";
   view.limit = p.get("all") === "1" ? Infinity : STEP;
@@ -42,7 +45,7 @@ function writeHash() {
   const p = new URLSearchParams();
   if (view.filter) p.set("filter", view.filter);
   if (view.gpu) p.set("gpu", view.gpu);
-  if (view.show !== "all") p.set("show", view.show);
+  if (view.show !== DEFAULT_SHOW) p.set("show", view.show);
   if (view.sort) p.set("sort", view.sort);
   if (view.desc) p.set("desc", "1");
   if (view.limit === Infinity) p.set("all", "1");
@@ -184,8 +187,8 @@ const stackTable = new Table($("gpustack-table"), [
 
 function drawGpus() {
   const cols = [["product", "product"], ["driver", "driver"], ["MIG", "mig"], ["sharing", "sharing"],
-    ["nodes", "nodes"], ["GPUs (labels)", "gpus"], ["allocatable", "allocatable"], ["requested", "requested"],
-    ["free", "free"]];
+    ["nodes", "nodes"], ["GPUs", "gpus"], ["MIG devices", "mig_devices"], ["allocatable devices", "allocatable"],
+    ["requested", "requested"], ["free", "free"]];
   const t = new Table($("gpus-table"), cols.map(([label, f]) => (
     {label: label, key: (r) => r[f], cell: text((r) => (typeof r[f] === "number" ? r[f].toLocaleString("en-US") : r[f]))}
   )));
@@ -266,6 +269,9 @@ function setup() {
   // How long the first draw took, and the time since navigation began: for the browser tests and benchmarks.
   document.documentElement.dataset.drawMs = String(Math.round(performance.now() - start));
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
+  // How many pixels of the operands table the window cannot show without scrolling sideways (0: every column).
+  const box = $("grid").parentElement;
+  document.documentElement.dataset.gridOverflowPx = String(Math.max(0, box.scrollWidth - box.clientWidth));
 }
 
 function drawPending() {

@@ -198,7 +198,8 @@ def collect(
             {
                 **{k: r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")},
                 "nodes": r.nodes,
-                "gpus": r.gpus,
+                "gpus": r.gpus if not r.unknown_gpus else r.gpus_text,
+                "mig_devices": "" if r.mig_devices is None else r.mig_devices,
                 "allocatable": r.total_allocatable,
                 "requested": r.total_requested,
                 "free": r.free,

@@ -63,6 +63,14 @@ def _diff_line(f: Finding) -> str:
         return f"+ node {f.node}"
     if f.reason == "node-removed":
         return f"- node {f.node}"
+    if f.reason in ("cordoned", "uncordoned"):
+        return f"{f.node} {f.reason}"
+    if f.reason in ("taint-added", "taint-removed"):
+        return " ".join((f.node, f.reason, *f.args))
+    if f.reason == "ready-changed":
+        return f"{f.node} Ready {_value(f.old)} -> {_value(f.value)}"
+    if f.reason == "allocatable-changed":
+        return f"{f.node} allocatable {' '.join(f.args)} {_value(f.old)} -> {_value(f.value)}"
     return f"{f.node} {f.key} {_value(f.old)} -> {_value(f.value)}"
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.validation import resource_slice_errors, slice_invalid_message
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
 from gpulabel.k8s.quantity import json_text, parse_nanos
 from gpulabel.k8s.taints import Taint, Toleration
@@ -249,6 +250,8 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
     here = f"{where} (resourceslice {name})" if where else f"resourceslice {name}"
     spec = _dict(obj.get("spec"), here, "spec")
     pool = _dict(spec.get("pool"), here, "spec.pool")
+    if errors := resource_slice_errors(spec):
+        raise SnapshotError(here, slice_invalid_message(name, errors))
     devices = tuple(
         _device(d, here, f"spec.devices[{i}]") for i, d in enumerate(_list(spec.get("devices"), here, "spec.devices"))
     )

@@ -113,6 +113,7 @@ class PodClaims:
     to_allocate: tuple[ResourceClaim, ...]
     allocated: tuple[ResourceClaim, ...]
     missing: str | None  # e.g. 'resourceclaim "x" not found'
+    missing_ref: str = ""  # <namespace>/<name> of the missing claim (or claim template)
 
 
 def pod_claims(
@@ -135,7 +136,7 @@ def pod_claims(
         if claim_name:
             claim = state.claim(namespace, str(claim_name))
             if claim is None:
-                return PodClaims((), (), f'resourceclaim "{claim_name}" not found')
+                return PodClaims((), (), f'resourceclaim "{claim_name}" not found', f"{namespace}/{claim_name}")
         elif template_name:
             made = generated.get(ref)
             if made:
@@ -143,7 +144,8 @@ def pod_claims(
             if claim is None:
                 template = state.templates.get((namespace, str(template_name)))
                 if template is None:
-                    return PodClaims((), (), f'resourceclaimtemplate "{template_name}" not found')
+                    missing = f'resourceclaimtemplate "{template_name}" not found'
+                    return PodClaims((), (), missing, f"{namespace}/{template_name}")
                 t = template.claim
                 claim = ResourceClaim(namespace, f"{name}-{ref}", t.requests, t.constraints)
         else:

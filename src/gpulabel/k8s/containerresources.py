@@ -1,0 +1,216 @@
+"""A container's ``resources`` as the API server checks them, message for message.
+
+Upstream (k8s.io/kubernetes v1.37.2): ``pkg/apis/core/validation/validation.go``
+``validateResourceRequirements`` (through ``ValidateContainerResourceRequirements``),
+``ValidateContainerResourceName``, ``validateResourceName``,
+``ValidateResourceQuantityValue``; the predicates of ``pkg/apis/core/helper``
+(``IsExtendedResourceName``, ``IsNativeResource``, ``IsOvercommitAllowed``,
+``IsIntegerResourceName``); and ``Quantity.String()`` of
+``apimachinery/pkg/api/resource`` (the canonical form the messages print).
+
+A Pod is validated after defaulting: a limit without a request makes the
+request equal to it (``SetDefaults_Pod``), so ``nvidia.com/gpu: "0.5"`` under
+``limits`` is reported on both maps; a pod template (a Deployment's) is not
+defaulted, and is reported once. Checked per resource: the name, a
+negative quantity, a fraction of an integer resource (extended resources
+must be whole), and a request against its limit (extended resources and
+hugepages may not overcommit: request equal to limit, and a request needs a
+limit). Not checked: hugepage sizes, ``resources.claims``, pod-level
+``spec.resources``. Go walks the two maps in random order; this walks them in
+document order, which agrees whenever a map holds at most one bad entry.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from gpulabel.k8s import field
+from gpulabel.k8s.labels import key_errors
+from gpulabel.k8s.resources import QuantityError, parse_quantity
+
+__all__ = ["defaulted_requests", "quantity_string", "resource_requirements_errors"]
+
+_STANDARD_CONTAINER = frozenset({"cpu", "memory", "ephemeral-storage"})
+_STANDARD = _STANDARD_CONTAINER | {
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "requests.storage",
+}
+_INTEGER = frozenset(
+    {
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+_HUGEPAGES = "hugepages-"
+_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIX = {10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+_NEGATIVE = "must be greater than or equal to 0"
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith(_HUGEPAGES)
+
+
+def _is_extended(name: str) -> bool:
+    """``IsExtendedResourceName``: not native, not ``requests.``, and a qualified name once prefixed so."""
+    return not _is_native(name) and not name.startswith("requests.") and not key_errors("requests." + name)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _is_native(name) and not _is_hugepages(name)
+
+
+def _is_integer(name: str) -> bool:
+    return name in _INTEGER or _is_extended(name)
+
+
+def _name_errors(name: str, path: str) -> list[str]:
+    """``ValidateContainerResourceName``."""
+    # validateResourceName: a qualified name, and an unprefixed one must be standard
+    out = [field.invalid(path, field.Named(name), m) for m in key_errors(name)]
+    standard = name in _STANDARD or name.startswith(("hugepages-", "requests.hugepages-"))
+    if not out and "/" not in name and not standard:
+        out.append(field.invalid(path, field.Named(name), "must be a standard resource type or fully qualified"))
+    # ValidateContainerResourceName goes on whatever validateResourceName found
+    if "/" not in name:
+        if not (name in _STANDARD_CONTAINER or _is_hugepages(name)):
+            out.append(field.invalid(path, field.Named(name), "must be a standard resource for containers"))
+    elif not _is_native(name) and not _is_extended(name):
+        out.append(field.invalid(path, field.Named(name), "doesn't follow extended resource name standard"))
+    return out
+
+
+def _suffix_format(text: str) -> str:
+    """The format ``ParseQuantity`` reads off a quantity's suffix: BinarySI, DecimalExponent or DecimalSI."""
+    body = text.lstrip("+-0123456789.")
+    if body in _BINARY_SUFFIX.values():
+        return "BinarySI"
+    return "DecimalExponent" if body[:1] in ("e", "E") else "DecimalSI"
+
+
+def _decimal(value: Fraction, exponent_form: bool) -> str:
+    mantissa, exponent = int(value * 10**9), -9  # ParseQuantity already rounded to 1n
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    shift = exponent % 3
+    mantissa, exponent = mantissa * 10**shift, exponent - shift
+    if exponent_form:
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    suffix = _DECIMAL_SUFFIX.get(exponent)
+    return f"{mantissa}{suffix}" if suffix is not None else f"{mantissa}e{exponent}"
+
+
+def quantity_string(text: str) -> str:
+    """``Quantity.String()`` of a parsed quantity: ``"0.5"`` -> ``500m``, ``"2048Mi"`` -> ``2Gi``."""
+    value = parse_quantity(text)
+    if value == 0:
+        return "0"
+    fmt = _suffix_format(text)
+    if fmt == "BinarySI" and -1024 < value < 1024:
+        fmt = "DecimalSI"
+    if fmt == "BinarySI" and value.denominator != 1:
+        fmt = "DecimalSI"
+    if fmt != "BinarySI":
+        return _decimal(value, fmt == "DecimalExponent")
+    whole, power = int(value), 0
+    while whole % 1024 == 0 and power < 60:
+        whole //= 1024
+        power += 10
+    return f"{whole}{_BINARY_SUFFIX.get(power, '')}"
+
+
+def _text(value: Any) -> str:
+    """The text ``Quantity.UnmarshalJSON`` parses (JSON null is the zero quantity)."""
+    if value is None:
+        return "0"
+    return (value if isinstance(value, str) else json.dumps(value)).strip()
+
+
+def _quantity_errors(name: str, text: str, path: str) -> list[str]:
+    """``ValidateResourceQuantityValue``."""
+    value = parse_quantity(text)
+    out = []
+    if value < 0:
+        out.append(field.invalid(path, quantity_string(text), _NEGATIVE))
+    if _is_integer(name) and (value * 1000) % 1000 != 0:
+        out.append(field.invalid(path, quantity_string(text), "must be an integer"))
+    return out
+
+
+def defaulted_requests(resources: Mapping[str, Any]) -> dict[str, Any]:
+    """``requests`` after ``SetDefaults_Pod``: each limit without a request becomes the request."""
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    out = dict(requests) if isinstance(requests, dict) else {}
+    if isinstance(limits, dict):
+        for name, value in limits.items():
+            out.setdefault(name, value)
+    return out
+
+
+def resource_requirements_errors(resources: Any, path: str, *, defaults: bool = True) -> list[str]:
+    """``validateResourceRequirements`` for a container's ``resources`` (already decoded).
+
+    ``defaults``: a Pod's container, whose requests the server first defaults
+    from its limits; a pod template's containers are validated as written.
+    Quantities that do not parse are decoding errors, found before this runs.
+    """
+    if not isinstance(resources, dict):
+        return []
+    limits = {str(k): _text(v) for k, v in (resources.get("limits") or {}).items()}
+    written = resources.get("requests")
+    given: dict[str, Any] = written if isinstance(written, dict) else {}
+    requests = {str(k): _text(v) for k, v in (defaulted_requests(resources) if defaults else given).items()}
+    lim_path, req_path = f"{path}.limits", f"{path}.requests"
+    out: list[str] = []
+    try:
+        for name, text in limits.items():
+            here = f"{lim_path}[{name}]"
+            out.extend(_name_errors(name, here))
+            out.extend(_quantity_errors(name, text, here))
+        for name, text in requests.items():
+            here = f"{req_path}[{name}]"
+            out.extend(_name_errors(name, here))
+            out.extend(_quantity_errors(name, text, here))
+            if name in limits:
+                value, limit = parse_quantity(text), parse_quantity(limits[name])
+                shown, limit_shown = quantity_string(text), quantity_string(limits[name])
+                if value != limit and not _overcommit_allowed(name):
+                    out.append(field.invalid(req_path, shown, f"must be equal to {name} limit of {limit_shown}"))
+                elif value > limit:
+                    out.append(
+                        field.invalid(req_path, shown, f"must be less than or equal to {name} limit of {limit_shown}")
+                    )
+            elif not _overcommit_allowed(name):
+                out.append(field.required(lim_path, "Limit must be set for non overcommitable resources"))
+    except QuantityError:  # decoding refuses these first
+        return out
+    return out
