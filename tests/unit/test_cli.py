@@ -109,7 +109,7 @@ def test_shared_flags_go_before_or_after_the_command(broken: str, argv: list[str
 
 def test_wide_output_adds_the_explanation(broken: str) -> None:
     out = run("audit", "--snapshot", broken, "-o", "wide")[1]
-    assert out.splitlines()[1] == "gpu-b nvidia.com/gpu.count not-a-number ('two' is not a whole number)"
+    assert out.splitlines()[1] == "error gpu-b nvidia.com/gpu.count not-a-number ('two' is not a whole number)"
 
 
 def test_table_output_is_for_people(broken: str) -> None:

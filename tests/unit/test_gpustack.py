@@ -197,10 +197,18 @@ MIG: list[tuple[str, dict[str, Any], list[str]]] = [
         ["n1 nvidia.com/mig.config.state failed"],
     ),
     (
-        "pending just under --stuck-after is not stuck",
+        "pending just under --stuck-after is not stuck, but slow (past half of it)",
         node(
             {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
             written={"nvidia.com/mig.config.state": timedelta(minutes=29, seconds=59)},
+        ),
+        ["n1 nvidia.com/mig.config.state slow"],
+    ),
+    (
+        "pending for under half of --stuck-after is nothing yet",
+        node(
+            {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
+            written={"nvidia.com/mig.config.state": timedelta(minutes=14, seconds=59)},
         ),
         [],
     ),
@@ -370,10 +378,18 @@ UPGRADE: list[tuple[str, dict[str, Any], list[str]]] = [
         ["n1 nvidia.com/gpu-driver-upgrade-state upgrade-failed"],
     ),
     (
-        "drain-required just under --stuck-after is not stuck",
+        "drain-required just under --stuck-after is not stuck, but slow",
         node(
             {**GPU, "nvidia.com/gpu-driver-upgrade-state": "drain-required"},
             written={"nvidia.com/gpu-driver-upgrade-state": timedelta(seconds=1799)},
+        ),
+        ["n1 nvidia.com/gpu-driver-upgrade-state slow"],
+    ),
+    (
+        "drain-required for under half of --stuck-after is nothing yet",
+        node(
+            {**GPU, "nvidia.com/gpu-driver-upgrade-state": "drain-required"},
+            written={"nvidia.com/gpu-driver-upgrade-state": timedelta(seconds=899)},
         ),
         [],
     ),
@@ -561,8 +577,8 @@ def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> 
     out, err = io.StringIO(), io.StringIO()
     assert main(["upgrade", "--snapshot", str(path), "-o", "wide"], out, err) == 1
     assert out.getvalue() == (
-        "n1 nvidia.com/gpu.deploy.dcgm bad-value ('True' is not true, false, pre-installed, paused-for-mig-change or "
-        "paused-for-driver-upgrade: the operator keeps it and the operand stays off; "
+        "error n1 nvidia.com/gpu.deploy.dcgm bad-value ('True' is not true, false, pre-installed, "
+        "paused-for-mig-change or paused-for-driver-upgrade: the operator keeps it and the operand stays off; "
         "repair: kubectl label node n1 nvidia.com/gpu.deploy.dcgm=true --overwrite)\n"
     )
     out = io.StringIO()

@@ -15,14 +15,19 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "capacity", "capacity_node"]
 
-REASONS = {
-    "no-allocatable": "a GPU node whose device plugin should run advertises no GPU",
-    "allocatable-mismatch": "status.allocatable differs from count x replicas in the labels",
-    "unlabelled-gpus": "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node",
-    "missing": "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node",
+REASONS: dict[str, Reason] = {
+    "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
+    "allocatable-mismatch": Reason("warning", "status.allocatable differs from count x replicas in the labels"),
+    "unlabelled-gpus": Reason(
+        "warning", "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node"
+    ),
+    "missing": Reason("error", "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node"),
+    "node-not-ready": Reason("warning", "a GPU node whose Ready condition is not True: its GPUs take no new pods"),
+    "cordoned": Reason("warning", "a GPU node marked unschedulable (kubectl cordon): its GPUs take no new pods"),
 }
 DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
 
@@ -77,6 +82,7 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
         found.append(
             _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
         )
+    found.extend(_node_health(node))
     if node.amounts is None:
         return found
     advertised = G.gpu_resources(node.amounts)
@@ -119,6 +125,19 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
                     f"allocatable {got}, labels say {want} ({_why(labels, resource)})",
                 )
             )
+    return found
+
+
+def _node_health(node: Node) -> list[Finding]:
+    """A GPU node that is NotReady or cordoned (a node without conditions in the input is not judged)."""
+    if node.labels.get(V.GPU_PRESENT) != "true" and not sum(G.gpu_resources(node.amounts or {}).values()):
+        return []
+    found = []
+    if node.conditions and not node.ready:
+        status = node.conditions.get("Ready", "absent")
+        found.append(Finding("capacity", "node-not-ready", node=node.name, detail=f"condition Ready is {status}"))
+    if node.unschedulable:
+        found.append(Finding("capacity", "cordoned", node=node.name, detail="spec.unschedulable is true"))
     return found
 
 

@@ -22,15 +22,31 @@ from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
+from gpulabel.model.severity import Reason
 
 __all__ = [
     "CATALOGUE",
+    "REASONS",
     "OperandReport",
     "check_operands",
     "disabled_by_cluster_policy",
     "operand_of_daemonset",
     "operand_order",
 ]
+
+REASONS: dict[str, Reason] = {
+    "missing": Reason("error", "the node's deploy label says the operand should run, and no pod of it is there"),
+    "not-ready": Reason("error", "its pod is bound to the node but not Running and Ready"),
+    "out-of-order": Reason("error", "running while a prerequisite is not"),
+    "unexpected": Reason("warning", "running where nothing expects it"),
+    "empty-deploy": Reason(
+        "warning", "the deploy label of an enabled operand is empty: the operator never scheduled it here"
+    ),
+    "paused": Reason(
+        "info", "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose"
+    ),
+    "isolated": Reason("info", "nvidia.com/gpu.deploy.operands=false: the node is isolated, no operand is expected"),
+}
 
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
 _PAUSED_PREFIX = "paused-"
@@ -295,6 +311,18 @@ def check_operands(
                         operand=name,
                         value=value,
                         detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
+                    )
+                )
+            elif value == "" and not isolated and name not in off and gated:
+                findings.append(
+                    Finding(
+                        "operands",
+                        "empty-deploy",
+                        node=node.name,
+                        operand=name,
+                        value=value,
+                        detail=f'{_deploy_key(name)}="": the operand is enabled but the operator never set its '
+                        "deploy label to true, so it does not run here",
                     )
                 )
             elif expected and not pods:

@@ -16,8 +16,38 @@ from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_node
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
+from gpulabel.model.severity import Reason
 
-__all__ = ["PENDING_SAMPLE", "PendingPod", "hazards", "pending", "pending_pods"]
+__all__ = [
+    "HAZARD_REASONS",
+    "PENDING_REASONS",
+    "PENDING_SAMPLE",
+    "GpuPods",
+    "PendingPod",
+    "hazards",
+    "other_pending",
+    "pending",
+    "pending_pods",
+]
+
+# Why a node does not take a Pending pod: the scheduler's filters, in its order. A Pending GPU pod is a
+# warning (a workload waits; the GPU stack's own failures are the errors of the other checks); a node whose
+# filters let the pod through is info (it waits for a volume, a port, a gate or a topology spread).
+PENDING_REASONS: dict[str, Reason] = {
+    "unschedulable": Reason("warning", "the node is cordoned and the pod does not tolerate it"),
+    "node-name": Reason("warning", "the pod asks for another node (spec.nodeName)"),
+    "untolerated-taint": Reason("warning", "the node has a NoSchedule/NoExecute taint the pod does not tolerate"),
+    "node-selector": Reason("warning", "the node lacks a label of the pod's nodeSelector"),
+    "affinity": Reason("warning", "no required node-affinity term matches the node"),
+    "insufficient": Reason("warning", "the node has not enough of a resource the pod requests free"),
+    "claim": Reason("warning", "a DRA claim of the pod cannot be allocated on the node"),
+    "fits": Reason("info", "the filters gpulabel models allow the node: the pod waits for something else"),
+}
+HAZARD_REASONS: dict[str, Reason] = {
+    "node-name": Reason("warning", "the pod is bound to a node other than its spec.nodeName"),
+    "node-selector": Reason("warning", "its node lost a label of the pod's nodeSelector: a restart leaves it Pending"),
+    "affinity": Reason("warning", "its node no longer matches the pod's required node affinity"),
+}
 
 
 def _split(reason: str) -> tuple[str, tuple[str, ...]]:
@@ -115,13 +145,58 @@ class PendingPod:
         return [replace(f, node="", count=counts[k], sample=tuple(names[k])) for k, f in first.items()]
 
 
-def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
-    """Every Pending pod the scheduler has not bound, with every node's verdict."""
+_GPU_LABELS = ("nvidia.com/", "feature.node.kubernetes.io/pci-10de")
+_NOT_A_DEVICE = ("hugepages-", "kubernetes.io/", "requests.", "attachable-volumes-")
+
+
+class GpuPods:
+    """Which pods are GPU pods: they request ``nvidia.com/*`` or another extended resource the GPU nodes
+    advertise (a GPU device plugin's, however named), hold a DRA claim, or select a GPU label
+    (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.resources = frozenset(
+            r
+            for n in nodes
+            if n.amounts
+            and (
+                n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in n.amounts)
+            )
+            for r in n.amounts
+            if "/" in r and not r.startswith(_NOT_A_DEVICE)
+        )
+
+    def __contains__(self, pod: Pod) -> bool:
+        if pod.gpu_resources or pod.spec.get("resourceClaims"):
+            return True
+        if any(r.startswith("nvidia.com/") or r in self.resources for r in pod.requests):
+            return True
+        return any(k.startswith(_GPU_LABELS) for k in _selected_keys(pod.spec))
+
+
+def _selected_keys(spec: Mapping[str, Any]) -> list[str]:
+    keys = [str(k) for k in spec.get("nodeSelector") or {}]
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = [*(required.get("nodeSelectorTerms") or ())]
+    terms += [
+        p.get("preference") or {} for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    ]
+    return keys + [
+        str(e.get("key", "")) for t in terms for e in (t or {}).get("matchExpressions") or () if isinstance(e, dict)
+    ]
+
+
+def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bool = False) -> list[PendingPod]:
+    """Every Pending pod the scheduler has not bound, with every node's verdict (``gpu_only``: GPU pods only)."""
     capacities = state.capacities()
     index = NodeIndex(state.nodes, capacities)
+    gpu = GpuPods(state.nodes) if gpu_only else None
     out = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
+            continue
+        if gpu is not None and pod not in gpu:
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
@@ -138,6 +213,12 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
             claims, message = _claim_findings(state, pod, results, message)
         out.append(PendingPod(pod, tuple(results), message, claims))
     return out
+
+
+def other_pending(state: ClusterState, namespace: str | None, gpu_pods: int) -> int:
+    """How many unbound Pending pods are not GPU pods (``gpu_pods`` of them are)."""
+    total = sum(1 for p in state.pods if p.phase == "Pending" and not p.node_name and _in_namespace(p, namespace))
+    return total - gpu_pods
 
 
 def _claim_findings(

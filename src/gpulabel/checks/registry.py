@@ -17,14 +17,15 @@ two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
+from gpulabel.model.severity import Reason, Severity
 
 __all__ = [
     "CHECKS",
@@ -33,8 +34,10 @@ __all__ = [
     "Check",
     "CheckOptions",
     "check_named",
+    "grade",
     "known_operands",
     "parse_duration",
+    "reason_table",
     "register",
     "run_check",
     "run_checks",
@@ -86,6 +89,9 @@ class CheckOptions:
     per_node: bool = False
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # a config file's severity overrides: "<check>/<reason>" or "<reason>" (every check) -> severity
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+    all_pods: bool = False  # pending: every Pending pod, not only GPU pods
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -100,6 +106,8 @@ class Check:
     requires: tuple[str, ...]  # without any object of these kinds in the input, it is skipped
     run: Callable[[ClusterState, CheckOptions], Result]
     help: str = ""
+    # its reason table (reason -> severity and meaning), imported when first asked for
+    reasons: Callable[[], Mapping[str, Reason]] = dict
 
 
 _PLURAL = {"ClusterPolicy": "clusterpolicies"}
@@ -142,9 +150,10 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.pending import pending_pods
+    from gpulabel.checks.pending import other_pending, pending_pods
 
-    pods = pending_pods(state, opts.namespace)
+    pods = pending_pods(state, opts.namespace, gpu_only=not opts.all_pods)
+    others = 0 if opts.all_pods else other_pending(state, opts.namespace, len(pods))
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if opts.per_node else p.grouped(state.nodes)))
     rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
     text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
@@ -156,7 +165,9 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
             *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
         )
     )
-    return Result("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
+    counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
+    notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
+    return Result("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -189,22 +200,77 @@ def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)))
 
 
+def _table(module: str, *names: str) -> Callable[[], Mapping[str, Reason]]:
+    def load() -> Mapping[str, Reason]:
+        import importlib
+
+        mod = importlib.import_module(f"gpulabel.checks.{module}")
+        return {k: v for name in names for k, v in getattr(mod, name).items()}
+
+    return load
+
+
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
 CHECKS: list[Check] = [
-    Check("audit", ("Node",), ("Node",), _audit, "GPU labels of every nvidia.com/gpu.present=true node"),
+    Check(
+        "audit",
+        ("Node",),
+        ("Node",),
+        _audit,
+        "GPU labels of every nvidia.com/gpu.present=true node",
+        reasons=_table("audit", "REASONS", "STRICT_REASONS"),
+    ),
     Check(
         "operands",
         ("Node", "DaemonSet", "ClusterPolicy", "Pod"),
         ("Node", "DaemonSet", "Pod"),
         _operands,
         "operands missing, not ready, out of order or unexpected, per node",
+        reasons=_table("operands", "REASONS"),
     ),
-    Check("pending", ("Node", "Pod", *DRA_KINDS), ("Node", "Pod"), _pending, "why each Pending pod fits no node"),
-    Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
-    Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
-    Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
-    Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
-    Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
+    Check(
+        "pending",
+        ("Node", "Pod", *DRA_KINDS),
+        ("Node", "Pod"),
+        _pending,
+        "why each Pending pod fits no node",
+        reasons=_table("pending", "PENDING_REASONS"),
+    ),
+    Check(
+        "hazards",
+        ("Node", "Pod"),
+        ("Node", "Pod"),
+        _hazards,
+        "running pods whose node no longer matches",
+        reasons=_table("pending", "HAZARD_REASONS"),
+    ),
+    Check(
+        "capacity",
+        ("Node", "ClusterPolicy"),
+        ("Node",),
+        _capacity,
+        "GPUs advertised against the labels",
+        reasons=_table("capacity", "REASONS"),
+    ),
+    Check(
+        "mig",
+        ("Node", "ClusterPolicy"),
+        ("Node",),
+        _mig,
+        "MIG configuration and its state",
+        reasons=_table("mig", "REASONS"),
+    ),
+    Check(
+        "sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels", reasons=_table("sharing", "REASONS")
+    ),
+    Check(
+        "upgrade",
+        ("Node",),
+        ("Node",),
+        _upgrade,
+        "driver upgrades stuck or failed",
+        reasons=_table("upgrade", "REASONS"),
+    ),
 ]
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 
@@ -224,14 +290,33 @@ def check_named(name: str) -> Check:
     raise KeyError(name)
 
 
+def reason_table(check: Check | str) -> Mapping[str, Reason]:
+    """The check's reasons, each with its severity and meaning."""
+    return (check_named(check) if isinstance(check, str) else check).reasons()
+
+
+def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, Severity] | None = None) -> Result:
+    """``result`` with each finding's severity from ``table`` (or ``overrides``: ``check/reason`` or ``reason``)."""
+    overrides = overrides or {}
+
+    def severity(check: str, reason: str, now: str) -> str:
+        row = table.get(reason)
+        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now)
+
+    findings = tuple(replace(f, severity=severity(f.check, f.reason, f.severity)) for f in result.findings)
+    return replace(result, findings=findings, graded=True)
+
+
 def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
-    """One check's result, or a skipped result when its inputs are absent."""
+    """One check's graded result, or a skipped result when its inputs are absent."""
     c = check_named(check) if isinstance(check, str) else check
     why = skip_reason(c, state)
-    return Result(c.name, skipped=why) if why else c.run(state, opts)
+    if why:
+        return Result(c.name, skipped=why)
+    return grade(c.run(state, opts), c.reasons(), opts.severities)
 
 
 def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
     """Every registered check over ``state``: one ``check`` result whose parts are the checks' results."""
     parts = tuple(run_check(c, state, opts) for c in (CHECKS if checks is None else checks))
-    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts)
+    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)

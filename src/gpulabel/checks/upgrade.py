@@ -24,14 +24,18 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
 
-REASONS = {
-    "upgrade-failed": "the driver upgrade failed on this node",
-    "stuck": "a driver upgrade state other than done or failed older than --stuck-after",
-    "paused-stuck": "an operand paused for a MIG change or driver upgrade that is no longer going on",
-    "bad-value": "a deploy-label value the GPU Operator does not know (the operand silently stays off)",
+REASONS: dict[str, Reason] = {
+    "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
+    "stuck": Reason("error", "a driver upgrade state other than done or failed older than --stuck-after"),
+    "slow": Reason("warning", "a driver upgrade state other than done or failed for more than half of --stuck-after"),
+    "paused-stuck": Reason("error", "an operand paused for a MIG change or driver upgrade that is no longer going on"),
+    "bad-value": Reason(
+        "error", "a deploy-label value the GPU Operator does not know (the operand silently stays off)"
+    ),
 }
 
 
@@ -62,12 +66,12 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
         )
     elif state in G.UPGRADE_IN_PROGRESS:
         age = G.label_age(node, G.DRIVER_UPGRADE_STATE, now)
-        if age is not None and age > stuck_after:
+        if age is not None and age > stuck_after / 2:
             found.append(
                 _finding(
                     node,
                     G.DRIVER_UPGRADE_STATE,
-                    "stuck",
+                    "stuck" if age > stuck_after else "slow",
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})",
                 )
             )

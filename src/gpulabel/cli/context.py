@@ -29,6 +29,7 @@ __all__ = [
     "AddCommand",
     "Command",
     "Context",
+    "add_verdict_flags",
     "findings_exit",
     "shared_flags",
 ]
@@ -176,10 +177,29 @@ class Context:
 Command = Callable[[Context], int]
 
 
+def add_verdict_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of a command whose findings are graded: what fails it."""
+    p.add_argument(
+        "--fail-level",
+        choices=("error", "warning", "info"),
+        default=None,
+        help="exit 1 when a finding is at or above this severity (default error); lower ones are printed, and exit 0",
+    )
+
+
 def findings_exit(ctx: Context, result: Result) -> int:
-    """Print ``result``; exit 1 if it has findings, 0 if not (a skipped check is not a finding)."""
+    """Print ``result``; the exit code of its findings (a skipped check is not a finding).
+
+    A graded result (a check's) exits 1 when a finding is at or above
+    ``--fail-level`` (default ``error``), 0 otherwise; any other result exits
+    1 when it has findings.
+    """
+    from gpulabel.model.severity import fails, parse_severity
+
     ctx.emit(result)
-    return 1 if result.findings else 0
+    if not result.graded:
+        return 1 if result.findings else 0
+    return 1 if fails(result.findings, parse_severity(getattr(ctx.args, "fail_level", None) or "error")) else 0
 
 
 class AddCommand:

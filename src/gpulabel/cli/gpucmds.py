@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.cli.context import AddCommand, Context
 
+from gpulabel.cli.context import add_verdict_flags
+
 __all__ = ["add_gpu_commands", "add_stuck_after", "options"]
 
 
@@ -45,6 +47,7 @@ def options(ctx: Context) -> CheckOptions:
         disabled=tuple(getattr(a, "disabled", ()) or ()),
         namespace=a.namespace,
         stuck_after=parse_duration(getattr(a, "stuck_after", None) or "30m"),
+        all_pods=bool(getattr(a, "all_pods", False)),
     )
     at = getattr(a, "at", None)
     if at:
@@ -68,6 +71,7 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("capacity --snapshot nodes.json", "capacity -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
+    add_verdict_flags(p)
     p.add_argument("--disabled", action="append", default=[], metavar="OPERAND", help="as for operands")
     p = add(
         "mig",
@@ -76,14 +80,16 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("mig -o wide", "mig --stuck-after 1h --at 2026-11-30T04:00:00Z --snapshot nodes.json"),
     )
+    add_verdict_flags(p)
     add_stuck_after(p)
-    add(
+    p = add(
         "sharing",
         cmd_sharing,
         "time-slicing and MPS labels that contradict each other",
         groups=NODE_FLAGS,
         examples=("sharing -o wide",),
     )
+    add_verdict_flags(p)
     p = add(
         "upgrade",
         cmd_upgrade,
@@ -91,6 +97,7 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("upgrade -o wide", "upgrade --stuck-after 45m"),
     )
+    add_verdict_flags(p)
     add_stuck_after(p)
     p = add(
         "gpus",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpulabel.cli.context import AddCommand, Context, findings_exit
+from gpulabel.cli.context import AddCommand, Context, add_verdict_flags, findings_exit
 from gpulabel.errors import InputError
 
 __all__ = ["add_node_commands"]
@@ -31,6 +31,7 @@ def add_node_commands(add: AddCommand) -> None:
         groups=("output", "cluster", "nodes"),
         examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
+    add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (see README)")
 
     p = add(
@@ -54,6 +55,7 @@ def add_node_commands(add: AddCommand) -> None:
         groups=("output", "cluster", "nodes"),
         examples=("operands --snapshot examples/drifted-lab.yaml -o wide", "operands --disabled dcgm"),
     )
+    add_verdict_flags(p)
     _disabled_flag(p, "operand switched off cluster-wide (when there is no ClusterPolicy); repeatable")
 
     p = add(
@@ -62,7 +64,11 @@ def add_node_commands(add: AddCommand) -> None:
         "run every read-only check and summarise each",
         examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
     )
+    add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="audit with --strict")
+    from gpulabel.cli.placement import all_pods_flag
+
+    all_pods_flag(p)
     _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
 

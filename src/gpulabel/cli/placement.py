@@ -15,9 +15,10 @@ Output contracts:
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.cli.context import findings_exit
+from gpulabel.cli.context import add_verdict_flags, findings_exit
 
 if TYPE_CHECKING:
     from gpulabel.checks.placement import Fix
@@ -52,16 +53,30 @@ def add_placement_commands(add: AddCommand) -> None:
             "pending -o wide -n ml",
             "pending --per-node -l nvidia.com/gpu.product=NVIDIA-A10",
         ),
-        exits="0 no Pending pod (or no pods in the input: skipped), 1 Pending pods, 2 bad input",
+        exits="0 nothing at or above --fail-level (a Pending pod is a warning; one whose filters all pass, info), "
+        "1 something is, 2 bad input",
     )
+    add_verdict_flags(p)
     p.add_argument(
         "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
     )
-    add(
+    all_pods_flag(p)
+    p = add(
         "hazards",
         cmd_hazards,
         "running pods whose required node affinity or nodeSelector no longer matches their node",
         examples=("hazards --snapshot examples/drifted-lab.yaml -o wide",),
+    )
+    add_verdict_flags(p)
+
+
+def all_pods_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--all-pods",
+        action="store_true",
+        help="every Pending pod, not only GPU pods (pods requesting nvidia.com/* or another GPU device plugin's "
+        "resource, holding a DRA claim, or selecting nvidia.com/* or NFD's NVIDIA PCI label); without it the "
+        "others are only counted, as info",
     )
 
 
@@ -167,13 +182,12 @@ def cmd_pending(ctx: Context) -> int:
     from gpulabel.checks.registry import CheckOptions, run_check
     from gpulabel.k8s.dra.objects import DRA_KINDS
 
-    opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
+    opts = CheckOptions(namespace=ctx.args.namespace, per_node=ctx.args.per_node, all_pods=ctx.args.all_pods)
     # live, only Pending pods are listed (the server filters on status.phase)
     result = run_check(
         "pending", ctx.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending"), opts
     )
-    ctx.emit(result)
-    return 1 if result.counts.get("pods") else 0
+    return findings_exit(ctx, result)
 
 
 def cmd_hazards(ctx: Context) -> int:
