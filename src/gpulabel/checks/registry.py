@@ -25,7 +25,7 @@ from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
-from gpulabel.model.severity import Reason, Severity
+from gpulabel.model.severity import SEVERITIES, Reason, Severity
 
 __all__ = [
     "CHECKS",
@@ -41,6 +41,7 @@ __all__ = [
     "register",
     "run_check",
     "run_checks",
+    "severity_help",
     "skip_reason",
 ]
 
@@ -293,6 +294,19 @@ def check_named(name: str) -> Check:
 def reason_table(check: Check | str) -> Mapping[str, Reason]:
     """The check's reasons, each with its severity and meaning."""
     return (check_named(check) if isinstance(check, str) else check).reasons()
+
+
+def severity_help(checks: Sequence[Check] | None = None) -> str:
+    """Each severity's reasons, check by check: what ``check --help`` prints (one line per severity)."""
+    lines = []
+    for level in SEVERITIES:
+        per_check = []
+        for c in CHECKS if checks is None else checks:
+            names = [r for r, row in c.reasons().items() if row.severity == level]
+            if names:
+                per_check.append(f"{c.name} {' '.join(names)}")
+        lines.append(f"{level}: {'; '.join(per_check)}")
+    return "\n".join(lines)
 
 
 def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, Severity] | None = None) -> Result:
