@@ -68,3 +68,25 @@ def test_a_planted_upward_import_breaks_the_contract(tmp_path: Path, module: str
     done = _lint(src, ROOT / "pyproject.toml")
     assert done.returncode != 0
     assert broken in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "broken"),
+    [
+        ("cli/toolcmds.py", "from gpulabel.cli import main", "- .toolcmds -> .main"),
+        ("model/vocabulary.py", "from gpulabel.model import changes", "- .vocabulary -> .changes"),
+    ],
+    ids=["the CLI's command modules importing its entry point", "a cycle inside the model"],
+)
+def test_a_planted_import_cycle_breaks_the_contract(tmp_path: Path, module: str, planted: str, broken: str) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "gpulabel", src / "gpulabel", ignore=shutil.ignore_patterns("__pycache__"))
+    target = src / "gpulabel" / module
+    target.write_text(
+        target.read_text().replace(
+            "from __future__ import annotations\n", f"from __future__ import annotations\n\n{planted}\n", 1
+        )
+    )
+    done = _lint(src, ROOT / "pyproject.toml")
+    assert done.returncode != 0
+    assert "No import cycle" in done.stdout and broken in done.stdout, done.stdout

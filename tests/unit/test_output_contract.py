@@ -3,6 +3,7 @@ tables without escape codes off a terminal, and the flags every command shares."
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -289,14 +290,37 @@ def test_a_flag_a_command_does_not_use_is_refused(argv: list[str], line: str) ->
     assert run(*argv) == (2, "", line)
 
 
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["-A"], "gpulabel: -A: not used by audit\n"),
+        (["-n", "ml"], "gpulabel: -n: not used by audit\n"),
+        (["-o", "json"], ""),
+    ],
+)
+def test_a_shared_flag_means_the_same_on_either_side_of_the_command(flags: list[str], line: str) -> None:
+    before = run(*flags, "audit", "--snapshot", LAB)
+    after = run("audit", *flags, "--snapshot", LAB)
+    assert before == after
+    if line:
+        assert after == (2, "", line)
+
+
+def test_a_flag_of_another_group_after_the_command_is_refused_in_one_line() -> None:
+    assert run("sanitize", "x", "--snapshot", LAB) == (2, "", "gpulabel: --snapshot: not used by sanitize\n")
+    assert run("devices", "-l", "a=b", "--snapshot", LAB) == (2, "", "gpulabel: -l: not used by devices\n")
+
+
 def test_commands_without_a_cluster_do_not_offer_cluster_flags() -> None:
     from gpulabel.cli.main import build_parser
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     for name in ("sanitize", "validate"):
-        flags = {o for a in sub.choices[name]._actions for o in a.option_strings}
+        # offered: shown in help (the others are accepted after the command only to be refused in one line)
+        flags = {o for a in sub.choices[name]._actions if a.help != argparse.SUPPRESS for o in a.option_strings}
         assert not flags & {"--snapshot", "--kubeconfig", "--context", "-n", "-l", "-A"}, name
+        assert "--snapshot" not in sub.choices[name].format_help(), name
 
 
 def test_help_shows_examples_valid_values_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:

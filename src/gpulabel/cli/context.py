@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from gpulabel.errors import InputError
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
+    from gpulabel.k8s.selectors import Selector
     from gpulabel.model.cluster import ClusterState
     from gpulabel.model.findings import Result
 
@@ -34,7 +35,7 @@ __all__ = [
     "shared_flags",
 ]
 
-SHARED_DEFAULTS: dict[str, Any] = {
+SHARED_DEFAULTS: dict[str, str | bool | None] = {
     "snapshot": None,
     "kubeconfig": None,
     "context": None,
@@ -45,23 +46,36 @@ SHARED_DEFAULTS: dict[str, Any] = {
     "selector": None,
 }
 
-# flag group -> (the dests its flags set, the flag named in errors)
-GROUP_FLAGS: dict[str, tuple[tuple[str, ...], str]] = {
-    "output": (("output", "no_headers"), "-o/--no-headers"),
-    "cluster": (("snapshot", "snapshot_after", "kubeconfig", "context"), "--snapshot/--kubeconfig/--context"),
-    "nodes": (("selector",), "-l/--selector"),
-    "pods": (("namespace", "all_namespaces"), "-n/-A"),
+# flag group -> (the dests its flags set, the flag each dest is named by in errors)
+GROUP_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "output": (("output", "no_headers"), ("-o", "--no-headers")),
+    "cluster": (
+        ("snapshot", "snapshot_after", "kubeconfig", "context"),
+        ("--snapshot", "--snapshot", "--kubeconfig", "--context"),
+    ),
+    "nodes": (("selector",), ("-l",)),
+    "pods": (("namespace", "all_namespaces"), ("-n", "-A")),
 }
 ALL_GROUPS = ("output", "cluster", "nodes", "pods")
 
 
 def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> argparse.ArgumentParser:
-    """A parent parser with the flags of ``groups``; ``after``: for use after the command name."""
+    """A parent parser with the flags of ``groups``; ``after``: for use after the command name.
+
+    After the command name, the flags of the other groups are accepted too, unshown, so that a flag
+    the command does not use is refused in one line (``-A: not used by audit``) on either side of it.
+    """
     # default=SUPPRESS on every shared flag lets the same flag be given before
     # or after the subcommand without the subparser's default wiping it out.
     p = argparse.ArgumentParser(add_help=False)
-    S = argparse.SUPPRESS
-    groups = set(groups)
+    offered = set(groups)
+    groups = set(ALL_GROUPS) if after else offered
+
+    def shown(group: str, text: str) -> str:
+        """The help of a flag, hidden where the command does not use it."""
+        return text if group in offered else argparse.SUPPRESS
+
+    default = argparse.SUPPRESS
     if "cluster" in groups:
         g = p.add_argument_group("cluster (default: the current kubeconfig context)")
         g.add_argument(
@@ -69,30 +83,46 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
             action="append",
             metavar="FILE",
             dest="snapshot_after" if after else "snapshot",
-            default=S,
-            help="read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
-            "objects are merged by kind, namespace and name, the later file winning",
+            default=default,
+            help=shown(
+                "cluster",
+                "read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
+                "objects are merged by kind, namespace and name, the later file winning",
+            ),
         )
         g.add_argument(
-            "--kubeconfig", metavar="FILE", default=S, help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"
+            "--kubeconfig",
+            metavar="FILE",
+            default=default,
+            help=shown("cluster", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"),
         )
-        g.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
+        g.add_argument("--context", metavar="NAME", default=default, help=shown("cluster", "kubeconfig context to use"))
     if "nodes" in groups:
         g = p.add_argument_group("nodes")
         g.add_argument(
             "-l",
             "--selector",
             metavar="SELECTOR",
-            default=S,
-            help="only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
-            "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
+            default=default,
+            help=shown(
+                "nodes",
+                "only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
+                "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
+            ),
         )
     if "pods" in groups:
         g = p.add_argument_group("pods")
-        ns = g.add_mutually_exclusive_group()
-        ns.add_argument("-n", "--namespace", metavar="NS", default=S, help="only pods in this namespace")
+        # hidden, they are plain flags: argparse 3.11 cannot wrap a usage line with a hidden exclusive group
+        ns = g.add_mutually_exclusive_group() if "pods" in offered else g
         ns.add_argument(
-            "-A", "--all-namespaces", action="store_true", default=S, help="pods in every namespace (the default)"
+            "-n", "--namespace", metavar="NS", default=default, help=shown("pods", "only pods in this namespace")
+        )
+        ns.add_argument(
+            "-A",
+            "--all-namespaces",
+            action="store_true",
+            default=default,
+            help=shown("pods", "pods in every namespace (the default)"),
         )
     if "output" in groups:
         g = p.add_argument_group("output")
@@ -100,11 +130,19 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
             "-o",
             "--output",
             choices=FORMATS,
-            default=S,
-            help="text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
-            "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
+            default=default,
+            help=shown(
+                "output",
+                "text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
+                "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
+            ),
         )
-        g.add_argument("--no-headers", action="store_true", default=S, help="tables without their header lines")
+        g.add_argument(
+            "--no-headers",
+            action="store_true",
+            default=default,
+            help=shown("output", "tables without their header lines"),
+        )
     return p
 
 
@@ -115,6 +153,7 @@ class Context:
     args: argparse.Namespace
     out: IO[str]
     err: IO[str]
+    parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
     _client: KubeClient | None = None
 
     @property
@@ -137,7 +176,7 @@ class Context:
             self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
         return self._client
 
-    def node_selector(self) -> Any:
+    def node_selector(self) -> Selector | None:
         """The parsed ``-l`` selector (validated as the API server does), or ``None``."""
         text = getattr(self.args, "selector", None)
         if text is None:

@@ -92,8 +92,9 @@ def _settle_flags(args: argparse.Namespace) -> None:
     """Refuse flags given before a command that does not use them; combine ``--snapshot`` from both sides."""
     offered = set(getattr(args, "groups", ALL_GROUPS))
     for group, (dests, flags) in GROUP_FLAGS.items():
-        if group not in offered and any(hasattr(args, d) for d in dests):
-            raise InputError(flags.split("/")[0] if group != "output" else flags, f"not used by {args.command}")
+        for dest, flag in zip(dests, flags, strict=True):
+            if group not in offered and hasattr(args, dest):
+                raise InputError(flag, f"not used by {args.command}")
     both = [*(getattr(args, "snapshot", None) or ()), *(getattr(args, "snapshot_after", None) or ())]
     if hasattr(args, "snapshot_after"):
         del args.snapshot_after
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
     prog = prog_name()
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    ctx = Context(args, out, err)
+    ctx = Context(args, out, err, parser=parser)
     try:
         _settle_flags(args)
         return int(args.func(ctx))

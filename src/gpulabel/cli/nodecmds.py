@@ -6,15 +6,12 @@ import argparse
 
 from gpulabel.cli.context import AddCommand, Context, add_verdict_flags, findings_exit
 from gpulabel.errors import InputError
+from gpulabel.model.operands import CATALOGUE
 
 __all__ = ["add_node_commands"]
 
 
-OPERAND_NAMES = (
-    "driver, container-toolkit, device-plugin, mps-control-daemon, gpu-feature-discovery, dcgm, dcgm-exporter, "
-    "mig-manager, operator-validator, node-status-exporter, sandbox-device-plugin, sandbox-validator, vgpu-manager, "
-    "vgpu-device-manager, vfio-manager, cc-manager, kata-manager"
-)  # checks.operands.CATALOGUE, spelled out so that --help imports no check (a test keeps them equal)
+OPERAND_NAMES = ", ".join(CATALOGUE)  # --disabled's valid values, from the catalogue (data, not a check)
 
 
 def _disabled_flag(p: argparse.ArgumentParser, help_: str) -> None:

@@ -16,7 +16,7 @@ Output contracts:
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpulabel.cli.context import add_verdict_flags, findings_exit
 
@@ -109,7 +109,7 @@ def cmd_place(ctx: Context) -> int:
     from gpulabel.cluster.manifests import load_workloads
     from gpulabel.model.findings import Result, Section
 
-    dra_objects: list[tuple[str, dict[str, Any]]] = []
+    dra_objects: list[tuple[str, dict[str, object]]] = []
     workloads = load_workloads(ctx.args.manifests, dra_objects)
     uses_claims = any(w.resource_claims for w in workloads)
     if uses_claims:

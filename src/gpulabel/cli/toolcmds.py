@@ -103,8 +103,7 @@ def cmd_version(ctx: Context) -> int:
 
 def cmd_completion(ctx: Context) -> int:
     from gpulabel.cli.completion import script
-    from gpulabel.cli.main import build_parser, prog_name
 
-    parser = build_parser(prog_name())
-    ctx.out.write(script(parser, ctx.args.shell))
+    assert ctx.parser is not None, "main() gives every command the parser"
+    ctx.out.write(script(ctx.parser, ctx.args.shell))
     return 0
