@@ -18,7 +18,7 @@ from tests import objects
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(
-    p for p in (ROOT / "examples").iterdir() if p.suffix in (".yaml", ".json") and p.stem not in ("pods",)
+    p for p in (ROOT / "examples").iterdir() if p.suffix in (".yaml", ".json") and p.stem != "gpulabel-config"
 )
 
 

@@ -245,6 +245,7 @@ def _missing(node: Node, name: str, detail: str, data: Mapping[str, Any]) -> Fin
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
+    namespace: str | None = None,
 ) -> OperandReport:
     """Per-node operand findings over ``state``; sorted by node, then catalogue order.
 
@@ -258,6 +259,8 @@ def check_operands(
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
     ds_by_operand: dict[str, list[DaemonSet]] = {}
     for ds in state.daemonsets:
+        if namespace and ds.namespace != namespace:
+            continue  # the config's operator namespace: another namespace's DaemonSets are not the operator's
         name = operand_of_daemonset(ds)
         if name is not None:
             ds_by_operand.setdefault(name, []).append(ds)

@@ -93,6 +93,7 @@ class CheckOptions:
     # a config file's severity overrides: "<check>/<reason>" or "<reason>" (every check) -> severity
     severities: Mapping[str, Severity] = field(default_factory=dict)
     all_pods: bool = False  # pending: every Pending pod, not only GPU pods
+    operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -129,7 +130,7 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.operands import check_operands
 
-    report = check_operands(state, opts.disabled)
+    report = check_operands(state, opts.disabled, opts.operator_namespace)
     rows = tuple(
         {
             "daemonset": a["daemonset"],

@@ -10,7 +10,7 @@ kubectl; ``--snapshot`` given on both sides combines in command-line order.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
+    from gpulabel.cluster.config import Config
     from gpulabel.k8s.selectors import Selector
     from gpulabel.model.cluster import ClusterState
     from gpulabel.model.findings import Result
@@ -155,6 +156,8 @@ class Context:
     err: IO[str]
     parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
     _client: KubeClient | None = None
+    _config: Config | None = None
+    _labels: dict[str, Mapping[str, str]] | None = None  # each loaded node's labels (ignore rules' selectors)
 
     @property
     def fmt(self) -> str:
@@ -188,8 +191,22 @@ class Context:
         except ValueError as err:
             raise InputError("-l/--selector", str(err)) from None
 
+    def config(self) -> Config:
+        """The config file (``--config``, else the first default location; none: an empty one), read once."""
+        if self._config is None:
+            from gpulabel.cluster.config import Config, default_config_path, load_config
+
+            path = getattr(self.args, "config", None) or default_config_path()
+            self._config = load_config(path) if path else Config()
+        return self._config
+
     def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
         """The cluster (or the snapshots), loaded once: only ``kinds``, nodes restricted by ``-l``."""
+        state = self._load(kinds, **selectors)
+        self._labels = {n.name: n.labels for n in state.nodes}
+        return state
+
+    def _load(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
         selector = self.node_selector()
         if self.args.snapshot:
             from gpulabel.cluster.snapshot import load_snapshots
@@ -217,12 +234,25 @@ Command = Callable[[Context], int]
 
 
 def add_verdict_flags(p: argparse.ArgumentParser) -> None:
-    """The flags of a command whose findings are graded: what fails it."""
-    p.add_argument(
+    """The flags of a command whose findings are graded: what fails it, what is accepted."""
+    g = p.add_argument_group("verdict")
+    g.add_argument(
         "--fail-level",
         choices=("error", "warning", "info"),
         default=None,
         help="exit 1 when a finding is at or above this severity (default error); lower ones are printed, and exit 0",
+    )
+    g.add_argument(
+        "--config",
+        metavar="FILE",
+        help="ignore rules, severity overrides and thresholds (docs/config.md; default: $GPULABEL_CONFIG, "
+        "~/.config/gpulabel/config.yaml, /etc/gpulabel/config.yaml, the first that exists)",
+    )
+    g.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a previous -o json: its findings are marked baseline and do not fail the run; "
+        "those no longer found are listed as info (resolved)",
     )
 
 
@@ -235,10 +265,20 @@ def findings_exit(ctx: Context, result: Result) -> int:
     """
     from gpulabel.model.severity import fails, parse_severity
 
-    ctx.emit(result)
     if not result.graded:
+        ctx.emit(result)
         return 1 if result.findings else 0
-    return 1 if fails(result.findings, parse_severity(getattr(ctx.args, "fail_level", None) or "error")) else 0
+    from gpulabel.checks.verdict import apply_baseline, apply_ignores, counted, regrade
+
+    config = ctx.config()
+    result = apply_ignores(regrade(result, config.severities), config.ignore, ctx._labels or {})
+    baseline = getattr(ctx.args, "baseline", None)
+    if baseline:
+        from gpulabel.cluster.config import load_baseline
+
+        result = apply_baseline(result, load_baseline(baseline))
+    ctx.emit(result)
+    return 1 if fails(counted(result), parse_severity(getattr(ctx.args, "fail_level", None) or "error")) else 0
 
 
 class AddCommand:

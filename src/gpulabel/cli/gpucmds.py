@@ -24,9 +24,10 @@ def add_stuck_after(p: object) -> None:
     """``--stuck-after`` and ``--at``: how old a MIG or driver-upgrade state may get, measured when."""
     p.add_argument(  # type: ignore[attr-defined]
         "--stuck-after",
-        default="30m",
+        default=None,
         metavar="DURATION",
-        help="a MIG or driver-upgrade state older than this is stuck (30m, 1h30m, 90s; default 30m)",
+        help="a MIG or driver-upgrade state older than this is stuck, past half of it slow (30m, 1h30m, 90s; "
+        "default: the config file's thresholds.stuck-after, else 30m)",
     )
     p.add_argument(  # type: ignore[attr-defined]
         "--at",
@@ -37,17 +38,20 @@ def add_stuck_after(p: object) -> None:
 
 def options(ctx: Context) -> CheckOptions:
     """The check options from the shared flags and ``--disabled``, ``--stuck-after``, ``--at``, ``--strict``."""
-    from gpulabel.checks.registry import CheckOptions, parse_duration
+    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, parse_duration
     from gpulabel.errors import InputError
     from gpulabel.model.gpustack import parse_time
 
     a = ctx.args
+    config = ctx.config()
+    stuck_after = DEFAULT_STUCK_AFTER if config.stuck_after is None else config.stuck_after
     opts = CheckOptions(
         strict=bool(getattr(a, "strict", False)),
         disabled=tuple(getattr(a, "disabled", ()) or ()),
         namespace=a.namespace,
-        stuck_after=parse_duration(getattr(a, "stuck_after", None) or "30m"),
+        stuck_after=parse_duration(a.stuck_after) if getattr(a, "stuck_after", None) else stuck_after,
         all_pods=bool(getattr(a, "all_pods", False)),
+        operator_namespace=config.operator_namespace,
     )
     at = getattr(a, "at", None)
     if at:

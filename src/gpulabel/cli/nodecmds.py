@@ -117,9 +117,10 @@ def cmd_sources(ctx: Context) -> int:
 
 def cmd_operands(ctx: Context) -> int:
     from gpulabel.checks.operands import operand_of_daemonset
-    from gpulabel.checks.registry import CheckOptions, run_check
+    from gpulabel.checks.registry import run_check
+    from gpulabel.cli.gpucmds import options
 
-    opts = CheckOptions(disabled=tuple(ctx.args.disabled))
+    opts = options(ctx)
     if ctx.args.snapshot:
         state = ctx.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
     else:

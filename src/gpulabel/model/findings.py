@@ -75,6 +75,7 @@ class Finding:
     fits_elsewhere: int | None = None
     change: str = ""
     severity: str = ""
+    baseline: bool = False  # in the --baseline file: known, it does not fail the run
 
     def line(self) -> str:
         parts = [self.pod, self.node, self.operand, self.key, self.reason]
@@ -90,6 +91,8 @@ class Finding:
         out["reason"] = self.reason
         if self.severity:
             out["severity"] = self.severity
+        if self.baseline:
+            out["baseline"] = True
         if self.args:
             out["args"] = list(self.args)
         if self.value is not None:

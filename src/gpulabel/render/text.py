@@ -94,7 +94,7 @@ def finding_line(f: Finding) -> str:
 
 
 def _wide_line(f: Finding) -> str:
-    extra = f.detail
+    extra = f"{f.detail}; in the baseline" if f.baseline else f.detail
     if f.count is not None and f.sample:
         more = ", ..." if f.count > len(f.sample) else ""
         extra = f"{extra}; nodes: {', '.join(f.sample)}{more}" if extra else f"nodes: {', '.join(f.sample)}{more}"
@@ -117,6 +117,8 @@ def summary_line(result: Result) -> str:
     if result.skipped:
         return f"{result.command}: skipped ({result.skipped})"
     notes = "".join(f" (info: {n} {what})" for what, n in result.notes.items())
+    if result.counts.get("ignored"):
+        notes += f" (ignored: {result.counts['ignored']} by the config's rules)"
     if not result.findings:
         return f"{result.command}: OK{notes}"
     tail = " ".join(f"{reason}={n}" for reason, n in summarize(result.findings).items())
