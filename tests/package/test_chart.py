@@ -152,7 +152,7 @@ def test_a_check_config_is_a_configmap_mounted_where_gpulabel_looks_and_it_loads
     docs = by_key(objects(template("--set-json", f"check.config={json.dumps(config)}")))
     text = docs[("ConfigMap", "gpulabel", "gpulabel-check-config")]["data"]["config.yaml"]
     (tmp_path / "config.yaml").write_text(text)
-    from gpulabel.cluster.config import SYSTEM_CONFIG, load_config
+    from gpulabel.app.config import SYSTEM_CONFIG, load_config
 
     loaded = load_config(str(tmp_path / "config.yaml"))
     assert [(r.check, r.reason, r.comment) for r in loaded.ignore] == [

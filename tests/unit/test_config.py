@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gpulabel.cli.main import main
-from gpulabel.cluster.config import default_config_path, load_config
+from gpulabel.app.config import default_config_path, load_config
 from gpulabel.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from gpulabel.app.checks import parse_duration
 from gpulabel.checks.capacity import capacity
 from gpulabel.checks.gpus import inventory
 from gpulabel.checks.mig import mig
-from gpulabel.checks.registry import CHECKS, parse_duration
+from gpulabel.checks.registry import CHECKS
 from gpulabel.checks.sharing import sharing
 from gpulabel.checks.upgrade import upgrade
 from gpulabel.cli.main import main

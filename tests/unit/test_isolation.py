@@ -43,3 +43,70 @@ def test_the_gpu_pods_on_a_node_to_isolate_are_listed_with_their_resources() -> 
     ]
     (change,) = plan_isolation(NODES, ["a"], undo=False, node_pods=node_pods)[0]
     assert change.gpu_pods == (("ml/infer", ("nvidia.com/mig-1g.5gb",)), ("ml/train", ("nvidia.com/gpu",)))
+
+
+class RecordingWriter:
+    """The API as isolate sees it: records each write, answers with the labels written."""
+
+    target = "cluster"
+
+    def __init__(self, fail: str = "") -> None:
+        self.writes: list[tuple[str, str, tuple[str, ...]]] = []
+        self.fail = fail
+
+    def apply(self, node: str, labels: dict[str, str], manager: str) -> dict[str, str]:
+        from gpulabel.errors import ClusterError
+
+        if node == self.fail:
+            raise ClusterError(f"node {node}", "admission webhook refused it")
+        self.writes.append(("apply", node, tuple(labels)))
+        return dict(labels)
+
+    def remove(self, node: str, keys: list[str], manager: str) -> None:
+        self.writes.append(("remove", node, tuple(keys)))
+
+
+def _isolate(names: list[str], writer: object, *, dry_run: bool, force: bool = False, undo: bool = False) -> tuple:
+    from gpulabel.app.isolate import IsolateOptions, isolate
+    from gpulabel.model.cluster import ClusterState
+
+    gpu = {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+    node_pods = [pod_from_json(pod("ml", "train", "a", spec=gpu))]
+    state = ClusterState(nodes=tuple(NODES.values()), kinds=frozenset({"Node", "DaemonSet"}))
+    opts = IsolateOptions(nodes=tuple(names), undo=undo, dry_run=dry_run, force=force)
+    streamed: list[object] = []
+    warnings: list[str] = []
+    outcome = isolate(state, node_pods, opts, writer, streamed.append, warnings.append)  # type: ignore[arg-type]
+    fields = dict(outcome.result.fields)
+    fields.pop("dry_run")
+    return outcome.code, outcome.result.findings, outcome.result.sections, fields, streamed, warnings
+
+
+def test_the_dry_run_predicts_exactly_what_the_run_does() -> None:
+    """Refusals (a GPU pod on node a), unknown nodes, writes: the same answer, whichever writer (issue 24)."""
+    from gpulabel.cluster.writes import PlanWriter
+
+    for names, force, undo in ((["a", "c", "zz"], False, False), (["a", "c"], True, False), (["b", "c"], False, True)):
+        real = RecordingWriter()
+        run = _isolate(names, real, dry_run=False, force=force, undo=undo)
+        planned = _isolate(names, PlanWriter(), dry_run=True, force=force, undo=undo)
+        assert run == planned
+    code, _, sections, _, _, warnings = _isolate(["a", "c"], RecordingWriter(), dry_run=True)
+    assert code == 1 and sections[1].rows == ({"node": "a", "gpu_pods": ("ml/train",)},)
+    assert warnings[0].startswith("node a: not isolated: GPU pods running: ml/train (nvidia.com/gpu)")
+
+
+def test_a_run_writes_only_what_the_plan_says_and_refuses_gpu_nodes() -> None:
+    writer = RecordingWriter()
+    code, findings, _, _, _, _ = _isolate(["a", "c"], writer, dry_run=False)
+    assert writer.writes == [("apply", "c", (OPS,))]
+    assert code == 1 and [f.node for f in findings] == ["c"]
+    forced = RecordingWriter()
+    assert _isolate(["a", "c"], forced, dry_run=False, force=True)[0] == 0
+    assert forced.writes == [("apply", "a", (OPS,)), ("apply", "c", (OPS,))]
+
+
+def test_a_write_the_server_refuses_is_one_warning_and_exit_1() -> None:
+    code, findings, _, _, _, warnings = _isolate(["c"], RecordingWriter(fail="c"), dry_run=False)
+    assert (code, findings) == (1, ())
+    assert warnings == ["node c: not written: node c: admission webhook refused it"]

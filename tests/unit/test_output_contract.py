@@ -369,10 +369,15 @@ def test_completion_scripts_name_every_command_and_parse(shell: str, tmp_path: P
 
 
 def test_isolate_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:
+    # ml/train-a holds a GPU on lab-node-1: the dry run refuses the node, as the run would (issue 24)
     code, out, err = run("isolate", "lab-node-1", "--dry-run", "--snapshot", LAB, "-o", "wide")
+    assert (code, out) == (1, "")
+    assert err.startswith("gpulabel: node lab-node-1: not isolated: GPU pods running: ml/train-a (nvidia.com/gpu)")
+    code, out, err = run("isolate", "lab-node-1", "--dry-run", "--force", "--snapshot", LAB, "-o", "wide")
     assert code == 0 and err == ""
-    line = out.strip()
-    assert line.startswith("lab-node-1 nvidia.com/gpu.deploy.operands false (was absent; leaving: gpu-operator/")
+    first, second = out.splitlines()
+    assert first.startswith("lab-node-1 nvidia.com/gpu.deploy.operands false (was absent; leaving: gpu-operator/")
+    assert second == "lab-node-1 gpu-pod ml/train-a nvidia.com/gpu"
 
 
 def test_sync_dry_run_plans_from_a_snapshot(files: dict[str, str]) -> None:

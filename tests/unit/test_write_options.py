@@ -92,27 +92,12 @@ def test_the_defaults_of_watch_options_are_filled_in_after_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A complete --watch --leader-elect gets past the check (and then to the client, refused here)."""
-    import argparse
-
-    from gpulabel.cli.writecmds import check_sync_options
+    from gpulabel.app.sync import SyncOptions
 
     monkeypatch.setenv("POD_NAMESPACE", "ops")
-    args = argparse.Namespace(
-        snapshot=None,
-        namespace=None,
-        directory=str(tmp_path),
-        watch=True,
-        dry_run=False,
-        resync_period=None,
-        leader_elect=True,
-        metrics_port=None,
-        identity=None,
-        lease_namespace=None,
-        lease_name=None,
-    )
-    check_sync_options(args)
-    assert (args.resync_period, args.lease_namespace, args.lease_name) == (300.0, "ops", "gpulabel-sync")
-    assert args.identity
+    opts = SyncOptions(directory=str(tmp_path), watch=True, leader_elect=True)
+    assert (opts.resync_period, opts.lease_namespace, opts.lease_name) == (300.0, "ops", "gpulabel-sync")
+    assert opts.identity
 
 
 def test_a_valid_watch_command_reaches_the_client(tmp_path: Path) -> None:

@@ -363,7 +363,16 @@ def claim_results(
     A node the other filters pass but whose claims cannot be allocated fails
     with filter ``DynamicResources`` and the reason ``claim <claim>/<request> <reason>``.
     """
-    pod = Pod(namespace, name, "", "Pending", {}, {}, (), {"resourceClaims": list(resource_claims)})
+    pod = Pod(
+        namespace=namespace,
+        name=name,
+        node_name="",
+        phase="Pending",
+        labels={},
+        conditions={},
+        owners=(),
+        spec={"resourceClaims": list(resource_claims)},
+    )
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
     verdicts = pod_claim_verdicts(state, pod, passing)
     out = []

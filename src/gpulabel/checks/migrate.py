@@ -184,7 +184,7 @@ def migrate(req: PodRequirements, products: Iterable[str] = (), architectures: I
     t = _Translator(products, architectures)
     common = []
     for key, value in req.node_selector:
-        r = Requirement(key, "In", (value,), "spec.nodeSelector", value_set=frozenset({value}))
+        r = Requirement(key=key, operator="In", values=(value,), path="spec.nodeSelector", value_set=frozenset({value}))
         clause = t.requirement(r)
         if clause is not None:
             common.append(clause)

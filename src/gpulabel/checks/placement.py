@@ -386,7 +386,7 @@ def predict(pod_spec: Mapping[str, Any], nodes: Sequence[Node], pods: Sequence[P
     not: use pods and nodes that those filters pass.
     """
     req = compile_pod_spec(pod_spec)
-    capacities = ClusterState(tuple(nodes), tuple(pods)).capacities() if pods is not None else None
+    capacities = ClusterState(nodes=tuple(nodes), pods=tuple(pods)).capacities() if pods is not None else None
     request = pod_request(pod_spec) if pods is not None else None
     results = place(req, NodeIndex(nodes, capacities), full=True, request=request)
     feasible = tuple(n.name for n, r in zip(nodes, results, strict=True) if r.fits)

@@ -16,8 +16,7 @@ two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -25,6 +24,7 @@ from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
+from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import SEVERITIES, Reason, Severity
 
 __all__ = [
@@ -35,8 +35,6 @@ __all__ = [
     "CheckOptions",
     "check_named",
     "grade",
-    "known_operands",
-    "parse_duration",
     "reason_table",
     "register",
     "run_check",
@@ -46,31 +44,7 @@ __all__ = [
 ]
 
 
-def known_operands(names: Iterable[str], where: str = "--disabled") -> tuple[str, ...]:
-    """``names`` if each is an operand of the catalogue; otherwise an :class:`InputError` naming the first unknown."""
-    from gpulabel.checks.operands import CATALOGUE
-
-    names = tuple(names)
-    unknown = [n for n in names if n not in CATALOGUE]
-    if unknown:
-        raise InputError(where, f"unknown operand {unknown[0]!r}; known: {', '.join(CATALOGUE)}")
-    return names
-
-
-_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
 DEFAULT_STUCK_AFTER = 1800.0
-
-
-def parse_duration(text: str, where: str = "--stuck-after") -> float:
-    """``30m``, ``1h30m``, ``90s`` or a number of seconds; an :class:`InputError` otherwise."""
-    text = text.strip()
-    if text.isdigit():
-        return float(text)
-    m = _DURATION.fullmatch(text)
-    if not text or m is None or not any(m.groups()):
-        raise InputError(where, f"{text!r} is not a duration such as 30m, 1h30m or 90s")
-    h, mins, secs = (int(g or 0) for g in m.groups())
-    return float(h * 3600 + mins * 60 + secs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""What every command gets: its flags, its parsed arguments, the cluster loaded once, and one way to print.
+"""What every command gets: its flags, its parsed arguments, the session that loads the cluster, one way to print.
 
 Flags come in groups, and a command offers only the groups it uses:
 ``output`` (``-o``, ``--no-headers``), ``cluster`` (``--snapshot``,
@@ -10,18 +10,15 @@ kubectl; ``--snapshot`` given on both sides combines in command-line order.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from gpulabel.errors import InputError
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
-    from gpulabel.cluster.client import KubeClient
-    from gpulabel.cluster.config import Config
-    from gpulabel.k8s.selectors import Selector
-    from gpulabel.model.cluster import ClusterState
+    from gpulabel.app.checks import Verdict
+    from gpulabel.app.session import Outcome, Session, Source
     from gpulabel.model.findings import Result
 
 __all__ = [
@@ -31,8 +28,8 @@ __all__ = [
     "AddCommand",
     "Command",
     "Context",
+    "add_all_pods_flag",
     "add_verdict_flags",
-    "findings_exit",
     "shared_flags",
 ]
 
@@ -149,15 +146,14 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
 
 @dataclass
 class Context:
-    """What a command gets: its parsed arguments, a way to load the cluster once, and a way to print."""
+    """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print."""
 
     args: argparse.Namespace
     out: IO[str]
     err: IO[str]
     parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
-    _client: KubeClient | None = None
-    _config: Config | None = None
-    _labels: dict[str, Mapping[str, str]] | None = None  # each loaded node's labels (ignore rules' selectors)
+    _session: Session | None = None
+    _verdict: Verdict | None = None
 
     @property
     def fmt(self) -> str:
@@ -167,67 +163,55 @@ class Context:
         self.err.write(f"gpulabel: {text}\n")
         self.err.flush()
 
-    def client(self, budget: float = 10.0) -> KubeClient:
-        """The API client; ``budget`` is how many seconds an operation may spend retrying
-        a server that is down or overloaded (cluster/retry.py)."""
-        if self.args.snapshot:
-            raise InputError("--snapshot", "this command needs a live cluster, not a snapshot")
-        if self._client is None:
-            from gpulabel.cluster.client import KubeClient
-            from gpulabel.cluster.retry import RetryPolicy
+    def source(self) -> Source:
+        """The shared cluster flags as the application layer's :class:`~gpulabel.app.session.Source`."""
+        from gpulabel.app.session import Source
 
-            self._client = KubeClient(self.args.kubeconfig, self.args.context, retry=RetryPolicy(budget=budget))
-        return self._client
+        a = self.args
+        return Source(
+            snapshots=tuple(a.snapshot or ()),
+            kubeconfig=a.kubeconfig,
+            context=a.context,
+            selector=a.selector,
+            namespace=a.namespace,
+        )
 
-    def node_selector(self) -> Selector | None:
-        """The parsed ``-l`` selector (validated as the API server does), or ``None``."""
-        text = getattr(self.args, "selector", None)
-        if text is None:
-            return None
-        from gpulabel.k8s.selectors import parse_selector
+    def session(self) -> Session:
+        """The one session of this run (made on first use, after the command's own options are checked)."""
+        if self._session is None:
+            from gpulabel.app.session import Session
 
-        try:
-            return parse_selector(text)
-        except ValueError as err:
-            raise InputError("-l/--selector", str(err)) from None
+            self._session = Session(self.source(), self.warn)
+        return self._session
 
-    def config(self) -> Config:
-        """The config file (``--config``, else the first default location; none: an empty one), read once."""
-        if self._config is None:
-            from gpulabel.cluster.config import Config, default_config_path, load_config
+    def verdict(self) -> Verdict:
+        """``--fail-level``, ``--config`` and ``--baseline`` as the application's verdict (read and checked once)."""
+        if self._verdict is None:
+            from gpulabel.app.checks import verdict_options
 
-            path = getattr(self.args, "config", None) or default_config_path()
-            self._config = load_config(path) if path else Config()
-        return self._config
-
-    def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
-        """The cluster (or the snapshots), loaded once: only ``kinds``, nodes restricted by ``-l``."""
-        state = self._load(kinds, **selectors)
-        self._labels = {n.name: n.labels for n in state.nodes}
-        return state
-
-    def _load(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
-        selector = self.node_selector()
-        if self.args.snapshot:
-            from gpulabel.cluster.snapshot import load_snapshots
-
-            state = load_snapshots(self.args.snapshot, warn=self.warn)
-            if selector is not None:
-                import dataclasses
-
-                state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
-            return state
-        from gpulabel.cluster.live import load_cluster
-
-        if selector is not None:
-            selectors["node_selector"] = self.args.selector
-        return load_cluster(self.client(), kinds, namespace=self.args.namespace, **selectors)
+            a = self.args
+            self._verdict = verdict_options(
+                fail_level=getattr(a, "fail_level", None),
+                config=getattr(a, "config", None),
+                baseline=getattr(a, "baseline", None),
+            )
+        return self._verdict
 
     def emit(self, result: Result) -> None:
         from gpulabel.render.table import style_for
         from gpulabel.render.text import emit
 
         emit(result, self.fmt, self.out, style_for(self.out, headers=not self.args.no_headers))
+
+    def finish(self, outcome: Outcome) -> int:
+        """Print the outcome's result (or its page), then its warnings; its exit code."""
+        if outcome.page is not None:
+            self.out.write(outcome.page)
+        else:
+            self.emit(outcome.result)
+        for line in outcome.warnings:
+            self.warn(line)
+        return outcome.code
 
 
 Command = Callable[[Context], int]
@@ -256,29 +240,14 @@ def add_verdict_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def findings_exit(ctx: Context, result: Result) -> int:
-    """Print ``result``; the exit code of its findings (a skipped check is not a finding).
-
-    A graded result (a check's) exits 1 when a finding is at or above
-    ``--fail-level`` (default ``error``), 0 otherwise; any other result exits
-    1 when it has findings.
-    """
-    from gpulabel.model.severity import fails, parse_severity
-
-    if not result.graded:
-        ctx.emit(result)
-        return 1 if result.findings else 0
-    from gpulabel.checks.verdict import apply_baseline, apply_ignores, counted, regrade
-
-    config = ctx.config()
-    result = apply_ignores(regrade(result, config.severities), config.ignore, ctx._labels or {})
-    baseline = getattr(ctx.args, "baseline", None)
-    if baseline:
-        from gpulabel.cluster.config import load_baseline
-
-        result = apply_baseline(result, load_baseline(baseline))
-    ctx.emit(result)
-    return 1 if fails(counted(result), parse_severity(getattr(ctx.args, "fail_level", None) or "error")) else 0
+def add_all_pods_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--all-pods",
+        action="store_true",
+        help="every Pending pod, not only GPU pods (pods requesting nvidia.com/* or another GPU device plugin's "
+        "resource, holding a DRA claim, or selecting nvidia.com/* or NFD's NVIDIA PCI label); without it the "
+        "others are only counted, as info",
+    )
 
 
 class AddCommand:

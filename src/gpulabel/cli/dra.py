@@ -16,11 +16,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
-    from gpulabel.model.findings import Cell
 
 __all__ = ["add_dra_commands"]
 
-_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim")
 _GROUPS = ("output", "cluster")  # devices are listed per slice, not per node: no -l, no -n
 
 
@@ -58,67 +56,19 @@ def add_dra_commands(add: AddCommand) -> None:
 
 
 def cmd_devices(ctx: Context) -> int:
-    from gpulabel.checks.devices import device_rows
-    from gpulabel.model.findings import Result, Section
+    from gpulabel.app.dra import run_devices
 
-    rows = device_rows(ctx.state(_KINDS).dra)
-    section = Section(
-        "devices",
-        tuple(r.cells() for r in rows),
-        tuple(r.line() for r in rows),
-        tuple(r.line(wide=True) for r in rows),
-    )
-    ctx.emit(Result("devices", sections=(section,), ok="", counts={"devices": len(rows)}))
-    return 0
+    return ctx.finish(run_devices(ctx.session()))
 
 
 def cmd_cel(ctx: Context) -> int:
-    from gpulabel.checks.devices import select
-    from gpulabel.model.findings import Result, Section
+    from gpulabel.app.dra import CelOptions, run_cel
 
-    found = select(ctx.state(_KINDS).dra, ctx.args.expression, ctx.args.device_class)
-    selected = sum(s.verdict == "yes" for s in found)
-    section = Section("devices", tuple(s.cells() for s in found), tuple(s.line() for s in found))
-    ctx.emit(
-        Result(
-            "cel",
-            sections=(section,),
-            ok="",
-            counts={"devices": len(found), "selected": selected},
-            fields={"expression": ctx.args.expression, "class": ctx.args.device_class},
-        )
-    )
-    return 0 if selected else 1
+    opts = CelOptions(expression=ctx.args.expression, device_class=ctx.args.device_class)
+    return ctx.finish(run_cel(ctx.session(), opts))
 
 
 def cmd_migrate(ctx: Context) -> int:
-    from gpulabel.checks.devices import device_rows
-    from gpulabel.checks.migrate import migrate
-    from gpulabel.cluster.manifests import load_workloads
-    from gpulabel.model.findings import Result, Section
+    from gpulabel.app.dra import MigrateOptions, run_migrate
 
-    workloads = load_workloads(ctx.args.manifests)
-    rows = device_rows(ctx.state(_KINDS).dra)
-    products = [str(r.attribute("productName")) for r in rows if r.attribute("productName")]
-    archs = [str(r.attribute("architecture")) for r in rows if r.attribute("architecture")]
-    cells: list[dict[str, Cell]] = []
-    lines: list[str] = []
-    for w in workloads:
-        m = migrate(w.requirements, products, archs)
-        cells.append(
-            {
-                "workload": w.ref,
-                "kind": w.kind,
-                "selector": m.selector or None,
-                "count": m.count,
-                "keep": tuple(m.kept),
-                "warnings": tuple(m.warnings),
-            }
-        )
-        lines.append(f"{w.ref} selector: {m.selector or '(none: no GPU label requirements)'}")
-        if m.count is not None:
-            lines.append(f"{w.ref} count: {m.count}")
-        lines.extend(f"{w.ref} keep: {k} (stays node affinity)" for k in m.kept)
-        lines.extend(f"{w.ref} warning: {x}" for x in m.warnings)
-    ctx.emit(Result("migrate", sections=(Section("workloads", tuple(cells), tuple(lines)),), ok=""))
-    return 0
+    return ctx.finish(run_migrate(ctx.session(), MigrateOptions(manifests=tuple(ctx.args.manifests))))

@@ -9,27 +9,28 @@ evidence and, where one label change is the documented repair, the exact
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
+
+from gpulabel.cli.context import add_verdict_flags
 
 if TYPE_CHECKING:
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.cli.context import AddCommand, Context
 
-from gpulabel.cli.context import add_verdict_flags
-
 __all__ = ["add_gpu_commands", "add_stuck_after", "options"]
 
 
-def add_stuck_after(p: object) -> None:
+def add_stuck_after(p: argparse.ArgumentParser) -> None:
     """``--stuck-after`` and ``--at``: how old a MIG or driver-upgrade state may get, measured when."""
-    p.add_argument(  # type: ignore[attr-defined]
+    p.add_argument(
         "--stuck-after",
         default=None,
         metavar="DURATION",
         help="a MIG or driver-upgrade state older than this is stuck, past half of it slow (30m, 1h30m, 90s; "
         "default: the config file's thresholds.stuck-after, else 30m)",
     )
-    p.add_argument(  # type: ignore[attr-defined]
+    p.add_argument(
         "--at",
         metavar="TIME",
         help="measure label ages at this RFC 3339 time instead of now (for a snapshot taken earlier)",
@@ -37,31 +38,26 @@ def add_stuck_after(p: object) -> None:
 
 
 def options(ctx: Context) -> CheckOptions:
-    """The check options from the shared flags and ``--disabled``, ``--stuck-after``, ``--at``, ``--strict``."""
-    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, parse_duration
-    from gpulabel.errors import InputError
-    from gpulabel.model.gpustack import parse_time
+    """``check``'s and ``report``'s check options: ``--strict``, ``--disabled``, ``--stuck-after``, ``--at``, ``-n``."""
+    from gpulabel.app.checks import check_options
 
     a = ctx.args
-    config = ctx.config()
-    stuck_after = DEFAULT_STUCK_AFTER if config.stuck_after is None else config.stuck_after
-    opts = CheckOptions(
-        strict=bool(getattr(a, "strict", False)),
-        disabled=tuple(getattr(a, "disabled", ()) or ()),
+    return check_options(
+        strict=a.strict,
+        disabled=a.disabled,
         namespace=a.namespace,
-        stuck_after=parse_duration(a.stuck_after) if getattr(a, "stuck_after", None) else stuck_after,
-        all_pods=bool(getattr(a, "all_pods", False)),
-        operator_namespace=config.operator_namespace,
+        stuck_after=a.stuck_after,
+        at=a.at,
+        all_pods=getattr(a, "all_pods", False),
+        config=ctx.verdict().config,
     )
-    at = getattr(a, "at", None)
-    if at:
-        when = parse_time(at)
-        if when is None:
-            raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
-        from dataclasses import replace
 
-        opts = replace(opts, now=when)
-    return opts
+
+def _stuck_options(ctx: Context) -> CheckOptions:
+    """The check options of ``mig`` and ``upgrade``: ``--stuck-after`` and ``--at``."""
+    from gpulabel.app.checks import check_options
+
+    return check_options(stuck_after=ctx.args.stuck_after, at=ctx.args.at, config=ctx.verdict().config)
 
 
 NODE_FLAGS = ("output", "cluster", "nodes")  # these commands read nodes only: no -n/-A
@@ -113,59 +109,33 @@ def add_gpu_commands(add: AddCommand) -> None:
     p.add_argument("--by", metavar="LABEL", help="group by this node label (a pool) and product")
 
 
-def _run(ctx: Context, name: str) -> int:
-    from gpulabel.checks.registry import check_named, run_check
-    from gpulabel.cli.context import findings_exit
+def _run(ctx: Context, name: str, opts: CheckOptions) -> int:
+    from gpulabel.app.checks import run_named
 
-    check = check_named(name)
-    opts = options(ctx)
-    return findings_exit(ctx, run_check(check, ctx.state(check.kinds), opts))
+    return ctx.finish(run_named(ctx.session(), name, opts, ctx.verdict()))
 
 
 def cmd_capacity(ctx: Context) -> int:
-    from gpulabel.checks.registry import known_operands
+    from gpulabel.app.checks import check_options
 
-    known_operands(ctx.args.disabled)
-    return _run(ctx, "capacity")
+    return _run(ctx, "capacity", check_options(disabled=ctx.args.disabled, config=ctx.verdict().config))
 
 
 def cmd_mig(ctx: Context) -> int:
-    return _run(ctx, "mig")
+    return _run(ctx, "mig", _stuck_options(ctx))
 
 
 def cmd_sharing(ctx: Context) -> int:
-    return _run(ctx, "sharing")
+    from gpulabel.app.checks import check_options
+
+    return _run(ctx, "sharing", check_options(config=ctx.verdict().config))
 
 
 def cmd_upgrade(ctx: Context) -> int:
-    return _run(ctx, "upgrade")
+    return _run(ctx, "upgrade", _stuck_options(ctx))
 
 
 def cmd_gpus(ctx: Context) -> int:
-    from gpulabel.checks.gpus import inventory
-    from gpulabel.model.findings import Cell, Result, Section
+    from gpulabel.app.gpustack import GpusOptions, run_gpus
 
-    rows = inventory(ctx.state(["Node", "Pod"]), ctx.args.by)
-    wide = []
-    for r in rows:
-        parts = [f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)]
-        extra = "allocatable/requested: " + (", ".join(parts) or "none")
-        if r.unknown_allocatable:
-            extra += f"; {r.unknown_allocatable} node(s) without status.allocatable"
-        wide.append(f"{r.line()} ({extra})")
-    cells: tuple[dict[str, Cell], ...] = tuple(
-        {
-            **r.group,
-            "nodes": r.nodes,
-            "gpus": r.gpus,
-            "allocatable": r.total_allocatable,
-            "requested": r.total_requested,
-            "free": r.free,
-            "unknown_allocatable": r.unknown_allocatable,
-        }
-        for r in rows
-    )
-    text = tuple(r.line() for r in rows) or ("no GPU nodes",)
-    section = Section("rows", cells, text, tuple(wide) or ("no GPU nodes",))
-    ctx.emit(Result("gpus", sections=(section,), ok="", fields={"by": ctx.args.by}))
-    return 0
+    return ctx.finish(run_gpus(ctx.session(), GpusOptions(by=ctx.args.by)))

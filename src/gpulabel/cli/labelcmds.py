@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from gpulabel.cli.context import AddCommand, Context, findings_exit
-from gpulabel.errors import InputError
+from gpulabel.cli.context import AddCommand, Context
 
 __all__ = ["add_label_commands"]
 
@@ -34,40 +33,14 @@ def add_label_commands(add: AddCommand) -> None:
 
 
 def cmd_sanitize(ctx: Context) -> int:
-    from gpulabel.k8s.labels import is_valid_value
-    from gpulabel.model.findings import Result, Section
-    from gpulabel.model.sanitize import sanitize, sanitize_gfd
+    from gpulabel.app.labels import SanitizeOptions, run_sanitize
 
     a = ctx.args
-    if a.gfd:
-        results = [sanitize_gfd(v, a.mig_profile or "", a.shared) for v in a.values]
-    else:
-        if a.mig_profile or a.shared:
-            raise InputError("--mig-profile/--shared", "only apply with --gfd")
-        results = [sanitize(v) for v in a.values]
-    rows = tuple({"input": v, "output": r, "valid": is_valid_value(r)} for v, r in zip(a.values, results, strict=True))
-    ctx.emit(Result("sanitize", sections=(Section("values", rows, tuple(results)),), ok=""))
-    # a value with nothing usable left: say so (stdout keeps one line per value)
-    empty = [v for v, r in zip(a.values, results, strict=True) if not r]
-    for value in empty:
-        why = "GFD writes no product label for it" if a.gfd else "no character a label value may hold"
-        ctx.err.write(f"gpulabel: sanitize: {value!r}: {why}\n")
-    return 1 if empty else 0
+    opts = SanitizeOptions(values=tuple(a.values), gfd=a.gfd, mig_profile=a.mig_profile, shared=a.shared)
+    return ctx.finish(run_sanitize(opts))
 
 
 def cmd_validate(ctx: Context) -> int:
-    from gpulabel.k8s.labels import label_errors, split_assignment
-    from gpulabel.model.findings import Finding, Result, Section
+    from gpulabel.app.labels import ValidateOptions, run_validate
 
-    findings: list[Finding] = []
-    rows = []
-    for item in ctx.args.labels:
-        if "=" not in item:  # checked for every argument before anything is printed
-            raise InputError(item, "not KEY=VALUE (write KEY= for the empty value)")
-    for item in ctx.args.labels:
-        key, value = split_assignment(item)
-        errors = label_errors(key, value)
-        given = value if "=" in item else None
-        rows.append({"label": item, "key": key, "value": value, "valid": not errors, "errors": tuple(errors)})
-        findings.extend(Finding("validate", "invalid", key=key, value=given, detail=e) for e in errors)
-    return findings_exit(ctx, Result("validate", tuple(findings), (Section("labels", tuple(rows)),), ok=""))
+    return ctx.finish(run_validate(ValidateOptions(labels=tuple(ctx.args.labels))))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpulabel.cli.context import AddCommand, Context, add_verdict_flags, findings_exit
-from gpulabel.errors import InputError
+from gpulabel.cli.context import AddCommand, Context, add_all_pods_flag, add_verdict_flags
 from gpulabel.model.operands import CATALOGUE
 
 __all__ = ["add_node_commands"]
@@ -63,9 +62,7 @@ def add_node_commands(add: AddCommand) -> None:
     )
     add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="audit with --strict")
-    from gpulabel.cli.placement import all_pods_flag
-
-    all_pods_flag(p)
+    add_all_pods_flag(p)
     _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
 
@@ -73,69 +70,29 @@ def add_node_commands(add: AddCommand) -> None:
 
 
 def cmd_audit(ctx: Context) -> int:
-    from gpulabel.checks.registry import CheckOptions, run_check
+    from gpulabel.app.checks import check_options, run_named
 
-    state = ctx.state(["Node"])
-    return findings_exit(ctx, run_check("audit", state, CheckOptions(strict=ctx.args.strict)))
+    opts = check_options(strict=ctx.args.strict, config=ctx.verdict().config)
+    return ctx.finish(run_named(ctx.session(), "audit", opts, ctx.verdict()))
 
 
 def cmd_sources(ctx: Context) -> int:
-    from gpulabel.model.findings import Cell, Result, Section
+    from gpulabel.app.labels import SourcesOptions, run_sources
 
-    a = ctx.args
-    if a.node:
-        from gpulabel.checks.sources import node_sources
-
-        node = ctx.state(["Node"]).node(a.node)
-        if node is None:
-            raise InputError(f"node {a.node}", "not found")
-        wanted = set(a.keys)
-        rows = [r for r in node_sources(node) if not wanted or r.key in wanted]
-        cells: tuple[dict[str, Cell], ...] = tuple(
-            {
-                "key": r.key,
-                "value": r.value,
-                "owner": r.owner,
-                "manager": r.written_by.manager if r.written_by else None,
-                "operation": r.written_by.operation if r.written_by else None,
-                "time": r.written_by.time if r.written_by else None,
-            }
-            for r in rows
-        )
-        section = Section("labels", cells, tuple(r.line() for r in rows))
-        ctx.emit(Result("sources", sections=(section,), ok="", fields={"node": node.name}))
-        return 0
-    if not a.keys:
-        raise InputError("sources", "give label keys, or --node NAME")
-    from gpulabel.model.vocabulary import owner_of
-
-    owners = [(k, owner_of(k)) for k in a.keys]
-    section = Section("keys", tuple({"key": k, "owner": o} for k, o in owners), tuple(f"{k}={o}" for k, o in owners))
-    ctx.emit(Result("sources", sections=(section,), ok=""))
-    return 0
+    opts = SourcesOptions(keys=tuple(ctx.args.keys), node=ctx.args.node)
+    return ctx.finish(run_sources(ctx.session(), opts))
 
 
 def cmd_operands(ctx: Context) -> int:
-    from gpulabel.checks.operands import operand_of_daemonset
-    from gpulabel.checks.registry import run_check
-    from gpulabel.cli.gpucmds import options
+    from gpulabel.app.checks import check_options, run_operands
 
-    opts = options(ctx)
-    if ctx.args.snapshot:
-        state = ctx.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
-    else:
-        from gpulabel.cluster.live import with_daemonset_pods
-
-        state = ctx.state(["Node", "DaemonSet", "ClusterPolicy"])
-        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
-        state = with_daemonset_pods(ctx.client(), state, operand_sets)
-    return findings_exit(ctx, run_check("operands", state, opts))
+    opts = check_options(disabled=ctx.args.disabled, config=ctx.verdict().config)
+    return ctx.finish(run_operands(ctx.session(), opts, ctx.verdict()))
 
 
 def cmd_check(ctx: Context) -> int:
-    from gpulabel.checks.registry import CHECKS, run_checks
+    from gpulabel.app.checks import run_all
     from gpulabel.cli.gpucmds import options
 
     opts = options(ctx)  # validated before anything is read
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
-    return findings_exit(ctx, run_checks(ctx.state(kinds), opts))
+    return ctx.finish(run_all(ctx.session(), opts, ctx.verdict()))

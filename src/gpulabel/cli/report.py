@@ -43,41 +43,12 @@ def add_report_command(add: AddCommand) -> None:
 def cmd_report(ctx: Context) -> int:
     from datetime import UTC, datetime
 
-    from gpulabel.checks.registry import known_operands
+    from gpulabel.app.report import ReportOptions, run_report
     from gpulabel.cli.gpucmds import options
-    from gpulabel.model.findings import Result, Section
-    from gpulabel.render.report import collect, render_html
 
-    a = ctx.args
-    known_operands(a.disabled)
-    opts = options(ctx)  # every option checked before anything is read
-    state = ctx.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
-    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    source = ", ".join(a.snapshot) if a.snapshot else None  # the paths as given, never made absolute
-    doc = collect(
-        state,
-        disabled=a.disabled,
-        strict=a.strict,
-        namespace=a.namespace,
-        generated=generated,
-        source=source,
-        stuck_after=opts.stuck_after,
-        now=opts.now,
+    opts = ReportOptions(
+        html=ctx.args.html,
+        checks=options(ctx),  # every option checked before anything is read
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
     )
-    page = render_html(doc).encode()
-    if a.html == "-":
-        ctx.out.write(page.decode())
-        return 0
-    from gpulabel.cluster.files import write_file
-
-    write_file(a.html, page)
-    summary = doc["summary"]
-    line = f"{a.html}: {doc['totals']['nodes']} nodes, " + " ".join(
-        f"{check}={'skipped' if s.get('skipped') else s['findings']}" for check, s in summary.items()
-    )
-    checks = tuple(
-        {"check": check, "findings": s["findings"], "skipped": s.get("skipped")} for check, s in summary.items()
-    )
-    fields = {"file": a.html, "bytes": len(page), "nodes": doc["totals"]["nodes"]}
-    ctx.emit(Result("report", sections=(Section("checks", checks, (line,)),), ok="", fields=fields))
-    return 0
+    return ctx.finish(run_report(ctx.session(), opts))

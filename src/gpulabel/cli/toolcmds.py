@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from gpulabel.cli.context import AddCommand, Context, findings_exit
-from gpulabel.errors import InputError
-
-if TYPE_CHECKING:
-    from gpulabel.model.cluster import ClusterState
+from gpulabel.cli.context import AddCommand, Context
 
 __all__ = ["add_tool_commands"]
 
@@ -57,48 +51,29 @@ def add_tool_commands(add: AddCommand) -> None:
     p.add_argument("shell", choices=("bash", "zsh", "fish"), help="bash, zsh or fish")
 
 
-def _snapshot(ctx: Context, path: str) -> ClusterState:
-    import dataclasses
-
-    from gpulabel.cluster.snapshot import load_snapshots
-
-    state = load_snapshots([path], warn=ctx.warn)
-    selector = ctx.node_selector()
-    if selector is not None:
-        state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
-    return dataclasses.replace(state, source=path)
-
-
 def cmd_diff(ctx: Context) -> int:
-    from gpulabel.checks.diff import diff_states
-    from gpulabel.checks.registry import CHECKS, CheckOptions
+    from gpulabel.app.tools import DiffOptions, run_diff
+    from gpulabel.checks.registry import CheckOptions
 
     a = ctx.args
-    if a.snapshot:
-        raise InputError("--snapshot", "diff takes its inputs as OLD and NEW")
-    opts = CheckOptions(strict=a.strict, namespace=a.namespace)
-    old = _snapshot(ctx, a.old)
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
-    new = _snapshot(ctx, a.new) if a.new is not None else ctx.state(kinds)
-    return findings_exit(ctx, diff_states(old, new, opts))
+    checks = CheckOptions(strict=a.strict, namespace=a.namespace)
+    opts = DiffOptions(old=a.old, new=a.new, checks=checks, offline=bool(a.snapshot))
+    return ctx.finish(run_diff(ctx.session(), opts))
 
 
 def cmd_version(ctx: Context) -> int:
-    from gpulabel import __version__
-    from gpulabel.model.findings import Result
+    from gpulabel.app.tools import VersionOptions, run_version
 
-    fields: dict[str, str | None] = {"client": __version__}
-    lines = [f"Client Version: {__version__}"]
-    if not ctx.args.client and not ctx.args.snapshot:
-        info = ctx.client().request("GET", "/version") or {}
-        server = str(info.get("gitVersion") or "")
-        fields["server"] = server
-        lines.append(f"Server Version: {server}")
+    outcome = run_version(ctx.session(), VersionOptions(client_only=ctx.args.client))
+    fields = outcome.result.fields
     if ctx.fmt in ("text", "wide"):
+        lines = [f"Client Version: {fields['client']}"]
+        if "server" in fields:
+            lines.append(f"Server Version: {fields['server']}")
         ctx.out.write("".join(line + "\n" for line in lines))
     else:
-        ctx.emit(Result("version", ok="", fields=fields))
-    return 0
+        ctx.emit(outcome.result)
+    return outcome.code
 
 
 def cmd_completion(ctx: Context) -> int:

@@ -17,22 +17,14 @@ from urllib.parse import quote
 from gpulabel.cluster.auth import SERVICE_ACCOUNT_DIR, load_configuration
 from gpulabel.cluster.retry import Retrier, RetryPolicy
 from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
+from gpulabel.model.cluster import KINDS
 
 __all__ = ["RESOURCES", "KubeClient", "RequestCounts"]
 
 T = TypeVar("T")
 
-# kind -> (list path, namespaced)
-RESOURCES: dict[str, tuple[str, bool]] = {
-    "Node": ("/api/v1/nodes", False),
-    "Pod": ("/api/v1/pods", True),
-    "DaemonSet": ("/apis/apps/v1/daemonsets", True),
-    "ClusterPolicy": ("/apis/nvidia.com/v1/clusterpolicies", False),
-    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", False),
-    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
-    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", True),
-    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", True),
-}
+# kind -> (list path, namespaced), from the one table of kinds
+RESOURCES: dict[str, tuple[str, bool]] = {k.kind: (k.path, k.namespaced) for k in KINDS}
 
 DEFAULT_PAGE_SIZE = 500
 

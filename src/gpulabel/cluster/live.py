@@ -12,23 +12,14 @@ from typing import Any
 
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.objects import DRA_KINDS
-from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.model.cluster import (
-    ClusterState,
-    DaemonSet,
-    Node,
-    Pod,
-    daemonset_from_json,
-    node_from_json,
-    pod_from_json,
-)
+from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, Kind, pod_from_json
 
 __all__ = ["load_cluster", "with_daemonset_pods"]
 
 
-def _with_kind(kind: str, item: dict[str, Any]) -> dict[str, Any]:
-    item.setdefault("kind", kind)
-    return item
+def _read(kind: Kind, where: str, item: dict[str, Any]) -> Any:
+    item.setdefault("kind", kind.kind)  # a LIST's items carry no kind
+    return kind.read(item, where)
 
 
 def load_cluster(
@@ -43,53 +34,44 @@ def load_cluster(
     """LIST only the kinds a command needs, each as a paged LIST converted page by page.
 
     ``node_selector`` (``-l``) is sent as the node LIST's ``labelSelector``: the server filters.
+    Kinds outside the core API groups are LISTed only where the server serves them (a CRD, DRA).
     """
     wanted = list(dict.fromkeys(kinds))
-    nodes: list[Node] = []
-    pods: list[Pod] = []
-    daemonsets: list[DaemonSet] = []
-    policies: list[dict[str, Any]] = []
-    dra: list[tuple[str, dict[str, Any]]] = []
-    served: bool | None = None
-    for kind in wanted:
-        where = f"{client.endpoint} {kind}"
-        if kind in DRA_KINDS:
-            if served is None:
-                served = client.has_resource("resource.k8s.io/v1", "resourceslices")
-            if not served:
+    records: list[tuple[str, Any]] = []
+    served: dict[tuple[str, str], bool] = {}
+    for name in wanted:
+        kind = KIND[name]
+        where = f"{client.endpoint} {name}"
+        probe = _SERVED_BY.get(name)
+        if probe is not None:
+            if probe not in served:
+                served[probe] = client.has_resource(*probe)
+            if not served[probe]:
                 continue
+        label_selector = field_selector = None
+        ns = namespace if kind.namespaced else None
+        if name == "Node":
+            label_selector = node_selector
+        elif name == "Pod":
+            label_selector, field_selector = pod_selector, pod_field_selector
+        elif kind.field == "dra":
             # claims of every namespace: devices other claims hold count wherever those claims live
-            ns = namespace if kind == "ResourceClaimTemplate" else None
-            items = client.list_objects(client.kind_path(kind, ns), partial(_with_kind, kind))[0]
-            dra.extend((where, o) for o in items)
-            continue
-        if kind == "Node":
-            nodes = client.list_objects(
-                client.kind_path(kind), partial(node_from_json, where=where), label_selector=node_selector
-            )[0]
-        elif kind == "Pod":
-            pods = client.list_objects(
-                client.kind_path(kind, namespace),
-                partial(pod_from_json, where=where),
-                label_selector=pod_selector,
-                field_selector=pod_field_selector,
-            )[0]
-        elif kind == "DaemonSet":
-            daemonsets = client.list_objects(
-                client.kind_path(kind, namespace), partial(daemonset_from_json, where=where)
-            )[0]
-        elif kind == "ClusterPolicy" and client.has_resource("nvidia.com/v1", "clusterpolicies"):
-            policies = client.list_objects(client.kind_path(kind), lambda i: i)[0]
-    nodes.sort(key=lambda n: n.name)
-    return ClusterState(
-        tuple(nodes),
-        tuple(pods),
-        tuple(daemonsets),
-        tuple(policies),
-        client.endpoint,
-        frozenset(wanted),
-        DraState.from_objects(dra),
-    )
+            ns = namespace if name == "ResourceClaimTemplate" else None
+        items = client.list_objects(
+            client.kind_path(name, ns),
+            partial(_read, kind, where),
+            label_selector=label_selector,
+            field_selector=field_selector,
+        )[0]
+        records.extend((name, r) for r in items)
+    return ClusterState.of_records(records, client.endpoint, wanted)
+
+
+# the kinds LISTed only if the server serves them, by what is asked: (group/version, resource)
+_SERVED_BY: dict[str, tuple[str, str]] = {
+    "ClusterPolicy": ("nvidia.com/v1", "clusterpolicies"),
+    **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
+}
 
 
 def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Iterable[DaemonSet]) -> ClusterState:

@@ -14,16 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from gpulabel.errors import SnapshotError
-from gpulabel.k8s.dra.objects import DRA_KINDS
-from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.model.cluster import (
-    SUPPORTED_KINDS,
-    ClusterState,
-    cluster_policy_from_json,
-    daemonset_from_json,
-    node_from_json,
-    pod_from_json,
-)
+from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documents"]
 
@@ -142,7 +133,7 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
     return str(obj.get("kind")), str(namespace), str(meta.get("name") or "")
 
 
-_NAMESPACED = frozenset({"Pod", "DaemonSet"})
+_NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
 
 
 class _NotStreamable(Exception):
@@ -254,14 +245,8 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
         yield from iter_objects(doc, path if len(docs) == 1 else f"{path}: document {n + 1}", kinds)
 
 
-_CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {
-    "Node": node_from_json,
-    "Pod": pod_from_json,
-    "DaemonSet": daemonset_from_json,
-    "ClusterPolicy": cluster_policy_from_json,
-    # DRA objects are kept as read (with where they came from) and built into one DraState at the end
-    **dict.fromkeys(DRA_KINDS, lambda obj, where: (where, obj)),
-}
+# each kind's reader, from the one table of kinds (DRA objects are kept as read and built into one DraState)
+_CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {k.kind: k.read for k in KINDS}
 
 
 def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = None) -> ClusterState:
@@ -305,16 +290,5 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
         shown = [f"{k.lower()}/{f'{ns}/' if ns else ''}{name}" for k, ns, name in duplicates]
         more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
         warn(f"{len(shown)} object(s) in more than one snapshot, the later file wins: {', '.join(shown[:10])}{more}")
-    by_kind: dict[str, list[Any]] = {k: [] for k in _CONVERT}
-    for (kind, _, _), record in merged.items():
-        by_kind[kind].append(record)
-    nodes = sorted(by_kind["Node"], key=lambda n: n.name)
-    return ClusterState(
-        tuple(nodes),
-        tuple(by_kind["Pod"]),
-        tuple(by_kind["DaemonSet"]),
-        tuple(by_kind["ClusterPolicy"]),
-        ", ".join(names),
-        frozenset(kinds & set(SUPPORTED_KINDS)),
-        DraState.from_objects(pair for kind in DRA_KINDS for pair in by_kind[kind]),
-    )
+    records = ((kind, record) for (kind, _, _), record in merged.items())
+    return ClusterState.of_records(records, ", ".join(names), kinds & set(SUPPORTED_KINDS))

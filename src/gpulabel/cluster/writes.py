@@ -6,6 +6,11 @@ to remove keys, a JSON merge patch that sets them to null. Both honour
 ``dry_run`` as the API server's own dry run, so ``--dry-run`` answers what
 would really happen, validation and admission included.
 
+A :class:`Writer` is where a reconcile pass or an isolation sends its label
+writes: :class:`ApiWriter` writes (or, ``dry_run``, has the API server run the
+write as its own dry run), :class:`PlanWriter` contacts nothing and only keeps
+the plan. The pass is the same function whichever writer it is given.
+
 Leases (``sync --watch --leader-elect``): a create, or an update that
 carries the resourceVersion that was read, so two candidates cannot both
 win; losing that race is an answer (``None``), not an error.
@@ -14,7 +19,7 @@ win; losing that race is an answer (``None``), not an error.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.sync import FIELD_MANAGER, NodePlan
 from gpulabel.errors import ConflictError
@@ -22,7 +27,16 @@ from gpulabel.errors import ConflictError
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
 
-__all__ = ["apply_labels", "apply_plan", "create_lease", "remove_labels", "update_lease"]
+__all__ = [
+    "ApiWriter",
+    "PlanWriter",
+    "Writer",
+    "apply_labels",
+    "apply_plan",
+    "create_lease",
+    "remove_labels",
+    "update_lease",
+]
 
 
 def _query(dry_run: bool, *extra: tuple[str, str]) -> list[tuple[str, str]]:
@@ -78,6 +92,52 @@ def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dic
     Returns the node as the API server answered (with ``dry_run``, as it would be).
     """
     return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)
+
+
+class Writer(Protocol):
+    """Where label writes go. ``target`` names what the nodes were read from, for messages."""
+
+    @property
+    def target(self) -> str: ...
+
+    def apply(self, node: str, labels: Mapping[str, str], manager: str) -> Mapping[str, str] | None:
+        """Server-side apply ``labels`` as ``manager``; the node's labels as answered (``None``: nothing answered)."""
+        ...
+
+    def remove(self, node: str, keys: Iterable[str], manager: str) -> None:
+        """Remove ``keys`` from ``node``, whoever set them."""
+        ...
+
+
+class ApiWriter:
+    """Writes to the API server; with ``dry_run``, as the server's own dry run (validation and admission run)."""
+
+    target = "cluster"
+
+    def __init__(self, client: KubeClient, dry_run: bool = False) -> None:
+        self.client = client
+        self.dry_run = dry_run
+
+    def apply(self, node: str, labels: Mapping[str, str], manager: str) -> Mapping[str, str] | None:
+        answer = apply_labels(self.client, node, labels, manager, self.dry_run)
+        got: Mapping[str, str] = (answer.get("metadata") or {}).get("labels") or {}
+        return got
+
+    def remove(self, node: str, keys: Iterable[str], manager: str) -> None:
+        remove_labels(self.client, node, keys, manager, self.dry_run)
+
+
+class PlanWriter:
+    """Contacts nothing: the plan is the answer (``--dry-run --snapshot``)."""
+
+    def __init__(self, target: str = "snapshot") -> None:
+        self.target = target
+
+    def apply(self, node: str, labels: Mapping[str, str], manager: str) -> Mapping[str, str] | None:
+        return None
+
+    def remove(self, node: str, keys: Iterable[str], manager: str) -> None:
+        return None
 
 
 def create_lease(

@@ -1,7 +1,10 @@
 """The imperative shell of ``gpulabel sync``: read files, LIST nodes, apply plans, watch.
 
-One pass (:meth:`Reconciler.run_once`) LISTs nodes once and writes only the
-nodes whose labels differ. ``--watch`` (:meth:`Reconciler.watch`) keeps a
+One pass (:func:`run_pass`, which :meth:`Reconciler.run_once` calls after one
+LIST of nodes) writes only the nodes whose labels differ, through a
+:class:`~gpulabel.cluster.writes.Writer`: the API, the API server's dry run, or
+the plan alone (``sync --dry-run --snapshot``); the pass is the same for all
+three. ``--watch`` (:meth:`Reconciler.watch`) keeps a
 cache from a LIST plus a watch of Nodes (resuming from the last
 resourceVersion or bookmark, relisting on 410 Gone), polls the directory for
 edits, resyncs fully on a period, and stops cleanly on SIGTERM.
@@ -16,18 +19,18 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.checks.sync import plan_node
+from gpulabel.checks.sync import FIELD_MANAGER, plan_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
 from gpulabel.cluster.watch import WatchExpired, watch_events
-from gpulabel.cluster.writes import apply_plan
+from gpulabel.cluster.writes import ApiWriter, Writer
 from gpulabel.errors import ClusterError, ForbiddenError
 from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node, node_from_json
@@ -37,7 +40,7 @@ from gpulabel.model.findings import Finding
 if TYPE_CHECKING:
     from gpulabel.controller.metrics import Metrics
 
-__all__ = ["PassResult", "Reconciler"]
+__all__ = ["PassResult", "Reconciler", "load_files", "reconcile_node", "run_pass"]
 
 
 @dataclass
@@ -64,6 +67,57 @@ def _dir_signature(directory: str) -> tuple[tuple[str, int, int], ...]:
         return ()
 
 
+def load_files(directory: str) -> tuple[dict[str, FeatureFile], list[Problem]]:
+    """The feature files of ``directory`` by node, and every problem found reading them."""
+    files, problems = read_feature_dir(directory)
+    for f in files:
+        problems.extend(f.problems)
+    return {f.node: f for f in files}, problems
+
+
+def reconcile_node(ff: FeatureFile, node: Node | None, prune: bool, writer: Writer) -> PassResult:
+    """One node's labels made equal to its feature file ``ff``, written through ``writer``."""
+    result = PassResult()
+    if node is None:
+        result.problems.append(Problem(ff.path, f"node {ff.node} not found in the {writer.target}; nothing applied"))
+        return result
+    if ff.refused:
+        return result  # the whole file was unusable: touch nothing
+    plan = plan_node(node, ff.desired(), prune)
+    if not plan.needs_write:
+        return result
+    try:
+        # one apply per node, retried by the client's one policy (cluster/retry.py)
+        labels = writer.apply(plan.node, plan.apply_labels, FIELD_MANAGER)
+    except ForbiddenError:
+        raise  # missing rights are the same for every node: stop with one line
+    except ClusterError as err:
+        result.problems.append(Problem(f"node {node.name}", f"not written: {err}"))
+        return result
+    wrong = [] if labels is None else [c.key for c in plan.changes if labels.get(c.key) != c.value]
+    if wrong:
+        result.problems.append(Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}"))
+    result.changes.extend(plan.changes)
+    return result
+
+
+def run_pass(
+    files: Mapping[str, FeatureFile],
+    nodes: Mapping[str, Node],
+    prune: bool,
+    writer: Writer,
+    emit: Callable[[PassResult, PassResult], None],
+    total: PassResult,
+) -> PassResult:
+    """One full pass: every file (by node name) against ``nodes``; ``emit(node's result, total)`` after each node."""
+    progress = Progress("sync")
+    for i, name in enumerate(sorted(files)):
+        emit(reconcile_node(files[name], nodes.get(name), prune, writer), total)
+        progress.update(i + 1, len(files))
+    progress.done()
+    return total
+
+
 class Reconciler:
     """Keeps the labels of the nodes that have a feature file equal to it."""
 
@@ -77,11 +131,13 @@ class Reconciler:
         on_change: Callable[[LabelChange], None] = lambda c: None,
         on_problem: Callable[[Problem], None] = lambda p: None,
         metrics: Metrics | None = None,
+        writer: Writer | None = None,
     ) -> None:
         self.client = client
         self.directory = directory
         self.prune = prune
         self.dry_run = dry_run
+        self.writer: Writer = writer if writer is not None else ApiWriter(client, dry_run)
         self.on_change = on_change
         self.on_problem = on_problem
         self.metrics = metrics
@@ -92,10 +148,7 @@ class Reconciler:
     # -- files and nodes ---------------------------------------------------
 
     def load_files(self) -> list[Problem]:
-        files, problems = read_feature_dir(self.directory)
-        self.files = {f.node: f for f in files}
-        for f in files:
-            problems.extend(f.problems)
+        self.files, problems = load_files(self.directory)
         return problems
 
     def list_nodes(self) -> tuple[dict[str, Node], str]:
@@ -106,45 +159,16 @@ class Reconciler:
     # -- reconciling ---------------------------------------------------------
 
     def reconcile_node(self, ff: FeatureFile, node: Node | None) -> PassResult:
-        result = PassResult()
-        if node is None:
-            result.problems.append(Problem(ff.path, f"node {ff.node} not found in the cluster; nothing applied"))
-            return result
-        if ff.refused:
-            return result  # the whole file was unusable: touch nothing
-        plan = plan_node(node, ff.desired(), self.prune)
-        if not plan.needs_write:
-            return result
-        try:
-            # one apply per node, retried by the client's one policy (cluster/retry.py)
-            answer = apply_plan(self.client, plan, self.dry_run)
-        except ForbiddenError:
-            raise  # missing rights are the same for every node: stop with one line
-        except ClusterError as err:
-            result.problems.append(Problem(f"node {node.name}", f"not written: {err}"))
-            return result
-        labels = (answer.get("metadata") or {}).get("labels") or {}
-        wrong = [c.key for c in plan.changes if labels.get(c.key) != c.value]
-        if wrong:
-            result.problems.append(
-                Problem(f"node {node.name}", f"the API server kept other values for {', '.join(wrong)}")
-            )
-        result.changes.extend(plan.changes)
-        return result
+        return reconcile_node(ff, node, self.prune, self.writer)
 
     def run_once(self, nodes: dict[str, Node] | None = None) -> PassResult:
         """One full pass: every file against the nodes (LISTed once if not given)."""
         started = time.perf_counter()
-        total = PassResult(problems=self.load_files())
-        for p in total.problems:
-            self.on_problem(p)
+        total = PassResult()
+        self._emit(PassResult(problems=self.load_files()), total)
         if nodes is None:
             nodes, _ = self.list_nodes()
-        progress = Progress("sync")
-        for i, name in enumerate(sorted(self.files)):
-            self._emit(self.reconcile_node(self.files[name], nodes.get(name)), total)
-            progress.update(i + 1, len(self.files))
-        progress.done()
+        run_pass(self.files, nodes, self.prune, self.writer, self._emit, total)
         if self.metrics is not None:
             self._record_pass(nodes, total, time.perf_counter() - started)
         return total

@@ -194,7 +194,7 @@ def _parse_expression(raw: Mapping[str, Any], path: str) -> Requirement:
     bound: int | None = None
     if op not in NODE_SELECTOR_OPERATORS:
         errors.append(field.not_supported(f"{path}.operator", field.Named(op), NODE_SELECTOR_OPERATORS))
-        return Requirement(key, op, values, path, errors=tuple(errors))
+        return Requirement(key=key, operator=op, values=values, path=path, errors=tuple(errors))
     # labels.NewRequirement: key, then the operator's arity, then every value.
     if kerrs := key_errors(key):
         errors.append(field.invalid(f"{path}.key", key, "; ".join(kerrs)))
@@ -219,7 +219,16 @@ def _parse_expression(raw: Mapping[str, Any], path: str) -> Requirement:
     for i, v in enumerate(values):
         if verrs := value_errors(v):
             errors.append(field.invalid(f"{path}.values[{i}][{key}]", v, "; ".join(verrs)))
-    return Requirement(key, op, values, path, False, tuple(errors), frozenset(values), bound)
+    return Requirement(
+        key=key,
+        operator=op,
+        values=values,
+        path=path,
+        is_field=False,
+        errors=tuple(errors),
+        value_set=frozenset(values),
+        bound=bound,
+    )
 
 
 def _parse_field(raw: Mapping[str, Any], path: str) -> Requirement:
@@ -233,7 +242,9 @@ def _parse_field(raw: Mapping[str, Any], path: str) -> Requirement:
     elif len(values) != 1:
         shown = list(raw_values) if raw_values is not None else None
         errors.append(field.invalid(f"{path}.values", shown, "must have one element"))
-    return Requirement(key, op, values, path, True, tuple(errors), frozenset(values))
+    return Requirement(
+        key=key, operator=op, values=values, path=path, is_field=True, errors=tuple(errors), value_set=frozenset(values)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,9 +138,9 @@ class _Parser:
         if errs:
             raise ValueError(f"<nil>: Invalid value: {go_quote(key)}: {'; '.join(errs)}")
         if negated:
-            return Requirement(key, "!")  # whatever follows must then be ',' or the end
+            return Requirement(key=key, operator="!")  # whatever follows must then be ',' or the end
         if self.peek()[0] in ("END", "COMMA"):
-            return Requirement(key, "exists")
+            return Requirement(key=key, operator="exists")
         op = self._operator()
         values = self._set() if op in ("in", "notin") else self._exact()
         problems: list[str] = []
@@ -158,7 +158,7 @@ class _Parser:
         problems = list(dict.fromkeys(problems))
         if problems:
             raise ValueError(problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
-        return Requirement(key, op, tuple(ordered))
+        return Requirement(key=key, operator=op, values=tuple(ordered))
 
     def _operator(self) -> str:
         kind, lit = self.take(values=False)

@@ -7,29 +7,28 @@ specs stay as the API's dicts, since the matcher parses them on its own terms.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
-from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields
 
 __all__ = [
+    "KINDS",
     "SUPPORTED_KINDS",
     "ClusterState",
     "DaemonSet",
+    "Kind",
     "LabelWrite",
     "Node",
     "NodeCapacity",
     "Pod",
     "Taint",
 ]
-
-SUPPORTED_KINDS = ("Node", "Pod", "DaemonSet", "ClusterPolicy", *DRA_KINDS)
 
 JSON = dict[str, Any]
 
@@ -209,38 +208,29 @@ class ClusterState:
         cls, objects: Iterable[tuple[str, JSON]], source: str = "", kinds: Iterable[str] = ()
     ) -> ClusterState:
         """Build from ``(where, object)`` pairs; ``where`` names the object in errors."""
-        nodes: list[Node] = []
-        pods: list[Pod] = []
-        daemonsets: list[DaemonSet] = []
-        policies: list[JSON] = []
-        dra: list[tuple[str, JSON]] = []
+        records: list[tuple[str, Any]] = []
         seen: set[str] = set(kinds)
         for where, obj in objects:
-            kind = obj.get("kind")
-            if kind in DRA_KINDS:
-                dra.append((where, obj))
-                seen.add(str(kind))
-                continue
-            if kind == "Node":
-                nodes.append(node_from_json(obj, where))
-            elif kind == "Pod":
-                pods.append(pod_from_json(obj, where))
-            elif kind == "DaemonSet":
-                daemonsets.append(daemonset_from_json(obj, where))
-            elif kind == "ClusterPolicy":
-                policies.append(cluster_policy_from_json(obj, where))
-            else:
-                continue
-            seen.add(kind)
-        nodes.sort(key=lambda n: n.name)
+            kind = KIND.get(str(obj.get("kind")))
+            if kind is not None:
+                records.append((kind.kind, kind.read(obj, where)))
+                seen.add(kind.kind)
+        return cls.of_records(records, source, seen)
+
+    @classmethod
+    def of_records(cls, records: Iterable[tuple[str, Any]], source: str, kinds: Iterable[str]) -> ClusterState:
+        """The state of ``(kind, record)`` pairs (what each kind's reader made), each kept in its kind's field."""
+        fields: dict[str, list[Any]] = {k.field: [] for k in KINDS}
+        for kind, record in records:
+            fields[KIND[kind].field].append(record)
         return cls(
-            tuple(nodes),
-            tuple(pods),
-            tuple(daemonsets),
-            tuple(policies),
-            source,
-            frozenset(seen),
-            DraState.from_objects(dra),
+            nodes=tuple(sorted(fields["nodes"], key=lambda n: n.name)),
+            pods=tuple(fields["pods"]),
+            daemonsets=tuple(fields["daemonsets"]),
+            cluster_policies=tuple(fields["cluster_policies"]),
+            source=source,
+            kinds=frozenset(kinds),
+            dra=DraState.from_objects(fields["dra"]),
         )
 
 
@@ -480,3 +470,93 @@ _DAEMONSET_COUNTS = frozenset(
         "collisionCount",
     }
 )
+
+
+def _kept(obj: JSON, where: str) -> tuple[str, JSON]:
+    """DRA objects are kept as read, with where they came from, and built into one DraState."""
+    return where, obj
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A kind gpulabel reads: where the API serves it, how an object becomes a record, where the state keeps it."""
+
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    resource: str  # the plural: in API paths and RBAC rules
+    namespaced: bool
+    read: Callable[[JSON, str], Any]  # (object, where it came from) -> the record
+    field: str  # the ClusterState field holding the records
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def path(self) -> str:
+        """The path that LISTs every object of the kind (all namespaces)."""
+        return f"/apis/{self.group_version}/{self.resource}" if self.group else f"/api/v1/{self.resource}"
+
+
+# The one table of kinds: snapshot reading, live LISTs, RBAC rules and SUPPORTED_KINDS come from it.
+KINDS: tuple[Kind, ...] = (
+    Kind(kind="Node", group="", version="v1", resource="nodes", namespaced=False, read=node_from_json, field="nodes"),
+    Kind(kind="Pod", group="", version="v1", resource="pods", namespaced=True, read=pod_from_json, field="pods"),
+    Kind(
+        kind="DaemonSet",
+        group="apps",
+        version="v1",
+        resource="daemonsets",
+        namespaced=True,
+        read=daemonset_from_json,
+        field="daemonsets",
+    ),
+    Kind(
+        kind="ClusterPolicy",
+        group="nvidia.com",
+        version="v1",
+        resource="clusterpolicies",
+        namespaced=False,
+        read=cluster_policy_from_json,
+        field="cluster_policies",
+    ),
+    Kind(
+        kind="DeviceClass",
+        group="resource.k8s.io",
+        version="v1",
+        resource="deviceclasses",
+        namespaced=False,
+        read=_kept,
+        field="dra",
+    ),
+    Kind(
+        kind="ResourceSlice",
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceslices",
+        namespaced=False,
+        read=_kept,
+        field="dra",
+    ),
+    Kind(
+        kind="ResourceClaim",
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceclaims",
+        namespaced=True,
+        read=_kept,
+        field="dra",
+    ),
+    Kind(
+        kind="ResourceClaimTemplate",
+        group="resource.k8s.io",
+        version="v1",
+        resource="resourceclaimtemplates",
+        namespaced=True,
+        read=_kept,
+        field="dra",
+    ),
+)
+KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
+SUPPORTED_KINDS = tuple(KIND)

@@ -11,7 +11,7 @@ off with per-component defaults. Facts and upstream sources:
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -23,6 +23,7 @@ __all__ = [
     "WORKLOAD_CONFIGS",
     "Operand",
     "PolicyView",
+    "known_operands",
 ]
 
 WORKLOAD_CONFIGS = ("container", "vm-passthrough", "vm-vgpu")
@@ -119,3 +120,14 @@ class PolicyView:
         if not self.sandbox:
             return "container"
         return value if value in WORKLOAD_CONFIGS else self.default_workload()
+
+
+def known_operands(names: Iterable[str], where: str = "--disabled") -> tuple[str, ...]:
+    """``names`` if each is an operand of the catalogue; otherwise an :class:`InputError` naming the first unknown."""
+    from gpulabel.errors import InputError
+
+    names = tuple(names)
+    unknown = [n for n in names if n not in CATALOGUE]
+    if unknown:
+        raise InputError(where, f"unknown operand {unknown[0]!r}; known: {', '.join(CATALOGUE)}")
+    return names

@@ -27,6 +27,7 @@ Default locations, first found: ``$GPULABEL_CONFIG``,
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +36,22 @@ from gpulabel.checks.verdict import IgnoreRule
 from gpulabel.errors import InputError
 from gpulabel.model.severity import SEVERITIES, Severity
 
-__all__ = ["Config", "default_config_path", "load_baseline", "load_config"]
+__all__ = ["SYSTEM_CONFIG", "Config", "default_config_path", "load_baseline", "load_config", "parse_duration"]
 
 SYSTEM_CONFIG = "/etc/gpulabel/config.yaml"
+_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
+
+
+def parse_duration(text: str, where: str = "--stuck-after") -> float:
+    """``30m``, ``1h30m``, ``90s`` or a number of seconds; an :class:`InputError` otherwise."""
+    text = text.strip()
+    if text.isdigit():
+        return float(text)
+    m = _DURATION.fullmatch(text)
+    if not text or m is None or not any(m.groups()):
+        raise InputError(where, f"{text!r} is not a duration such as 30m, 1h30m or 90s")
+    h, mins, secs = (int(g or 0) for g in m.groups())
+    return float(h * 3600 + mins * 60 + secs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +163,6 @@ def _ignore_rule(w: _Where, node: Any, key: str, known: dict[str, set[str]]) -> 
 def load_config(path: str) -> Config:
     """Read and validate the config file at ``path``; an :class:`InputError` naming file, line and key."""
     import yaml
-
-    from gpulabel.checks.registry import parse_duration
 
     try:
         with open(path, encoding="utf-8") as f:

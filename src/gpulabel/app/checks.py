@@ -1,0 +1,148 @@
+"""The read-only checks as commands: ``check``, ``audit``, ``operands``, ``pending``, ``hazards`` and the GPU stack.
+
+Their options are one :class:`~gpulabel.checks.registry.CheckOptions`, made
+here from the flags' text (:func:`check_options`: durations, times and
+operand names checked before anything is read). Each function loads what its
+check reads, once, and returns the check runner's result with its exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
+from gpulabel.app.session import Outcome, Session
+from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
+from gpulabel.errors import InputError
+from gpulabel.model.cluster import ClusterState
+from gpulabel.model.findings import Result
+from gpulabel.model.operands import known_operands
+from gpulabel.model.severity import Severity
+
+__all__ = [
+    "Verdict",
+    "check_options",
+    "judge",
+    "parse_duration",
+    "run_all",
+    "run_named",
+    "run_operands",
+    "run_pending",
+    "verdict_options",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What fails a check's run: ``fail_level`` and above, less what the ``config`` ignores and the
+    ``baseline`` (a previous ``-o json``'s findings) already holds."""
+
+    fail_level: Severity = "error"
+    config: Config = field(default_factory=Config)
+    baseline: tuple[Mapping[str, object], ...] | None = None
+
+
+def verdict_options(
+    *, fail_level: str | None = None, config: str | None = None, baseline: str | None = None
+) -> Verdict:
+    """The verdict from the flags' text; the config file (``--config`` or a default location) and the
+    baseline are read and checked here, before anything is read from the cluster."""
+    from gpulabel.app.config import default_config_path
+    from gpulabel.model.severity import parse_severity
+
+    path = config or default_config_path()
+    return Verdict(
+        parse_severity(fail_level or "error"),
+        load_config(path) if path else Config(),
+        tuple(load_baseline(baseline)) if baseline else None,
+    )
+
+
+def check_options(
+    *,
+    strict: bool = False,
+    disabled: Iterable[str] = (),
+    namespace: str | None = None,
+    per_node: bool = False,
+    stuck_after: str | None = None,
+    at: str | None = None,
+    all_pods: bool = False,
+    config: Config | None = None,
+) -> CheckOptions:
+    """The check options from the flags' text: ``--disabled``, ``--stuck-after`` (``30m``; else the config's
+    threshold), ``--at`` (RFC 3339), ``--all-pods``; the config's operator namespace."""
+    from gpulabel.model.gpustack import parse_time
+
+    config = config or Config()
+    disabled = known_operands(disabled)  # checked first: the first bad flag is the one named
+    if stuck_after:
+        seconds = parse_duration(stuck_after)
+    else:
+        seconds = DEFAULT_STUCK_AFTER if config.stuck_after is None else config.stuck_after
+    opts = CheckOptions(
+        strict=strict,
+        disabled=disabled,
+        namespace=namespace,
+        per_node=per_node,
+        stuck_after=seconds,
+        all_pods=all_pods,
+        operator_namespace=config.operator_namespace,
+    )
+    if at:
+        when = parse_time(at)
+        if when is None:
+            raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
+        opts = replace(opts, now=when)
+    return opts
+
+
+def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
+    """``result`` with the config's severities and ignore rules and the baseline applied; exit 1 when a
+    finding not in the baseline is at or above the fail level, 0 otherwise."""
+    from gpulabel.checks.verdict import apply_baseline, apply_ignores, counted, regrade
+    from gpulabel.model.severity import fails
+
+    config = verdict.config
+    labels = {n.name: n.labels for n in state.nodes}
+    result = apply_ignores(regrade(result, config.severities), config.ignore, labels)
+    if verdict.baseline is not None:
+        result = apply_baseline(result, verdict.baseline)
+    return Outcome(result, 1 if fails(counted(result), verdict.fail_level) else 0)
+
+
+def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
+    """One registered check over the kinds it reads."""
+    check = check_named(name)
+    state = session.state(check.kinds)
+    return judge(run_check(check, state, opts), state, verdict or Verdict())
+
+
+def run_all(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
+    """Every registered check over one load of the union of their kinds (``check``)."""
+    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    state = session.state(kinds)
+    return judge(run_checks(state, opts), state, verdict or Verdict())
+
+
+def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
+    """The operands check; live, only the operand DaemonSets' pods are listed (by selector), not every pod."""
+    from gpulabel.checks.operands import operand_of_daemonset
+
+    if session.source.offline:
+        state = session.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
+    else:
+        from gpulabel.cluster.live import with_daemonset_pods
+
+        state = session.state(["Node", "DaemonSet", "ClusterPolicy"])
+        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+        state = with_daemonset_pods(session.client(), state, operand_sets)
+    return judge(run_check("operands", state, opts), state, verdict or Verdict())
+
+
+def run_pending(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
+    """Why each Pending (GPU) pod fits no node. Live, the server filters on the phase."""
+    from gpulabel.k8s.dra.objects import DRA_KINDS
+
+    state = session.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending")
+    return judge(run_check("pending", state, opts), state, verdict or Verdict())

@@ -1,0 +1,51 @@
+"""``diff`` and ``version``: two pictures of a cluster compared, and the versions of client and server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpulabel.app.session import Outcome, Session
+from gpulabel.checks.registry import CheckOptions
+from gpulabel.errors import InputError
+from gpulabel.model.findings import Result
+
+__all__ = ["DiffOptions", "VersionOptions", "run_diff", "run_version"]
+
+
+@dataclass(frozen=True, slots=True)
+class DiffOptions:
+    old: str
+    new: str | None = None  # None: the live cluster
+    checks: CheckOptions = field(default_factory=CheckOptions)
+    offline: bool = False  # --snapshot given: refused, diff takes its inputs as OLD and NEW
+
+    def __post_init__(self) -> None:
+        if self.offline:
+            raise InputError("--snapshot", "diff takes its inputs as OLD and NEW")
+
+
+def run_diff(session: Session, opts: DiffOptions) -> Outcome:
+    """What changed from OLD to NEW: nodes, labels and findings; exit 1 if anything did."""
+    from gpulabel.checks.diff import diff_states
+    from gpulabel.checks.registry import CHECKS
+
+    old = session.snapshot(opts.old)
+    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    new = session.snapshot(opts.new) if opts.new is not None else session.state(kinds)
+    return Outcome.of_findings(diff_states(old, new, opts.checks))
+
+
+@dataclass(frozen=True, slots=True)
+class VersionOptions:
+    client_only: bool = False  # contact no cluster
+
+
+def run_version(session: Session, opts: VersionOptions) -> Outcome:
+    """gpulabel's version and, unless ``client_only`` or offline, the API server's (``fields``: client, server)."""
+    from gpulabel import __version__
+
+    fields: dict[str, str | None] = {"client": __version__}
+    if not opts.client_only and not session.source.offline:
+        info = session.client().request("GET", "/version") or {}
+        fields["server"] = str(info.get("gitVersion") or "")
+    return Outcome(Result("version", ok="", fields=fields))

@@ -1,0 +1,63 @@
+"""The one table of kinds (model/cluster.py KINDS) is what snapshots, live LISTs and the RBAC rules are made of."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import yaml
+
+from gpulabel.cluster.client import RESOURCES
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = {(k.group, k.resource) for k in KINDS}
+
+
+def _pairs(rules: list[dict[str, list[str]]]) -> set[tuple[str, str]]:
+    return {(g, r) for rule in rules if "list" in rule["verbs"] for g in rule["apiGroups"] for r in rule["resources"]}
+
+
+def test_the_read_only_role_lists_exactly_the_kinds_of_the_table() -> None:
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "rbac" / "readonly.yaml").read_text()))
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert _pairs(role["rules"]) == TABLE
+
+
+def test_the_helm_charts_read_only_role_lists_exactly_the_kinds_of_the_table() -> None:
+    text = (ROOT / "deploy" / "helm" / "gpulabel" / "templates" / "rbac.yaml").read_text()
+    block = text[text.index(".Values.rbac.readonly.create") : text.index("{{- end }}")]
+    rules = [
+        {"apiGroups": re.findall(r'"([^"]*)"', g), "resources": re.findall(r'"([^"]*)"', r), "verbs": ["list"]}
+        for g, r in re.findall(r'"apiGroups" \(list ([^)]*)\) "resources" \(list ([^)]*)\)', block)
+    ]
+    assert rules and _pairs(rules) == TABLE
+
+
+def test_the_table_gives_the_api_paths_the_supported_kinds_and_the_state_fields() -> None:
+    assert RESOURCES["Node"] == ("/api/v1/nodes", False)
+    assert RESOURCES["ResourceClaim"] == ("/apis/resource.k8s.io/v1/resourceclaims", True)
+    assert set(RESOURCES) == set(SUPPORTED_KINDS) == {k.kind for k in KINDS}
+    assert tuple(k.kind for k in KINDS if k.field == "dra") == DRA_KINDS
+    fields = {f.name for f in dataclasses.fields(ClusterState)}
+    assert {k.field for k in KINDS} <= fields
+
+
+def test_each_kind_is_read_into_its_field() -> None:
+    objects = [
+        {"kind": "Node", "metadata": {"name": "n"}},
+        {"kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}, "spec": {"nodeName": "n"}},
+        {"kind": "DaemonSet", "metadata": {"name": "d", "namespace": "ops"}, "spec": {"template": {"spec": {}}}},
+        {"kind": "ClusterPolicy", "metadata": {"name": "cp"}, "spec": {}},
+        {"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}},
+        {"kind": "ConfigMap", "metadata": {"name": "ignored"}},
+    ]
+    state = ClusterState.from_objects(("t", o) for o in objects)
+    assert [n.name for n in state.nodes] == ["n"]
+    assert [p.name for p in state.pods] == ["p"]
+    assert [d.name for d in state.daemonsets] == ["d"]
+    assert [c["metadata"]["name"] for c in state.cluster_policies] == ["cp"]
+    assert list(state.dra.classes) == ["gpu"]
+    assert state.kinds == {"Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass"}
