@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpulabel.cli.main import main
 from gpulabel.app.config import default_config_path, load_config
+from gpulabel.cli.main import main
 from gpulabel.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]

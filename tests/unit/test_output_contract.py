@@ -59,6 +59,7 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["hazards", "--snapshot", DRIFTED],
         ["check", "--snapshot", DRIFTED],
         ["check", "--snapshot", files["nodes"]],
+        ["explain", "node/lab-node-3", "--snapshot", DRIFTED],
         ["report", "--snapshot", DRIFTED, "--html", files["html"]],
         ["diff", LAB, DRIFTED],
         ["version", "--client"],
@@ -80,7 +81,8 @@ def test_every_command_has_a_case_here(files: dict[str, str]) -> None:
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
-    covered = {argv[0] for argv in commands(files)} | {"completion"}  # completion prints a script, not a result
+    # completion prints a script, snapshot a List of the live cluster's objects: neither is a result
+    covered = {argv[0] for argv in commands(files)} | {"completion", "snapshot"}
     assert set(sub.choices) == covered
 
 
@@ -264,7 +266,11 @@ def test_name_lists_each_object_once() -> None:
 
 def test_check_wide_prints_each_checks_findings_below_the_summary() -> None:
     out = run("check", "--snapshot", DRIFTED, "-o", "wide")[1].split("\n\n")
-    assert out[0].splitlines()[0] == "audit: 5 finding(s) missing=4 not-a-number=1"
+    head = out[0].splitlines()
+    assert head[0].startswith("cause lab-node-0 operand-pod 4 GPU(s): container-toolkit not-ready (")
+    assert (
+        next(line for line in head if not line.startswith("cause ")) == "audit: 5 finding(s) missing=4 not-a-number=1"
+    )
     assert out[1].startswith("error lab-node-1 nvidia.com/gpu.memory missing (the label is absent)")
 
 

@@ -16,16 +16,18 @@ from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result
+from gpulabel.model.findings import Result, Section
 from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import Severity
 
 __all__ = [
+    "ExplainOptions",
     "Verdict",
     "check_options",
     "judge",
     "parse_duration",
     "run_all",
+    "run_explain",
     "run_named",
     "run_operands",
     "run_pending",
@@ -108,6 +110,12 @@ def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
     result = apply_ignores(regrade(result, config.severities), config.ignore, labels)
     if verdict.baseline is not None:
         result = apply_baseline(result, verdict.baseline)
+    if result.parts:  # check: one root cause per GPU node first
+        from gpulabel.checks.rootcause import root_causes
+
+        causes = root_causes(state.nodes, (f for f in result.findings if not f.baseline))
+        rows = tuple(c.row() for c in causes)
+        result = replace(result, sections=(Section("causes", rows, tuple(c.line() for c in causes)), *result.sections))
     return Outcome(result, 1 if fails(counted(result), verdict.fail_level) else 0)
 
 
@@ -128,6 +136,7 @@ def run_all(session: Session, opts: CheckOptions, verdict: Verdict | None = None
 def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """The operands check; live, only the operand DaemonSets' pods are listed (by selector), not every pod."""
     from gpulabel.checks.operands import operand_of_daemonset
+    from gpulabel.checks.standalone import standalone_kind
 
     if session.source.offline:
         state = session.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
@@ -135,7 +144,7 @@ def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None =
         from gpulabel.cluster.live import with_daemonset_pods
 
         state = session.state(["Node", "DaemonSet", "ClusterPolicy"])
-        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds) or standalone_kind(ds)]
         state = with_daemonset_pods(session.client(), state, operand_sets)
     return judge(run_check("operands", state, opts), state, verdict or Verdict())
 
@@ -146,3 +155,45 @@ def run_pending(session: Session, opts: CheckOptions, verdict: Verdict | None = 
 
     state = session.state(["Node", "Pod", *DRA_KINDS], pod_field_selector="status.phase=Pending")
     return judge(run_check("pending", state, opts), state, verdict or Verdict())
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainOptions:
+    """``explain node/NAME``: the node whose chain is walked."""
+
+    node: str
+
+    @classmethod
+    def of(cls, target: str) -> ExplainOptions:
+        kind, _, name = target.partition("/")
+        if kind not in ("node", "nodes", "no") or not name:
+            raise InputError(target, "give node/NAME")
+        return cls(name)
+
+
+def run_explain(
+    session: Session, target: ExplainOptions, opts: CheckOptions, verdict: Verdict | None = None
+) -> Outcome:
+    """The node's chain, link by link; exit 1 when a link is broken at or above the fail level."""
+    from gpulabel.checks.explain import explain_node_chain
+    from gpulabel.model.severity import fails
+
+    verdict = verdict or Verdict()
+    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    state = session.state(kinds)
+    node = state.node(target.node)
+    if node is None:
+        raise InputError(f"node/{target.node}", "not found")
+    one = replace(state, nodes=(node,))
+    judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
+    findings = tuple(f for f in judged.result.findings if f.node == node.name and not f.pod)
+    gpus, links = explain_node_chain(one, node, findings)
+    first = next((link.name for link in links if link.status == "broken"), None)
+    head = f"node/{node.name}: {'?' if gpus is None else gpus} GPU(s); " + (
+        f"first broken link: {first}" if first else "every link ok"
+    )
+    text = (head, *(line for link in links for line in link.lines()))
+    section = Section("links", tuple(link.row() for link in links), text)
+    # the node's findings are in its links (text) and rows (JSON), not repeated as finding lines
+    result = Result("explain", (), (section,), ok="", fields={"node": node.name, "gpus": gpus, "first_broken": first})
+    return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0)

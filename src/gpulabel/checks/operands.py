@@ -29,9 +29,12 @@ __all__ = [
     "REASONS",
     "OperandReport",
     "check_operands",
+    "daemonset_requirements",
     "disabled_by_cluster_policy",
+    "not_ready",
     "operand_of_daemonset",
     "operand_order",
+    "untolerated_taints",
 ]
 
 REASONS: dict[str, Reason] = {
@@ -206,7 +209,7 @@ def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
     return labels.get(_deploy_key(name))
 
 
-def _not_ready(pods: list[Pod]) -> Finding | None:
+def not_ready(pods: list[Pod]) -> Finding | None:
     """A pod bound to the node that is not Running and Ready, explained as kubectl would show it."""
     if any(p.phase == "Running" and p.ready for p in pods):
         return None
@@ -337,7 +340,7 @@ def check_operands(
                     data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
                 findings.append(_missing(node, name, detail, data))
             elif expected:
-                nr = _not_ready(pods)
+                nr = not_ready(pods)
                 if nr is not None:
                     findings.append(dataclasses.replace(nr, node=node.name, operand=name))
                 elif not running:

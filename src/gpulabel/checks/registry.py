@@ -102,9 +102,12 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.operands import check_operands
+    from gpulabel.checks.operands import check_operands, operand_of_daemonset
+    from gpulabel.checks.standalone import standalone_findings
 
     report = check_operands(state, opts.disabled, opts.operator_namespace)
+    gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+    report.findings.extend(standalone_findings(state, gated))
     rows = tuple(
         {
             "daemonset": a["daemonset"],

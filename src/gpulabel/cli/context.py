@@ -57,7 +57,9 @@ GROUP_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 ALL_GROUPS = ("output", "cluster", "nodes", "pods")
 
 
-def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> argparse.ArgumentParser:
+def shared_flags(
+    groups: Iterable[str] = ALL_GROUPS, *, after: bool = False, omit: Iterable[str] = ()
+) -> argparse.ArgumentParser:
     """A parent parser with the flags of ``groups``; ``after``: for use after the command name.
 
     After the command name, the flags of the other groups are accepted too, unshown, so that a flag
@@ -67,7 +69,7 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
     # or after the subcommand without the subparser's default wiping it out.
     p = argparse.ArgumentParser(add_help=False)
     offered = set(groups)
-    groups = set(ALL_GROUPS) if after else offered
+    groups = (set(ALL_GROUPS) - set(omit)) if after else offered  # omit: groups whose flags the command reuses
 
     def shown(group: str, text: str) -> str:
         """The help of a flag, hidden where the command does not use it."""
@@ -265,6 +267,8 @@ class AddCommand:
         groups: Sequence[str] = ALL_GROUPS,
         examples: Sequence[str] = (),
         exits: str = "0 nothing found, 1 findings, 2 bad input or an unusable cluster",
+        omit: Sequence[str] = (),
     ) -> argparse.ArgumentParser:
-        """Add command ``name``: it offers the flag ``groups`` it uses; ``examples`` and ``exits`` go in its help."""
-        return self._add(name, func, help_, tuple(groups), tuple(examples), exits)
+        """Add command ``name``: it offers the flag ``groups`` it uses; ``examples`` and ``exits`` go in its help;
+        ``omit``: groups not even refused after it, whose flags (``-o``) it defines itself."""
+        return self._add(name, func, help_, tuple(groups), tuple(examples), exits, tuple(omit))

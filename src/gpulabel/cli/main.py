@@ -50,7 +50,13 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(
-        name: str, func: Command, help_: str, groups: tuple[str, ...], examples: tuple[str, ...], exits: str
+        name: str,
+        func: Command,
+        help_: str,
+        groups: tuple[str, ...],
+        examples: tuple[str, ...],
+        exits: str,
+        omit: tuple[str, ...] = (),
     ) -> argparse.ArgumentParser:
         epilog = ""
         if examples:
@@ -58,7 +64,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         epilog += f"exit codes: {exits}"
         p = sub.add_parser(
             name,
-            parents=[shared_flags(groups, after=True)],
+            parents=[shared_flags(groups, after=True, omit=omit)],
             help=help_,
             description=help_,
             epilog=epilog,

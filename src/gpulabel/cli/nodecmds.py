@@ -67,6 +67,28 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.gpucmds import add_stuck_after
 
     add_stuck_after(p)
+    p = add(
+        "explain",
+        cmd_explain,
+        "walk the chain that makes a node's GPUs usable, link by link with its evidence: NFD, gpu.present, "
+        "deploy labels, DaemonSets, operand pods, MIG, allocatable, GFD labels, the node",
+        groups=("output", "cluster"),
+        examples=("explain node/lab-node-3 --snapshot examples/drifted-lab.yaml",),
+        exits="0 no link broken at or above --fail-level, 1 one is, 2 bad input or an unusable cluster",
+    )
+    p.add_argument("target", metavar="node/NAME")
+    p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
+    _disabled_flag(p, "as for operands")
+    add_stuck_after(p)
+    add_verdict_flags(p)
+
+
+def cmd_explain(ctx: Context) -> int:
+    from gpulabel.app.checks import ExplainOptions, run_explain
+    from gpulabel.cli.gpucmds import options
+
+    target = ExplainOptions.of(ctx.args.target)
+    return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict()))
 
 
 def cmd_audit(ctx: Context) -> int:

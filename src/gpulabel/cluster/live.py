@@ -14,7 +14,7 @@ from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, Kind, pod_from_json
 
-__all__ = ["load_cluster", "with_daemonset_pods"]
+__all__ = ["load_cluster", "served_kinds", "with_daemonset_pods"]
 
 
 def _read(kind: Kind, where: str, item: dict[str, Any]) -> Any:
@@ -72,6 +72,19 @@ _SERVED_BY: dict[str, tuple[str, str]] = {
     "ClusterPolicy": ("nvidia.com/v1", "clusterpolicies"),
     **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
 }
+
+
+def served_kinds(client: KubeClient, kinds: Iterable[str]) -> list[str]:
+    """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group)."""
+    served: dict[tuple[str, str], bool] = {}
+    out = []
+    for name in kinds:
+        probe = _SERVED_BY.get(name)
+        if probe is not None and probe not in served:
+            served[probe] = client.has_resource(*probe)
+        if probe is None or served[probe]:
+            out.append(name)
+    return out
 
 
 def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Iterable[DaemonSet]) -> ClusterState:

@@ -209,6 +209,7 @@ def emit(result: Result, fmt: str, out: IO[str], style: TableStyle | None = None
     elif fmt == "name":
         out.write("".join(n + "\n" for n in _names(result)))
     elif result.parts:
+        out.write("".join(line + "\n" for s in result.sections for line in s.lines(fmt == "wide")))
         out.write("".join(summary_line(p) + "\n" for p in result.parts))
         if result.graded:
             out.write(total_line(result) + "\n")
