@@ -258,19 +258,20 @@ def test_3b_isolate_refuses_a_node_with_gpu_pods_without_force(gpu_operator: Lab
         }
     )
     try:
+        # the dry run predicts the refusal (issue 24): the same exit, output and line
         dry = gpulabel(gpu_operator.kubeconfig, "isolate", "iso-busy", "--dry-run")
-        assert (dry.returncode, dry.stdout) == (
-            0,
-            "iso-busy nvidia.com/gpu.deploy.operands false\niso-busy gpu-pod ml/train nvidia.com/gpu\n",
-        ), dry.stderr
         refused = gpulabel(gpu_operator.kubeconfig, "isolate", "iso-busy")
+        assert (dry.returncode, dry.stdout, dry.stderr) == (refused.returncode, refused.stdout, refused.stderr)
         assert (refused.returncode, refused.stdout) == (1, "")
         assert refused.stderr == (
             "gpulabel: node iso-busy: not isolated: GPU pods running: ml/train (nvidia.com/gpu) "
             "(they would keep their devices without driver or device plugin); --force to isolate anyway\n"
         )
         assert f"{DEPLOY}operands" not in deploy_labels(gpu_operator, "iso-busy")
+        dry_forced = gpulabel(gpu_operator.kubeconfig, "isolate", "iso-busy", "--force", "--dry-run")
+        assert f"{DEPLOY}operands" not in deploy_labels(gpu_operator, "iso-busy")
         forced = gpulabel(gpu_operator.kubeconfig, "isolate", "iso-busy", "--force")
+        assert (dry_forced.returncode, dry_forced.stdout) == (forced.returncode, forced.stdout)
         assert (forced.returncode, forced.stdout) == (
             0,
             "iso-busy nvidia.com/gpu.deploy.operands false\niso-busy gpu-pod ml/train nvidia.com/gpu\n",

@@ -330,9 +330,9 @@ objects = st.lists(
 @given(items=objects)
 def test_near_objects_with_managed_fields_status_and_dra_load_and_check_without_a_traceback(items: list[Any]) -> None:
     """managedFields, status (allocatable, conditions, taints) and DRA objects: a state, or one line."""
+    from gpulabel.app.report import report_html
     from gpulabel.checks.registry import CheckOptions, run_checks
     from gpulabel.checks.sources import node_sources
-    from gpulabel.render.report import report_html
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(json.dumps({"kind": "List", "items": items}).encode())

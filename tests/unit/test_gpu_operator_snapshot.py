@@ -97,10 +97,10 @@ def test_cluster_policy_defaults_follow_the_operator() -> None:
 
 
 def test_the_report_grid_shows_paused_cells_and_no_column_for_isolation() -> None:
+    from gpulabel.app.report import report_doc
     from gpulabel.cluster.snapshot import load_snapshots
-    from gpulabel.render.report import collect
 
-    doc = collect(load_snapshots([str(EXAMPLE)]))
+    doc = report_doc(load_snapshots([str(EXAMPLE)]))
     ops = [c["operand"] for c in doc["columns"]]
     assert "operands" not in ops and "mps-control-daemon" in ops
     grid = {

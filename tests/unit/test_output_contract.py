@@ -317,6 +317,14 @@ def test_a_flag_of_another_group_after_the_command_is_refused_in_one_line() -> N
     assert run("devices", "-l", "a=b", "--snapshot", LAB) == (2, "", "gpulabel: -l: not used by devices\n")
 
 
+def test_completion_offers_only_the_flags_a_command_uses() -> None:
+    script = run("completion", "bash")[1]
+    (sanitize,) = [line for line in script.splitlines() if line.strip().startswith("sanitize)")]
+    (audit,) = [line for line in script.splitlines() if line.strip().startswith("audit)")]
+    assert "--snapshot" not in sanitize and "-l" not in sanitize.split()
+    assert "--snapshot" in audit and " -A " not in audit and "--namespace" not in audit
+
+
 def test_commands_without_a_cluster_do_not_offer_cluster_flags() -> None:
     from gpulabel.cli.main import build_parser
 

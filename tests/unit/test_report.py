@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from bench.synth import generate
 
+from gpulabel.app.report import report_doc, report_html
 from gpulabel.checks.registry import CheckOptions, run_checks
 from gpulabel.cli.main import main
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model.cluster import ClusterState
-from gpulabel.render.report import collect, render_html, report_html
+from gpulabel.render.report import render_html
 from tests.objects import daemonset, gpu_node, node, pod, required, term
 
 ROOT = Path(__file__).parents[2]
@@ -118,7 +119,7 @@ def _reasons(findings: list[Any]) -> dict[str, int]:
 def test_a_synthetic_clusters_pending_verdicts_add_up_to_every_node_once() -> None:
     synth = generate(300, seed=7, problem_rate=0.02)
     state = ClusterState.from_objects(("synth", o) for o in synth.objects)
-    doc = collect(state)
+    doc = report_doc(state)
     expected = {p.command: p.findings for p in run_checks(state, CheckOptions()).parts}
     assert doc["summary"]["pending"]["findings"] == len(expected["pending"])
     assert doc["summary"]["pending"]["reasons"] == _reasons(expected["pending"])
@@ -184,7 +185,7 @@ def _driver_pod(node_name: str) -> dict[str, Any]:
     ],
 )
 def test_a_cell_state_follows_the_operands_check(objects: list[dict[str, Any]], state: str, cause: str | None) -> None:
-    doc = collect(ClusterState.from_objects(("t", o) for o in objects))
+    doc = report_doc(ClusterState.from_objects(("t", o) for o in objects))
     assert cells(doc)[("n", "driver")] == state
     got = causes(doc).get(("n", "driver"))
     assert got == cause if cause is None else (got or "").startswith(cause)
@@ -192,7 +193,7 @@ def test_a_cell_state_follows_the_operands_check(objects: list[dict[str, Any]], 
 
 def test_an_operand_switched_off_cluster_wide_is_marked_on_its_column() -> None:
     policy = {"kind": "ClusterPolicy", "metadata": {"name": "p"}, "spec": {"driver": {"enabled": False}}}
-    doc = collect(ClusterState.from_objects(("t", o) for o in [node("n", {}), DRIVER, policy]))
+    doc = report_doc(ClusterState.from_objects(("t", o) for o in [node("n", {}), DRIVER, policy]))
     assert doc["columns"] == [{"operand": "driver", "disabled": True}]
 
 
@@ -257,7 +258,7 @@ def test_the_content_security_policy_allows_exactly_the_pages_own_script_and_sty
 def test_the_same_state_gives_the_same_page() -> None:
     state = load_snapshots([DRIFTED])
     assert report_html(state, generated="t") == report_html(state, generated="t")
-    assert render_html(collect(state)) == report_html(state)
+    assert render_html(report_doc(state)) == report_html(state)
 
 
 # -- the command -------------------------------------------------------------------

@@ -114,3 +114,58 @@ def test_sync_never_changes_a_key_outside_the_file_or_not_its_own(
             assert after.get(key) == existing[key]
     for key, value in desired.items():
         assert after[key] == value
+
+
+class RecordingWriter:
+    """The API as a sync pass sees it: records each apply and answers with the labels applied."""
+
+    target = "cluster"
+
+    def __init__(self, kept: dict[str, str] | None = None) -> None:
+        self.applied: list[tuple[str, dict[str, str]]] = []
+        self.kept = kept or {}  # what the server keeps instead (an admission webhook, say)
+
+    def apply(self, node: str, labels: dict[str, str], manager: str) -> dict[str, str]:
+        assert manager == "gpulabel"
+        self.applied.append((node, dict(labels)))
+        return {**labels, **self.kept}
+
+    def remove(self, node: str, keys: list[str], manager: str) -> None:
+        raise AssertionError("sync never removes by merge patch")
+
+
+def _pass(tmp_path: Any, writer: Any) -> Any:
+    from gpulabel.controller.reconcile import PassResult, load_files, run_pass
+
+    (tmp_path / "a.env").write_text("x=1\ny=2\n")
+    (tmp_path / "b.env").write_text("x=1\n")
+    (tmp_path / "gone.env").write_text("x=1\n")
+    x = "feature.node.kubernetes.io/x"
+    nodes = {n: node_from_json(node(n, labels)) for n, labels in (("a", {x: "0"}), ("b", {x: "1"}))}
+    files, problems = load_files(str(tmp_path))
+    total = PassResult(problems=list(problems))
+
+    def emit(result: PassResult, into: PassResult) -> None:
+        into.changes.extend(result.changes)
+        into.problems.extend(result.problems)
+
+    return run_pass(files, nodes, False, writer, emit, total)
+
+
+def test_the_offline_plan_is_the_pass_a_live_sync_makes(tmp_path: Any) -> None:
+    """One pass, two writers: the plan (nothing contacted) and the API; the same changes and problems."""
+    from gpulabel.cluster.writes import PlanWriter
+
+    api = RecordingWriter()
+    live = _pass(tmp_path, api)
+    plan = _pass(tmp_path, PlanWriter("cluster"))
+    f = "feature.node.kubernetes.io/"
+    assert [c.line() for c in live.changes] == [c.line() for c in plan.changes] == [f"a {f}x 1", f"a {f}y 2"]
+    assert [str(p) for p in live.problems] == [str(p) for p in plan.problems]
+    assert [p.message for p in plan.problems] == ["node gone not found in the cluster; nothing applied"]
+    assert api.applied == [("a", {f"{f}x": "1", f"{f}y": "2"})]  # b is already right: no write
+
+
+def test_a_value_the_server_keeps_is_a_problem_only_a_real_write_can_report(tmp_path: Any) -> None:
+    live = _pass(tmp_path, RecordingWriter(kept={"feature.node.kubernetes.io/y": "3"}))
+    assert str(live.problems[0]) == "node a: the API server kept other values for feature.node.kubernetes.io/y"

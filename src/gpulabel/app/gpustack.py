@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from gpulabel.app.session import Outcome, Session
@@ -13,13 +14,17 @@ __all__ = ["GpusOptions", "run_gpus"]
 @dataclass(frozen=True, slots=True)
 class GpusOptions:
     by: str | None = None  # a node label to group by (a pool), with the product
+    namespace: str | None = None  # only the pods of this namespace count as requesting
 
 
 def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     """One row per group; informational: exit 0."""
     from gpulabel.checks.gpus import inventory
 
-    rows = inventory(session.state(["Node", "Pod"]), opts.by)
+    state = session.state(["Node", "Pod"])
+    if opts.namespace:
+        state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))
+    rows = inventory(state, opts.by)
     wide = []
     for r in rows:
         parts = [f"{res} {r.allocatable.get(res, 0)}/{r.requested.get(res, 0)}" for res in sorted(r.allocatable)]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpulabel.app.session import Outcome, Session
+from gpulabel.app.session import WRITER_BUDGET, Outcome, Session
 from gpulabel.errors import GpulabelError, InputError
 from gpulabel.model.findings import Cell, Finding, Result, Section
 
@@ -45,7 +45,6 @@ def run_isolate(session: Session, opts: IsolateOptions, on_node: Callable[[Resul
     """Read what isolating needs (the nodes, operand pods, the pods on each named node) and :func:`isolate`."""
     from functools import partial
 
-    from gpulabel.app.session import WRITER_BUDGET
     from gpulabel.checks.operands import operand_of_daemonset
     from gpulabel.cluster.writes import ApiWriter, PlanWriter
     from gpulabel.model.cluster import pod_from_json

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import CheckOptions
 from gpulabel.model.findings import Result, Section
 
-__all__ = ["ReportOptions", "run_report"]
+if TYPE_CHECKING:
+    from gpulabel.model.cluster import ClusterState
+
+__all__ = ["ReportOptions", "report_doc", "report_html", "run_report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,24 +22,40 @@ class ReportOptions:
     generated: str = ""  # when, as the page's header says it
 
 
+def report_doc(
+    state: ClusterState, opts: CheckOptions | None = None, *, generated: str = "", source: str | None = None
+) -> dict[str, Any]:
+    """The page's data: every registered check run once over ``state`` (as ``check`` runs them) and the inventory."""
+    from gpulabel.checks.gpus import inventory
+    from gpulabel.checks.operands import disabled_by_cluster_policy
+    from gpulabel.checks.registry import run_checks
+    from gpulabel.render.report import collect
+
+    opts = CheckOptions() if opts is None else opts
+    checked = run_checks(state, opts)
+    off = set(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    return collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)
+
+
+def report_html(
+    state: ClusterState, opts: CheckOptions | None = None, *, generated: str = "", title: str = "gpulabel report"
+) -> str:
+    """Run every registered check over ``state`` and render the page."""
+    from gpulabel.render.report import render_html
+
+    return render_html(report_doc(state, opts, generated=generated), title)
+
+
 def run_report(session: Session, opts: ReportOptions) -> Outcome:
     """Write the page (or, ``html`` is ``-``, answer it as the outcome's page); informational: exit 0."""
-    from gpulabel.render.report import collect, render_html
+    from gpulabel.checks.registry import CHECKS
+    from gpulabel.render.report import render_html
 
-    c = opts.checks
-    state = session.state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
+    # what every check reads (the DRA kinds only where the server serves them)
+    state = session.state(sorted({k for c in CHECKS for k in c.kinds}))
     snapshots = session.source.snapshots
     source = ", ".join(snapshots) if snapshots else None  # the paths as given, never made absolute
-    doc = collect(
-        state,
-        disabled=c.disabled,
-        strict=c.strict,
-        namespace=c.namespace,
-        generated=opts.generated,
-        source=source,
-        stuck_after=c.stuck_after,
-        now=c.now,
-    )
+    doc = report_doc(state, opts.checks, generated=opts.generated, source=source)
     page = render_html(doc)
     if opts.html == "-":
         return Outcome(Result("report", ok=""), page=page)

@@ -32,14 +32,15 @@ WRITER_BUDGET = 60.0  # seconds a writer rides out an API server restart per ope
 class Source:
     """The cluster a command reads: ``snapshots`` (files, merged in order) or the kubeconfig's ``context``.
 
-    ``selector`` (``-l``) restricts nodes, ``namespace`` (``-n``) the pods of the commands that read pods.
+    ``selector`` (``-l``) restricts nodes. The pods' namespace (``-n``) is not a
+    Source: every command reads the same objects from a cluster as from a
+    snapshot, and the command's own options say which pods it reports.
     """
 
     snapshots: tuple[str, ...] = ()
     kubeconfig: str | None = None
     context: str | None = None
     selector: str | None = None
-    namespace: str | None = None
     node_selector: Selector | None = field(init=False, default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -108,7 +109,7 @@ class Session:
 
         if selector is not None:
             selectors["node_selector"] = self.source.selector
-        return load_cluster(self.client(), kinds, namespace=self.source.namespace, **selectors)
+        return load_cluster(self.client(), kinds, **selectors)
 
     def snapshot(self, path: str) -> ClusterState:
         """One snapshot file alone (``diff OLD NEW``), nodes restricted by ``-l``."""

@@ -115,7 +115,7 @@ def run_sync(
     ``say`` gets the controller's own lines (Lease, metrics). The outcome's
     result holds every change and problem of a single pass.
     """
-    from gpulabel.cluster.writes import PlanWriter
+    from gpulabel.cluster.writes import ApiWriter, PlanWriter
     from gpulabel.controller.reconcile import PassResult, Reconciler, load_files, run_pass
 
     changes: list[LabelChange] = []
@@ -169,6 +169,7 @@ def run_sync(
         on_change=change,
         on_problem=problem,
         metrics=metrics,
+        writer=ApiWriter(client, opts.dry_run),  # --dry-run: the API server's own dry run
     )
     if opts.watch:
         from gpulabel.controller.loop import run_controller

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import InputError
+from gpulabel.k8s.dra.allocator import DeviceID
 from gpulabel.k8s.dra.cel import CelError, compile_selector
 from gpulabel.k8s.dra.objects import Device, ResourceSlice
 from gpulabel.k8s.dra.plugin import DraState
@@ -83,7 +84,7 @@ def device_rows(state: DraState) -> list[DeviceRow]:
         if s.generation < newest[(s.driver, s.pool)]:
             continue
         for d in s.devices:
-            holder = state.in_use.get((s.driver, s.pool, d.name), "")
+            holder = state.in_use.get(DeviceID(driver=s.driver, pool=s.pool, device=d.name), "")
             rows.append(DeviceRow(_where(s), s.driver, s.pool, d.name, holder, d))
     return rows
 
@@ -118,7 +119,7 @@ def select(state: DraState, expression: str, class_name: str | None = None) -> l
         class_exprs = cls.selectors
     out = []
     for row in device_rows(state):
-        dev = state.device_input((row.driver, row.pool, row.name), row.device)
+        dev = state.device_input(DeviceID(driver=row.driver, pool=row.pool, device=row.name), row.device)
         verdict, message = "yes", ""
         for i, expr in enumerate((*class_exprs, expression)):
             is_class = i < len(class_exprs)

@@ -90,7 +90,13 @@ class ClaimVerdict:
 
 
 def _devices(pools: Sequence[Pool]) -> list[tuple[DeviceID, Device]]:
-    return [((p.driver, p.name, d.name), d) for p in pools if not p.incomplete for s in p.slices for d in s.devices]
+    return [
+        (DeviceID(driver=p.driver, pool=p.name, device=d.name), d)
+        for p in pools
+        if not p.incomplete
+        for s in p.slices
+        for d in s.devices
+    ]
 
 
 def _read_values(state: DraState, did: DeviceID, device: Device, expression: str) -> dict[str, Any]:
@@ -100,11 +106,11 @@ def _read_values(state: DraState, did: DeviceID, device: Device, expression: str
     for qualified, (_, value) in device.attributes.items():
         ident = qualified.rsplit("/", 1)[-1]
         if ident in names:
-            out[qualified if "/" in qualified else f"{did[0]}/{ident}"] = value
+            out[qualified if "/" in qualified else f"{did.driver}/{ident}"] = value
     for qualified, value in device.capacity.items():
         ident = qualified.rsplit("/", 1)[-1]
         if ident in names:
-            out[(qualified if "/" in qualified else f"{did[0]}/{ident}") + " (capacity)"] = value
+            out[(qualified if "/" in qualified else f"{did.driver}/{ident}") + " (capacity)"] = value
     return out
 
 

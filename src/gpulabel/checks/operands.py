@@ -20,7 +20,7 @@ from typing import Any
 from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
 from gpulabel.model.severity import Reason
 
@@ -34,6 +34,7 @@ __all__ = [
     "not_ready",
     "operand_of_daemonset",
     "operand_order",
+    "operands_result",
     "untolerated_taints",
 ]
 
@@ -415,3 +416,26 @@ def _daemonset_accounts(
                 }
             )
     return accounts
+
+
+def operands_result(state: ClusterState, disabled: Iterable[str] = (), namespace: str | None = None) -> Result:
+    """:func:`check_operands` as the ``operands`` result: findings, and one row per operand DaemonSet."""
+    report = check_operands(state, disabled, namespace)
+    rows = tuple(
+        {
+            "daemonset": a["daemonset"],
+            "operand": a["operand"],
+            "labelled_nodes": a["labelled_nodes"],
+            "desired_number_scheduled": a["desired_number_scheduled"],
+            "excluded": tuple(
+                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in a["excluded"]
+            ),
+        }
+        for a in report.daemonsets
+    )
+    wide = tuple(
+        f"# {r['daemonset']} operand={r['operand']} labelled={r['labelled_nodes']} "
+        f"desired={r['desired_number_scheduled']}" + (f" excluded: {'; '.join(ex)}" if (ex := r["excluded"]) else "")
+        for r in rows
+    )
+    return Result("operands", tuple(report.findings), (Section("daemonsets", rows, (), wide),))

@@ -15,7 +15,8 @@ from typing import Any
 from gpulabel.checks.placement import SCHEDULER_REASONS, NodeIndex, fitting_nodes, place, scheduler_message
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
-from gpulabel.model.findings import Finding
+from gpulabel.model.findings import Finding, Section
+from gpulabel.model.findings import Result as CheckResult
 from gpulabel.model.severity import Reason
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "other_pending",
     "pending",
     "pending_pods",
+    "pending_result",
 ]
 
 # Why a node does not take a Pending pod: the scheduler's filters, in its order. A Pending GPU pod is a
@@ -297,3 +299,28 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             )
         )
     return out
+
+
+def pending_result(
+    state: ClusterState, namespace: str | None = None, *, per_node: bool = False, all_pods: bool = False
+) -> CheckResult:
+    """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod.
+
+    Only GPU pods unless ``all_pods``: the other Pending pods are counted, as info.
+    """
+    pods = pending_pods(state, namespace, gpu_only=not all_pods)
+    others = 0 if all_pods else other_pending(state, namespace, len(pods))
+    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
+    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
+    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
+    wide = tuple(
+        line
+        for p in pods
+        for line in (
+            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
+            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
+        )
+    )
+    counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
+    notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
+    return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)

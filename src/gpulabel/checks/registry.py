@@ -10,8 +10,9 @@ format. Options are one plain dataclass, validated when built: the CLI turns
 flags into it, and nothing below the CLI knows about argparse.
 
 To add a check: write a function ``(ClusterState, CheckOptions) -> Result``
-and :func:`register` a :class:`Check` for it (its command can then be a
-two-liner with :func:`run_check`; see ``cli/nodecmds.py``).
+and :func:`register` a :class:`Check` for it: ``check``, ``report`` and the
+controller's metrics run it from then on; its own command can be a two-liner
+over :func:`gpulabel.app.checks.run_named` (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from datetime import UTC, datetime
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result, Section
+from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import SEVERITIES, Reason, Severity
 
@@ -102,51 +103,18 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.operands import check_operands, operand_of_daemonset
+    from gpulabel.checks.operands import operand_of_daemonset, operands_result
     from gpulabel.checks.standalone import standalone_findings
 
-    report = check_operands(state, opts.disabled, opts.operator_namespace)
+    result = operands_result(state, opts.disabled, opts.operator_namespace)
     gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
-    report.findings.extend(standalone_findings(state, gated))
-    rows = tuple(
-        {
-            "daemonset": a["daemonset"],
-            "operand": a["operand"],
-            "labelled_nodes": a["labelled_nodes"],
-            "desired_number_scheduled": a["desired_number_scheduled"],
-            "excluded": tuple(
-                f"{e['node']} untolerated-taint {','.join(e['untolerated_taints'])}" for e in a["excluded"]
-            ),
-        }
-        for a in report.daemonsets
-    )
-    wide = tuple(
-        f"# {r['daemonset']} operand={r['operand']} labelled={r['labelled_nodes']} "
-        f"desired={r['desired_number_scheduled']}" + (f" excluded: {'; '.join(ex)}" if (ex := r["excluded"]) else "")
-        for r in rows
-    )
-    return Result("operands", tuple(report.findings), (Section("daemonsets", rows, (), wide),))
+    return replace(result, findings=(*result.findings, *standalone_findings(state, gated)))
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.pending import other_pending, pending_pods
+    from gpulabel.checks.pending import pending_result
 
-    pods = pending_pods(state, opts.namespace, gpu_only=not opts.all_pods)
-    others = 0 if opts.all_pods else other_pending(state, opts.namespace, len(pods))
-    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if opts.per_node else p.grouped(state.nodes)))
-    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
-    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
-    wide = tuple(
-        line
-        for p in pods
-        for line in (
-            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
-            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
-        )
-    )
-    counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
-    notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
-    return Result("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)
+    return pending_result(state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods)
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -293,7 +261,8 @@ def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, S
 
     def severity(check: str, reason: str, now: str) -> str:
         row = table.get(reason)
-        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now)
+        # a reason no table names (a check registered without one) is an error
+        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now or "error")
 
     findings = tuple(replace(f, severity=severity(f.check, f.reason, f.severity)) for f in result.findings)
     return replace(result, findings=findings, graded=True)

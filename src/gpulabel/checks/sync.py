@@ -2,7 +2,7 @@
 
 Planning is pure: given the desired labels per node and the nodes as they are,
 :func:`plan_node` returns the changes and the server-side apply body that
-makes them. Writing is :func:`gpulabel.cluster.writes.apply_plan`, as a
+makes them. Writing is a :class:`gpulabel.cluster.writes.Writer`'s ``apply``, a
 server-side apply with field manager ``gpulabel``, so ``managedFields`` show
 gpulabel as the owner of the keys it restores.
 

@@ -20,10 +20,10 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 
 
 def _flags(parser: argparse.ArgumentParser) -> list[tuple[list[str], tuple[str, ...], str]]:
-    """``(option strings, choices, help)`` of every flag of ``parser``."""
+    """``(option strings, choices, help)`` of every flag ``parser`` offers (shown in its help)."""
     out = []
     for action in parser._actions:
-        if action.option_strings:
+        if action.option_strings and action.help != argparse.SUPPRESS:
             choices = tuple(str(c) for c in action.choices) if action.choices else ()
             out.append((list(action.option_strings), choices, str(action.help or "").split(";")[0]))
     return out

@@ -4,7 +4,9 @@ Flags come in groups, and a command offers only the groups it uses:
 ``output`` (``-o``, ``--no-headers``), ``cluster`` (``--snapshot``,
 ``--kubeconfig``, ``--context``), ``nodes`` (``-l/--selector``) and ``pods``
 (``-n``, ``-A``). Each may stand before or after the command name, as with
-kubectl; ``--snapshot`` given on both sides combines in command-line order.
+kubectl; ``--snapshot`` given on both sides combines in command-line order. A
+flag of a group the command does not use is refused in one line, on either
+side (``gpulabel: -A: not used by audit``, exit 2).
 """
 
 from __future__ import annotations
@@ -175,7 +177,6 @@ class Context:
             kubeconfig=a.kubeconfig,
             context=a.context,
             selector=a.selector,
-            namespace=a.namespace,
         )
 
     def session(self) -> Session:

@@ -138,4 +138,4 @@ def cmd_upgrade(ctx: Context) -> int:
 def cmd_gpus(ctx: Context) -> int:
     from gpulabel.app.gpustack import GpusOptions, run_gpus
 
-    return ctx.finish(run_gpus(ctx.session(), GpusOptions(by=ctx.args.by)))
+    return ctx.finish(run_gpus(ctx.session(), GpusOptions(by=ctx.args.by, namespace=ctx.args.namespace)))

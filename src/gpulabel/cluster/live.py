@@ -26,7 +26,6 @@ def load_cluster(
     client: KubeClient,
     kinds: Iterable[str],
     *,
-    namespace: str | None = None,
     pod_selector: str | None = None,
     pod_field_selector: str | None = None,
     node_selector: str | None = None,
@@ -35,6 +34,8 @@ def load_cluster(
 
     ``node_selector`` (``-l``) is sent as the node LIST's ``labelSelector``: the server filters.
     Kinds outside the core API groups are LISTed only where the server serves them (a CRD, DRA).
+    Every kind is LISTed in all namespaces, as a snapshot holds them: a command's ``-n`` selects
+    the pods it reports (devices other claims hold count wherever those claims live).
     """
     wanted = list(dict.fromkeys(kinds))
     records: list[tuple[str, Any]] = []
@@ -49,16 +50,12 @@ def load_cluster(
             if not served[probe]:
                 continue
         label_selector = field_selector = None
-        ns = namespace if kind.namespaced else None
         if name == "Node":
             label_selector = node_selector
         elif name == "Pod":
             label_selector, field_selector = pod_selector, pod_field_selector
-        elif kind.field == "dra":
-            # claims of every namespace: devices other claims hold count wherever those claims live
-            ns = namespace if name == "ResourceClaimTemplate" else None
         items = client.list_objects(
-            client.kind_path(name, ns),
+            client.kind_path(name),
             partial(_read, kind, where),
             label_selector=label_selector,
             field_selector=field_selector,

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpulabel.checks.sync import FIELD_MANAGER, NodePlan
 from gpulabel.errors import ConflictError
 
 if TYPE_CHECKING:
@@ -32,7 +31,6 @@ __all__ = [
     "PlanWriter",
     "Writer",
     "apply_labels",
-    "apply_plan",
     "create_lease",
     "remove_labels",
     "update_lease",
@@ -84,14 +82,6 @@ def remove_labels(
         content_type="application/merge-patch+json",
     )
     return result
-
-
-def apply_plan(client: KubeClient, plan: NodePlan, dry_run: bool = False) -> dict[str, Any]:
-    """Write a sync plan as a server-side apply by field manager ``gpulabel``.
-
-    Returns the node as the API server answered (with ``dry_run``, as it would be).
-    """
-    return apply_labels(client, plan.node, plan.apply_labels, FIELD_MANAGER, dry_run)
 
 
 class Writer(Protocol):

@@ -1,8 +1,9 @@
-"""``gpulabel report --html``: every read-only check of one ClusterState as one static HTML page.
+"""``gpulabel report --html``: the check runner's results over one ClusterState as one static HTML page.
 
-Pure: a :class:`ClusterState` in, a string out. The checks are the ones the
-other commands run (``audit``, ``check_operands``, ``pending_pods``,
-``hazards``); this module only arranges their findings. The page carries its
+Pure: a :class:`ClusterState`, the ``check`` result (one part per registered
+check, as ``check`` prints it) and the GPU inventory in, a string out. This
+module runs no check; it only arranges the findings it is given, and a check
+added with ``register()`` gets its summary card and its rows like the others. The page carries its
 data as one JSON block and builds its tables with inline JavaScript, so 5,000
 nodes cost a few hundred kilobytes and sorting or filtering never goes back to
 Python. Nothing is loaded from anywhere: CSS and JS are inline and a
@@ -16,16 +17,17 @@ import base64
 import hashlib
 import html
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, summarize
 from gpulabel.render.assets import CSS, JS
 
-__all__ = ["CELL_STATES", "collect", "render_html", "report_html"]
+if TYPE_CHECKING:
+    from gpulabel.checks.gpus import InventoryRow
+
+__all__ = ["CELL_STATES", "collect", "render_html"]
 
 # Operand cell states: the code each has in the page's data, most severe first.
 CELL_STATES: Mapping[str, str] = {
@@ -38,7 +40,6 @@ CELL_STATES: Mapping[str, str] = {
     "running": "r",
     "not-expected": "-",
 }
-PENDING_SAMPLE = 20  # node names listed per Pending pod and reason; the count is always exact
 
 
 def _json_for_script(doc: Any) -> str:
@@ -80,77 +81,57 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
     return CELL_STATES["not-expected"], "" if value is None else f"not expected: {V.DEPLOY_PREFIX}{op}={value}"
 
 
-def _pending_doc(state: ClusterState, namespace: str | None) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """The Pending pods (replicas with the same verdicts together) and the ``pending`` findings, one per pod and reason.
+def _pending_doc(result: Result) -> list[dict[str, Any]]:
+    """The Pending pods of the ``pending`` result, replicas with the same verdicts together.
 
-    The findings are the ones ``pending`` and ``check`` print (same unit, same
-    count), with up to :data:`PENDING_SAMPLE` node names each.
+    Its findings are one per pod and reason (as ``pending`` and ``check`` print
+    them: same unit, same count, the same few node names each).
     """
-    from gpulabel.checks.pending import pending_pods
-
-    findings: list[Finding] = []
+    by_pod: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        by_pod.setdefault(f.pod, []).append(f)
+    rows = result.sections[0].rows if result.sections else ()
     shared: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for p in pending_pods(state, namespace):
-        mine = p.grouped(state.nodes, PENDING_SAMPLE)
-        findings.extend(mine)
+    for row in rows:
+        ref, message, predicted = str(row["pod"]), row["scheduler_message"], row["predicted_message"]
+        mine = by_pod.get(ref, [])
         groups = [
             {"reason": " ".join((f.reason, *f.args)), "detail": f.detail, "nodes": f.count, "sample": list(f.sample)}
             for f in mine
         ]
         # Replicas share their verdicts: one entry per distinct (verdicts, messages), listing its pods.
-        sig = (p.message, p.predicted, tuple((f.reason, f.args, f.detail, f.count, f.sample) for f in mine))
-        entry = shared.setdefault(sig, {"pods": [], "message": p.message, "predicted": p.predicted, "groups": groups})
-        entry["pods"].append(p.pod.ref)
-    return list(shared.values()), findings
+        sig = (message, predicted, tuple((f.reason, f.args, f.detail, f.count, f.sample) for f in mine))
+        entry = shared.setdefault(sig, {"pods": [], "message": message, "predicted": predicted, "groups": groups})
+        entry["pods"].append(ref)
+    return list(shared.values())
 
 
-GPU_STACK_CHECKS = ("capacity", "mig", "sharing", "upgrade")
-
-
-def _gpu_stack(
-    state: ClusterState, disabled: Sequence[str], stuck_after: float | None, now: datetime | None
-) -> dict[str, Result]:
-    from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check
-
-    opts = CheckOptions(
-        disabled=tuple(disabled), stuck_after=DEFAULT_STUCK_AFTER if stuck_after is None else stuck_after
-    )
-    if now is not None:
-        opts = replace(opts, now=now)
-    return {name: run_check(name, state, opts) for name in GPU_STACK_CHECKS}
+_OWN_SECTIONS = ("audit", "operands", "pending", "hazards")  # the checks with a section of their own
 
 
 def collect(
     state: ClusterState,
+    checked: Result,
+    inventory: Sequence[InventoryRow] = (),
     *,
-    disabled: Iterable[str] = (),
-    strict: bool = False,
-    namespace: str | None = None,
+    switched_off: Iterable[str] = (),
     generated: str = "",
     source: str | None = None,
-    stuck_after: float | None = None,
-    now: datetime | None = None,
 ) -> dict[str, Any]:
-    """The page's data: every check run once over ``state``, arranged for the tables (rows have named fields).
+    """The page's data: ``checked`` (the check runner's result over ``state``) arranged for the tables.
 
+    ``switched_off`` are the operands disabled cluster-wide, by flag or ClusterPolicy (their columns say so);
     ``source`` names the input in the header (the snapshot paths as the user
     gave them); by default the state's own ``source``.
     """
-    from gpulabel.checks.gpus import inventory
-    from gpulabel.checks.operands import disabled_by_cluster_policy
-    from gpulabel.checks.pending import hazards
-    from gpulabel.checks.registry import CheckOptions, check_named, run_check, skip_reason
-
-    disabled = list(disabled)
-    stack = _gpu_stack(state, disabled, stuck_after, now)
-    opts = CheckOptions(strict=strict, disabled=tuple(disabled), namespace=namespace)
-    audit_result = run_check("audit", state, opts)
-    operand_result = run_check("operands", state, opts)
-    pods_skip = skip_reason(check_named("pending"), state)
-    pending, pending_findings = ([], []) if pods_skip else _pending_doc(state, namespace)
-    hazard_findings = [] if pods_skip else hazards(state, namespace)
-    off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
-
+    parts = {p.command: p for p in checked.parts}
+    audit_result = parts.get("audit", Result("audit"))
+    operand_result = parts.get("operands", Result("operands"))
+    pending_result = parts.get("pending", Result("pending"))
+    hazard_findings = list(parts.get("hazards", Result("hazards")).findings)
+    stack = {name: r for name, r in parts.items() if name not in _OWN_SECTIONS}
+    pending = _pending_doc(pending_result)
+    off = set(switched_off)
     operand_findings = list(operand_result.findings)
     columns = _operand_columns(state, operand_findings)
     position = {n.name: i for i, n in enumerate(state.nodes)}
@@ -222,7 +203,7 @@ def collect(
                 "requested": r.total_requested,
                 "free": r.free,
             }
-            for r in inventory(state)
+            for r in inventory
         ],
         "gpustack": [
             {
@@ -235,6 +216,7 @@ def collect(
             }
             for name, r in stack.items()
             for f in r.findings
+            if f.node in position  # a finding about no node (a registered check's) is in its card only
         ],
         "daemonsets": [
             {
@@ -247,11 +229,8 @@ def collect(
             for a in daemonsets
         ],
         "summary": {
-            "audit": summary(audit_result.findings, audit_result.skipped),
-            "operands": summary(operand_findings, operand_result.skipped),
-            "pending": summary(pending_findings, pods_skip, pods=sum(len(p["pods"]) for p in pending)),
-            "hazards": summary(hazard_findings, pods_skip),
-            **{name: summary(r.findings, r.skipped) for name, r in stack.items()},
+            name: summary(r.findings, r.skipped, **({"pods": r.counts.get("pods", 0)} if name == "pending" else {}))
+            for name, r in parts.items()
         },
         "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r["gpu"] for r in rows), "pods": len(state.pods)},
     }
@@ -271,7 +250,7 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
         if s.get("skipped"):
             headline = f"skipped ({s['skipped']})"
         cls = "card bad" if s["findings"] else "card skip" if s.get("skipped") else "card ok"
-        anchor = "gpustack" if check in GPU_STACK_CHECKS else check
+        anchor = check if check in _OWN_SECTIONS else "gpustack"  # the GPU stack and registered checks
         cards.append(
             f'<a class="{cls}" href="#{anchor}"><b>{html.escape(check)}</b>'
             f"<span>{html.escape(headline)}</span><small>{html.escape(reasons)}</small></a>"
@@ -329,27 +308,3 @@ in the page source.</p></noscript>
 </body>
 </html>
 """
-
-
-def report_html(
-    state: ClusterState,
-    *,
-    disabled: Iterable[str] = (),
-    strict: bool = False,
-    namespace: str | None = None,
-    generated: str = "",
-    title: str = "gpulabel report",
-    stuck_after: float | None = None,
-    now: datetime | None = None,
-) -> str:
-    """Run every read-only check over ``state`` and render the page."""
-    doc = collect(
-        state,
-        disabled=disabled,
-        strict=strict,
-        namespace=namespace,
-        generated=generated,
-        stuck_after=stuck_after,
-        now=now,
-    )
-    return render_html(doc, title)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpulabel.k8s.dra.cel import CelError, DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim, ResourceSlice
@@ -38,7 +38,15 @@ __all__ = [
     "in_use_devices",
 ]
 
-DeviceID = tuple[str, str, str]  # driver, pool, device
+
+class DeviceID(NamedTuple):
+    """A device as the scheduler names it: driver, pool, device."""
+
+    driver: str
+    pool: str
+    device: str
+
+
 NodeMatcher = Callable[[Mapping[str, Any]], bool]  # a NodeSelector (API JSON) -> does the node match
 
 
@@ -110,7 +118,7 @@ def in_use_devices(claims: Sequence[ResourceClaim]) -> dict[DeviceID, str]:
     out: dict[DeviceID, str] = {}
     for c in claims:
         for d in c.allocated or ():
-            out[(d.driver, d.pool, d.device)] = c.ref
+            out[DeviceID(driver=d.driver, pool=d.pool, device=d.device)] = c.ref
     return out
 
 
@@ -177,7 +185,7 @@ def lookup_attribute(device: Device, did: DeviceID, name: str) -> tuple[str, Any
     if found is not None:
         return found
     domain, sep, ident = name.partition("/")
-    if not sep or domain != did[0]:
+    if not sep or domain != did.driver:
         return None
     return device.attributes.get(ident)
 
@@ -283,7 +291,7 @@ class Allocator:
                     )
                 for s in pool.slices:
                     for device in s.devices:
-                        did = (s.driver, s.pool, device.name)
+                        did = DeviceID(driver=s.driver, pool=s.pool, device=device.name)
                         if self.selectable(key, rd, did, device):
                             rd.all_devices.append((did, device, pool))
             rd.num = len(rd.all_devices)
@@ -360,7 +368,7 @@ class Allocator:
                 d0 = start[2] if (pi == start[0] and sj == start[1]) else 0
                 for dk in range(d0, len(s.devices)):
                     device = s.devices[dk]
-                    did = (pool.driver, pool.name, device.name)
+                    did = DeviceID(driver=pool.driver, pool=pool.name, device=device.name)
                     if did in self.in_use or did in self.allocating:
                         continue
                     if not self.selectable((ci, ri, si), rd, did, device):

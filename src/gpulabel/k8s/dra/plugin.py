@@ -181,7 +181,7 @@ class DraState:
                 p.driver,
                 p.incomplete,
                 tuple(
-                    (self._device_content(d, names), (p.driver, p.name, d.name) in in_use)
+                    (self._device_content(d, names), DeviceID(driver=p.driver, pool=p.name, device=d.name) in in_use)
                     for s in p.slices
                     for d in s.devices
                 ),
