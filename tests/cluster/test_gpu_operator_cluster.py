@@ -204,7 +204,7 @@ def test_1_healthy_gpu_nodes_and_a_cpu_node(gpu_operator: LabCluster, make_gpu_n
 def test_2_a_gpu_node_added_later_is_seen_on_the_next_run(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
     before = gpulabel(gpu_operator.kubeconfig, "audit")
     assert lines_about(before.stdout, "late-gpu") == []
-    make_gpu_node("late-gpu")  # no GFD labels: GFD does not run on kwok
+    make_gpu_node("late-gpu", gpus=1)  # no GFD labels: GFD does not run on kwok
     wait_sets(gpu_operator, "late-gpu", CONTAINER_SETS)
     assert deploy_labels(gpu_operator, "late-gpu") == CONTAINER_LABELS
     after = gpulabel(gpu_operator.kubeconfig, "audit")
@@ -286,7 +286,7 @@ def test_4_driver_and_toolkit_pre_installed(
     policy({"driver": {"enabled": False}, "toolkit": {"enabled": False}})
     gone = {"nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset"}
     wait_for(lambda: not daemonset_names(gpu_operator) & gone, timeout=60, message="for the operator to delete them")
-    make_gpu_node("pre-gpu", GFD)
+    make_gpu_node("pre-gpu", GFD, gpus=1)
     wait_sets(gpu_operator, "pre-gpu", CONTAINER_SETS - gone)
     # the labels stay true: the ClusterPolicy, not the label, says they are provided outside
     assert deploy_labels(gpu_operator, "pre-gpu") == CONTAINER_LABELS
@@ -296,10 +296,10 @@ def test_4_driver_and_toolkit_pre_installed(
 
 
 def test_5_the_operator_is_ready_while_gpulabel_names_the_node(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
-    make_gpu_node("st-ok", GFD)
-    make_gpu_node("st-crash", GFD)
+    make_gpu_node("st-ok", GFD, gpus=1)
+    make_gpu_node("st-crash", GFD, gpus=1)
     taint = {"key": "dedicated", "value": "training", "effect": "NoExecute"}
-    make_gpu_node("st-tainted", GFD, taints=[taint])
+    make_gpu_node("st-tainted", GFD, taints=[taint], gpus=1)
     wait_sets(gpu_operator, "st-ok", CONTAINER_SETS)
     wait_sets(gpu_operator, "st-crash", CONTAINER_SETS)
     assert running_sets(gpu_operator, "st-tainted") == set()
@@ -386,8 +386,8 @@ def test_5_the_operator_is_ready_while_gpulabel_names_the_node(gpu_operator: Lab
 
 
 def test_6_mig_manager_only_where_mig_capable(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
-    make_gpu_node("mig-yes", {**GFD, "nvidia.com/mig.capable": "true"})
-    make_gpu_node("mig-no", {**GFD, "nvidia.com/mig.capable": "false"})
+    make_gpu_node("mig-yes", {**GFD, "nvidia.com/mig.capable": "true"}, gpus=1)
+    make_gpu_node("mig-no", {**GFD, "nvidia.com/mig.capable": "false"}, gpus=1)
     wait_sets(gpu_operator, "mig-yes", CONTAINER_SETS | {"nvidia-mig-manager"})
     wait_sets(gpu_operator, "mig-no", CONTAINER_SETS)
     assert deploy_labels(gpu_operator, "mig-yes") == {**CONTAINER_LABELS, f"{DEPLOY}mig-manager": "true"}
@@ -405,7 +405,7 @@ def test_7_sandbox_workloads_follow_the_workload_config(
     config = "nvidia.com/gpu.workload.config"
     make_gpu_node("sb-pt", {config: "vm-passthrough"})
     make_gpu_node("sb-vgpu", {config: "vm-vgpu"})
-    make_gpu_node("sb-ctr", GFD)
+    make_gpu_node("sb-ctr", GFD, gpus=1)
     pt = {"nvidia-sandbox-device-plugin-daemonset", "nvidia-sandbox-validator", "nvidia-vfio-manager"}
     vgpu = {
         "nvidia-sandbox-device-plugin-daemonset",
@@ -435,8 +435,8 @@ def test_7_sandbox_workloads_follow_the_workload_config(
 
 
 def test_8_paused_operands_are_paused(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
-    make_gpu_node("pz-mig", {**GFD, "nvidia.com/mig.capable": "true"})
-    make_gpu_node("pz-drv", GFD)
+    make_gpu_node("pz-mig", {**GFD, "nvidia.com/mig.capable": "true"}, gpus=1)
+    make_gpu_node("pz-drv", GFD, gpus=1)
     wait_sets(gpu_operator, "pz-mig", CONTAINER_SETS | {"nvidia-mig-manager"})
     wait_sets(gpu_operator, "pz-drv", CONTAINER_SETS)
     # what mig-manager writes while it reconfigures, and the driver manager during an upgrade
@@ -489,5 +489,67 @@ def test_9_an_empty_deploy_label_is_kept_by_the_operator_and_is_a_warning(
 
 
 # The root-cause lines of `check` for the scenarios' nodes, and `explain`'s head and broken links (issue 22).
-CAUSES: dict[str, list[str]] = {}
-EXPLAIN: dict[str, tuple[int, list[str]]] = {}
+# (kwok runs no device plugin: the tests advertise nvidia.com/gpu with gpus=1 where the plugin would; GFD's
+# labels are played the same way, and left out where GFD would not run: late-gpu, the VM nodes sb-pt, sb-vgpu)
+CAUSES: dict[str, list[str]] = {
+    "late-gpu": [
+        "cause late-gpu gfd-labels 1 GPU(s): nvidia.com/gpu.product missing (the label is absent; "
+        "2 more finding(s) on the node)"
+    ],
+    "pre-gpu": [],
+    "st": [
+        "cause st-tainted daemonset 1 GPU(s): driver missing (gpu-operator/nvidia-driver-daemonset does not "
+        "tolerate taint dedicated=training:NoExecute; 6 more finding(s) on the node)",
+        "cause st-crash operand 0 GPU(s): dcgm-exporter not-ready (pod gpu-operator/<crashed> Running, waiting: "
+        "CrashLoopBackOff, restarts 6)",
+    ],
+    "mig": [],
+    "sb": [
+        "cause sb-pt gfd-labels ? GPU(s): nvidia.com/gpu.product missing (the label is absent; "
+        "2 more finding(s) on the node)",
+        "cause sb-vgpu gfd-labels ? GPU(s): nvidia.com/gpu.product missing (the label is absent; "
+        "2 more finding(s) on the node)",
+    ],
+    "pz": [
+        "cause pz-drv deploy-labels 1 GPU(s): nvidia.com/gpu.deploy.driver paused-stuck (paused-for-driver-upgrade "
+        "but nvidia.com/gpu-driver-upgrade-state is absent: no upgrade in progress; repair: kubectl label node "
+        "pz-drv nvidia.com/gpu.deploy.driver=true --overwrite)",
+        "cause pz-mig deploy-labels 1 GPU(s): nvidia.com/gpu.deploy.device-plugin paused-stuck "
+        "(paused-for-mig-change but nvidia.com/mig.config.state is absent: mig-manager is not changing this node; "
+        "repair: kubectl label node pz-mig nvidia.com/gpu.deploy.device-plugin=true --overwrite; "
+        "2 more finding(s) on the node)",
+    ],
+}
+_OTHERS = "broken operand: the other operands (dcgm, exporters, validators): no GPU depends on them"
+_TAINT = "(taint dedicated=training:NoExecute)"
+EXPLAIN: dict[str, tuple[int, list[str]]] = {
+    "late-gpu": (
+        1,
+        [
+            "node/late-gpu: 1 GPU(s); first broken link: gfd-labels",
+            "broken gfd-labels: nvidia.com/gpu.product absent, nvidia.com/gpu.count absent, "
+            "nvidia.com/gpu.memory absent",
+        ],
+    ),
+    "st-tainted": (
+        1,
+        [
+            "node/st-tainted: 1 GPU(s); first broken link: daemonset",
+            f"broken daemonset: driver gpu-operator/nvidia-driver-daemonset {_TAINT}; container-toolkit "
+            f"gpu-operator/nvidia-container-toolkit-daemonset {_TAINT}; device-plugin "
+            f"gpu-operator/nvidia-device-plugin-daemonset {_TAINT}; gpu-feature-discovery "
+            f"gpu-operator/gpu-feature-discovery {_TAINT}",
+            _OTHERS,
+        ],
+    ),
+    "pz-mig": (
+        1,
+        [
+            "node/pz-mig: 1 GPU(s); first broken link: deploy-labels",
+            "broken deploy-labels: nvidia.com/gpu.deploy.driver=true, nvidia.com/gpu.deploy.container-toolkit=true, "
+            "nvidia.com/gpu.deploy.device-plugin=paused-for-mig-change, "
+            "nvidia.com/gpu.deploy.gpu-feature-discovery=paused-for-mig-change",
+            _OTHERS,
+        ],
+    ),
+}

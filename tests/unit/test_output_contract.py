@@ -140,6 +140,11 @@ def test_a_field_means_the_same_in_every_command() -> None:
     assert all(f["severity"] in ("error", "warning", "info") for f in doc["findings"])
 
 
+NO_MANAGED_FIELDS = (
+    "stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)"
+)
+
+
 # -- skipped checks -----------------------------------------------------------------
 
 
@@ -152,9 +157,9 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "pending: skipped (no pods in the input)\n"
         "hazards: skipped (no pods in the input)\n"
         "capacity: OK\n"
-        "mig: OK\n"
+        f"mig: OK ({NO_MANAGED_FIELDS})\n"
         "sharing: OK\n"
-        "upgrade: OK\n"
+        f"upgrade: OK ({NO_MANAGED_FIELDS})\n"
         "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

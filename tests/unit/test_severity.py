@@ -122,7 +122,10 @@ def test_pending_looks_at_gpu_pods_and_counts_the_others_as_info() -> None:
     assert result.counts == {"pods": 4, "other_pending": 1}
     assert result.severities()["info"] >= 1
     line = summary_line(result)
-    assert line.endswith("(info: 1 other Pending pod(s), not GPU pods (--all-pods lists them))"), line
+    assert "(info: 1 other Pending pod(s), not GPU pods (--all-pods lists them))" in line, line
+    assert line.endswith(
+        "(claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured))"
+    )
     widened = run_check("pending", state, CheckOptions(all_pods=True))
     assert {f.pod for f in widened.findings} >= {"ml/cpu-on-pvc"} and "other_pending" not in widened.counts
     (cpu,) = [f for f in widened.findings if f.pod == "ml/cpu-on-pvc"]

@@ -74,10 +74,11 @@ def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -
     return {G.SHARED_RESOURCE if renamed else G.GPU_RESOURCE: gpus * per_gpu}
 
 
-def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
+def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = True) -> list[Finding]:
+    """``operator``: the GPU Operator manages the cluster, so it owes every NVIDIA node ``gpu.present``."""
     labels = node.labels
     found: list[Finding] = []
-    if labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
+    if operator and labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
         pci = next(k for k in V.PCI_PRESENT if labels.get(k) == "true")
         found.append(
             _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
@@ -88,7 +89,7 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
     advertised = G.gpu_resources(node.amounts)
     total = sum(advertised.values())
     shown = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
-    if total > 0 and labels.get(V.GPU_PRESENT) != "true":
+    if operator and total > 0 and labels.get(V.GPU_PRESENT) != "true":
         value = labels.get(V.GPU_PRESENT)
         now = "absent" if value is None else f"{value!r}"
         found.append(
@@ -154,4 +155,9 @@ def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]
     from gpulabel.checks.operands import disabled_by_cluster_policy
 
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
-    return [f for node in state.nodes for f in capacity_node(node, off)]
+    # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
+    # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
+    operator = bool(state.cluster_policies) or any(
+        k.startswith(V.DEPLOY_PREFIX) for node in state.nodes for k in node.labels
+    )
+    return [f for node in state.nodes for f in capacity_node(node, off, operator)]

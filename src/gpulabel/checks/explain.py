@@ -74,7 +74,8 @@ def _serving_sets(state: ClusterState, node: Node) -> tuple[list[str], list[str]
         if kind is not None:
             state_text = "Ready" if pod.phase == "Running" and pod.ready else pod.waiting or pod.phase
             pods.append(f"{kind} {pod.ref} {state_text}")
-    return sets, pods
+    order = {op: i for i, op in enumerate(CHAIN_OPERANDS)}
+    return sorted(sets, key=lambda t: (order[t.split()[0]], t)), sorted(pods, key=lambda t: (order[t.split()[0]], t))
 
 
 def explain_node_chain(state: ClusterState, node: Node, findings: Sequence[Finding]) -> tuple[int | None, list[Link]]:

@@ -108,13 +108,22 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 
     result = operands_result(state, opts.disabled, opts.operator_namespace)
     gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
-    return replace(result, findings=(*result.findings, *standalone_findings(state, gated)))
+    caveats: tuple[str, ...] = ()
+    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
+        caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    findings = (*result.findings, *standalone_findings(state, gated))
+    return replace(result, findings=findings, caveats=caveats)
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.pending import pending_result
 
-    return pending_result(state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods)
+    result = pending_result(state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods)
+    claims = any(p.spec.get("resourceClaims") and p.phase == "Pending" and not p.node_name for p in state.pods)
+    if claims and "ResourceSlice" not in state.kinds:
+        caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
+        result = replace(result, caveats=(caveat,))
+    return result
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -132,7 +141,10 @@ def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
 def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)))
+    caveats = [*_no_managed_fields(state)]
+    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
+        caveats.append("strategy check skipped (no ClusterPolicy in the input)")
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=tuple(caveats))
 
 
 def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
@@ -144,7 +156,14 @@ def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
-    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)))
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=_no_managed_fields(state))
+
+
+def _no_managed_fields(state: ClusterState) -> tuple[str, ...]:
+    """Stuck detection reads when labels were written (managedFields); without any, it is said to be off."""
+    if state.nodes and not any(n.managed_fields for n in state.nodes):
+        return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
+    return ()
 
 
 def _table(module: str, *names: str) -> Callable[[], Mapping[str, Reason]]:

@@ -156,6 +156,8 @@ class Result:
     graded: bool = False  # its findings carry severities (a check's): the summary counts them by severity
     # what is counted as info without a finding each: what -> how many ("other Pending pod(s), not GPU pods": 3)
     notes: Mapping[str, int] = field(default_factory=dict)
+    # what the input could not support and so was not checked: "stuck detection skipped (no managedFields: ...)"
+    caveats: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -184,6 +186,9 @@ class Result:
         if self.skipped:
             doc["skipped"] = self.skipped
         doc["findings"] = [f.to_json() for f in self.findings]
+        caveats = [*self.caveats, *(f"{p.command}: {c}" for p in self.parts for c in p.caveats)]
+        if caveats:
+            doc["caveats"] = caveats
         doc["summary"] = self.summary()
         for s in self.sections:
             doc[s.name] = s.to_json()

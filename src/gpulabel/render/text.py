@@ -110,6 +110,7 @@ def _plain(result: Result, wide: bool) -> list[str]:
         lines.append(result.ok)
     for s in result.sections:
         lines.extend(s.lines(wide))
+    lines.extend(result.caveats)
     return lines
 
 
@@ -117,6 +118,7 @@ def summary_line(result: Result) -> str:
     if result.skipped:
         return f"{result.command}: skipped ({result.skipped})"
     notes = "".join(f" (info: {n} {what})" for what, n in result.notes.items())
+    notes += "".join(f" ({c})" for c in result.caveats)
     if result.counts.get("ignored"):
         notes += f" (ignored: {result.counts['ignored']} by the config's rules)"
     if not result.findings:
