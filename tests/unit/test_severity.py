@@ -143,3 +143,133 @@ def test_a_cordoned_or_not_ready_gpu_node_is_a_warning_a_cpu_node_nothing() -> N
         ("g1", "cordoned", "warning"),
         ("g2", "node-not-ready", "warning"),
     ]
+
+
+def test_check_help_lists_every_reason_with_its_severity() -> None:
+    from gpulabel.checks.registry import severity_help
+    from gpulabel.cli.nodecmds import SEVERITY_HELP
+
+    assert severity_help() == SEVERITY_HELP  # the spelled-out copy --help prints (no check imported for help)
+    listed = {
+        (line.split()[0], line.split()[1].rstrip(":"), r)
+        for line in SEVERITY_HELP.splitlines()
+        for r in line.split()[2:]
+    }
+    assert listed == {(row.severity, c.name, r) for c in CHECKS for r, row in reason_table(c).items()}
+
+
+# -- root causes, explain, standalone device plugins ------------------------------------------
+
+
+def test_root_causes_of_the_drifted_lab_name_the_first_broken_link_most_gpus_first() -> None:
+    from gpulabel.checks.rootcause import root_causes
+
+    state = load_snapshots([str(ROOT / "examples/drifted-lab.yaml")])
+    result = run_checks(state, CheckOptions())
+    causes = root_causes(state.nodes, result.findings)
+    assert [(c.node, c.link, c.gpus, c.finding.check, c.finding.reason) for c in causes] == [
+        ("lab-node-0", "operand-pod", 4, "operands", "not-ready"),  # the toolkit: before the device plugin
+        ("lab-node-3", "daemonset", 4, "operands", "missing"),  # the driver's DaemonSet: a taint
+        ("lab-node-1", "gfd-labels", 2, "audit", "missing"),
+    ]
+    assert (
+        causes[1]
+        .line()
+        .startswith(
+            "cause lab-node-3 daemonset 4 GPU(s): driver missing (gpu-operator/nvidia-driver-daemonset does not "
+            "tolerate taint dedicated=training:NoSchedule; 8 more finding(s) on the node)"
+        )
+    )
+
+
+def test_info_findings_are_no_root_cause() -> None:
+    from gpulabel.checks.rootcause import root_causes
+
+    node = objects.node("iso", {**objects.GPU_LABELS, "nvidia.com/gpu.deploy.operands": "false"})
+    state = _state(node)
+    isolated = Finding("operands", "isolated", node="iso", operand="operands", severity="info")
+    assert root_causes(state.nodes, [isolated]) == []
+
+
+def test_explain_walks_every_link_with_its_evidence() -> None:
+    from gpulabel.checks.explain import explain_node_chain
+    from gpulabel.checks.rootcause import CHAIN
+
+    state = load_snapshots([str(ROOT / "examples/drifted-lab.yaml")])
+    (node,) = [n for n in state.nodes if n.name == "lab-node-3"]
+    findings = run_checks(state, CheckOptions()).findings
+    gpus, links = explain_node_chain(state, node, findings)
+    assert gpus == 4 and [link.name for link in links] == list(CHAIN)
+    status = {link.name: link.status for link in links}
+    assert [n for n, s in status.items() if s == "broken"] == ["daemonset", "gfd-labels", "operand"]
+    daemonset = next(link for link in links if link.name == "daemonset")
+    assert daemonset.evidence.startswith("driver gpu-operator/nvidia-driver-daemonset (taint dedicated=training")
+
+
+def _plugin_ds(name: str = "nvidia-device-plugin-daemonset", ns: str = "kube-system") -> dict[str, Any]:
+    spec = {
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "containers": [{"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}],
+    }
+    return objects.daemonset(ns, name, "uid-dp", spec)
+
+
+def test_a_standalone_device_plugin_is_checked_per_gpu_node_without_deploy_labels() -> None:
+    pci = {"feature.node.kubernetes.io/pci-10de.present": "true"}
+    state = _state(
+        objects.node("g-ok", pci),
+        objects.node("g-none", pci),
+        objects.node("g-taint", pci, taints=[objects.taint("dedicated", "batch")]),
+        objects.node("cpu", {}),
+        _plugin_ds(),
+        objects.pod("kube-system", "dp-1", "g-ok", owner_uid="uid-dp"),
+    )
+    found = run_check("operands", state, CheckOptions()).findings
+    assert [(f.node, f.operand, f.reason, f.severity, f.daemonset) for f in found] == [
+        ("g-none", "device-plugin", "missing", "error", "kube-system/nvidia-device-plugin-daemonset"),
+        ("g-taint", "device-plugin", "missing", "error", "kube-system/nvidia-device-plugin-daemonset"),
+    ]
+    assert found[1].detail == (
+        "kube-system/nvidia-device-plugin-daemonset does not tolerate taint dedicated=batch:NoSchedule"
+    )
+    # GKE's own plugin, and GFD from the device plugin's image, are recognised too
+    from gpulabel.checks.standalone import standalone_kind
+    from gpulabel.model.cluster import daemonset_from_json
+
+    gke = _plugin_ds("nvidia-gpu-device-plugin-small-cos")
+    gke["spec"]["template"]["spec"]["containers"][0]["image"] = "gke.gcr.io/nvidia-gpu-device-plugin@sha256:00"
+    gfd = _plugin_ds("gpu-feature-discovery")
+    gfd["spec"]["template"]["spec"]["containers"][0]["command"] = ["gpu-feature-discovery"]
+    assert standalone_kind(daemonset_from_json(gke, "gke")) == "device-plugin"
+    assert standalone_kind(daemonset_from_json(gfd, "gfd")) == "gpu-feature-discovery"
+
+
+def test_a_pause_after_its_change_ended_waits_for_the_threshold() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from gpulabel.checks.upgrade import upgrade_node
+    from gpulabel.model.cluster import node_from_json
+
+    now = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+    def paused(ended_ago: timedelta) -> list[str]:
+        when = (now - ended_ago).strftime("%Y-%m-%dT%H:%M:%SZ")
+        labels = {
+            "nvidia.com/mig.config.state": "success",
+            "nvidia.com/gpu.deploy.device-plugin": "paused-for-mig-change",
+        }
+        mf = [
+            {
+                "manager": "mig-manager",
+                "operation": "Update",
+                "time": when,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {"f:nvidia.com/mig.config.state": {}}}},
+            }
+        ]
+        n = node_from_json(objects.node("n", labels, managed_fields=mf), "n")
+        return [f.reason for f in upgrade_node(n, now, 1800)]
+
+    assert paused(timedelta(minutes=5)) == []  # the operator un-pauses it any moment
+    assert paused(timedelta(minutes=20)) == ["slow"]
+    assert paused(timedelta(minutes=31)) == ["paused-stuck"]

@@ -262,15 +262,13 @@ def reason_table(check: Check | str) -> Mapping[str, Reason]:
 
 
 def severity_help(checks: Sequence[Check] | None = None) -> str:
-    """Each severity's reasons, check by check: what ``check --help`` prints (one line per severity)."""
+    """Each severity's reasons, one line per severity and check: what ``check --help`` prints."""
     lines = []
     for level in SEVERITIES:
-        per_check = []
         for c in CHECKS if checks is None else checks:
             names = [r for r, row in c.reasons().items() if row.severity == level]
             if names:
-                per_check.append(f"{c.name} {' '.join(names)}")
-        lines.append(f"{level}: {'; '.join(per_check)}")
+                lines.append(f"  {level:<7} {c.name}: {' '.join(names)}")
     return "\n".join(lines)
 
 

@@ -13,6 +13,27 @@ __all__ = ["add_node_commands"]
 OPERAND_NAMES = ", ".join(CATALOGUE)  # --disabled's valid values, from the catalogue (data, not a check)
 
 
+# checks.registry.severity_help(), spelled out so that --help imports no check (a test keeps them equal)
+SEVERITY_HELP = (
+    "  error   audit: missing not-a-number too-long bad-format\n"
+    "  error   operands: missing not-ready out-of-order\n"
+    "  error   capacity: no-allocatable missing\n"
+    "  error   mig: failed stuck mig-invalid\n"
+    "  error   sharing: not-a-number bad-value mps-on-mig\n"
+    "  error   upgrade: upgrade-failed stuck paused-stuck bad-value\n"
+    "  warning audit: no-pci-label bad-deploy-value\n"
+    "  warning operands: unexpected empty-deploy\n"
+    "  warning pending: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
+    "  warning hazards: node-name node-selector affinity\n"
+    "  warning capacity: allocatable-mismatch unlabelled-gpus node-not-ready cordoned\n"
+    "  warning mig: slow not-capable mismatch\n"
+    "  warning sharing: inconsistent shared-suffix\n"
+    "  warning upgrade: slow\n"
+    "  info    operands: paused isolated\n"
+    "  info    pending: fits"
+)
+
+
 def _disabled_flag(p: argparse.ArgumentParser, help_: str) -> None:
     p.add_argument(
         "--disabled", action="append", default=[], metavar="OPERAND", help=f"{help_}; one of: {OPERAND_NAMES}"
@@ -59,6 +80,8 @@ def add_node_commands(add: AddCommand) -> None:
         cmd_check,
         "run every read-only check and summarise each",
         examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
+        exits="0 nothing at or above --fail-level (default error), 1 something is, 2 bad input or an unusable "
+        "cluster\n\nseverities of the reasons (docs/config.md):\n" + SEVERITY_HELP,
     )
     add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="audit with --strict")
