@@ -123,7 +123,8 @@ def test_a_cpu_pod_pending_on_a_pvc_is_counted_as_info(gpu_operator: LabCluster,
         code, out = run(gpu_operator, "pending", "-n", "v-pvc", "--all-pods", "-o", "json")
         found = json.loads(out)["findings"]
         assert code == 0 and {(f["pod"], f["reason"], f["severity"]) for f in found} == {("v-pvc/etl", "fits", "info")}
-    finally:
+    finally:  # its Pending pod gone before the next test, which would count it
+        gpu_operator.kubectl("delete", "pod", "etl", "-n", "v-pvc", "--grace-period=0", "--force", "--timeout=60s")
         gpu_operator.kubectl("delete", "namespace", "v-pvc", "--wait=false")
 
 
