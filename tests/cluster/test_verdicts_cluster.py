@@ -205,3 +205,24 @@ def test_config_ignore_typo_and_baseline(gpu_operator: LabCluster, make_gpu_node
     code, out = run(gpu_operator, "operands", *only("v-cfg"), *warn, "--baseline", str(base))
     assert (code, out) == (1, "v-cfg dcgm empty-deploy\nv-cfg dcgm-exporter empty-deploy\n")
     assert NS == "gpu-operator"
+
+
+def test_a_snapshot_gives_the_same_check_as_the_live_run(
+    gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
+) -> None:
+    make_gpu_node("v-snap", {**GFD, f"{DEPLOY}dcgm": ""}, gpus=1)
+    wait_sets(gpu_operator, "v-snap", CONTAINER_SETS - {"nvidia-dcgm"})
+    path = tmp_path / "cluster.json"
+    res = gpulabel(gpu_operator.kubeconfig, "snapshot", "-o", str(path))
+    assert (res.returncode, res.stdout) == (0, f"{path}: {res.stdout.split(': ', 1)[1]}"), res.stderr
+    kinds = {o["kind"] for o in json.loads(path.read_text())["items"]}
+    assert {"Node", "Pod", "DaemonSet", "ClusterPolicy"} <= kinds
+    at = ("--at", "2026-12-01T00:00:00Z")
+    live = gpulabel(gpu_operator.kubeconfig, "check", "-o", "json", *at)
+    offline = gpulabel(gpu_operator.kubeconfig, "check", "-o", "json", *at, "--snapshot", str(path))
+    assert live.returncode == offline.returncode, (live.stderr, offline.stderr)
+    assert json.loads(offline.stdout) == json.loads(live.stdout)
+    assert "v-snap" in {f.get("node") for f in json.loads(live.stdout)["findings"]}
+    # a directory is not replaced: one line, exit 2
+    res = gpulabel(gpu_operator.kubeconfig, "snapshot", "-o", str(tmp_path))
+    assert (res.returncode, res.stderr) == (2, f"gpulabel: {tmp_path}: cannot write: Is a directory\n")
