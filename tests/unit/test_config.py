@@ -146,3 +146,15 @@ def test_a_baseline_that_is_not_an_envelope_is_one_line(tmp_path: Path) -> None:
     bad = write(tmp_path, '{"items": []}', "bad.json")
     code, _, err = run("audit", "--snapshot", DRIFTED, "--baseline", bad)
     assert (code, err) == (2, f"gpulabel: {bad}: not a gpulabel -o json envelope: no findings list\n")
+
+
+def test_the_operator_namespace_threshold_keeps_other_namespaces_daemonsets_out(tmp_path: Path) -> None:
+    before = run("operands", "--snapshot", DRIFTED)[1].splitlines()
+    assert any(
+        "gpu-operator/nvidia-driver-daemonset" in line
+        for line in run("operands", "--snapshot", DRIFTED, "-o", "wide")[1].splitlines()
+    )
+    config = write(tmp_path, "thresholds:\n  operator-namespace: somewhere-else\n")
+    wide = run("operands", "--snapshot", DRIFTED, "-o", "wide", "--config", config)[1]
+    assert "gpu-operator/" not in wide.replace("pod gpu-operator/", "")  # no DaemonSet of gpu-operator is an operand
+    assert "no DaemonSet selects nvidia.com/gpu.deploy.driver=true" in wide and before

@@ -1,6 +1,7 @@
 """The command line: parse, dispatch, turn errors into one line and an exit code.
 
-Exit codes: 0 nothing found, 1 findings, 2 bad input or an unusable cluster.
+Exit codes: 0 nothing found (for a check: nothing at or above ``--fail-level``), 1 findings, 2 bad input
+or an unusable cluster.
 Heavy libraries are imported inside the commands that need them. Commands live
 in one module per group; :mod:`gpulabel.cli.context` is the contract between them.
 Run as ``kubectl-gpulabel`` (``kubectl gpulabel ...``), usage and help say so.
@@ -43,7 +44,8 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         parents=[shared_flags()],
         formatter_class=_Formatter,
         description="Find, explain and repair the node labels a GPU Kubernetes cluster runs on.",
-        epilog=f"Exit codes: 0 all good, 1 findings, 2 bad input or cluster error.\n"
+        epilog=f"Exit codes: 0 all good (checks: nothing at or above --fail-level, default error), 1 findings, "
+        "2 bad input or cluster error.\n"
         f"Run '{prog} COMMAND --help' for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"gpulabel {__version__}")
