@@ -39,8 +39,14 @@ __all__ = [
 ]
 
 REASONS: dict[str, Reason] = {
-    "missing": Reason("error", "the node's deploy label says the operand should run, and no pod of it is there"),
-    "not-ready": Reason("error", "its pod is bound to the node but not Running and Ready"),
+    "missing": Reason(
+        "error",
+        "expected on the node, and no pod of it is bound there (-o wide: the untolerated taint, "
+        "the unmatched selector, the scheduler's message, or no DaemonSet at all)",
+    ),
+    "not-ready": Reason(
+        "error", "its pod is bound to the node but not Running and Ready (-o wide: the waiting reason, restarts)"
+    ),
     "out-of-order": Reason("error", "running while a prerequisite is not"),
     "unexpected": Reason("warning", "running where nothing expects it"),
     "empty-deploy": Reason(
@@ -49,7 +55,7 @@ REASONS: dict[str, Reason] = {
     "paused": Reason(
         "info", "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose"
     ),
-    "isolated": Reason("info", "nvidia.com/gpu.deploy.operands=false: the node is isolated, no operand is expected"),
+    "isolated": Reason("info", "the node has nvidia.com/gpu.deploy.operands=false: nothing is expected (key operands)"),
 }
 
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})

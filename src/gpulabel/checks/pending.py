@@ -20,9 +20,8 @@ from gpulabel.model.findings import Result as CheckResult
 from gpulabel.model.severity import Reason
 
 __all__ = [
-    "HAZARD_REASONS",
-    "PENDING_REASONS",
     "PENDING_SAMPLE",
+    "REASONS",
     "GpuPods",
     "PendingPod",
     "hazards",
@@ -32,23 +31,10 @@ __all__ = [
     "pending_result",
 ]
 
-# Why a node does not take a Pending pod: the scheduler's filters, in its order. A Pending GPU pod is a
-# warning (a workload waits; the GPU stack's own failures are the errors of the other checks); a node whose
-# filters let the pod through is info (it waits for a volume, a port, a gate or a topology spread).
-PENDING_REASONS: dict[str, Reason] = {
-    "unschedulable": Reason("warning", "the node is cordoned and the pod does not tolerate it"),
-    "node-name": Reason("warning", "the pod asks for another node (spec.nodeName)"),
-    "untolerated-taint": Reason("warning", "the node has a NoSchedule/NoExecute taint the pod does not tolerate"),
-    "node-selector": Reason("warning", "the node lacks a label of the pod's nodeSelector"),
-    "affinity": Reason("warning", "no required node-affinity term matches the node"),
-    "insufficient": Reason("warning", "the node has not enough of a resource the pod requests free"),
-    "claim": Reason("warning", "a DRA claim of the pod cannot be allocated on the node"),
+# What pending says beyond the refusals of placement.REASONS: a node whose filters let the pod through is info
+# (the pod waits for a volume, a port, a gate or a topology spread).
+REASONS: dict[str, Reason] = {
     "fits": Reason("info", "the filters gpulabel models allow the node: the pod waits for something else"),
-}
-HAZARD_REASONS: dict[str, Reason] = {
-    "node-name": Reason("warning", "the pod is bound to a node other than its spec.nodeName"),
-    "node-selector": Reason("warning", "its node lost a label of the pod's nodeSelector: a restart leaves it Pending"),
-    "affinity": Reason("warning", "its node no longer matches the pod's required node affinity"),
 }
 
 

@@ -176,6 +176,11 @@ def _table(module: str, *names: str) -> Callable[[], Mapping[str, Reason]]:
     return load
 
 
+def _table_of(*parts: tuple[str, str]) -> Callable[[], Mapping[str, Reason]]:
+    loads = [_table(module, name) for module, name in parts]
+    return lambda: {k: v for load in loads for k, v in load().items()}
+
+
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
 CHECKS: list[Check] = [
     Check(
@@ -200,7 +205,7 @@ CHECKS: list[Check] = [
         ("Node", "Pod"),
         _pending,
         "why each Pending pod fits no node",
-        reasons=_table("pending", "PENDING_REASONS"),
+        reasons=_table_of(("placement", "REASONS"), ("pending", "REASONS")),
     ),
     Check(
         "hazards",
@@ -208,7 +213,7 @@ CHECKS: list[Check] = [
         ("Node", "Pod"),
         _hazards,
         "running pods whose node no longer matches",
-        reasons=_table("pending", "HAZARD_REASONS"),
+        reasons=_table("placement", "REASONS"),
     ),
     Check(
         "capacity",

@@ -24,7 +24,7 @@ SEVERITY_HELP = (
     "  warning audit: no-pci-label bad-deploy-value\n"
     "  warning operands: unexpected empty-deploy\n"
     "  warning pending: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
-    "  warning hazards: node-name node-selector affinity\n"
+    "  warning hazards: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
     "  warning capacity: allocatable-mismatch unlabelled-gpus node-not-ready cordoned\n"
     "  warning mig: slow not-capable mismatch\n"
     "  warning sharing: inconsistent shared-suffix\n"
