@@ -161,8 +161,8 @@ def predict(
 
 def check_the_cli_live(labcluster: LabCluster, client: KubeClient, ns: str, pod: str) -> None:
     """``gpulabel pending`` and ``devices`` on the live cluster: paged LISTs of the DRA kinds, the same verdicts."""
-    done = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "-o", "json")
-    assert done.returncode == 1, done.stderr
+    done = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "-o", "json", "--fail-level", "warning")
+    assert done.returncode == 1, done.stderr  # its claims' pods are Pending: warnings
     doc = json.loads(done.stdout)
     entry = next(p for p in doc["pods"] if p["pod"] == f"{ns}/{pod}")
     assert entry["predicted_message"] == entry["scheduler_message"]

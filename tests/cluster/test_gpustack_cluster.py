@@ -71,7 +71,8 @@ def test_live_capacity_upgrade_and_inventory(labcluster: LabCluster, ns: str) ->
         assert lines_about(upgrade.stdout, *names) == [f"{stuck} nvidia.com/gpu.deploy.dcgm bad-value"]
         time.sleep(2)  # the state's managedFields time is now at least a second old
         upgrade = gpulabel(labcluster.kubeconfig, "upgrade", "--stuck-after", "1s", "-o", "wide")
-        found = lines_about(upgrade.stdout, *names)
+        # each wide line leads with its severity
+        found = lines_about("\n".join(line.partition(" ")[2] for line in upgrade.stdout.splitlines()), *names)
         assert found[0].startswith(f"{stuck} nvidia.com/gpu-driver-upgrade-state stuck (drain-required for 0m")
         assert len(found) == 2
 

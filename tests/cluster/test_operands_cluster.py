@@ -37,6 +37,8 @@ def operand_pods_on(cluster: LabCluster, ns: str, node: str) -> dict[str, str]:
 def operands_lines(cluster: LabCluster, *nodes: str, wide: bool = False) -> list[str]:
     res = gpulabel(cluster.kubeconfig, "operands", *(["-o", "wide"] if wide else []))
     assert res.returncode in (0, 1), res.stderr
+    if wide:  # each wide line leads with its severity
+        return lines_about("\n".join(line.partition(" ")[2] for line in res.stdout.splitlines()), *nodes)
     return lines_about(res.stdout, *nodes)
 
 

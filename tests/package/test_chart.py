@@ -142,6 +142,29 @@ def test_feature_files_from_values_or_an_existing_configmap(helm: Path) -> None:
     assert volumes == [{"name": "feature-files", "configMap": {"name": "site-features"}}]
 
 
+def test_a_check_config_is_a_configmap_mounted_where_gpulabel_looks_and_it_loads(helm: Path, tmp_path: Path) -> None:
+    config = {
+        "ignore": [{"check": "operands", "reason": "unexpected", "comment": "the lab runs its own exporter"}],
+        "severity": {"operands/paused": "warning"},
+    }
+    import json
+
+    docs = by_key(objects(template("--set-json", f"check.config={json.dumps(config)}")))
+    text = docs[("ConfigMap", "gpulabel", "gpulabel-check-config")]["data"]["config.yaml"]
+    (tmp_path / "config.yaml").write_text(text)
+    from gpulabel.app.config import SYSTEM_CONFIG, load_config
+
+    loaded = load_config(str(tmp_path / "config.yaml"))
+    assert [(r.check, r.reason, r.comment) for r in loaded.ignore] == [
+        ("operands", "unexpected", "the lab runs its own exporter")
+    ]
+    pod = docs[("CronJob", "gpulabel", "gpulabel-check")]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (mount,) = pod["containers"][0]["volumeMounts"]
+    assert f"{mount['mountPath']}/config.yaml" == SYSTEM_CONFIG
+    assert pod["volumes"] == [{"name": "config", "configMap": {"name": "gpulabel-check-config"}}]
+    assert not [k for k in by_key(objects(template())) if k[2] == "gpulabel-check-config"]  # none by default
+
+
 def test_leader_election_can_be_renamed_or_turned_off_for_one_replica(helm: Path) -> None:
     args = deployment(objects(template("--set", "sync.leaderElection.leaseName=gpu-sync")))["spec"]["template"]
     assert args["spec"]["containers"][0]["args"] == [

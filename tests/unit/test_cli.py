@@ -111,7 +111,7 @@ def test_shared_flags_go_before_or_after_the_command(broken: str, argv: list[str
 
 def test_wide_output_adds_the_explanation(broken: str) -> None:
     out = run("audit", "--snapshot", broken, "-o", "wide")[1]
-    assert out.splitlines()[1] == "gpu-b nvidia.com/gpu.count not-a-number ('two' is not a whole number)"
+    assert out.splitlines()[1] == "error gpu-b nvidia.com/gpu.count not-a-number ('two' is not a whole number)"
 
 
 def test_table_output_is_for_people(broken: str) -> None:
@@ -122,7 +122,11 @@ def test_table_output_is_for_people(broken: str) -> None:
 def test_check_summarises_each_check(broken: str) -> None:
     code, out, _ = run("check", "--snapshot", broken)
     assert code == 1
-    assert out.splitlines()[0] == "audit: 2 finding(s) missing=1 not-a-number=1"
+    lines = out.splitlines()
+    assert lines[0].startswith("cause gpu-b gfd-labels ? GPU(s): nvidia.com/gpu.memory missing (")  # its root cause
+    assert (
+        next(line for line in lines if not line.startswith("cause ")) == "audit: 2 finding(s) missing=1 not-a-number=1"
+    )
 
 
 def test_check_on_the_example_lab() -> None:

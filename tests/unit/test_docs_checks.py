@@ -21,7 +21,9 @@ from gpulabel.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-SNAPSHOTS = sorted(p.name for p in EXAMPLES.iterdir() if p.suffix in (".yaml", ".json"))
+SNAPSHOTS = sorted(
+    p.name for p in EXAMPLES.iterdir() if p.suffix in (".yaml", ".json") and p.name != "gpulabel-config.yaml"
+)  # every example but the config file
 PODS = sorted(str(p) for p in (EXAMPLES / "pods").iterdir())
 
 

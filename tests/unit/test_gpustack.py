@@ -21,6 +21,9 @@ from gpulabel.cli.main import main
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 
+NO_MANAGED_FIELDS = (
+    "stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)"
+)
 NOW = datetime(2026, 11, 30, 4, 0, 0, tzinfo=UTC)
 STUCK = 1800.0
 GPU = {
@@ -176,7 +179,21 @@ CAPACITY: list[tuple[str, dict[str, Any], list[str]]] = [
 
 @pytest.mark.parametrize(("obj", "want"), [c[1:] for c in CAPACITY], ids=[c[0] for c in CAPACITY])
 def test_capacity(obj: dict[str, Any], want: list[str]) -> None:
-    assert lines(capacity(state(obj))) == want
+    # on a cluster the GPU Operator manages (its ClusterPolicy in the input)
+    assert lines(capacity(state(obj, OPERATOR_POLICY))) == want
+
+
+def test_without_the_operator_nothing_owes_gpu_present() -> None:
+    """No ClusterPolicy, no deploy label: a standalone device plugin's cluster, where nothing writes gpu.present."""
+    pci_only = node({"feature.node.kubernetes.io/pci-10de.present": "true"}, {"nvidia.com/gpu": "1"})
+    assert lines(capacity(state(pci_only))) == []
+    assert lines(capacity(state(pci_only, OPERATOR_POLICY))) == [
+        "n1 nvidia.com/gpu.present missing",
+        "n1 nvidia.com/gpu unlabelled-gpus",
+    ]
+
+
+OPERATOR_POLICY = {"kind": "ClusterPolicy", "metadata": {"name": "cp"}, "spec": {}}
 
 
 def test_a_cluster_policy_that_disables_the_device_plugin_expects_nothing() -> None:
@@ -200,10 +217,18 @@ MIG: list[tuple[str, dict[str, Any], list[str]]] = [
         ["n1 nvidia.com/mig.config.state failed"],
     ),
     (
-        "pending just under --stuck-after is not stuck",
+        "pending just under --stuck-after is not stuck, but slow (past half of it)",
         node(
             {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
             written={"nvidia.com/mig.config.state": timedelta(minutes=29, seconds=59)},
+        ),
+        ["n1 nvidia.com/mig.config.state slow"],
+    ),
+    (
+        "pending for under half of --stuck-after is nothing yet",
+        node(
+            {**MIG_NODE, "nvidia.com/mig.config.state": "pending"},
+            written={"nvidia.com/mig.config.state": timedelta(minutes=14, seconds=59)},
         ),
         [],
     ),
@@ -373,10 +398,18 @@ UPGRADE: list[tuple[str, dict[str, Any], list[str]]] = [
         ["n1 nvidia.com/gpu-driver-upgrade-state upgrade-failed"],
     ),
     (
-        "drain-required just under --stuck-after is not stuck",
+        "drain-required just under --stuck-after is not stuck, but slow",
         node(
             {**GPU, "nvidia.com/gpu-driver-upgrade-state": "drain-required"},
             written={"nvidia.com/gpu-driver-upgrade-state": timedelta(seconds=1799)},
+        ),
+        ["n1 nvidia.com/gpu-driver-upgrade-state slow"],
+    ),
+    (
+        "drain-required for under half of --stuck-after is nothing yet",
+        node(
+            {**GPU, "nvidia.com/gpu-driver-upgrade-state": "drain-required"},
+            written={"nvidia.com/gpu-driver-upgrade-state": timedelta(seconds=899)},
         ),
         [],
     ),
@@ -578,7 +611,11 @@ def test_at_measures_ages_at_another_time(tmp_path: Any) -> None:
     path.write_text(json.dumps(stuck))
     out, err = io.StringIO(), io.StringIO()
     assert main(["mig", "--snapshot", str(path), "--at", "2026-11-30T04:00:00Z"], out, err) == 1
-    assert out.getvalue() == "n1 nvidia.com/mig.config.state stuck\n"
+    # the node's mig.strategy cannot be compared without a ClusterPolicy: said, not hidden
+    assert (
+        out.getvalue()
+        == "n1 nvidia.com/mig.config.state stuck\nstrategy check skipped (no ClusterPolicy in the input)\n"
+    )
     out = io.StringIO()
     assert main(["mig", "--snapshot", str(path), "--at", "2026-11-30T03:30:00Z"], out, err) == 0
     assert main(["mig", "--snapshot", str(path), "--at", "yesterday"], out, err) == 2
@@ -596,9 +633,10 @@ def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> 
     out, err = io.StringIO(), io.StringIO()
     assert main(["upgrade", "--snapshot", str(path), "-o", "wide"], out, err) == 1
     assert out.getvalue() == (
-        "n1 nvidia.com/gpu.deploy.dcgm bad-value ('True' is not true, false, pre-installed, paused-for-mig-change or "
-        "paused-for-driver-upgrade: the operator keeps it and the operand stays off; "
+        "error n1 nvidia.com/gpu.deploy.dcgm bad-value ('True' is not true, false, pre-installed, "
+        "paused-for-mig-change or paused-for-driver-upgrade: the operator keeps it and the operand stays off; "
         "repair: kubectl label node n1 nvidia.com/gpu.deploy.dcgm=true --overwrite)\n"
+        f"{NO_MANAGED_FIELDS}\n"  # the node has no managedFields: stuck detection is off, and says so
     )
     out = io.StringIO()
     assert main(["capacity", "--snapshot", str(path)], out, err) == 0

@@ -122,7 +122,11 @@ CASES = [
         [node("n", {**labels(driver="true"), "nvidia.com/gpu.deploy.operands": "false"})],
         ["n operands isolated"],
     ),
-    ("an empty deploy value counts as absent", [node("n", labels(driver=""))], []),
+    (
+        "an enabled operand's empty deploy value is empty-deploy (gpu-operator#491: it never scheduled)",
+        [node("n", labels(driver=""))],
+        ["n driver empty-deploy"],
+    ),
     (
         "an operand disabled cluster-wide is not expected and satisfies prerequisites",
         [node("n", labels(driver="true", container_toolkit="true")), running("container-toolkit", "n")],

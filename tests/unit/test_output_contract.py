@@ -64,6 +64,7 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["hazards", "--snapshot", DRIFTED],
         ["check", "--snapshot", DRIFTED],
         ["check", "--snapshot", files["nodes"]],
+        ["explain", "node/lab-node-3", "--snapshot", DRIFTED],
         ["report", "--snapshot", DRIFTED, "--html", files["html"]],
         ["diff", LAB, DRIFTED],
         ["version", "--client"],
@@ -89,7 +90,8 @@ def test_every_command_has_a_case_here(files: dict[str, str]) -> None:
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
-    covered = {argv[0] for argv in commands(files)} | {"completion"}  # completion prints a script, not a result
+    # completion prints a script, snapshot a List of the live cluster's objects: neither is a result
+    covered = {argv[0] for argv in commands(files)} | {"completion", "snapshot"}
     assert set(sub.choices) == covered
 
 
@@ -141,8 +143,15 @@ def test_a_field_means_the_same_in_every_command() -> None:
     assert doc["summary"]["checks"]["pending"] == {
         "findings": 3,
         "reasons": {"affinity": 2, "untolerated-taint": 1},
+        "severities": {"error": 0, "warning": 3, "info": 0},
         "pods": 1,
     }
+    assert all(f["severity"] in ("error", "warning", "info") for f in doc["findings"])
+
+
+NO_MANAGED_FIELDS = (
+    "stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)"
+)
 
 
 # -- skipped checks -----------------------------------------------------------------
@@ -157,10 +166,11 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "pending: skipped (no pods in the input)\n"
         "hazards: skipped (no pods in the input)\n"
         "capacity: OK\n"
-        "mig: OK\n"
+        f"mig: OK ({NO_MANAGED_FIELDS})\n"
         "sharing: OK\n"
-        "upgrade: OK\n"
-        "nfd: skipped (no nodefeatures in the input)\n",
+        f"upgrade: OK ({NO_MANAGED_FIELDS})\n"
+        "nfd: skipped (no nodefeatures in the input)\n"
+        "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
     assert run("hazards", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
@@ -233,7 +243,7 @@ def test_tables_are_plain_text_when_not_a_terminal_and_never_cut() -> None:
     out = run("operands", "--snapshot", DRIFTED, "-o", "table")[1]
     assert "\x1b" not in out
     lines = out.splitlines()
-    assert lines[0].split() == ["NODE", "OPERAND", "REASON", "ARGS", "DETAIL"]
+    assert lines[0].split() == ["SEVERITY", "NODE", "OPERAND", "REASON", "ARGS", "DETAIL"]
     assert any(len(line) > 120 for line in lines)  # nothing cut to 80 columns
     assert (
         "gpu-operator/nvidia-container-toolkit-daemonset does not tolerate taint dedicated=training:NoSchedule" in out
@@ -242,7 +252,7 @@ def test_tables_are_plain_text_when_not_a_terminal_and_never_cut() -> None:
 
 def test_no_headers_drops_the_header_lines() -> None:
     out = run("audit", "--snapshot", DRIFTED, "-o", "table", "--no-headers")[1]
-    assert out.splitlines()[0].split()[:3] == ["lab-node-1", "nvidia.com/gpu.memory", "missing"]
+    assert out.splitlines()[0].split()[:4] == ["error", "lab-node-1", "nvidia.com/gpu.memory", "missing"]
 
 
 def test_a_terminal_table_fits_its_width_and_no_color_means_no_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,15 +281,20 @@ def test_name_lists_each_object_once() -> None:
 
 def test_check_wide_prints_each_checks_findings_below_the_summary() -> None:
     out = run("check", "--snapshot", DRIFTED, "-o", "wide")[1].split("\n\n")
-    assert out[0].splitlines()[0] == "audit: 5 finding(s) missing=4 not-a-number=1"
-    assert out[1].startswith("lab-node-1 nvidia.com/gpu.memory missing (the label is absent)")
+    head = out[0].splitlines()
+    assert head[0].startswith("cause lab-node-0 operand-pod 4 GPU(s): container-toolkit not-ready (")
+    assert (
+        next(line for line in head if not line.startswith("cause ")) == "audit: 5 finding(s) missing=4 not-a-number=1"
+    )
+    assert out[1].startswith("error lab-node-1 nvidia.com/gpu.memory missing (the label is absent)")
 
 
 # -- flags --------------------------------------------------------------------------
 
 
 def test_all_namespaces_is_accepted_and_exclusive_with_a_namespace() -> None:
-    assert run("hazards", "-A", "--snapshot", DRIFTED)[0] == 1
+    assert run("hazards", "-A", "--snapshot", DRIFTED)[0] == 0  # a hazard is a warning
+    assert run("hazards", "-A", "--snapshot", DRIFTED, "--fail-level", "warning")[0] == 1
     with pytest.raises(SystemExit):
         run("hazards", "-A", "-n", "ml", "--snapshot", DRIFTED)
 

@@ -187,8 +187,9 @@ def test_a_missing_manifest_exits_two(tmp_path: Path) -> None:
 
 
 def test_hazards_line_and_exit_code(story: str) -> None:
+    assert run("hazards", "--snapshot", story, "--fail-level", "warning")[0] == 1
     assert run("hazards", "--snapshot", story) == (
-        1,
+        0,  # a hazard is a warning: below the default --fail-level error
         f"ml/train-a lab-node-1 affinity term[0] {TRAINING} Exists\n",
         "",
     )
@@ -204,7 +205,7 @@ def test_hazards_namespace_filter(story: str) -> None:
 
 def test_pending_lines_then_the_schedulers_message(story: str) -> None:
     code, out, _ = run("pending", "--snapshot", story)
-    assert code == 1
+    assert code == 0  # a Pending GPU pod is a warning
     assert out.splitlines() == [
         "ml/train-b affinity 1 node(s) term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
         f"ml/train-b affinity 2 node(s) term[0] {TRAINING} Exists",
@@ -214,7 +215,7 @@ def test_pending_lines_then_the_schedulers_message(story: str) -> None:
 
 
 def test_pending_per_node_keeps_the_matrix(story: str) -> None:
-    code, out, _ = run("pending", "--per-node", "--snapshot", story)
+    code, out, _ = run("pending", "--per-node", "--snapshot", story, "--fail-level", "warning")
     assert code == 1
     assert out.splitlines() == [
         "ml/train-b lab-node-0 affinity term[0] nvidia.com/gpu.product In [NVIDIA-A10]",
@@ -236,13 +237,19 @@ def test_pending_json(story: str) -> None:
     doc = json.loads(run("pending", "--snapshot", story, "-o", "json")[1])
     assert doc["pods"][0]["pod"] == "ml/train-b"
     assert doc["pods"][0]["scheduler_message"] == doc["pods"][0]["predicted_message"]
-    assert doc["summary"] == {"findings": 2, "reasons": {"affinity": 2}, "pods": 1}
+    assert doc["summary"] == {
+        "findings": 2,
+        "reasons": {"affinity": 2},
+        "severities": {"error": 0, "warning": 2, "info": 0},
+        "pods": 1,
+    }
     assert [(f["pod"], f["count"]) for f in doc["findings"]] == [("ml/train-b", 1), ("ml/train-b", 2)]
 
 
 def test_check_includes_pending_and_hazards(story: str) -> None:
     code, out, _ = run("check", "--snapshot", story)
-    assert code == 1
+    assert code == 0  # its Pending pod and its hazard are warnings
+    assert run("check", "--snapshot", story, "--fail-level", "warning")[0] == 1
     assert "pending: 2 finding(s) affinity=2" in out.splitlines()
     assert "hazards: 1 finding(s) affinity=1" in out.splitlines()
 

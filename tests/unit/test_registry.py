@@ -62,10 +62,15 @@ def test_a_registered_check_shows_in_check(registered: Check) -> None:
     names = _expected()
     code, out, _ = run("check", "--snapshot", LAB)
     assert code == 1
-    assert out.splitlines()[-1] == f"instance-type: {len(names)} finding(s) unlabelled={len(names)}"
+    assert out.splitlines()[-2] == f"instance-type: {len(names)} finding(s) unlabelled={len(names)}"
+    assert out.splitlines()[-1] == f"total: {len(names)} finding(s) error={len(names)} warning=0 info=0"
     code, out, _ = run("check", "--snapshot", LAB, "-o", "json")
     doc = json.loads(out)
-    assert doc["summary"]["checks"]["instance-type"] == {"findings": len(names), "reasons": {"unlabelled": len(names)}}
+    assert doc["summary"]["checks"]["instance-type"] == {
+        "findings": len(names),
+        "reasons": {"unlabelled": len(names)},
+        "severities": {"error": len(names), "warning": 0, "info": 0},  # no reason table: errors
+    }
     assert {f["node"] for f in doc["findings"] if f["check"] == "instance-type"} == names
 
 

@@ -8,38 +8,58 @@ check reads, once, and returns the check runner's result with its exit code.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
+from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import CHECKS, CheckOptions, check_named, run_check, run_checks
+from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
 from gpulabel.errors import InputError
+from gpulabel.model.cluster import ClusterState
+from gpulabel.model.findings import Result, Section
 from gpulabel.model.operands import known_operands
+from gpulabel.model.severity import Severity
 
 __all__ = [
+    "ExplainOptions",
+    "Verdict",
     "check_options",
+    "judge",
     "parse_duration",
     "run_all",
     "run_audit",
+    "run_explain",
     "run_named",
     "run_operands",
     "run_pending",
+    "verdict_options",
 ]
 
-_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What fails a check's run: ``fail_level`` and above, less what the ``config`` ignores and the
+    ``baseline`` (a previous ``-o json``'s findings) already holds."""
+
+    fail_level: Severity = "error"
+    config: Config = field(default_factory=Config)
+    baseline: tuple[Mapping[str, object], ...] | None = None
 
 
-def parse_duration(text: str, where: str = "--stuck-after") -> float:
-    """``30m``, ``1h30m``, ``90s`` or a number of seconds; an :class:`InputError` otherwise."""
-    text = text.strip()
-    if text.isdigit():
-        return float(text)
-    m = _DURATION.fullmatch(text)
-    if not text or m is None or not any(m.groups()):
-        raise InputError(where, f"{text!r} is not a duration such as 30m, 1h30m or 90s")
-    h, mins, secs = (int(g or 0) for g in m.groups())
-    return float(h * 3600 + mins * 60 + secs)
+def verdict_options(
+    *, fail_level: str | None = None, config: str | None = None, baseline: str | None = None
+) -> Verdict:
+    """The verdict from the flags' text; the config file (``--config`` or a default location) and the
+    baseline are read and checked here, before anything is read from the cluster."""
+    from gpulabel.app.config import default_config_path
+    from gpulabel.model.severity import parse_severity
+
+    path = config or default_config_path()
+    return Verdict(
+        parse_severity(fail_level or "error"),
+        load_config(path) if path else Config(),
+        tuple(load_baseline(baseline)) if baseline else None,
+    )
 
 
 def check_options(
@@ -51,19 +71,29 @@ def check_options(
     stuck_after: str | None = None,
     at: str | None = None,
     nfd_config: str | None = None,
+    all_pods: bool = False,
+    config: Config | None = None,
 ) -> CheckOptions:
-    """The check options from the flags' text: ``--disabled``, ``--stuck-after`` (``30m``), ``--at`` (RFC 3339),
-    ``--nfd-config`` (nfd-master's configuration file, read here)."""
+    """The check options from the flags' text: ``--disabled``, ``--stuck-after`` (``30m``; else the config's
+    threshold), ``--at`` (RFC 3339), ``--all-pods``, ``--nfd-config`` (nfd-master's configuration file, read
+    here); the config's operator namespace."""
     from gpulabel.app.nfd import load_nfd_config
     from gpulabel.model.gpustack import parse_time
 
+    config = config or Config()
     disabled = known_operands(disabled)  # checked first: the first bad flag is the one named
+    if stuck_after:
+        seconds = parse_duration(stuck_after)
+    else:
+        seconds = DEFAULT_STUCK_AFTER if config.stuck_after is None else config.stuck_after
     opts = CheckOptions(
         strict=strict,
         disabled=disabled,
         namespace=namespace,
         per_node=per_node,
-        stuck_after=parse_duration(stuck_after or "30m"),
+        stuck_after=seconds,
+        all_pods=all_pods,
+        operator_namespace=config.operator_namespace,
         nfd_config=load_nfd_config(nfd_config),
     )
     if at:
@@ -74,13 +104,34 @@ def check_options(
     return opts
 
 
-def run_named(session: Session, name: str, opts: CheckOptions) -> Outcome:
-    """One registered check over the kinds it reads; exit 1 if it finds anything."""
+def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
+    """``result`` with the config's severities and ignore rules and the baseline applied; exit 1 when a
+    finding not in the baseline is at or above the fail level, 0 otherwise."""
+    from gpulabel.checks.verdict import apply_baseline, apply_ignores, counted, regrade
+    from gpulabel.model.severity import fails
+
+    config = verdict.config
+    labels = {n.name: n.labels for n in state.nodes}
+    result = apply_ignores(regrade(result, config.severities), config.ignore, labels)
+    if verdict.baseline is not None:
+        result = apply_baseline(result, verdict.baseline)
+    if result.parts:  # check: one root cause per GPU node first
+        from gpulabel.checks.rootcause import root_causes
+
+        causes = root_causes(state.nodes, (f for f in result.findings if not f.baseline))
+        rows = tuple(c.row() for c in causes)
+        result = replace(result, sections=(Section("causes", rows, tuple(c.line() for c in causes)), *result.sections))
+    return Outcome(result, 1 if fails(counted(result), verdict.fail_level) else 0)
+
+
+def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
+    """One registered check over the kinds it reads."""
     check = check_named(name)
-    return Outcome.of_findings(run_check(check, session.state(check.kinds), opts))
+    state = session.state(check.kinds)
+    return judge(run_check(check, state, opts), state, verdict or Verdict())
 
 
-def run_audit(session: Session, opts: CheckOptions) -> Outcome:
+def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """``audit``: the node labels; where NodeFeatures are in the input, NodeFeatureRule drift too
     (``check`` runs that as its own ``nfd`` check)."""
     from gpulabel.k8s.nfd.objects import NFD_KINDS
@@ -89,18 +140,20 @@ def run_audit(session: Session, opts: CheckOptions) -> Outcome:
     result = run_check("audit", state, opts)
     if state.nfd.nodefeatures:
         result = replace(result, findings=result.findings + run_check("nfd", state, opts).findings)
-    return Outcome.of_findings(result)
+    return judge(result, state, verdict or Verdict())
 
 
-def run_all(session: Session, opts: CheckOptions) -> Outcome:
+def run_all(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """Every registered check over one load of the union of their kinds (``check``)."""
     kinds = sorted({k for c in CHECKS for k in c.kinds})
-    return Outcome.of_findings(run_checks(session.state(kinds), opts))
+    state = session.state(kinds)
+    return judge(run_checks(state, opts), state, verdict or Verdict())
 
 
-def run_operands(session: Session, opts: CheckOptions) -> Outcome:
+def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """The operands check; live, only the operand DaemonSets' pods are listed (by selector), not every pod."""
     from gpulabel.checks.operands import operand_of_daemonset
+    from gpulabel.checks.standalone import standalone_kind
 
     if session.source.offline:
         state = session.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
@@ -108,13 +161,15 @@ def run_operands(session: Session, opts: CheckOptions) -> Outcome:
         from gpulabel.cluster.live import with_daemonset_pods
 
         state = session.state(["Node", "DaemonSet", "ClusterPolicy"])
-        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+        operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds) or standalone_kind(ds)]
         state = with_daemonset_pods(session.client(), state, operand_sets)
-    return Outcome.of_findings(run_check("operands", state, opts))
+    return judge(run_check("operands", state, opts), state, verdict or Verdict())
 
 
-def run_pending(session: Session, opts: CheckOptions, *, explain: bool = False) -> Outcome:
-    """Why each Pending pod fits no node; exit 1 if any pod is Pending. Live, the server filters on the phase.
+def run_pending(
+    session: Session, opts: CheckOptions, verdict: Verdict | None = None, *, explain: bool = False
+) -> Outcome:
+    """Why each Pending (GPU) pod fits no node. Live, the server filters on the phase.
 
     ``explain`` (wide and structured output) also reads the NodeFeatureRules behind a selected NFD label.
     """
@@ -123,5 +178,46 @@ def run_pending(session: Session, opts: CheckOptions, *, explain: bool = False) 
 
     kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
     state = session.state(kinds, pod_field_selector="status.phase=Pending")
-    result = run_check("pending", state, opts)
-    return Outcome(result, 1 if result.counts.get("pods") else 0)
+    return judge(run_check("pending", state, opts), state, verdict or Verdict())
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainOptions:
+    """``explain node/NAME``: the node whose chain is walked."""
+
+    node: str
+
+    @classmethod
+    def of(cls, target: str) -> ExplainOptions:
+        kind, _, name = target.partition("/")
+        if kind not in ("node", "nodes", "no") or not name:
+            raise InputError(target, "give node/NAME")
+        return cls(name)
+
+
+def run_explain(
+    session: Session, target: ExplainOptions, opts: CheckOptions, verdict: Verdict | None = None
+) -> Outcome:
+    """The node's chain, link by link; exit 1 when a link is broken at or above the fail level."""
+    from gpulabel.checks.explain import explain_node_chain
+    from gpulabel.model.severity import fails
+
+    verdict = verdict or Verdict()
+    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    state = session.state(kinds)
+    node = state.node(target.node)
+    if node is None:
+        raise InputError(f"node/{target.node}", "not found")
+    one = replace(state, nodes=(node,))
+    judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
+    findings = tuple(f for f in judged.result.findings if f.node == node.name and not f.pod)
+    gpus, links = explain_node_chain(one, node, findings)
+    first = next((link.name for link in links if link.status == "broken"), None)
+    head = f"node/{node.name}: {'?' if gpus is None else gpus} GPU(s); " + (
+        f"first broken link: {first}" if first else "every link ok"
+    )
+    text = (head, *(line for link in links for line in link.lines()))
+    section = Section("links", tuple(link.row() for link in links), text)
+    # the node's findings are in its links (text) and rows (JSON), not repeated as finding lines
+    result = Result("explain", (), (section,), ok="", fields={"node": node.name, "gpus": gpus, "first_broken": first})
+    return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0)

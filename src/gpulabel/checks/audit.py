@@ -14,18 +14,19 @@ from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.sanitize import sanitize
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "STRICT_REASONS", "audit", "audit_node"]
 
-REASONS = {
-    "missing": "the label is absent",
-    "not-a-number": "the value is not made of digits only",
-    "too-long": "the value is longer than 63 characters",
-    "bad-format": "the value is not a label value that starts and ends with a letter or digit",
+REASONS: dict[str, Reason] = {
+    "missing": Reason("error", "the label is absent"),
+    "not-a-number": Reason("error", "the value is not made of digits only"),
+    "too-long": Reason("error", "the value is longer than 63 characters"),
+    "bad-format": Reason("error", "the value is not a label value that starts and ends with a letter or digit"),
 }
-STRICT_REASONS = {
-    "no-pci-label": "gpu.present=true but NFD reports no NVIDIA PCI device",
-    "bad-deploy-value": "a deploy label whose value the GPU Operator does not know",
+STRICT_REASONS: dict[str, Reason] = {
+    "no-pci-label": Reason("warning", "gpu.present=true but NFD reports no NVIDIA PCI device"),
+    "bad-deploy-value": Reason("warning", "a deploy label whose value the GPU Operator does not know"),
 }
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
@@ -42,7 +43,7 @@ def audit_node(node: Node, strict: bool = False) -> list[Finding]:
     labels = node.labels
     for key in (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
         if key not in labels:
-            found.append(_finding(node, key, "missing", REASONS["missing"]))
+            found.append(_finding(node, key, "missing", REASONS["missing"].text))
     for key in (V.GPU_COUNT, V.GPU_MEMORY):
         value = labels.get(key)
         if value is not None and not _DIGITS.fullmatch(value):
@@ -61,7 +62,7 @@ def audit_node(node: Node, strict: bool = False) -> list[Finding]:
 
 def _strict(node: Node) -> Iterable[Finding]:
     if not V.has_nvidia_pci(node.labels):
-        yield _finding(node, V.PCI_PRESENT[0], "no-pci-label", STRICT_REASONS["no-pci-label"])
+        yield _finding(node, V.PCI_PRESENT[0], "no-pci-label", STRICT_REASONS["no-pci-label"].text)
     for key in sorted(node.labels):
         if key.startswith(V.DEPLOY_PREFIX):
             value = node.labels[key]

@@ -15,14 +15,19 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "capacity", "capacity_node"]
 
-REASONS = {
-    "no-allocatable": "a GPU node whose device plugin should run advertises no GPU",
-    "allocatable-mismatch": "status.allocatable differs from count x replicas in the labels",
-    "unlabelled-gpus": "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node",
-    "missing": "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node",
+REASONS: dict[str, Reason] = {
+    "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
+    "allocatable-mismatch": Reason("warning", "status.allocatable differs from count x replicas in the labels"),
+    "unlabelled-gpus": Reason(
+        "warning", "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node"
+    ),
+    "missing": Reason("error", "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node"),
+    "node-not-ready": Reason("warning", "a GPU node whose Ready condition is not True: its GPUs take no new pods"),
+    "cordoned": Reason("warning", "a GPU node marked unschedulable (kubectl cordon): its GPUs take no new pods"),
 }
 DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
 
@@ -69,20 +74,22 @@ def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -
     return {G.SHARED_RESOURCE if renamed else G.GPU_RESOURCE: gpus * per_gpu}
 
 
-def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
+def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = True) -> list[Finding]:
+    """``operator``: the GPU Operator manages the cluster, so it owes every NVIDIA node ``gpu.present``."""
     labels = node.labels
     found: list[Finding] = []
-    if labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
+    if operator and labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
         pci = next(k for k in V.PCI_PRESENT if labels.get(k) == "true")
         found.append(
             _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
         )
+    found.extend(_node_health(node))
     if node.amounts is None:
         return found
     advertised = G.gpu_resources(node.amounts)
     total = sum(advertised.values())
     shown = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
-    if total > 0 and labels.get(V.GPU_PRESENT) != "true":
+    if operator and total > 0 and labels.get(V.GPU_PRESENT) != "true":
         value = labels.get(V.GPU_PRESENT)
         now = "absent" if value is None else f"{value!r}"
         found.append(
@@ -122,6 +129,19 @@ def capacity_node(node: Node, disabled: Iterable[str] = ()) -> list[Finding]:
     return found
 
 
+def _node_health(node: Node) -> list[Finding]:
+    """A GPU node that is NotReady or cordoned (a node without conditions in the input is not judged)."""
+    if node.labels.get(V.GPU_PRESENT) != "true" and not sum(G.gpu_resources(node.amounts or {}).values()):
+        return []
+    found = []
+    if node.conditions and not node.ready:
+        status = node.conditions.get("Ready", "absent")
+        found.append(Finding("capacity", "node-not-ready", node=node.name, detail=f"condition Ready is {status}"))
+    if node.unschedulable:
+        found.append(Finding("capacity", "cordoned", node=node.name, detail="spec.unschedulable is true"))
+    return found
+
+
 def _why(labels: Mapping[str, str], resource: str) -> str:
     if resource.startswith("nvidia.com/mig-") and labels.get(G.MIG_STRATEGY) == "mixed":
         profile = resource.removeprefix("nvidia.com/mig-")
@@ -135,4 +155,9 @@ def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]
     from gpulabel.checks.operands import disabled_by_cluster_policy
 
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
-    return [f for node in state.nodes for f in capacity_node(node, off)]
+    # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
+    # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
+    operator = bool(state.cluster_policies) or any(
+        k.startswith(V.DEPLOY_PREFIX) for node in state.nodes for k in node.labels
+    )
+    return [f for node in state.nodes for f in capacity_node(node, off, operator)]

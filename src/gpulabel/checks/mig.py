@@ -17,15 +17,19 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node"]
 
-REASONS = {
-    "failed": "mig-manager could not apply the requested layout",
-    "stuck": "the layout has been pending or rebooting for longer than --stuck-after",
-    "mig-invalid": "with the single strategy the node's GPUs do not form one uniform MIG profile",
-    "not-capable": "a MIG layout is requested on a node without nvidia.com/mig.capable=true",
-    "mismatch": "the node's MIG strategy differs from the ClusterPolicy's spec.mig.strategy (no per-node config)",
+REASONS: dict[str, Reason] = {
+    "failed": Reason("error", "mig-manager could not apply the requested layout"),
+    "stuck": Reason("error", "the layout has been pending or rebooting for longer than --stuck-after"),
+    "slow": Reason("warning", "the layout has been pending or rebooting for more than half of --stuck-after"),
+    "mig-invalid": Reason("error", "with the single strategy the node's GPUs do not form one uniform MIG profile"),
+    "not-capable": Reason("warning", "a MIG layout is requested on a node without nvidia.com/mig.capable=true"),
+    "mismatch": Reason(
+        "warning", "the node's MIG strategy differs from the ClusterPolicy's spec.mig.strategy (no per-node config)"
+    ),
 }
 
 
@@ -53,12 +57,12 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
         )
     elif state in ("pending", "rebooting"):
         age = G.label_age(node, G.MIG_CONFIG_STATE, now)
-        if age is not None and age > stuck_after:
+        if age is not None and age > stuck_after / 2:
             found.append(
                 _finding(
                     node,
                     G.MIG_CONFIG_STATE,
-                    "stuck",
+                    "stuck" if age > stuck_after else "slow",
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)}), "
                     f"applying {G.MIG_CONFIG}={config}",
                 )

@@ -16,16 +16,19 @@ from dataclasses import dataclass
 from gpulabel.k8s.nfd.master import Memo, NfdConfig, NodeResult, is_nfd_namespace, process_node
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.severity import Reason
 from gpulabel.model.vocabulary import nfd_owned_keys
 
 __all__ = ["CHECK", "REASONS", "Prediction", "drift", "predict", "rules_result"]
 
 # The reasons of the nfd check (``check``, and ``audit`` where NodeFeatures are in the input).
 REASONS = {
-    "nfd-missing": "a NodeFeatureRule (or NodeFeature) sets this label and the node does not have it",
-    "nfd-differs": "a NodeFeatureRule sets this label to another value than the node has",
-    "nfd-unexplained": "a label in NFD's namespaces that no rule, feature file or worker source produces",
-    "nfd-rule-error": "nfd-master skips the rule on these nodes: the error it meets",
+    "nfd-missing": Reason("error", "a NodeFeatureRule (or NodeFeature) sets this label and the node does not have it"),
+    "nfd-differs": Reason("error", "a NodeFeatureRule sets this label to another value than the node has"),
+    "nfd-unexplained": Reason(
+        "warning", "a label in NFD's namespaces that no rule, feature file or worker source produces"
+    ),
+    "nfd-rule-error": Reason("error", "nfd-master skips the rule on these nodes: the error it meets"),
 }
 
 CHECK = "nfd"

@@ -22,30 +22,44 @@ from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
+from gpulabel.model.severity import Reason
 
 __all__ = [
     "CATALOGUE",
     "REASONS",
     "OperandReport",
     "check_operands",
+    "daemonset_requirements",
     "disabled_by_cluster_policy",
+    "not_ready",
     "operand_of_daemonset",
     "operand_order",
     "operands_result",
+    "untolerated_taints",
 ]
+
+REASONS: dict[str, Reason] = {
+    "missing": Reason(
+        "error",
+        "expected on the node, and no pod of it is bound there (-o wide: the untolerated taint, "
+        "the unmatched selector, the scheduler's message, or no DaemonSet at all)",
+    ),
+    "not-ready": Reason(
+        "error", "its pod is bound to the node but not Running and Ready (-o wide: the waiting reason, restarts)"
+    ),
+    "out-of-order": Reason("error", "running while a prerequisite is not"),
+    "unexpected": Reason("warning", "running where nothing expects it"),
+    "empty-deploy": Reason(
+        "warning", "the deploy label of an enabled operand is empty: the operator never scheduled it here"
+    ),
+    "paused": Reason(
+        "info", "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose"
+    ),
+    "isolated": Reason("info", "the node has nvidia.com/gpu.deploy.operands=false: nothing is expected (key operands)"),
+}
 
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
 _PAUSED_PREFIX = "paused-"
-
-REASONS = {
-    "missing": "expected on the node, and no pod of it is bound there (-o wide: the untolerated taint, "
-    "the unmatched selector, the scheduler's message, or no DaemonSet at all)",
-    "not-ready": "its pod is bound to the node but not Running and Ready (-o wide: the waiting reason, restarts)",
-    "out-of-order": "running while a prerequisite is not",
-    "unexpected": "running where nothing expects it",
-    "paused": "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose",
-    "isolated": "the node has nvidia.com/gpu.deploy.operands=false: nothing is expected (key operands)",
-}
 
 
 def operand_order(extra: Iterable[str] = ()) -> list[str]:
@@ -202,7 +216,7 @@ def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
     return labels.get(_deploy_key(name))
 
 
-def _not_ready(pods: list[Pod]) -> Finding | None:
+def not_ready(pods: list[Pod]) -> Finding | None:
     """A pod bound to the node that is not Running and Ready, explained as kubectl would show it."""
     if any(p.phase == "Running" and p.ready for p in pods):
         return None
@@ -241,6 +255,7 @@ def _missing(node: Node, name: str, detail: str, data: Mapping[str, Any]) -> Fin
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
+    namespace: str | None = None,
 ) -> OperandReport:
     """Per-node operand findings over ``state``; sorted by node, then catalogue order.
 
@@ -254,6 +269,8 @@ def check_operands(
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
     ds_by_operand: dict[str, list[DaemonSet]] = {}
     for ds in state.daemonsets:
+        if namespace and ds.namespace != namespace:
+            continue  # the config's operator namespace: another namespace's DaemonSets are not the operator's
         name = operand_of_daemonset(ds)
         if name is not None:
             ds_by_operand.setdefault(name, []).append(ds)
@@ -309,6 +326,18 @@ def check_operands(
                         detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
                     )
                 )
+            elif value == "" and not isolated and name not in off and gated:
+                findings.append(
+                    Finding(
+                        "operands",
+                        "empty-deploy",
+                        node=node.name,
+                        operand=name,
+                        value=value,
+                        detail=f'{_deploy_key(name)}="": the operand is enabled but the operator never set its '
+                        "deploy label to true, so it does not run here",
+                    )
+                )
             elif expected and not pods:
                 detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
                 waiting = [p for p in unscheduled.get((name, node.name), ()) if p.phase == "Pending"]
@@ -318,7 +347,7 @@ def check_operands(
                     data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
                 findings.append(_missing(node, name, detail, data))
             elif expected:
-                nr = _not_ready(pods)
+                nr = not_ready(pods)
                 if nr is not None:
                     findings.append(dataclasses.replace(nr, node=node.name, operand=name))
                 elif not running:
@@ -395,9 +424,9 @@ def _daemonset_accounts(
     return accounts
 
 
-def operands_result(state: ClusterState, disabled: Iterable[str] = ()) -> Result:
+def operands_result(state: ClusterState, disabled: Iterable[str] = (), namespace: str | None = None) -> Result:
     """:func:`check_operands` as the ``operands`` result: findings, and one row per operand DaemonSet."""
-    report = check_operands(state, disabled)
+    report = check_operands(state, disabled, namespace)
     rows = tuple(
         {
             "daemonset": a["daemonset"],

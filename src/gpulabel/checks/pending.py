@@ -25,15 +25,27 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding, Section
 from gpulabel.model.findings import Result as CheckResult
+from gpulabel.model.severity import Reason
 
 if TYPE_CHECKING:
     from gpulabel.k8s.dra.evaluator import DraEvaluator
 
-__all__ = ["PENDING_SAMPLE", "REASONS", "PendingPod", "hazards", "pending", "pending_pods", "pending_result"]
+__all__ = [
+    "PENDING_SAMPLE",
+    "REASONS",
+    "GpuPods",
+    "PendingPod",
+    "hazards",
+    "other_pending",
+    "pending",
+    "pending_pods",
+    "pending_result",
+]
 
-# What pending says beyond the refusals of placement.REASONS.
-REASONS = {
-    "fits": "the filters gpulabel models allow the node: the pod waits for something else",
+# What pending says beyond the refusals of placement.REASONS: a node whose filters let the pod through is info
+# (the pod waits for a volume, a port, a gate or a topology spread).
+REASONS: dict[str, Reason] = {
+    "fits": Reason("info", "the filters gpulabel models allow the node: the pod waits for something else"),
 }
 
 
@@ -144,14 +156,59 @@ class PendingPod:
         return out
 
 
-def pending_pods(state: ClusterState, namespace: str | None = None) -> list[PendingPod]:
-    """Every Pending pod the scheduler has not bound, with every node's verdict."""
+_GPU_LABELS = ("nvidia.com/", "feature.node.kubernetes.io/pci-10de")
+_NOT_A_DEVICE = ("hugepages-", "kubernetes.io/", "requests.", "attachable-volumes-")
+
+
+class GpuPods:
+    """Which pods are GPU pods: they request ``nvidia.com/*`` or another extended resource the GPU nodes
+    advertise (a GPU device plugin's, however named), hold a DRA claim, or select a GPU label
+    (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.resources = frozenset(
+            r
+            for n in nodes
+            if n.amounts
+            and (
+                n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in n.amounts)
+            )
+            for r in n.amounts
+            if "/" in r and not r.startswith(_NOT_A_DEVICE)
+        )
+
+    def __contains__(self, pod: Pod) -> bool:
+        if pod.gpu_resources or pod.spec.get("resourceClaims"):
+            return True
+        if any(r.startswith("nvidia.com/") or r in self.resources for r in pod.requests):
+            return True
+        return any(k.startswith(_GPU_LABELS) for k in _selected_keys(pod.spec))
+
+
+def _selected_keys(spec: Mapping[str, Any]) -> list[str]:
+    keys = [str(k) for k in spec.get("nodeSelector") or {}]
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = [*(required.get("nodeSelectorTerms") or ())]
+    terms += [
+        p.get("preference") or {} for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    ]
+    return keys + [
+        str(e.get("key", "")) for t in terms for e in (t or {}).get("matchExpressions") or () if isinstance(e, dict)
+    ]
+
+
+def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bool = False) -> list[PendingPod]:
+    """Every Pending pod the scheduler has not bound, with every node's verdict (``gpu_only``: GPU pods only)."""
     capacities = state.capacities()
     index = NodeIndex(state.nodes, capacities)
     dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
+    gpu = GpuPods(state.nodes) if gpu_only else None
     out = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
+            continue
+        if gpu is not None and pod not in gpu:
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
@@ -172,6 +229,12 @@ def pending_pods(state: ClusterState, namespace: str | None = None) -> list[Pend
             claims, message = _claim_findings(state, pod, results, message, dra)
         out.append(PendingPod(pod, tuple(results), message, claims))
     return out
+
+
+def other_pending(state: ClusterState, namespace: str | None, gpu_pods: int) -> int:
+    """How many unbound Pending pods are not GPU pods (``gpu_pods`` of them are)."""
+    total = sum(1 for p in state.pods if p.phase == "Pending" and not p.node_name and _in_namespace(p, namespace))
+    return total - gpu_pods
 
 
 def _claim_findings(
@@ -257,14 +320,17 @@ def pending_result(
     namespace: str | None = None,
     *,
     per_node: bool = False,
+    all_pods: bool = False,
     nfd_config: NfdConfig | None = None,
 ) -> CheckResult:
     """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod.
 
-    Wide lines add, for an NFD label a pod selects and no node has, the NodeFeatureRule that would
-    produce it and why it does not match (``nfd_config``: nfd-master's configuration).
+    Only GPU pods unless ``all_pods``: the other Pending pods are counted, as info. Wide lines add, for
+    an NFD label a pod selects and no node has, the NodeFeatureRule that would produce it and why it
+    does not match (``nfd_config``: nfd-master's configuration).
     """
-    pods = pending_pods(state, namespace)
+    pods = pending_pods(state, namespace, gpu_only=not all_pods)
+    others = 0 if all_pods else other_pending(state, namespace, len(pods))
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
     rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
     text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
@@ -277,7 +343,9 @@ def pending_result(
             *(f"{p.pod.ref} nfd: {h}" for h in _nfd_hints(state, nfd_config, p.pod.spec)),
         )
     )
-    return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts={"pods": len(pods)})
+    counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
+    notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
+    return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)
 
 
 def _nfd_hints(state: ClusterState, config: NfdConfig | None, spec: dict[str, Any]) -> list[str]:

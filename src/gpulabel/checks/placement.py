@@ -28,6 +28,7 @@ from gpulabel.k8s.nodeaffinity import (
 )
 from gpulabel.k8s.resources import PODS, RESOURCES, Insufficient, NodeCapacity
 from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.severity import Reason
 
 __all__ = [
     "REASONS",
@@ -47,15 +48,23 @@ __all__ = [
     "shortfall",
 ]
 
-# The first word of a node's refusal (``place``, ``pending``, ``hazards``), in the scheduler's filter order.
-REASONS = {
-    "unschedulable": "the node is cordoned (spec.unschedulable) and the pod does not tolerate it",
-    "node-name": "the pod's spec.nodeName names another node",
-    "untolerated-taint": "a NoSchedule or NoExecute taint of the node that the pod does not tolerate",
-    "node-selector": "the node lacks a label of the pod's nodeSelector, or has another value",
-    "affinity": "no term of the pod's required node affinity matches (names the first failing expression)",
-    "insufficient": "insufficient <resource>: the pod requests more than the node's allocatable less its pods' use",
-    "claim": "a ResourceClaim request cannot be allocated on the node (a DRA reason follows)",
+# The first word of a node's refusal (``place``, ``pending``, ``hazards``), in the scheduler's filter order. A
+# Pending GPU pod, or a running one its node no longer matches, is a warning: a workload waits or would; the GPU
+# stack's own failures are the other checks' errors.
+REASONS: dict[str, Reason] = {
+    "unschedulable": Reason("warning", "the node is cordoned (spec.unschedulable) and the pod does not tolerate it"),
+    "node-name": Reason("warning", "the pod's spec.nodeName names another node"),
+    "untolerated-taint": Reason(
+        "warning", "a NoSchedule or NoExecute taint of the node that the pod does not tolerate"
+    ),
+    "node-selector": Reason("warning", "the node lacks a label of the pod's nodeSelector, or has another value"),
+    "affinity": Reason(
+        "warning", "no term of the pod's required node affinity matches (names the first failing expression)"
+    ),
+    "insufficient": Reason(
+        "warning", "insufficient <resource>: the pod requests more than the node's allocatable less its pods' use"
+    ),
+    "claim": Reason("warning", "a ResourceClaim request cannot be allocated on the node (a DRA reason follows)"),
 }
 
 # The reasons each filter gives the scheduler's "0/N nodes are available" message (v1.37).

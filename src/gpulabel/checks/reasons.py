@@ -12,16 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpulabel.checks import audit, capacity, dra, mig, nfdrules, operands, pending, placement, sharing, upgrade
+from gpulabel.model.severity import Reason
 
-__all__ = ["Reason", "catalogue", "markdown_table"]
+__all__ = ["ReasonRow", "catalogue", "markdown_table"]
 
 
 @dataclass(frozen=True, slots=True)
-class Reason:
-    """One reason word of one or more commands, and what it means."""
+class ReasonRow:
+    """One reason word of one or more commands: its severity and what it means."""
 
     commands: tuple[str, ...]
     reason: str
+    severity: str
     meaning: str
     flag: str = ""  # the option a reason needs, e.g. --strict
     form: str = "{}"  # how the reason appears in a line
@@ -30,11 +32,11 @@ class Reason:
         return f"`{self.form.format(self.reason)}`" + (f" ({self.flag})" if self.flag else "")
 
 
-def _rows(commands: tuple[str, ...], table: Mapping[str, str], flag: str = "", form: str = "{}") -> list[Reason]:
-    return [Reason(commands, reason, meaning, flag, form) for reason, meaning in table.items()]
+def _rows(commands: tuple[str, ...], table: Mapping[str, Reason], flag: str = "", form: str = "{}") -> list[ReasonRow]:
+    return [ReasonRow(commands, reason, r.severity, r.text, flag, form) for reason, r in table.items()]
 
 
-def catalogue() -> tuple[Reason, ...]:
+def catalogue() -> tuple[ReasonRow, ...]:
     """Every reason, check by check, in the order of each check's own table."""
     return (
         *_rows(("audit",), audit.REASONS),
@@ -42,7 +44,12 @@ def catalogue() -> tuple[Reason, ...]:
         *_rows(("operands",), operands.REASONS),
         *_rows(("place", "pending", "hazards"), placement.REASONS),
         *_rows(("pending",), pending.REASONS, "--per-node"),
-        *_rows(("place", "pending"), dra.REASONS, form="claim <claim>/<request> {}"),
+        # a claim finding is graded as its reason word, claim; the DRA reason is its argument
+        *_rows(
+            ("place", "pending"),
+            {k: Reason(placement.REASONS["claim"].severity, v) for k, v in dra.REASONS.items()},
+            form="claim <claim>/<request> {}",
+        ),
         *_rows(("capacity",), capacity.REASONS),
         *_rows(("mig",), mig.REASONS),
         *_rows(("sharing",), sharing.REASONS),
@@ -55,9 +62,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown_table(reasons: tuple[Reason, ...]) -> str:
-    """The table of docs/checks.md: one row per command group and reason."""
-    lines = ["| check | reason | meaning |", "|---|---|---|"]
+def markdown_table(reasons: tuple[ReasonRow, ...]) -> str:
+    """The table of docs/checks.md: one row per command group and reason, with its severity."""
+    lines = ["| check | reason | severity | meaning |", "|---|---|---|---|"]
     for r in reasons:
-        lines.append(f"| {', '.join(r.commands)} | {r.shown()} | {_cell(r.meaning)} |")
+        lines.append(f"| {', '.join(r.commands)} | {r.shown()} | {r.severity} | {_cell(r.meaning)} |")
     return "\n".join(lines) + "\n"

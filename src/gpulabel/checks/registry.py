@@ -17,8 +17,8 @@ over :func:`gpulabel.app.checks.run_named` (see ``docs/architecture.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from gpulabel.errors import InputError
@@ -28,6 +28,7 @@ from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
+from gpulabel.model.severity import SEVERITIES, Reason, Severity
 
 __all__ = [
     "CHECKS",
@@ -36,9 +37,12 @@ __all__ = [
     "Check",
     "CheckOptions",
     "check_named",
+    "grade",
+    "reason_table",
     "register",
     "run_check",
     "run_checks",
+    "severity_help",
     "skip_reason",
 ]
 
@@ -64,6 +68,10 @@ class CheckOptions:
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
+    # a config file's severity overrides: "<check>/<reason>" or "<reason>" (every check) -> severity
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+    all_pods: bool = False  # pending: every Pending pod, not only GPU pods
+    operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -78,6 +86,8 @@ class Check:
     requires: tuple[str, ...]  # without any object of these kinds in the input, it is skipped
     run: Callable[[ClusterState, CheckOptions], Result]
     help: str = ""
+    # its reason table (reason -> severity and meaning), imported when first asked for
+    reasons: Callable[[], Mapping[str, Reason]] = dict
 
 
 _PLURAL = {"ClusterPolicy": "clusterpolicies"}
@@ -96,15 +106,29 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
-    from gpulabel.checks.operands import operands_result
+    from gpulabel.checks.operands import operand_of_daemonset, operands_result
+    from gpulabel.checks.standalone import standalone_findings
 
-    return operands_result(state, opts.disabled)
+    result = operands_result(state, opts.disabled, opts.operator_namespace)
+    gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+    caveats: tuple[str, ...] = ()
+    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
+        caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    findings = (*result.findings, *standalone_findings(state, gated))
+    return replace(result, findings=findings, caveats=caveats)
 
 
 def _pending(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.pending import pending_result
 
-    return pending_result(state, opts.namespace, per_node=opts.per_node, nfd_config=opts.nfd_config)
+    result = pending_result(
+        state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
+    )
+    claims = any(p.spec.get("resourceClaims") and p.phase == "Pending" and not p.node_name for p in state.pods)
+    if claims and "ResourceSlice" not in state.kinds:
+        caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
+        result = replace(result, caveats=(caveat,))
+    return result
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -122,7 +146,10 @@ def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
 def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)))
+    caveats = [*_no_managed_fields(state)]
+    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
+        caveats.append("strategy check skipped (no ClusterPolicy in the input)")
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=tuple(caveats))
 
 
 def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
@@ -140,18 +167,48 @@ def _nfd(state: ClusterState, opts: CheckOptions) -> Result:
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
-    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)))
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=_no_managed_fields(state))
+
+
+def _no_managed_fields(state: ClusterState) -> tuple[str, ...]:
+    """Stuck detection reads when labels were written (managedFields); without any, it is said to be off."""
+    if state.nodes and not any(n.managed_fields for n in state.nodes):
+        return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
+    return ()
+
+
+def _table(module: str, *names: str) -> Callable[[], Mapping[str, Reason]]:
+    def load() -> Mapping[str, Reason]:
+        import importlib
+
+        mod = importlib.import_module(f"gpulabel.checks.{module}")
+        return {k: v for name in names for k, v in getattr(mod, name).items()}
+
+    return load
+
+
+def _table_of(*parts: tuple[str, str]) -> Callable[[], Mapping[str, Reason]]:
+    loads = [_table(module, name) for module, name in parts]
+    return lambda: {k: v for load in loads for k, v in load().items()}
 
 
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
 CHECKS: list[Check] = [
-    Check("audit", ("Node",), ("Node",), _audit, "GPU labels of every nvidia.com/gpu.present=true node"),
+    Check(
+        "audit",
+        ("Node",),
+        ("Node",),
+        _audit,
+        "GPU labels of every nvidia.com/gpu.present=true node",
+        reasons=_table("audit", "REASONS", "STRICT_REASONS"),
+    ),
     Check(
         "operands",
         ("Node", "DaemonSet", "ClusterPolicy", "Pod"),
         ("Node", "DaemonSet", "Pod"),
         _operands,
         "operands missing, not ready, out of order or unexpected, per node",
+        reasons=_table("operands", "REASONS"),
     ),
     Check(
         "pending",
@@ -159,18 +216,50 @@ CHECKS: list[Check] = [
         ("Node", "Pod"),
         _pending,
         "why each Pending pod fits no node",
+        reasons=_table_of(("placement", "REASONS"), ("pending", "REASONS")),
     ),
-    Check("hazards", ("Node", "Pod"), ("Node", "Pod"), _hazards, "running pods whose node no longer matches"),
-    Check("capacity", ("Node", "ClusterPolicy"), ("Node",), _capacity, "GPUs advertised against the labels"),
-    Check("mig", ("Node", "ClusterPolicy"), ("Node",), _mig, "MIG configuration and its state"),
-    Check("sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels"),
-    Check("upgrade", ("Node",), ("Node",), _upgrade, "driver upgrades stuck or failed"),
+    Check(
+        "hazards",
+        ("Node", "Pod"),
+        ("Node", "Pod"),
+        _hazards,
+        "running pods whose node no longer matches",
+        reasons=_table("placement", "REASONS"),
+    ),
+    Check(
+        "capacity",
+        ("Node", "ClusterPolicy"),
+        ("Node",),
+        _capacity,
+        "GPUs advertised against the labels",
+        reasons=_table("capacity", "REASONS"),
+    ),
+    Check(
+        "mig",
+        ("Node", "ClusterPolicy"),
+        ("Node",),
+        _mig,
+        "MIG configuration and its state",
+        reasons=_table("mig", "REASONS"),
+    ),
+    Check(
+        "sharing", ("Node",), ("Node",), _sharing, "time-slicing and MPS labels", reasons=_table("sharing", "REASONS")
+    ),
+    Check(
+        "upgrade",
+        ("Node",),
+        ("Node",),
+        _upgrade,
+        "driver upgrades stuck or failed",
+        reasons=_table("upgrade", "REASONS"),
+    ),
     Check(
         "nfd",
         ("Node", *NFD_KINDS),
         ("Node", "NodeFeature"),
         _nfd,
         "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
+        reasons=_table("nfdrules", "REASONS"),
     ),
 ]
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
@@ -191,14 +280,45 @@ def check_named(name: str) -> Check:
     raise KeyError(name)
 
 
+def reason_table(check: Check | str) -> Mapping[str, Reason]:
+    """The check's reasons, each with its severity and meaning."""
+    return (check_named(check) if isinstance(check, str) else check).reasons()
+
+
+def severity_help(checks: Sequence[Check] | None = None) -> str:
+    """Each severity's reasons, one line per severity and check: what ``check --help`` prints."""
+    lines = []
+    for level in SEVERITIES:
+        for c in CHECKS if checks is None else checks:
+            names = [r for r, row in c.reasons().items() if row.severity == level]
+            if names:
+                lines.append(f"  {level:<7} {c.name}: {' '.join(names)}")
+    return "\n".join(lines)
+
+
+def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, Severity] | None = None) -> Result:
+    """``result`` with each finding's severity from ``table`` (or ``overrides``: ``check/reason`` or ``reason``)."""
+    overrides = overrides or {}
+
+    def severity(check: str, reason: str, now: str) -> str:
+        row = table.get(reason)
+        # a reason no table names (a check registered without one) is an error
+        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now or "error")
+
+    findings = tuple(replace(f, severity=severity(f.check, f.reason, f.severity)) for f in result.findings)
+    return replace(result, findings=findings, graded=True)
+
+
 def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
-    """One check's result, or a skipped result when its inputs are absent."""
+    """One check's graded result, or a skipped result when its inputs are absent."""
     c = check_named(check) if isinstance(check, str) else check
     why = skip_reason(c, state)
-    return Result(c.name, skipped=why) if why else c.run(state, opts)
+    if why:
+        return Result(c.name, skipped=why)
+    return grade(c.run(state, opts), c.reasons(), opts.severities)
 
 
 def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
     """Every registered check over ``state``: one ``check`` result whose parts are the checks' results."""
     parts = tuple(run_check(c, state, opts) for c in (CHECKS if checks is None else checks))
-    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts)
+    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)

@@ -12,15 +12,18 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "sharing", "sharing_node"]
 
-REASONS = {
-    "not-a-number": "gpu.replicas is not a whole number",
-    "bad-value": "gpu.sharing-strategy is not none, time-slicing or mps",
-    "inconsistent": "replicas > 1 with strategy none, or a sharing strategy with replicas <= 1",
-    "shared-suffix": "-SHARED on a product that GFD would not suffix (replicas not > 1, or a renamed resource)",
-    "mps-on-mig": "MPS sharing on a node with MIG enabled",
+REASONS: dict[str, Reason] = {
+    "not-a-number": Reason("error", "gpu.replicas is not a whole number"),
+    "bad-value": Reason("error", "gpu.sharing-strategy is not none, time-slicing or mps"),
+    "inconsistent": Reason("warning", "replicas > 1 with strategy none, or a sharing strategy with replicas <= 1"),
+    "shared-suffix": Reason(
+        "warning", "-SHARED on a product that GFD would not suffix (replicas not > 1, or a renamed resource)"
+    ),
+    "mps-on-mig": Reason("error", "MPS sharing on a node with MIG enabled"),
 }
 
 

@@ -24,14 +24,26 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
 
-REASONS = {
-    "upgrade-failed": "the driver upgrade failed on this node",
-    "stuck": "a driver upgrade state other than done or failed older than --stuck-after",
-    "paused-stuck": "an operand paused for a MIG change or driver upgrade that is no longer going on",
-    "bad-value": "a deploy-label value the GPU Operator does not know (the operand silently stays off)",
+REASONS: dict[str, Reason] = {
+    "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
+    "stuck": Reason("error", "a driver upgrade state other than done or failed older than --stuck-after"),
+    "slow": Reason(
+        "warning",
+        "a driver upgrade state other than done or failed, or a pause after its change ended, "
+        "for more than half of --stuck-after",
+    ),
+    "paused-stuck": Reason(
+        "error",
+        "an operand paused for a MIG change or driver upgrade that ended longer than --stuck-after ago (or at a "
+        "time the input does not say)",
+    ),
+    "bad-value": Reason(
+        "error", "a deploy-label value the GPU Operator does not know (the operand silently stays off)"
+    ),
 }
 
 
@@ -43,6 +55,18 @@ def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None 
     if repair is not None:
         detail = f"{detail}; repair: {repair_command(node.name, key, repair)}"
     return label_finding("upgrade", reason, node, key, detail)
+
+
+def _left_behind(node: Node, key: str, why: str, age: float | None, stuck_after: float) -> list[Finding]:
+    """A pause whose change has ended ``age`` seconds ago: nothing yet (the operator un-pauses), ``slow``
+    past half of ``stuck_after``, ``paused-stuck`` past it or when the end's time is unknown."""
+    if age is None or age > stuck_after:
+        return [_finding(node, key, "paused-stuck", why, repair="true")]
+    if age > stuck_after / 2:
+        return [
+            _finding(node, key, "slow", f"{why} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})")
+        ]
+    return []
 
 
 def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:
@@ -62,12 +86,12 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
         )
     elif state in G.UPGRADE_IN_PROGRESS:
         age = G.label_age(node, G.DRIVER_UPGRADE_STATE, now)
-        if age is not None and age > stuck_after:
+        if age is not None and age > stuck_after / 2:
             found.append(
                 _finding(
                     node,
                     G.DRIVER_UPGRADE_STATE,
-                    "stuck",
+                    "stuck" if age > stuck_after else "slow",
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})",
                 )
             )
@@ -79,25 +103,12 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
         value = labels[key]
         if value == G.PAUSED_FOR_MIG_CHANGE and not mig_working:
             mig_state = labels.get(G.MIG_CONFIG_STATE, "absent")
-            found.append(
-                _finding(
-                    node,
-                    key,
-                    "paused-stuck",
-                    f"{value} but {G.MIG_CONFIG_STATE} is {mig_state}: mig-manager is not changing this node",
-                    repair="true",
-                )
-            )
+            why = f"{value} but {G.MIG_CONFIG_STATE} is {mig_state}: mig-manager is not changing this node"
+            found.extend(_left_behind(node, key, why, G.label_age(node, G.MIG_CONFIG_STATE, now), stuck_after))
         elif value == G.PAUSED_FOR_DRIVER_UPGRADE and not upgrading:
-            found.append(
-                _finding(
-                    node,
-                    key,
-                    "paused-stuck",
-                    f"{value} but {G.DRIVER_UPGRADE_STATE} is {state or 'absent'}: no upgrade in progress",
-                    repair="true",
-                )
-            )
+            why = f"{value} but {G.DRIVER_UPGRADE_STATE} is {state or 'absent'}: no upgrade in progress"
+            age = G.label_age(node, G.DRIVER_UPGRADE_STATE, now) if state else None
+            found.extend(_left_behind(node, key, why, age, stuck_after))
         elif value not in G.DEPLOY_VALUES:
             meant = value.lower() if value.lower() in ("true", "false", "pre-installed") else None
             found.append(

@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
+    from gpulabel.app.checks import Verdict
     from gpulabel.app.session import Outcome, Session, Source
     from gpulabel.model.findings import Result
 
@@ -29,6 +30,8 @@ __all__ = [
     "AddCommand",
     "Command",
     "Context",
+    "add_all_pods_flag",
+    "add_verdict_flags",
     "shared_flags",
 ]
 
@@ -56,7 +59,9 @@ GROUP_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 ALL_GROUPS = ("output", "cluster", "nodes", "pods")
 
 
-def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> argparse.ArgumentParser:
+def shared_flags(
+    groups: Iterable[str] = ALL_GROUPS, *, after: bool = False, omit: Iterable[str] = ()
+) -> argparse.ArgumentParser:
     """A parent parser with the flags of ``groups``; ``after``: for use after the command name.
 
     After the command name, the flags of the other groups are accepted too, unshown, so that a flag
@@ -66,7 +71,7 @@ def shared_flags(groups: Iterable[str] = ALL_GROUPS, *, after: bool = False) -> 
     # or after the subcommand without the subparser's default wiping it out.
     p = argparse.ArgumentParser(add_help=False)
     offered = set(groups)
-    groups = set(ALL_GROUPS) if after else offered
+    groups = (set(ALL_GROUPS) - set(omit)) if after else offered  # omit: groups whose flags the command reuses
 
     def shown(group: str, text: str) -> str:
         """The help of a flag, hidden where the command does not use it."""
@@ -152,6 +157,7 @@ class Context:
     err: IO[str]
     parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
     _session: Session | None = None
+    _verdict: Verdict | None = None
 
     @property
     def fmt(self) -> str:
@@ -181,6 +187,19 @@ class Context:
             self._session = Session(self.source(), self.warn)
         return self._session
 
+    def verdict(self) -> Verdict:
+        """``--fail-level``, ``--config`` and ``--baseline`` as the application's verdict (read and checked once)."""
+        if self._verdict is None:
+            from gpulabel.app.checks import verdict_options
+
+            a = self.args
+            self._verdict = verdict_options(
+                fail_level=getattr(a, "fail_level", None),
+                config=getattr(a, "config", None),
+                baseline=getattr(a, "baseline", None),
+            )
+        return self._verdict
+
     def emit(self, result: Result) -> None:
         from gpulabel.render.table import style_for
         from gpulabel.render.text import emit
@@ -201,6 +220,39 @@ class Context:
 Command = Callable[[Context], int]
 
 
+def add_verdict_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of a command whose findings are graded: what fails it, what is accepted."""
+    g = p.add_argument_group("verdict")
+    g.add_argument(
+        "--fail-level",
+        choices=("error", "warning", "info"),
+        default=None,
+        help="exit 1 when a finding is at or above this severity (default error); lower ones are printed, and exit 0",
+    )
+    g.add_argument(
+        "--config",
+        metavar="FILE",
+        help="ignore rules, severity overrides and thresholds (docs/config.md; default: $GPULABEL_CONFIG, "
+        "~/.config/gpulabel/config.yaml, /etc/gpulabel/config.yaml, the first that exists)",
+    )
+    g.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="a previous -o json: its findings are marked baseline and do not fail the run; "
+        "those no longer found are listed as info (resolved)",
+    )
+
+
+def add_all_pods_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--all-pods",
+        action="store_true",
+        help="every Pending pod, not only GPU pods (pods requesting nvidia.com/* or another GPU device plugin's "
+        "resource, holding a DRA claim, or selecting nvidia.com/* or NFD's NVIDIA PCI label); without it the "
+        "others are only counted, as info",
+    )
+
+
 class AddCommand:
     """The helper command modules register their commands with (see :func:`gpulabel.cli.main.build_parser`)."""
 
@@ -216,6 +268,8 @@ class AddCommand:
         groups: Sequence[str] = ALL_GROUPS,
         examples: Sequence[str] = (),
         exits: str = "0 nothing found, 1 findings, 2 bad input or an unusable cluster",
+        omit: Sequence[str] = (),
     ) -> argparse.ArgumentParser:
-        """Add command ``name``: it offers the flag ``groups`` it uses; ``examples`` and ``exits`` go in its help."""
-        return self._add(name, func, help_, tuple(groups), tuple(examples), exits)
+        """Add command ``name``: it offers the flag ``groups`` it uses; ``examples`` and ``exits`` go in its help;
+        ``omit``: groups not even refused after it, whose flags (``-o``) it defines itself."""
+        return self._add(name, func, help_, tuple(groups), tuple(examples), exits, tuple(omit))

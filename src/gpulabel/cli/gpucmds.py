@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gpulabel.cli.context import add_verdict_flags
+
 if TYPE_CHECKING:
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.cli.context import AddCommand, Context
@@ -23,9 +25,10 @@ def add_stuck_after(p: argparse.ArgumentParser) -> None:
     """``--stuck-after`` and ``--at``: how old a MIG or driver-upgrade state may get, measured when."""
     p.add_argument(
         "--stuck-after",
-        default="30m",
+        default=None,
         metavar="DURATION",
-        help="a MIG or driver-upgrade state older than this is stuck (30m, 1h30m, 90s; default 30m)",
+        help="a MIG or driver-upgrade state older than this is stuck, past half of it slow (30m, 1h30m, 90s; "
+        "default: the config file's thresholds.stuck-after, else 30m)",
     )
     p.add_argument(
         "--at",
@@ -46,6 +49,8 @@ def options(ctx: Context) -> CheckOptions:
         stuck_after=a.stuck_after,
         at=a.at,
         nfd_config=a.nfd_config,
+        all_pods=getattr(a, "all_pods", False),
+        config=ctx.verdict().config,
     )
 
 
@@ -53,7 +58,7 @@ def _stuck_options(ctx: Context) -> CheckOptions:
     """The check options of ``mig`` and ``upgrade``: ``--stuck-after`` and ``--at``."""
     from gpulabel.app.checks import check_options
 
-    return check_options(stuck_after=ctx.args.stuck_after, at=ctx.args.at)
+    return check_options(stuck_after=ctx.args.stuck_after, at=ctx.args.at, config=ctx.verdict().config)
 
 
 NODE_FLAGS = ("output", "cluster", "nodes")  # these commands read nodes only: no -n/-A
@@ -67,6 +72,7 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("capacity --snapshot nodes.json", "capacity -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
+    add_verdict_flags(p)
     from gpulabel.cli.flags import disabled_flag
 
     disabled_flag(p, "as for operands")
@@ -77,14 +83,16 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("mig -o wide", "mig --stuck-after 1h --at 2026-11-30T04:00:00Z --snapshot nodes.json"),
     )
+    add_verdict_flags(p)
     add_stuck_after(p)
-    add(
+    p = add(
         "sharing",
         cmd_sharing,
         "time-slicing and MPS labels that contradict each other",
         groups=NODE_FLAGS,
         examples=("sharing -o wide",),
     )
+    add_verdict_flags(p)
     p = add(
         "upgrade",
         cmd_upgrade,
@@ -92,6 +100,7 @@ def add_gpu_commands(add: AddCommand) -> None:
         groups=NODE_FLAGS,
         examples=("upgrade -o wide", "upgrade --stuck-after 45m"),
     )
+    add_verdict_flags(p)
     add_stuck_after(p)
     p = add(
         "gpus",
@@ -106,13 +115,13 @@ def add_gpu_commands(add: AddCommand) -> None:
 def _run(ctx: Context, name: str, opts: CheckOptions) -> int:
     from gpulabel.app.checks import run_named
 
-    return ctx.finish(run_named(ctx.session(), name, opts))
+    return ctx.finish(run_named(ctx.session(), name, opts, ctx.verdict()))
 
 
 def cmd_capacity(ctx: Context) -> int:
     from gpulabel.app.checks import check_options
 
-    return _run(ctx, "capacity", check_options(disabled=ctx.args.disabled))
+    return _run(ctx, "capacity", check_options(disabled=ctx.args.disabled, config=ctx.verdict().config))
 
 
 def cmd_mig(ctx: Context) -> int:
@@ -122,7 +131,7 @@ def cmd_mig(ctx: Context) -> int:
 def cmd_sharing(ctx: Context) -> int:
     from gpulabel.app.checks import check_options
 
-    return _run(ctx, "sharing", check_options())
+    return _run(ctx, "sharing", check_options(config=ctx.verdict().config))
 
 
 def cmd_upgrade(ctx: Context) -> int:

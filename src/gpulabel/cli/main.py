@@ -1,6 +1,7 @@
 """The command line: parse, dispatch, turn errors into one line and an exit code.
 
-Exit codes: 0 nothing found, 1 findings, 2 bad input or an unusable cluster.
+Exit codes: 0 nothing found (for a check: nothing at or above ``--fail-level``), 1 findings, 2 bad input
+or an unusable cluster.
 Heavy libraries are imported inside the commands that need them. Commands live
 in one module per group; :mod:`gpulabel.cli.context` is the contract between them.
 Run as ``kubectl-gpulabel`` (``kubectl gpulabel ...``), usage and help say so.
@@ -43,14 +44,21 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         parents=[shared_flags()],
         formatter_class=_Formatter,
         description="Find, explain and repair the node labels a GPU Kubernetes cluster runs on.",
-        epilog=f"Exit codes: 0 all good, 1 findings, 2 bad input or cluster error.\n"
+        epilog=f"Exit codes: 0 all good (checks: nothing at or above --fail-level, default error), 1 findings, "
+        "2 bad input or cluster error.\n"
         f"Run '{prog} COMMAND --help' for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"gpulabel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(
-        name: str, func: Command, help_: str, groups: tuple[str, ...], examples: tuple[str, ...], exits: str
+        name: str,
+        func: Command,
+        help_: str,
+        groups: tuple[str, ...],
+        examples: tuple[str, ...],
+        exits: str,
+        omit: tuple[str, ...] = (),
     ) -> argparse.ArgumentParser:
         epilog = ""
         if examples:
@@ -58,7 +66,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         epilog += f"exit codes: {exits}"
         p = sub.add_parser(
             name,
-            parents=[shared_flags(groups, after=True)],
+            parents=[shared_flags(groups, after=True, omit=omit)],
             help=help_,
             description=help_,
             epilog=epilog,

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
-from gpulabel.cli.context import AddCommand, Context
+import argparse
+
+from gpulabel.cli.context import AddCommand, Context, add_all_pods_flag, add_verdict_flags
 from gpulabel.cli.flags import disabled_flag as _disabled_flag
 
 __all__ = ["add_node_commands"]
+
+
+# checks.registry.severity_help(), spelled out so that --help imports no check (a test keeps them equal)
+SEVERITY_HELP = (
+    "  error   audit: missing not-a-number too-long bad-format\n"
+    "  error   operands: missing not-ready out-of-order\n"
+    "  error   capacity: no-allocatable missing\n"
+    "  error   mig: failed stuck mig-invalid\n"
+    "  error   sharing: not-a-number bad-value mps-on-mig\n"
+    "  error   upgrade: upgrade-failed stuck paused-stuck bad-value\n"
+    "  error   nfd: nfd-missing nfd-differs nfd-rule-error\n"
+    "  warning audit: no-pci-label bad-deploy-value\n"
+    "  warning operands: unexpected empty-deploy\n"
+    "  warning pending: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
+    "  warning hazards: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
+    "  warning capacity: allocatable-mismatch unlabelled-gpus node-not-ready cordoned\n"
+    "  warning mig: slow not-capable mismatch\n"
+    "  warning sharing: inconsistent shared-suffix\n"
+    "  warning upgrade: slow\n"
+    "  warning nfd: nfd-unexplained\n"
+    "  info    operands: paused isolated\n"
+    "  info    pending: fits"
+)
 
 
 def add_node_commands(add: AddCommand) -> None:
@@ -16,6 +41,7 @@ def add_node_commands(add: AddCommand) -> None:
         groups=("output", "cluster", "nodes"),
         examples=("audit --snapshot examples/drifted-lab.yaml", "audit -l nvidia.com/gpu.product=NVIDIA-A10 -o wide"),
     )
+    add_verdict_flags(p)
     p.add_argument(
         "--strict", action="store_true", help="also report no-pci-label and bad-deploy-value (docs/checks.md)"
     )
@@ -47,6 +73,7 @@ def add_node_commands(add: AddCommand) -> None:
         groups=("output", "cluster", "nodes"),
         examples=("operands --snapshot examples/drifted-lab.yaml -o wide", "operands --disabled dcgm"),
     )
+    add_verdict_flags(p)
     _disabled_flag(p, "operand switched off cluster-wide (when there is no ClusterPolicy); repeatable")
 
     p = add(
@@ -54,8 +81,12 @@ def add_node_commands(add: AddCommand) -> None:
         cmd_check,
         "run every read-only check and summarise each",
         examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
+        exits="0 nothing at or above --fail-level (default error), 1 something is, 2 bad input or an unusable "
+        "cluster\n\nseverities of the reasons (docs/config.md):\n" + SEVERITY_HELP,
     )
+    add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="audit with --strict")
+    add_all_pods_flag(p)
     _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
 
@@ -63,13 +94,38 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.nfdcmds import nfd_config_flag
 
     nfd_config_flag(p)
+    p = add(
+        "explain",
+        cmd_explain,
+        "walk the chain that makes a node's GPUs usable, link by link with its evidence: NFD, gpu.present, "
+        "deploy labels, DaemonSets, operand pods, MIG, allocatable, GFD labels, the node",
+        groups=("output", "cluster"),
+        examples=("explain node/lab-node-3 --snapshot examples/drifted-lab.yaml",),
+        exits="0 no link broken at or above --fail-level, 1 one is, 2 bad input or an unusable cluster",
+    )
+    p.add_argument("target", metavar="node/NAME")
+    p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
+    _disabled_flag(p, "as for operands")
+    add_stuck_after(p)
+    add_verdict_flags(p)
+    from gpulabel.cli.nfdcmds import nfd_config_flag
+
+    nfd_config_flag(p)
+
+
+def cmd_explain(ctx: Context) -> int:
+    from gpulabel.app.checks import ExplainOptions, run_explain
+    from gpulabel.cli.gpucmds import options
+
+    target = ExplainOptions.of(ctx.args.target)
+    return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict()))
 
 
 def cmd_audit(ctx: Context) -> int:
     from gpulabel.app.checks import check_options, run_audit
 
-    opts = check_options(strict=ctx.args.strict, nfd_config=ctx.args.nfd_config)
-    return ctx.finish(run_audit(ctx.session(), opts))
+    opts = check_options(strict=ctx.args.strict, nfd_config=ctx.args.nfd_config, config=ctx.verdict().config)
+    return ctx.finish(run_audit(ctx.session(), opts, ctx.verdict()))
 
 
 def cmd_sources(ctx: Context) -> int:
@@ -83,8 +139,8 @@ def cmd_sources(ctx: Context) -> int:
 def cmd_operands(ctx: Context) -> int:
     from gpulabel.app.checks import check_options, run_operands
 
-    opts = check_options(disabled=ctx.args.disabled)
-    return ctx.finish(run_operands(ctx.session(), opts))
+    opts = check_options(disabled=ctx.args.disabled, config=ctx.verdict().config)
+    return ctx.finish(run_operands(ctx.session(), opts, ctx.verdict()))
 
 
 def cmd_check(ctx: Context) -> int:
@@ -92,4 +148,4 @@ def cmd_check(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     opts = options(ctx)  # validated before anything is read
-    return ctx.finish(run_all(ctx.session(), opts))
+    return ctx.finish(run_all(ctx.session(), opts, ctx.verdict()))

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpulabel.cli.context import add_all_pods_flag, add_verdict_flags
+
 if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
 
@@ -51,17 +53,22 @@ def add_placement_commands(add: AddCommand) -> None:
             "pending -o wide -n ml",
             "pending --per-node -l nvidia.com/gpu.product=NVIDIA-A10",
         ),
-        exits="0 no Pending pod (or no pods in the input: skipped), 1 Pending pods, 2 bad input",
+        exits="0 nothing at or above --fail-level (a Pending GPU pod is a warning; one whose node filters all "
+        "pass, info), 1 something is, 2 bad input",
     )
     p.add_argument(
         "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
     )
-    add(
+    add_all_pods_flag(p)
+    add_verdict_flags(p)
+    p = add(
         "hazards",
         cmd_hazards,
         "running pods whose required node affinity or nodeSelector no longer matches their node",
         examples=("hazards --snapshot examples/drifted-lab.yaml -o wide",),
+        exits="0 nothing at or above --fail-level (a hazard is a warning), 1 something is, 2 bad input",
     )
+    add_verdict_flags(p)
 
 
 def cmd_place(ctx: Context) -> int:
@@ -76,11 +83,14 @@ def cmd_place(ctx: Context) -> int:
 def cmd_pending(ctx: Context) -> int:
     from gpulabel.app.checks import check_options, run_pending
 
-    opts = check_options(namespace=ctx.args.namespace, per_node=ctx.args.per_node)
-    return ctx.finish(run_pending(ctx.session(), opts, explain=ctx.fmt not in ("text", "name")))
+    a = ctx.args
+    verdict = ctx.verdict()
+    opts = check_options(namespace=a.namespace, per_node=a.per_node, all_pods=a.all_pods, config=verdict.config)
+    return ctx.finish(run_pending(ctx.session(), opts, verdict, explain=ctx.fmt not in ("text", "name")))
 
 
 def cmd_hazards(ctx: Context) -> int:
     from gpulabel.app.checks import check_options, run_named
 
-    return ctx.finish(run_named(ctx.session(), "hazards", check_options(namespace=ctx.args.namespace)))
+    opts = check_options(namespace=ctx.args.namespace, config=ctx.verdict().config)
+    return ctx.finish(run_named(ctx.session(), "hazards", opts, ctx.verdict()))

@@ -27,6 +27,26 @@ def add_tool_commands(add: AddCommand) -> None:
     )
     p.add_argument("--strict", action="store_true", help="audit with --strict on both sides")
 
+    p = add(
+        "snapshot",
+        cmd_snapshot,
+        "capture from the live cluster what every check reads (nodes with managedFields, pods, DaemonSets, "
+        "ClusterPolicies, the DRA kinds where served) as one JSON List, for --snapshot later",
+        groups=("cluster",),
+        examples=("snapshot -o cluster.json", "check --snapshot cluster.json"),
+        exits="0 written, 2 the cluster cannot be read or the file cannot be written",
+        omit=("output",),  # its -o is a file, not the output format of the other commands
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        dest="file",
+        metavar="FILE",
+        default="-",
+        help="write here (default: stdout); an existing file is replaced atomically, a directory or a file "
+        "someone else creates meanwhile is refused",
+    )
+
     add(
         "version",
         cmd_version,
@@ -59,6 +79,12 @@ def cmd_diff(ctx: Context) -> int:
     checks = CheckOptions(strict=a.strict, namespace=a.namespace)
     opts = DiffOptions(old=a.old, new=a.new, checks=checks, offline=bool(a.snapshot))
     return ctx.finish(run_diff(ctx.session(), opts))
+
+
+def cmd_snapshot(ctx: Context) -> int:
+    from gpulabel.app.snapshot import SnapshotOptions, run_snapshot
+
+    return ctx.finish(run_snapshot(ctx.session(), SnapshotOptions(output=ctx.args.file)))
 
 
 def cmd_version(ctx: Context) -> int:

@@ -15,7 +15,7 @@ from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, pod_from_json
 
-__all__ = ["load_cluster", "with_daemonset_pods"]
+__all__ = ["load_cluster", "served_kinds", "with_daemonset_pods"]
 
 
 def _read(read: Callable[[dict[str, Any], str], Any], kind: str, where: str, item: dict[str, Any]) -> Any:
@@ -73,6 +73,19 @@ _SERVED_BY: dict[str, tuple[str, str]] = {
     **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
     **dict.fromkeys(NFD_KINDS, ("nfd.k8s-sigs.io/v1alpha1", "nodefeatures")),
 }
+
+
+def served_kinds(client: KubeClient, kinds: Iterable[str]) -> list[str]:
+    """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group)."""
+    served: dict[tuple[str, str], bool] = {}
+    out = []
+    for name in kinds:
+        probe = _SERVED_BY.get(name)
+        if probe is not None and probe not in served:
+            served[probe] = client.has_resource(*probe)
+        if probe is None or served[probe]:
+            out.append(name)
+    return out
 
 
 def with_daemonset_pods(client: KubeClient, state: ClusterState, daemonsets: Iterable[DaemonSet]) -> ClusterState:

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gpulabel.model.severity import severity_counts
+
 __all__ = ["API_VERSION", "Cell", "Finding", "Result", "Section", "label_finding", "summarize"]
 
 API_VERSION = "gpulabel/v1"
@@ -50,6 +52,8 @@ class Finding:
     - ``fits_elsewhere``: for a hazard, how many other nodes would take the pod (``sample`` names some)
     - ``change``: in ``diff``, ``appeared`` or ``resolved``
     - ``detail``: the explanation for people (``-o wide``)
+    - ``severity``: ``error``, ``warning`` or ``info``, from the check's reason table
+      (:mod:`gpulabel.model.severity`); ``""`` for what no table grades (label changes, diffs)
 
     The plain line is ``pod node operand key reason [<count> node(s)] args...``
     with empty parts left out, e.g. ``lab-node-1 nvidia.com/gpu.count not-a-number``.
@@ -70,6 +74,8 @@ class Finding:
     sample: tuple[str, ...] = ()
     fits_elsewhere: int | None = None
     change: str = ""
+    severity: str = ""
+    baseline: bool = False  # in the --baseline file: known, it does not fail the run
 
     def line(self) -> str:
         parts = [self.pod, self.node, self.operand, self.key, self.reason]
@@ -83,6 +89,10 @@ class Finding:
             if v := getattr(self, name):
                 out[name] = v
         out["reason"] = self.reason
+        if self.severity:
+            out["severity"] = self.severity
+        if self.baseline:
+            out["baseline"] = True
         if self.args:
             out["args"] = list(self.args)
         if self.value is not None:
@@ -143,15 +153,28 @@ class Result:
     counts: Mapping[str, int] = field(default_factory=dict)
     fields: Mapping[str, Cell] = field(default_factory=dict)
     parts: tuple[Result, ...] = ()  # the checks a combined command (``check``) ran, in order
+    graded: bool = False  # its findings carry severities (a check's): the summary counts them by severity
+    # what is counted as info without a finding each: what -> how many ("other Pending pod(s), not GPU pods": 3)
+    notes: Mapping[str, int] = field(default_factory=dict)
+    # what the input could not support and so was not checked: "stuck detection skipped (no managedFields: ...)"
+    caveats: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
         return "".join(w.capitalize() for w in self.command.split("-")) + "Result"
 
+    def severities(self) -> dict[str, int]:
+        """Its findings by severity (every severity, zeros included), the notes counted as info."""
+        counts = severity_counts(f.severity for f in self.findings)
+        counts["info"] += sum(self.notes.values()) + sum(n for p in self.parts for n in p.notes.values())
+        return counts
+
     def summary(self) -> dict[str, object]:
         if self.skipped:
             return {"skipped": self.skipped}
         out: dict[str, object] = {"findings": len(self.findings), "reasons": summarize(self.findings)}
+        if self.graded:
+            out["severities"] = self.severities()
         out.update(self.counts)
         if self.parts:
             out["checks"] = {p.command: p.summary() for p in self.parts}
@@ -163,6 +186,9 @@ class Result:
         if self.skipped:
             doc["skipped"] = self.skipped
         doc["findings"] = [f.to_json() for f in self.findings]
+        caveats = [*self.caveats, *(f"{p.command}: {c}" for p in self.parts for c in p.caveats)]
+        if caveats:
+            doc["caveats"] = caveats
         doc["summary"] = self.summary()
         for s in self.sections:
             doc[s.name] = s.to_json()

@@ -3,7 +3,8 @@
 - ``text``: the contract scripts parse: one finding per line, or the single
   line ``OK`` (``skipped (<why>)`` when the check's inputs were absent), then
   the lines of the result's detail sections (such as ``<pod> scheduler: ...``).
-- ``wide``: each finding's line with its explanation in parentheses (and,
+- ``wide``: each finding's severity (``error``, ``warning``, ``info``), its
+  line and its explanation in parentheses (and,
   for a finding that stands for many nodes, a few of their names), then the
   sections' wide lines.
 - ``table``: findings as a table (columns: the fields any finding uses),
@@ -14,7 +15,12 @@
 - ``name``: the objects the findings are about, ``node/<name>`` or
   ``pod/<namespace>/<name>``, once each.
 
-A combined result (``check``) prints one summary line per check in text, and
+The plain line carries no severity: scripts split it on spaces by position
+(``<node> <key> <reason>``) and a word added at either end would shift or
+lengthen every line they parse; wide, table, JSON and YAML show it.
+
+A combined result (``check``) prints one summary line per check in text, then
+``total: <n> finding(s) error=<n> warning=<n> info=<n>``, and
 in wide and table output each check's findings below.
 """
 
@@ -96,11 +102,12 @@ def finding_line(f: Finding) -> str:
 
 
 def _wide_line(f: Finding) -> str:
-    extra = f.detail
+    extra = f"{f.detail}; in the baseline" if f.baseline else f.detail
     if f.count is not None and f.sample:
         more = ", ..." if f.count > len(f.sample) else ""
         extra = f"{extra}; nodes: {', '.join(f.sample)}{more}" if extra else f"nodes: {', '.join(f.sample)}{more}"
-    return f"{finding_line(f)} ({extra})" if extra and f.check not in ("validate",) else finding_line(f)
+    line = f"{finding_line(f)} ({extra})" if extra and f.check not in ("validate",) else finding_line(f)
+    return f"{f.severity} {line}" if f.severity else line
 
 
 def _plain(result: Result, wide: bool) -> list[str]:
@@ -111,22 +118,34 @@ def _plain(result: Result, wide: bool) -> list[str]:
         lines.append(result.ok)
     for s in result.sections:
         lines.extend(s.lines(wide))
+    lines.extend(result.caveats)
     return lines
 
 
 def summary_line(result: Result) -> str:
     if result.skipped:
         return f"{result.command}: skipped ({result.skipped})"
+    notes = "".join(f" (info: {n} {what})" for what, n in result.notes.items())
+    notes += "".join(f" ({c})" for c in result.caveats)
+    if result.counts.get("ignored"):
+        notes += f" (ignored: {result.counts['ignored']} by the config's rules)"
     if not result.findings:
-        return f"{result.command}: OK"
+        return f"{result.command}: OK{notes}"
     tail = " ".join(f"{reason}={n}" for reason, n in summarize(result.findings).items())
-    return f"{result.command}: {len(result.findings)} finding(s) {tail}"
+    return f"{result.command}: {len(result.findings)} finding(s) {tail}{notes}"
+
+
+def total_line(result: Result) -> str:
+    """``total: <n> finding(s) error=<n> warning=<n> info=<n>``: a combined result's findings by severity."""
+    counts = result.severities()
+    return f"total: {len(result.findings)} finding(s) " + " ".join(f"{k}={n}" for k, n in counts.items())
 
 
 # -- tables -----------------------------------------------------------------------
 
 _COLUMNS: tuple[tuple[str, Callable[[Finding], str]], ...] = (
     ("check", lambda f: f.check),
+    ("severity", lambda f: f.severity),
     ("change", lambda f: f.change),
     ("pod", lambda f: f.pod),
     ("node", lambda f: f.node),
@@ -200,7 +219,10 @@ def emit(result: Result, fmt: str, out: IO[str], style: TableStyle | None = None
     elif fmt == "name":
         out.write("".join(n + "\n" for n in _names(result)))
     elif result.parts:
+        out.write("".join(line + "\n" for s in result.sections for line in s.lines(fmt == "wide")))
         out.write("".join(summary_line(p) + "\n" for p in result.parts))
+        if result.graded:
+            out.write(total_line(result) + "\n")
         if fmt in ("wide", "table"):
             for p in result.parts:
                 if p.findings:

@@ -1,0 +1,36 @@
+"""``snapshot``: what every check reads, captured from the live cluster into one file (or stdout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulabel.app.session import Outcome, Session
+from gpulabel.model.findings import Result
+
+__all__ = ["SnapshotOptions", "run_snapshot"]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOptions:
+    output: str = "-"  # the file to write (cluster/files.py's rules: never replaces what gpulabel did not make)
+
+
+def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
+    """Capture; the document is the outcome's page for ``-``, else written to the file; exit 0."""
+    import orjson
+
+    from gpulabel.cluster.capture import capture
+
+    notes: list[str] = []
+    doc = capture(session.client(), notes.append)
+    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    if opts.output == "-":
+        return Outcome(Result("snapshot", ok=""), warnings=tuple(f"snapshot: {n}" for n in notes), page=data.decode())
+    from gpulabel.cluster.files import write_file
+
+    write_file(opts.output, data)
+    line = f"{opts.output}: {notes[0]}" if notes else opts.output
+    from gpulabel.model.findings import Section
+
+    section = Section("written", (), (line,))
+    return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": len(data)}))

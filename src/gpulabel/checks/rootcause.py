@@ -1,0 +1,164 @@
+"""One root cause per GPU node: the first broken link of the chain that makes its GPUs usable.
+
+The chain, in order (what the GPU stack needs before the next step can work):
+
+1. ``nfd``: NFD's NVIDIA PCI label (``feature.node.kubernetes.io/pci-10de.present``)
+2. ``gpu.present``: the operator's ``nvidia.com/gpu.present=true``
+3. ``deploy-labels``: the deploy labels of the operands (empty, a typo, a pause left behind)
+4. ``driver-upgrade``: the driver upgrade's state (failed, stuck)
+5. ``daemonset``: a DaemonSet selecting the node (none, its selector or nodeAffinity, a taint)
+6. ``operand-pod``: the operand's pod on the node (missing, Pending, waiting, an init container)
+7. ``mig``: the MIG layout (failed, stuck, invalid)
+8. ``allocatable``: the device plugin advertising the GPUs in ``status.allocatable``
+9. ``gfd-labels``: GFD's labels (product, count, memory; sharing)
+10. ``node``: Ready, not cordoned
+
+The operands of the chain are the driver, the container toolkit, the device
+plugin and GFD, in that order; another operand's failure (dcgm-exporter, a
+validator) is the last link, ``operand``, and costs no GPU. Each link is found
+from the checks' own findings about the node (warning or worse), so the root
+cause never disagrees with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpulabel.model import gpustack as G
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import Node
+from gpulabel.model.findings import Cell, Finding
+from gpulabel.model.severity import at_or_above
+
+__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "link_of", "node_gpus", "root_causes"]
+
+CHAIN = (
+    "nfd",
+    "gpu.present",
+    "deploy-labels",
+    "driver-upgrade",
+    "daemonset",
+    "operand-pod",
+    "mig",
+    "allocatable",
+    "gfd-labels",
+    "node",
+    "operand",
+)
+CHAIN_OPERANDS = ("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery")
+_GFD_KEYS = (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY)
+_NOT_SCHEDULED = ("no DaemonSet selects", " does not tolerate taint ", " does not select this node")
+
+
+def _operand_of_key(key: str) -> str:
+    return key[len(V.DEPLOY_PREFIX) :] if key.startswith(V.DEPLOY_PREFIX) else ""
+
+
+def link_of(f: Finding) -> str | None:
+    """The chain link a finding about a node breaks, or ``None`` when it is not about the chain."""
+    check, reason = f.check, f.reason
+    if check == "audit":
+        if reason == "no-pci-label":
+            return "nfd"
+        if reason == "bad-deploy-value":
+            return None  # upgrade's bad-value says the same
+        return "gfd-labels"
+    if check == "capacity":
+        if reason in ("missing", "unlabelled-gpus"):
+            return "gpu.present"
+        if reason in ("node-not-ready", "cordoned"):
+            return "node"
+        return "allocatable"
+    if check == "operands":
+        if reason == "unexpected":
+            return None
+        if f.operand not in CHAIN_OPERANDS:
+            return "operand"
+        if reason == "empty-deploy":
+            return "deploy-labels"
+        if reason == "missing" and any(m in f.detail or f.detail.startswith(m) for m in _NOT_SCHEDULED):
+            return "daemonset"
+        return "operand-pod"
+    if check == "upgrade":
+        if reason in ("upgrade-failed", "stuck", "slow") and f.key == G.DRIVER_UPGRADE_STATE:
+            return "driver-upgrade"
+        op = _operand_of_key(f.key)
+        return "deploy-labels" if op in CHAIN_OPERANDS or op == "operands" else "operand"
+    if check == "mig":
+        return "mig"
+    if check == "sharing":
+        return "gfd-labels"
+    return None
+
+
+def node_gpus(node: Node) -> int | None:
+    """The node's GPUs: the most of ``gpu.count`` and what capacity or allocatable has; ``None`` if nothing says."""
+    found = [G.whole_number(node.labels.get(V.GPU_COUNT))]
+    found += [
+        G.whole_number(str(a.get(G.GPU_RESOURCE, "")).strip() or None) for a in (node.capacity, node.allocatable or {})
+    ]
+    known = [n for n in found if n is not None]
+    return max(known) if known else None
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    node: str
+    link: str
+    gpus: int | None  # the GPUs it costs (None: the node does not say how many it has)
+    finding: Finding
+    also: int  # the node's other findings (warning or worse) behind this one
+
+    def line(self) -> str:
+        """``cause <node> <link> <n> GPU(s): <the finding, without the node> (<why>)``."""
+        f = self.finding
+        what = " ".join(p for p in (f.operand, f.key, f.reason, *f.args) if p)
+        more = f"; {self.also} more finding(s) on the node" if self.also else ""
+        gpus = "?" if self.gpus is None else self.gpus
+        return f"cause {self.node} {self.link} {gpus} GPU(s): {what} ({f.detail}{more})"
+
+    def row(self) -> dict[str, Cell]:
+        f = self.finding
+        return {
+            "node": self.node,
+            "link": self.link,
+            "gpus": self.gpus,
+            "check": f.check,
+            "reason": f.reason,
+            "severity": f.severity,
+            "operand": f.operand or None,
+            "key": f.key or None,
+            "detail": f.detail,
+            "more_findings": self.also,
+        }
+
+
+def _order(f: Finding, link: str) -> tuple[int, int]:
+    op = f.operand or _operand_of_key(f.key)
+    return CHAIN.index(link), CHAIN_OPERANDS.index(op) if op in CHAIN_OPERANDS else len(CHAIN_OPERANDS)
+
+
+def node_links(findings: Iterable[Finding]) -> list[tuple[str, Finding]]:
+    """A node's findings at warning or worse with their link, in chain order."""
+    linked = [(link, f) for f in findings if at_or_above(f.severity, "warning") and (link := link_of(f))]
+    return sorted(linked, key=lambda lf: _order(lf[1], lf[0]))
+
+
+def root_causes(nodes: Sequence[Node], findings: Iterable[Finding]) -> list[Cause]:
+    """One cause per node with a broken link, the most GPUs lost first (then by node name)."""
+    by_node: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.node and not f.pod:
+            by_node.setdefault(f.node, []).append(f)
+    known: Mapping[str, Node] = {n.name: n for n in nodes}
+    causes = []
+    for name, found in by_node.items():
+        links = node_links(found)
+        node = known.get(name)
+        if not links or node is None:
+            continue
+        link, first = links[0]
+        gpus = 0 if link == "operand" else node_gpus(node)
+        causes.append(Cause(name, link, gpus, first, len(links) - 1))
+    return sorted(causes, key=lambda c: (c.gpus is None, -(c.gpus or 0), c.node))
