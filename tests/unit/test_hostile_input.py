@@ -9,15 +9,13 @@ in a process of their own, measuring its CPU time and peak memory.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from bench.measure import measure_module
 
 from gpulabel.cluster.decode import MAX_DEPTH
 from gpulabel.cluster.snapshot import load_snapshots, read_documents
@@ -81,25 +79,8 @@ def test_aliases_cannot_hide_nesting_deeper_than_the_limit(tmp_path: Path) -> No
 
 def run_measured(*argv: str) -> tuple[int, str, float, float]:
     """Exit code, stderr, CPU seconds and peak RSS (MB) of ``gpulabel ARGV`` in a process of its own."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpulabel", *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=ROOT,
-    )
-    assert proc.stderr is not None
-    err = proc.stderr.read()  # the error is one line: it cannot fill the pipe
-    deadline = time.monotonic() + 120  # generous: "refused at all, in bounded time"
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"gpulabel {' '.join(argv)} still running after 120 s")
-        time.sleep(0.02)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err.decode(), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    m = measure_module("gpulabel", *argv, timeout=120, cwd=str(ROOT))  # generous: "refused at all, in bounded time"
+    return m.code, m.stderr.decode(), m.cpu, m.rss_mb
 
 
 @pytest.mark.parametrize("levels", [7, 9])
