@@ -89,7 +89,7 @@ def decode_json(data: bytes, where: str) -> Any:
         raise JSONSyntaxError(f"{where}:{m.group(1)}" if m else where, f"invalid JSON: {err}") from None
 
 
-def split_json_list(data: bytes) -> tuple[dict[str, Any], Sequence[bytes]] | None:
+def split_json_list(data: bytes) -> tuple[dict[str, Any], Sequence[Any]] | None:
     """A JSON List's top level (items left out) and its items unparsed, or ``None`` if ``data`` is not one.
 
     The split is msgspec's, which skips over each item without building it;
@@ -116,10 +116,10 @@ def split_json_list(data: bytes) -> tuple[dict[str, Any], Sequence[bytes]] | Non
         return None  # a duplicate key or a deep value at the top: the general way names it
     if not isinstance(head, dict) or not isinstance(head.get("items"), list) or head["items"]:
         return None
-    return head, [bytes(item) for item in items]
+    return head, items  # msgspec.Raw: views of ``data``, joined a chunk at a time, never copied one by one
 
 
-def decode_json_items(data: bytes, items: Sequence[bytes], where: str) -> Iterator[Any]:
+def decode_json_items(data: bytes, items: Sequence[Any], where: str) -> Iterator[Any]:
     """Each item of a List split by :func:`split_json_list`, parsed strictly, a few hundred per jiter call.
 
     An item sits two levels below the document (``items``, then the item), so
@@ -135,7 +135,7 @@ def decode_json_items(data: bytes, items: Sequence[bytes], where: str) -> Iterat
         if values is None:  # find the item, and its line in the file
             for item in chunk:
                 try:
-                    _jiter(item, MAX_DEPTH - 3)
+                    _jiter(bytes(item), MAX_DEPTH - 3)
                 except ValueError as err:
                     line = data[: data.find(item)].count(b"\n") + 1
                     raise _jiter_error(err, where, line) or SnapshotError(
