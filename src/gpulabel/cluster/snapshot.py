@@ -7,6 +7,8 @@ Errors name the file and, where the parser knows it, the line.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -187,10 +189,32 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     Pending pod". Each object is turned into its record as soon as it is read,
     so a large List never sits in memory whole.
     """
+    with _collector_paused():
+        return _load(list(paths), warn)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a snapshot is read.
+
+    Reading builds hundreds of thousands of small containers, all kept or
+    freed by their reference counts (none is part of a cycle), and each
+    allocation burst set the collector walking every object built so far:
+    30% of ``audit``'s time at 5,000 nodes. It runs again afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
     merged: dict[tuple[str, str, str], Any] = {}
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
-    names = list(paths)
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []
         seen: set[str] = set()
