@@ -219,3 +219,27 @@ def test_sources_reads_well_formed_managed_fields(tmp_path: Path) -> None:
         [write(tmp_path, "s.json", json.dumps(as_list(node_with(metadata__managedFields=[entry]))))]
     ).nodes
     assert n.label_writers()["a"].manager == "m"
+
+
+def test_the_collector_is_paused_while_reading_and_as_before_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from gpulabel.cluster import snapshot
+
+    during: list[bool] = []
+    real = snapshot.node_from_json
+    monkeypatch.setattr(
+        snapshot, "_CONVERT", {**snapshot._CONVERT, "Node": lambda o, w: during.append(gc.isenabled()) or real(o, w)}
+    )
+    f = write(tmp_path, "s.json", json.dumps(as_list(node("a"), node("b"))))
+    assert gc.isenabled()
+    load_snapshots([f])
+    assert (during, gc.isenabled()) == ([False, False], True)
+    gc.disable()
+    try:
+        load_snapshots([f])
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()

@@ -7,13 +7,12 @@ Errors name the file and, where the parser knows it, the line.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from gpulabel.cluster import collector
 from gpulabel.cluster.decode import JSONSyntaxError, decode_json, decode_json_items, decode_yaml, split_json_list
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.objects import DRA_KINDS
@@ -189,26 +188,8 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     Pending pod". Each object is turned into its record as soon as it is read,
     so a large List never sits in memory whole.
     """
-    with _collector_paused():
+    with collector.paused():  # nothing read is part of a cycle: see cluster/collector.py
         return _load(list(paths), warn)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a snapshot is read.
-
-    Reading builds hundreds of thousands of small containers, all kept or
-    freed by their reference counts (none is part of a cycle), and each
-    allocation burst set the collector walking every object built so far:
-    30% of ``audit``'s time at 5,000 nodes. It runs again afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
