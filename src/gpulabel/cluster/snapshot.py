@@ -70,11 +70,15 @@ def _looks_like_yaml_flow(data: bytes) -> bool:
     return b'"' not in data[:64]
 
 
-def iter_objects(doc: Any, where: str, kinds: set[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_objects(
+    doc: Any, where: str, kinds: set[str] | None = None, *, release: bool = False
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(where, object)`` for a document that is an object or a List.
 
     ``kinds`` (when given) collects the kinds of typed Lists even when empty
-    (an empty ``PodList`` says the input has pods, none of them).
+    (an empty ``PodList`` says the input has pods, none of them). ``release``:
+    drop each item from the List once it has been handed on, so that a caller
+    keeping only records never holds the whole document and its records at once.
     """
     if not isinstance(doc, dict):
         raise SnapshotError(where, f"expected a Kubernetes object or List, found {type(doc).__name__}")
@@ -92,9 +96,11 @@ def iter_objects(doc: Any, where: str, kinds: set[str] | None = None) -> Iterato
             kinds.add(item_kind)
         for i, item in enumerate(items):
             here = f"{where}: items[{i}]"
+            if release:
+                items[i] = None
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {**item, "kind": item_kind}
-            yield from iter_objects(item, here, kinds)
+            yield from iter_objects(item, here, kinds, release=release)
         return
     yield where, doc
 
@@ -152,8 +158,12 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
     del data
     if not docs:
         raise SnapshotError(path, "empty: no Kubernetes objects")
-    for n, doc in enumerate(docs):
-        yield from iter_objects(doc, path if len(docs) == 1 else f"{path}: document {n + 1}", kinds)
+    count = len(docs)
+    docs.reverse()
+    for n in range(count):
+        doc = docs.pop()  # handed on and forgotten, with its items (release)
+        yield from iter_objects(doc, path if count == 1 else f"{path}: document {n + 1}", kinds, release=True)
+        del doc
 
 
 _CONVERT: dict[str, Callable[[dict[str, Any], str], Any]] = {
