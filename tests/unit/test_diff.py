@@ -125,3 +125,28 @@ def test_cordon_taints_ready_and_allocatable_changes_are_listed(tmp_path: Path) 
         "lab-node-1 uncordoned",
         "lab-node-1 taint-removed nvidia.com/gpu.xid=79:NoSchedule",
     ]
+
+
+def test_one_file_given_twice_is_read_once_and_each_check_runs_once(monkeypatch: object, tmp_path: Path) -> None:
+    import pytest
+
+    from gpulabel.checks import diff as diff_module
+    from gpulabel.cluster import snapshot
+
+    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    loads: list[list[str]] = []
+    runs: list[str] = []
+    real_load, real_run = snapshot.load_snapshots, diff_module.run_check
+    mp.setattr(snapshot, "load_snapshots", lambda paths, warn=None: loads.append(list(paths)) or real_load(paths, warn))
+    mp.setattr(
+        diff_module, "run_check", lambda check, state, opts: runs.append(check.name) or real_run(check, state, opts)
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["diff", DRIFTED, DRIFTED, "-o", "json"], out, err) == 0
+    assert loads == [[DRIFTED]]
+    assert len(runs) == len(set(runs)) == len(json.loads(out.getvalue())["checks"])
+    copy = tmp_path / "copy.yaml"
+    copy.write_bytes(Path(DRIFTED).read_bytes())
+    loads.clear()
+    assert main(["diff", DRIFTED, str(copy)], io.StringIO(), io.StringIO()) == 0  # another file: read both
+    assert loads == [[DRIFTED], [str(copy)]]

@@ -20,7 +20,7 @@ from gpulabel.cluster.manifests import workloads_from_bytes
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.errors import GpulabelError
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
-from gpulabel.k8s.podvalidation import decode_error, validate_pod_spec
+from gpulabel.k8s.podvalidation import _POD_SPEC, decode_error, validate_pod_spec
 from gpulabel.model.cluster import node_from_json
 from tests.objects import node
 
@@ -91,6 +91,16 @@ def test_validation_then_matching_never_raises(spec: dict[str, Any]) -> None:
     req = compile_pod_spec(spec)
     for n in NODES:
         req.match(n, full=True)
+
+
+@settings(max_examples=N, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=st.one_of(specs, st.dictionaries(st.sampled_from(["affinity", "tolerations", "nodeName"]), json_values)))
+def test_the_fast_type_check_never_passes_a_spec_the_decoder_refuses(spec: dict[str, Any]) -> None:
+    from gpulabel.k8s.podvalidation import _decode, _well_typed
+
+    if _well_typed(spec):
+        assert _decode(spec, "PodSpec", _POD_SPEC, "spec") is None
+    assert decode_error(spec) == _decode(spec, "PodSpec", _POD_SPEC, "spec")
 
 
 @settings(max_examples=N, suppress_health_check=[HealthCheck.too_slow])

@@ -219,3 +219,33 @@ def test_sources_reads_well_formed_managed_fields(tmp_path: Path) -> None:
         [write(tmp_path, "s.json", json.dumps(as_list(node_with(metadata__managedFields=[entry]))))]
     ).nodes
     assert n.label_writers()["a"].manager == "m"
+
+
+def test_the_collector_is_paused_while_reading_and_as_before_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+    import gc
+
+    from gpulabel.cluster import snapshot
+
+    during: list[bool] = []
+    kinds = [
+        dataclasses.replace(
+            k, read=lambda o, w, real=k.read: during.append(gc.isenabled()) or real(o, w), new_reader=None
+        )
+        if k.kind == "Node"
+        else k
+        for k in snapshot.KINDS
+    ]
+    monkeypatch.setattr(snapshot, "KINDS", tuple(kinds))
+    f = write(tmp_path, "s.json", json.dumps(as_list(node("a"), node("b"))))
+    assert gc.isenabled()
+    load_snapshots([f])
+    assert (during, gc.isenabled()) == ([False, False], True)
+    gc.disable()
+    try:
+        load_snapshots([f])
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()

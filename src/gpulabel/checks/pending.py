@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.placement import (
@@ -81,6 +81,8 @@ class PendingPod:
     predicted: str | None
     # pods with resourceClaims: per node the node filters pass, why its claims cannot be allocated there
     claims: Mapping[str, tuple[Finding, ...]] | None = None
+    # shared by the pods of one distinct spec (replicas): their grouped findings, computed once
+    grouped_once: dict[tuple[int, int], list[Finding]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def message(self) -> str:
@@ -124,6 +126,18 @@ class PendingPod:
         first. The work is one dictionary lookup per node (and per claim
         request), the output grows with the reasons, never with the nodes.
         """
+        key = (id(nodes), sample)
+        done = self.grouped_once.get(key)
+        if done is not None and done[0].pod != self.pod.ref:
+            return [replace(f, pod=self.pod.ref) for f in done]  # a replica: the same verdicts, its own name
+        if done is not None:
+            return list(done)
+        out = self._grouped(nodes, sample)
+        if out:
+            self.grouped_once[key] = out
+        return list(out)
+
+    def _grouped(self, nodes: Sequence[Node], sample: int) -> list[Finding]:
         first: dict[tuple[str, ...], Finding] = {}
         counts: dict[tuple[str, ...], int] = {}
         names: dict[tuple[str, ...], list[str]] = {}
@@ -205,10 +219,18 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
     dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
     gpu = GpuPods(state.nodes) if gpu_only else None
     out = []
+    # Replicas wait for the same reasons: one compile, one placement and one message per distinct spec.
+    distinct: dict[tuple[Any, ...], PendingPod] = {}
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
             continue
         if gpu is not None and pod not in gpu:
+            continue
+        with_claims = bool(pod.spec.get("resourceClaims")) and "ResourceSlice" in state.kinds
+        key = (repr(pod.spec), tuple(sorted(pod.requests.items())), pod.priority)
+        same = None if with_claims else distinct.get(key)
+        if same is not None:
+            out.append(replace(same, pod=pod))  # shares the results, the message and the grouped findings
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
@@ -221,13 +243,15 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             capacities=capacities,
         )
         claims = None
-        if pod.spec.get("resourceClaims") and "ResourceSlice" in state.kinds:
+        if with_claims:
             if dra is None:
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = DraEvaluator(state.dra)
             claims, message = _claim_findings(state, pod, results, message, dra)
         out.append(PendingPod(pod, tuple(results), message, claims))
+        if not with_claims:
+            distinct[key] = out[-1]
     return out
 
 

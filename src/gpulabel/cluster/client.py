@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from gpulabel.cluster import collector
 from gpulabel.cluster.auth import SERVICE_ACCOUNT_DIR, load_configuration
 from gpulabel.cluster.retry import Retrier, RetryPolicy
 from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
@@ -189,6 +190,7 @@ class KubeClient:
 
     # -- reads ------------------------------------------------------------
 
+    @collector.while_paused  # pages and records hold no cycles: see cluster/collector.py
     def list_objects(
         self,
         path: str,

@@ -8,12 +8,13 @@ Errors name the file and, where the parser knows it, the line.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gpulabel.errors import GpulabelError, SnapshotError
+from gpulabel.cluster import collector
+from gpulabel.cluster.decode import JSONSyntaxError, decode_json, decode_json_items, decode_yaml, split_json_list
+from gpulabel.errors import SnapshotError
 from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documents"]
@@ -21,7 +22,6 @@ __all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documen
 # A 5,000-node cluster with its pods as pretty JSON is about 200 MB; refuse
 # anything far beyond that rather than exhaust memory.
 MAX_SNAPSHOT_BYTES = 1 << 30
-_MAX_DEPTH = 64
 
 
 def _read_bytes(path: str) -> bytes:
@@ -37,59 +37,23 @@ def _read_bytes(path: str) -> bytes:
         raise SnapshotError(path, err.strerror or str(err)) from None
 
 
-def _depth_ok(value: Any, limit: int = _MAX_DEPTH) -> bool:
-    """Whether nothing in ``value`` sits deeper than ``limit`` (the root is depth 0).
-
-    Walks one level at a time and keeps only containers, so the millions of
-    scalars of a large snapshot are looked at once and never stacked.
-    """
-    level = [value] if isinstance(value, (dict, list)) else []
-    depth = 0
-    while level:
-        nxt = []
-        for item in level:
-            if item and depth + 1 > limit:
-                return False  # its children would sit deeper than the limit
-            for child in item.values() if isinstance(item, dict) else item:
-                if isinstance(child, (dict, list)):
-                    nxt.append(child)
-        level, depth = nxt, depth + 1
-    return True
-
-
 def read_documents(data: bytes, where: str) -> list[Any]:
-    """Parse ``data`` as JSON, or failing that as (multi-document) YAML."""
+    """Parse ``data`` as JSON, or failing that as (multi-document) YAML, strictly (see :mod:`.decode`)."""
     if b"\x00" in data[:8192]:
         raise SnapshotError(where, "binary data, not JSON or YAML")
     head = data.lstrip()[:1]
     if head in (b"{", b"["):
-        import orjson
-
         try:
-            return [orjson.loads(data)]
-        except orjson.JSONDecodeError as err:
+            return [decode_json(data, where)]
+        except JSONSyntaxError:
             if head == b"[" or not _looks_like_yaml_flow(data):
-                raise SnapshotError(f"{where}:{err.lineno}", f"invalid JSON: {err.msg}") from None
+                raise
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise SnapshotError(f"{where}:{line}", "not UTF-8 text") from None
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        at = f":{mark.line + 1}" if mark is not None else ""
-        raise SnapshotError(f"{where}{at}", f"invalid YAML: {err.problem or err.context}") from None
-    except yaml.reader.ReaderError as err:
-        line = text[: err.position].count("\n") + 1
-        raise SnapshotError(f"{where}:{line}", f"not YAML text: {err.reason} {err.character!r}") from None
-    except (yaml.YAMLError, RecursionError) as err:
-        raise SnapshotError(where, "invalid YAML: " + " ".join(str(err).split())) from None
-    return docs
+    return decode_yaml(text, where)
 
 
 def _looks_like_yaml_flow(data: bytes) -> bool:
@@ -97,11 +61,15 @@ def _looks_like_yaml_flow(data: bytes) -> bool:
     return b'"' not in data[:64]
 
 
-def iter_objects(doc: Any, where: str, kinds: set[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_objects(
+    doc: Any, where: str, kinds: set[str] | None = None, *, release: bool = False
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(where, object)`` for a document that is an object or a List.
 
     ``kinds`` (when given) collects the kinds of typed Lists even when empty
-    (an empty ``PodList`` says the input has pods, none of them).
+    (an empty ``PodList`` says the input has pods, none of them). ``release``:
+    drop each item from the List once it has been handed on, so that a caller
+    keeping only records never holds the whole document and its records at once.
     """
     if not isinstance(doc, dict):
         raise SnapshotError(where, f"expected a Kubernetes object or List, found {type(doc).__name__}")
@@ -119,9 +87,11 @@ def iter_objects(doc: Any, where: str, kinds: set[str] | None = None) -> Iterato
             kinds.add(item_kind)
         for i, item in enumerate(items):
             here = f"{where}: items[{i}]"
+            if release:
+                items[i] = None
             if isinstance(item, dict) and item_kind and "kind" not in item:
                 item = {**item, "kind": item_kind}
-            yield from iter_objects(item, here, kinds)
+            yield from iter_objects(item, here, kinds, release=release)
         return
     yield where, doc
 
@@ -136,113 +106,66 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
 _NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
 
 
-class _NotStreamable(GpulabelError):
-    """The file is not one JSON object of the usual shape: read it the general way (never shown)."""
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _stream_list(text: str, path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The objects of a JSON document that is one object (a List, usually), item by item.
+def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]] | None:
+    """The objects of a file that is one JSON List, item by item; ``None`` if it is not one.
 
     ``kubectl get -o json`` writes one List; parsing it whole keeps every
     item's full JSON alive at once (600 MB for 20,000 nodes and 50,000 pods).
-    Here each item is parsed and handed on alone, so the caller can keep only
-    what it needs of it. Anything unusual raises :class:`_NotStreamable` (or a
-    JSON error), and the file is read the general way, errors included.
+    Here the List is split without building its items, then the items are
+    parsed a few hundred at a time and handed on, so the caller keeps only
+    what it needs of each.
     """
-    import json
-
-    decode = json.JSONDecoder().raw_decode
-
-    def skip(text: str, i: int) -> int:
-        m = _WS.match(text, i)
-        return m.end() if m else i
-
-    i = skip(text, 0)
-    if text[i : i + 1] != "{":
-        raise _NotStreamable
-    i = skip(text, i + 1)
-    top: dict[str, Any] = {}
-    kindless: list[tuple[int, Any]] = []  # items without a kind, until the List's kind is known
-    streamed = False
-    while text[i : i + 1] != "}":
-        key, i = decode(text, i)
-        i = skip(text, i)
-        if not isinstance(key, str) or text[i : i + 1] != ":":
-            raise _NotStreamable
-        i = skip(text, i + 1)
-        if key == "items" and text[i : i + 1] == "[" and not streamed:
-            streamed = True
-            i = skip(text, i + 1)
-            n = 0
-            while text[i : i + 1] != "]":
-                item, i = decode(text, i)
-                if not _depth_ok(item, _MAX_DEPTH - 3):
-                    raise SnapshotError(path, f"nested deeper than {_MAX_DEPTH} levels: not a Kubernetes object")
-                if isinstance(item, dict) and "kind" not in item:
-                    kindless.append((n, item))
-                else:
-                    yield from iter_objects(item, f"{path}: items[{n}]", kinds)
-                n += 1
-                i = skip(text, i)
-                if text[i : i + 1] == ",":
-                    i = skip(text, i + 1)
-                    if text[i : i + 1] == "]":
-                        raise _NotStreamable  # a trailing comma: let the JSON parser name it
-                elif text[i : i + 1] != "]":
-                    raise _NotStreamable
-            i += 1
-        else:
-            value, i = decode(text, i)
-            top[key] = value
-            if not _depth_ok(value, _MAX_DEPTH - 2):
-                raise SnapshotError(path, f"nested deeper than {_MAX_DEPTH} levels: not a Kubernetes object")
-        i = skip(text, i)
-        if text[i : i + 1] == ",":
-            i = skip(text, i + 1)
-        elif text[i : i + 1] != "}":
-            raise _NotStreamable
-    if skip(text, i + 1) != len(text):
-        raise _NotStreamable
-    kind = top.get("kind")
-    if not streamed or not isinstance(kind, str) or not (kind == "List" or kind.endswith("List")):
-        raise _NotStreamable  # a single object, or items that are not a List's: the general way
+    split = split_json_list(data)
+    if split is None:
+        return None
+    top, items = split
+    kind = top["kind"]
     item_kind = kind[:-4] if kind != "List" else ""
     if item_kind:
         kinds.add(item_kind)
-    for n, item in kindless:
-        yield from iter_objects({**item, "kind": item_kind} if item_kind else item, f"{path}: items[{n}]", kinds)
+
+    def objects() -> Iterator[tuple[str, dict[str, Any]]]:
+        kindless: list[tuple[int, Any]] = []  # yielded last, as they always were
+        for n, item in enumerate(decode_json_items(data, items, path)):
+            if isinstance(item, dict) and "kind" not in item:
+                kindless.append((n, item))
+            else:
+                yield from iter_objects(item, f"{path}: items[{n}]", kinds)
+        for n, item in kindless:
+            yield from iter_objects({**item, "kind": item_kind} if item_kind else item, f"{path}: items[{n}]", kinds)
+
+    return objects()
 
 
-def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any] | None]]:
-    """Every object of one snapshot file: streamed when it is one JSON List, else parsed whole.
-
-    ``("", None)`` means: start over, the objects so far are read again the general way.
-    """
+def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object of one snapshot file: streamed when it is one JSON List, else parsed whole."""
     data = _read_bytes(path)
     if data.lstrip()[:1] == b"{" and b"\x00" not in data[:8192]:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = ""
-        if text:
-            del data  # the text is all the parser needs
-            try:
-                yield from _stream_list(text, path, kinds)
-                return
-            except (_NotStreamable, ValueError):
-                yield "", None  # forget what was read so far: the general way below starts over
-            data = _read_bytes(path)
+        listed = _list_objects(data, path, kinds)
+        if listed is not None:
+            yield from listed
+            return
     docs = read_documents(data, path)
     del data
     if not docs:
         raise SnapshotError(path, "empty: no Kubernetes objects")
-    if not _depth_ok(docs):
-        raise SnapshotError(path, f"nested deeper than {_MAX_DEPTH} levels: not a Kubernetes object")
-    for n, doc in enumerate(docs):
-        yield from iter_objects(doc, path if len(docs) == 1 else f"{path}: document {n + 1}", kinds)
+    count = len(docs)
+    docs.reverse()
+    for n in range(count):
+        doc = docs.pop()  # handed on and forgotten, with its items (release)
+        yield from iter_objects(doc, path if count == 1 else f"{path}: document {n + 1}", kinds, release=True)
+        del doc
+
+
+def _shown(ident: tuple[str, str, str]) -> str:
+    kind, ns, name = ident
+    return f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
+
+
+def _twice_in_one_file(path: str, ident: tuple[str, str, str], first: str, second: str) -> SnapshotError:
+    """Two objects of one kind and name in one file: the API server never lists such a pair."""
+    positions = [w[len(path) + 2 :] if w.startswith(f"{path}: ") else "the whole file" for w in (first, second)]
+    return SnapshotError(path, f"{_shown(ident)} appears twice in this file, at {positions[0]} and {positions[1]}")
 
 
 def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = None) -> ClusterState:
@@ -250,28 +173,35 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
 
     Objects are merged by kind, namespace and name: an object that appears in
     several files (yesterday's and today's) is taken from the last one, and
-    ``warn`` gets one line naming the duplicates. The state's ``kinds`` are the
+    ``warn`` gets one line naming the duplicates. Two objects of one kind and
+    name in one file are refused, naming both positions. The state's ``kinds`` are the
     kinds the files hold, so a check can tell "no pods in the input" from "no
     Pending pod". Each object is turned into its record as soon as it is read,
     so a large List never sits in memory whole.
     """
+    with collector.paused():  # nothing read is part of a cycle: see cluster/collector.py
+        return _load(list(paths), warn)
+
+
+def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
     merged: dict[tuple[str, str, str], Any] = {}
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
-    names = list(paths)
     converters = {k.kind: k.reader() for k in KINDS}  # one reader per kind for this load
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []
         seen: set[str] = set()
+        first_at: dict[tuple[str, str, str], str] = {}
         for where, obj in _file_objects(path, kinds):
-            if obj is None:
-                mine, seen = [], set()
-                continue
             kind = str(obj.get("kind"))
             seen.add(kind)
             convert = converters.get(kind)
             if convert is not None:
-                mine.append((_identity(obj), convert(obj, where)))
+                ident = _identity(obj)
+                if ident in first_at:
+                    raise _twice_in_one_file(path, ident, first_at[ident], where)
+                first_at[ident] = where
+                mine.append((ident, convert(obj, where)))
         if seen and not seen & set(SUPPORTED_KINDS):
             shown = sorted(k if k.isprintable() else repr(k) for k in seen)
             raise SnapshotError(
@@ -284,7 +214,7 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
             merged[ident] = record
             kinds.add(ident[0])
     if duplicates and warn is not None:
-        shown = [f"{k.lower()}/{f'{ns}/' if ns else ''}{name}" for k, ns, name in duplicates]
+        shown = [_shown(ident) for ident in duplicates]
         more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
         warn(f"{len(shown)} object(s) in more than one snapshot, the later file wins: {', '.join(shown[:10])}{more}")
     records = ((kind, record) for (kind, _, _), record in merged.items())

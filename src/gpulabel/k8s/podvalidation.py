@@ -26,6 +26,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from gpulabel.k8s import field
 from gpulabel.k8s.containerresources import resource_requirements_errors
 from gpulabel.k8s.gostr import go_quote
@@ -240,7 +242,96 @@ def decode_error(spec: Any, path: str = "spec") -> str | None:
     if not isinstance(spec, dict):
         struct = "PodTemplateSpec" if path.endswith("template.spec") else "Pod"
         return _unmarshal(spec, struct, path, "v1.PodSpec")
+    if _well_typed(spec) and _quantities_parse(spec, _POD_SPEC):
+        return None
     return _decode(spec, "PodSpec", _POD_SPEC, path)
+
+
+def _holds_quantity(schema: _Schema, seen: frozenset[int] = frozenset()) -> bool:
+    if id(schema) in seen:
+        return False
+    for _, child in schema.values():
+        if child == _QUANTITY:
+            return True
+        if isinstance(child, tuple) and _holds_quantity(child[1], seen | {id(schema)}):
+            return True
+    return False
+
+
+def _quantities_parse(obj: Mapping[str, Any], schema: _Schema) -> bool:
+    """Whether every quantity under ``obj`` (already well typed) parses: msgspec checks types, not quantities.
+
+    Walks only the fields whose schema leads to a quantity (resources, overhead).
+    """
+    for name, value in obj.items():
+        entry = schema.get(name)
+        if entry is None or value is None:
+            continue
+        child = entry[1]
+        if child == _QUANTITY:
+            if any(item is not None and _quantity_error(item) for item in value.values()):
+                return False
+        elif isinstance(child, tuple) and id(child[1]) in _WITH_QUANTITIES:
+            for elem in value if isinstance(value, list) else [value]:
+                if elem is not None and not _quantities_parse(elem, child[1]):
+                    return False
+    return True
+
+
+def _well_typed(spec: dict[str, Any]) -> bool:
+    """Whether every field of the schema has its type, checked by msgspec in C (no message; rarely false).
+
+    The msgspec types are built from the same schema, and are at least as
+    strict as :func:`_decode` (they also refuse what it lets pass, such as a
+    map key that is not a string): when they refuse, :func:`_decode` says
+    whether and how the API server would.
+    """
+    try:
+        msgspec.convert(spec, _POD_SPEC_FAST)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+_FAST_SCALARS: dict[type, Any] = {bool: bool, int: int, str: str, list: list, dict: dict}
+
+
+def _fast_type(struct: str, schema: _Schema, made: dict[int, Any]) -> Any:
+    """A msgspec Struct for ``schema``: each field its Go type's JSON type, or null (``made``: the Structs
+    already built for the schemas it shares, by id)."""
+    known = made.get(id(schema))
+    if known is not None:
+        return known
+    fields: list[tuple[str, Any, None]] = []
+    for name, (gotype, child) in schema.items():
+        want = _python_type(gotype)
+        if child is None:
+            kind: Any = _FAST_SCALARS[want]
+        elif isinstance(child, str):
+            elem = _FAST_SCALARS[_python_type(child)] | None
+            kind = list[elem] if want is list else dict[str, elem]  # type: ignore[valid-type]
+        else:
+            inner = _fast_type(child[0], child[1], made) | None
+            kind = list[inner] if want is list else inner  # type: ignore[valid-type]
+        fields.append((name, kind | None, None))
+    out = made[id(schema)] = msgspec.defstruct(f"Fast{struct}", fields)
+    return out
+
+
+_POD_SPEC_FAST = _fast_type("PodSpec", _POD_SPEC, {})  # built once, when the module is imported
+
+
+def _schemas(schema: _Schema, out: dict[int, _Schema]) -> dict[int, _Schema]:
+    if id(schema) not in out:
+        out[id(schema)] = schema
+        for _, child in schema.values():
+            if isinstance(child, tuple):
+                _schemas(child[1], out)
+    return out
+
+
+# the schemas (by id) under which a quantity can be: the only ones _quantities_parse descends into
+_WITH_QUANTITIES = frozenset(k for k, v in _schemas(_POD_SPEC, {}).items() if _holds_quantity(v))
 
 
 # -- stage 2: validation ------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.plugin import DraState
@@ -249,8 +249,32 @@ def _meta(obj: JSON, where: str) -> JSON:
     return meta
 
 
+_MANAGED_STRINGS = ("manager", "operation", "time", "apiVersion", "fieldsType", "subresource")
+
+
+def _managed_ok(entry: Any) -> bool:
+    """Whether one managedFields entry is well typed (the common case, checked without building paths)."""
+    if type(entry) is not dict:
+        return False
+    for key in _MANAGED_STRINGS:
+        v = entry.get(key)
+        if v is not None and type(v) is not str:
+            return False
+    fields = entry.get("fieldsV1")
+    if fields is None:
+        return True
+    if type(fields) is not dict:
+        return False
+    meta = fields.get("f:metadata")
+    return meta is None or (type(meta) is dict and (meta.get("f:labels") is None or type(meta["f:labels"]) is dict))
+
+
 def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
     """``metadata.managedFields``, each entry's fields as the API server stores them."""
+    if value is None:
+        return ()
+    if type(value) is list and all(_managed_ok(e) for e in value):
+        return tuple(value)
     entries = f.items(value, "metadata.managedFields")
     for i, entry in enumerate(entries):
         path = f"metadata.managedFields[{i}]"
@@ -278,10 +302,15 @@ def node_from_json(obj: JSON, where: str = "") -> Node:
                 f.string(t.get("effect"), f"{path}.effect"),
             )
         )
-    conditions = {}
-    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
-        path = f"status.conditions[{i}]"
-        conditions[f.string(c.get("type"), f"{path}.type")] = f.string(c.get("status"), f"{path}.status")
+    raw_conditions = status.get("conditions")
+    conditions: dict[str, str] = {}
+    if _strings_in(raw_conditions, ("type", "status")):
+        for c in raw_conditions:
+            conditions[c.get("type") or ""] = c.get("status") or ""
+    else:
+        for i, c in enumerate(f.items(raw_conditions, "status.conditions")):
+            path = f"status.conditions[{i}]"
+            conditions[f.string(c.get("type"), f"{path}.type")] = f.string(c.get("status"), f"{path}.status")
     allocatable: dict[str, str] | None = None
     amounts: dict[str, int] | None = None
     if status.get("allocatable") is not None:
@@ -302,6 +331,20 @@ def node_from_json(obj: JSON, where: str = "") -> Node:
         capacity=f.str_map(_quantities(status.get("capacity")), "status.capacity"),
         amounts=amounts,
     )
+
+
+def _strings_in(value: Any, keys: tuple[str, ...]) -> TypeGuard[list[JSON]]:
+    """Whether ``value`` is a list of mappings whose ``keys`` are strings or absent: then no field error is possible."""
+    if type(value) is not list:
+        return False
+    for item in value:
+        if type(item) is not dict:
+            return False
+        for key in keys:
+            v = item.get(key)
+            if v is not None and type(v) is not str:
+                return False
+    return True
 
 
 def _quantities(value: Any) -> Any:
@@ -338,16 +381,25 @@ def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) ->
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
     _decode_pod_spec(f, spec, "spec")
-    conditions = {}
-    for i, c in enumerate(f.items(status.get("conditions"), "status.conditions")):
-        path = f"status.conditions[{i}]"
-        for key in ("status", "message", "reason"):
-            f.string(c.get(key), f"{path}.{key}")
-        conditions[f.string(c.get("type"), f"{path}.type")] = c
+    raw_conditions = status.get("conditions")
+    conditions: dict[str, JSON] = {}
+    if _strings_in(raw_conditions, ("status", "message", "reason", "type")):
+        for c in raw_conditions:
+            conditions[c.get("type") or ""] = c
+    elif raw_conditions is not None:
+        for i, c in enumerate(f.items(raw_conditions, "status.conditions")):
+            path = f"status.conditions[{i}]"
+            for key in ("status", "message", "reason"):
+                f.string(c.get(key), f"{path}.{key}")
+            conditions[f.string(c.get("type"), f"{path}.type")] = c
+    raw_owners = meta.get("ownerReferences")
     owners = []
-    for i, o in enumerate(f.items(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        path = f"metadata.ownerReferences[{i}]"
-        owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
+    if _strings_in(raw_owners, ("kind", "uid")):
+        owners = [(o.get("kind") or "", o.get("uid") or "") for o in raw_owners]
+    elif raw_owners is not None:
+        for i, o in enumerate(f.items(raw_owners, "metadata.ownerReferences")):
+            path = f"metadata.ownerReferences[{i}]"
+            owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
     node_name = f.string(spec.get("nodeName"), "spec.nodeName")
     try:
         requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
@@ -401,13 +453,17 @@ def _container_state(status: JSON) -> tuple[str, int]:
 def _gpu_resources(spec: JSON) -> tuple[str, ...]:
     found: set[str] = set()
     for c in _dicts(spec.get("containers")) + _dicts(spec.get("initContainers")):
-        res = c.get("resources") or {}
-        if not isinstance(res, dict):
+        res = c.get("resources")
+        if not res or not isinstance(res, dict):
             continue
         for part in ("requests", "limits"):
-            amounts = res.get(part) or {}
-            if isinstance(amounts, dict):
-                found.update(str(k) for k, v in amounts.items() if str(k).startswith("nvidia.com/") and str(v) != "0")
+            amounts = res.get(part)
+            if not amounts or not isinstance(amounts, dict):
+                continue
+            for k, v in amounts.items():
+                name = k if type(k) is str else str(k)
+                if name.startswith("nvidia.com/") and (v if type(v) is str else str(v)) != "0":
+                    found.add(name)
     return tuple(sorted(found))
 
 
