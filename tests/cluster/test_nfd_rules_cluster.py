@@ -146,6 +146,7 @@ def test_rules_and_check_on_nfd_objects_the_api_server_accepted(labcluster: LabC
                 "node": NODE,
                 "key": "feature.node.kubernetes.io/nvidia-gpu",
                 "reason": "nfd-missing",
+                "severity": "error",
                 "args": ["want true", "rule nfr-gpu-nodes/nvidia-gpu"],
                 "detail": "rule nfr-gpu-nodes/nvidia-gpu sets feature.node.kubernetes.io/nvidia-gpu=true "
                 "but the node does not have it",
