@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from gpulabel.k8s import field
 from gpulabel.k8s.labels import key_errors
+from gpulabel.k8s.quantity import parse
 from gpulabel.k8s.resources import QuantityError, parse_quantity
 
 __all__ = ["defaulted_requests", "quantity_string", "resource_requirements_errors"]
@@ -65,8 +65,6 @@ _INTEGER = frozenset(
     }
 )
 _HUGEPAGES = "hugepages-"
-_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-_BINARY_SUFFIX = {10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
 _NEGATIVE = "must be greater than or equal to 0"
 
 
@@ -107,44 +105,9 @@ def _name_errors(name: str, path: str) -> list[str]:
     return out
 
 
-def _suffix_format(text: str) -> str:
-    """The format ``ParseQuantity`` reads off a quantity's suffix: BinarySI, DecimalExponent or DecimalSI."""
-    body = text.lstrip("+-0123456789.")
-    if body in _BINARY_SUFFIX.values():
-        return "BinarySI"
-    return "DecimalExponent" if body[:1] in ("e", "E") else "DecimalSI"
-
-
-def _decimal(value: Fraction, exponent_form: bool) -> str:
-    mantissa, exponent = int(value * 10**9), -9  # ParseQuantity already rounded to 1n
-    while mantissa % 10 == 0:
-        mantissa //= 10
-        exponent += 1
-    shift = exponent % 3
-    mantissa, exponent = mantissa * 10**shift, exponent - shift
-    if exponent_form:
-        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
-    suffix = _DECIMAL_SUFFIX.get(exponent)
-    return f"{mantissa}{suffix}" if suffix is not None else f"{mantissa}e{exponent}"
-
-
 def quantity_string(text: str) -> str:
     """``Quantity.String()`` of a parsed quantity: ``"0.5"`` -> ``500m``, ``"2048Mi"`` -> ``2Gi``."""
-    value = parse_quantity(text)
-    if value == 0:
-        return "0"
-    fmt = _suffix_format(text)
-    if fmt == "BinarySI" and -1024 < value < 1024:
-        fmt = "DecimalSI"
-    if fmt == "BinarySI" and value.denominator != 1:
-        fmt = "DecimalSI"
-    if fmt != "BinarySI":
-        return _decimal(value, fmt == "DecimalExponent")
-    whole, power = int(value), 0
-    while whole % 1024 == 0 and power < 60:
-        whole //= 1024
-        power += 10
-    return f"{whole}{_BINARY_SUFFIX.get(power, '')}"
+    return str(parse(text))
 
 
 def _text(value: Any) -> str:
