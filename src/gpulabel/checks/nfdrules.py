@@ -183,16 +183,19 @@ def nodes_lacking(preds: Iterable[Prediction], key: str) -> list[Prediction]:
     return [p for p in preds if key not in p.node.labels]
 
 
-def label_hints(state: ClusterState, cfg: NfdConfig, keys: Iterable[str]) -> list[str]:
+def label_hints(state: ClusterState, cfg: NfdConfig | None, keys: Iterable[str]) -> list[str]:
     """For each NFD label ``keys`` selects that no node has: the NodeFeatureRule that would produce it and why not.
 
     ``feature.node.kubernetes.io/custom-gpu-training: rule gpu-training/gpu-training did not match on
     12 node(s): term[0] kernel.version major Gt [5]`` (the commonest failing expression first). A label a
     rule's template makes is found only where the template ran; a static label is found on every node.
     """
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    cfg = cfg or NfdConfig()  # nfd-master's defaults
     wanted = [k for k in dict.fromkeys(keys) if is_nfd_namespace(k.rpartition("/")[0], cfg)]
     missing = [k for k in wanted if not any(k in n.labels for n in state.nodes)]
-    if not missing or not (state.nfd.rules or state.nfd.nodefeatures):
+    if not missing:
         return []
     preds = predict(state, cfg)
     out: list[str] = []

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from gpulabel.checks.nfdrules import label_hints
 from gpulabel.checks.placement import (
     SCHEDULER_REASONS,
     NodeIndex,
@@ -357,6 +358,16 @@ def pending_result(
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
     rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
+    hints: dict[tuple[str, ...], list[str]] = {}  # nfd-master's prediction once per set of selected label keys
+
+    def nfd_hints(pod: Pod) -> list[str]:
+        if not (state.nfd.rules or state.nfd.nodefeatures):
+            return []
+        keys = compile_pod_spec(pod.spec).label_keys
+        if keys not in hints:
+            hints[keys] = label_hints(state, nfd_config, keys)
+        return hints[keys]
+
     text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
     wide = tuple(
         line
@@ -364,18 +375,9 @@ def pending_result(
         for line in (
             f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
             *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
-            *(f"{p.pod.ref} nfd: {h}" for h in _nfd_hints(state, nfd_config, p.pod.spec)),
+            *(f"{p.pod.ref} nfd: {h}" for h in nfd_hints(p.pod)),
         )
     )
     counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
     notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
     return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)
-
-
-def _nfd_hints(state: ClusterState, config: NfdConfig | None, spec: dict[str, Any]) -> list[str]:
-    """For a Pending pod: the NodeFeatureRule behind a selected NFD label no node has, and why it does not match."""
-    if not (state.nfd.rules or state.nfd.nodefeatures):
-        return []
-    from gpulabel.checks.nfdrules import label_hints
-
-    return label_hints(state, config or NfdConfig(), compile_pod_spec(spec).label_keys)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.advice import Advice, advise
+from gpulabel.checks.nfdrules import label_hints
 from gpulabel.checks.placement import NodeIndex, group_verdicts, place
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.k8s.nodeaffinity import Result as Verdict
@@ -145,7 +146,7 @@ def place_result(
             )
         if advice is not None:
             fix_lines = _fix_lines(prefix, advice)
-            fix_lines.extend(f"{prefix}    nfd: {h}" for h in _nfd_hints(state, w.requirements.label_keys))
+            fix_lines.extend(f"{prefix}    nfd: {h}" for h in label_hints(state, None, w.requirements.label_keys))
             wide.extend(fix_lines)
             grouped_wide.extend(fix_lines)
         summaries.append(_workload_row(w, fits, advice))
@@ -158,13 +159,3 @@ def place_result(
     return Result(
         "place", sections=(Section("workloads", tuple(summaries)), group_section, node_section), ok=""
     ), all_fit
-
-
-def _nfd_hints(state: ClusterState, keys: tuple[str, ...]) -> list[str]:
-    """Which NodeFeatureRule would produce a selected NFD label no node has, and why it does not match."""
-    if not (state.nfd.rules or state.nfd.nodefeatures):
-        return []
-    from gpulabel.checks.nfdrules import label_hints
-    from gpulabel.k8s.nfd.master import NfdConfig
-
-    return label_hints(state, NfdConfig(), keys)
