@@ -107,20 +107,15 @@ def check_options(
 def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
     """``result`` with the config's severities and ignore rules and the baseline applied; exit 1 when a
     finding not in the baseline is at or above the fail level, 0 otherwise."""
-    from gpulabel.checks.verdict import apply_baseline, apply_ignores, counted, regrade
+    from functools import partial
+
+    from gpulabel.checks.assessment import Accepted, judged
+    from gpulabel.checks.verdict import apply_baseline, counted
     from gpulabel.model.severity import fails
 
     config = verdict.config
-    labels = {n.name: n.labels for n in state.nodes}
-    result = apply_ignores(regrade(result, config.severities), config.ignore, labels)
-    if verdict.baseline is not None:
-        result = apply_baseline(result, verdict.baseline)
-    if result.parts:  # check: one root cause per GPU node first
-        from gpulabel.checks.rootcause import root_causes
-
-        causes = root_causes(state.nodes, (f for f in result.findings if not f.baseline))
-        rows = tuple(c.row() for c in causes)
-        result = replace(result, sections=(Section("causes", rows, tuple(c.line() for c in causes)), *result.sections))
+    mark = None if verdict.baseline is None else partial(apply_baseline, baseline=verdict.baseline)
+    result, _ = judged(result, state, Accepted(config.severities, config.ignore), mark)
     return Outcome(result, 1 if fails(counted(result), verdict.fail_level) else 0)
 
 
