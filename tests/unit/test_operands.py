@@ -55,14 +55,29 @@ CASES = [
         ["n device-plugin out-of-order container-toolkit"],
     ),
     (
-        "a host driver (false) satisfies the toolkit's prerequisite",
+        "a host driver (false) satisfies the toolkit's prerequisite, and is said as disabled (info)",
         [node("n", labels(driver="false", container_toolkit="true")), running("container-toolkit", "n")],
+        ["n driver disabled"],
+    ),
+    (
+        "pre-installed satisfies the prerequisite too, and is said as pre-installed (info)",
+        [node("n", labels(driver="pre-installed", container_toolkit="true")), running("container-toolkit", "n")],
+        ["n driver pre-installed"],
+    ),
+    (
+        "false on an operand outside the node's workload config is nobody's choice: the operator removes it",
+        [node("n", labels(driver="true", vfio_manager="false", sandbox_validator="false")), running("driver", "n")],
         [],
     ),
     (
-        "pre-installed satisfies the prerequisite too",
-        [node("n", labels(driver="pre-installed", container_toolkit="true")), running("container-toolkit", "n")],
-        [],
+        "false on the device plugin's label is said once, not again for the MPS control daemon sharing it",
+        [node("n", {**labels(device_plugin="false"), "nvidia.com/mps.capable": "true"})],
+        ["n device-plugin disabled"],
+    ),
+    (
+        "an isolated node's false labels are the isolation's: only isolated",
+        [node("n", {**labels(dcgm="false"), "nvidia.com/gpu.deploy.operands": "false"})],
+        ["n operands isolated"],
     ),
     (
         "no driver label at all leaves the toolkit out of order",
@@ -132,6 +147,11 @@ CASES = [
         [node("n", labels(driver="true", container_toolkit="true")), running("container-toolkit", "n")],
         [],
     ),
+    (
+        "an operand disabled cluster-wide says nothing of its false label either",
+        [node("n", labels(driver="false", container_toolkit="true")), running("container-toolkit", "n")],
+        [],
+    ),
 ]
 
 
@@ -139,6 +159,41 @@ CASES = [
 def test_operand_findings(name: str, objects: list[dict[str, Any]], expected: list[str]) -> None:
     disabled = ("driver",) if "disabled cluster-wide" in name else ()
     assert lines(*ALL3, *objects, disabled=disabled) == expected
+
+
+def _written_by(manager: str, key: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "manager": manager,
+            "operation": "Update",
+            "time": "2026-11-30T10:00:00Z",
+            "fieldsV1": {"f:metadata": {"f:labels": {f"f:{key}": {}}}},
+        }
+    ]
+
+
+def test_a_false_deploy_label_names_its_writer_and_the_operators_own_false_is_not_a_choice() -> None:
+    key = "nvidia.com/gpu.deploy.dcgm"
+    team = node("n", labels(dcgm="false"), managed_fields=_written_by("kubectl-label", key))
+    state = ClusterState.from_objects([("t", team)])
+    (f,) = check_operands(state).findings
+    assert (f.reason, f.operand, f.value) == ("disabled", "dcgm", "false")
+    assert f.detail == f"{key}=false (written by kubectl-label): switched off on this node on purpose; " + (
+        "the operator keeps the value"
+    )
+    # a false the operator's own field manager wrote (no version here does): its default, not a team's choice
+    own = node("n", labels(dcgm="false"), managed_fields=_written_by("gpu-operator", key))
+    assert check_operands(ClusterState.from_objects([("t", own)])).findings == []
+
+
+def test_a_pre_installed_driver_with_its_pod_still_running_is_unexpected_not_pre_installed() -> None:
+    assert lines(*ALL3, node("n", labels(driver="pre-installed")), running("driver", "n")) == ["n driver unexpected"]
+
+
+def test_disabled_and_pre_installed_are_info_in_the_reason_table() -> None:
+    from gpulabel.checks.operands import REASONS
+
+    assert (REASONS["disabled"].severity, REASONS["pre-installed"].severity) == ("info", "info")
 
 
 def test_daemonset_status_numbers_are_ignored() -> None:

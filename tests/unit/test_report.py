@@ -164,6 +164,16 @@ def _driver_pod(node_name: str) -> dict[str, Any]:
             "not-expected",
             "not expected: nvidia.com/gpu.deploy.driver=false",
         ),
+        (
+            [node("n", {"nvidia.com/gpu.deploy.driver": "false"}), DRIVER, _driver_pod("elsewhere")],
+            "not-expected",
+            "disabled: nvidia.com/gpu.deploy.driver=false: switched off on this node on purpose",
+        ),
+        (
+            [node("n", {"nvidia.com/gpu.deploy.driver": "pre-installed"}), DRIVER, _driver_pod("elsewhere")],
+            "not-expected",
+            "pre-installed: nvidia.com/gpu.deploy.driver=pre-installed: provided on the host",
+        ),
         ([node("n", {}), DRIVER], "not-expected", None),
         (
             [
@@ -180,6 +190,8 @@ def _driver_pod(node_name: str) -> dict[str, Any]:
         "an isolated node expects nothing",
         "a pod on an isolated node is unexpected",
         "a deploy label false says why the operand is not expected",
+        "with the operands check run (pods in the input), false is its info finding, disabled, not missing",
+        "and pre-installed likewise",
         "no deploy label needs no explanation beyond the default",
         "an operand switched off by the ClusterPolicy is not expected",
     ],

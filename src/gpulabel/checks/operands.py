@@ -19,7 +19,7 @@ from typing import Any
 
 from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
-from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
+from gpulabel.model.cluster import ClusterState, DaemonSet, LabelWrite, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
 from gpulabel.model.severity import Reason
@@ -56,6 +56,17 @@ REASONS: dict[str, Reason] = {
         "info", "its deploy label is paused-for-mig-change or paused-for-driver-upgrade: stopped on purpose"
     ),
     "isolated": Reason("info", "the node has nvidia.com/gpu.deploy.operands=false: nothing is expected (key operands)"),
+    "disabled": Reason(
+        "info",
+        "its deploy label is false, written by someone other than the operator (which never writes false): "
+        "switched off on this node on purpose",
+    ),
+    "pre-installed": Reason("info", "its deploy label is pre-installed: provided on the host, outside the operator"),
+    "noexecute-taint": Reason(
+        "error",
+        "a GPU node's NoExecute taint that the pods of the driver, toolkit, device plugin or GFD do not tolerate: "
+        "they are evicted and not recreated, so the node's GPUs are lost (args: the taints)",
+    ),
 }
 
 _PROVIDED_ELSEWHERE = frozenset({"false", "pre-installed"})
@@ -216,6 +227,44 @@ def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
     return labels.get(_deploy_key(name))
 
 
+class _Writers:
+    """Who last wrote each label of one node (managedFields), read only when first asked."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.found: dict[str, LabelWrite] | None = None
+
+    def of(self, key: str) -> str | None:
+        if self.found is None:
+            self.found = self.node.label_writers()
+        write = self.found.get(key)
+        return write.manager if write is not None else None
+
+
+def _said_elsewhere(node: Node, name: str, value: str, workload: str, writers: _Writers) -> Finding | None:
+    """``disabled`` (``false``) or ``pre-installed``: an operand of the node's workload config the operator
+    would label ``true`` here, switched off or provided on the host; ``None`` when it says nothing.
+
+    The operator labels only its workload config's operands (``gpuStateLabels``) and removes the other
+    configs' labels, so a ``false`` outside the config is no choice of anyone's. It never writes ``false``
+    itself; a ``false`` its field manager wrote (another version) is not a team's choice either. A label
+    shared by two operands (the MPS control daemon's is the device plugin's) is said once, by its own.
+    """
+    op = CATALOGUE.get(name)
+    if op is not None and (op.deploy != name or workload not in op.workloads):
+        return None
+    key = _deploy_key(name)
+    writer = writers.of(key)
+    if value == "false":
+        if writer == V.OPERATOR:
+            return None
+        by = f" (written by {writer})" if writer else ""
+        detail = f"{key}=false{by}: switched off on this node on purpose; the operator keeps the value"
+        return Finding("operands", "disabled", node=node.name, operand=name, value=value, detail=detail)
+    detail = f"{key}=pre-installed: provided on the host, outside the operator; no pod of it is expected"
+    return Finding("operands", "pre-installed", node=node.name, operand=name, value=value, detail=detail)
+
+
 def not_ready(pods: list[Pod]) -> Finding | None:
     """A pod bound to the node that is not Running and Ready, explained as kubectl would show it."""
     if any(p.phase == "Running" and p.ready for p in pods):
@@ -262,8 +311,10 @@ def check_operands(
     Reasons: ``missing`` (expected, no pod), ``not-ready`` (its pod is bound but not
     Running and Ready), ``out-of-order`` (running before a prerequisite), ``unexpected``
     (running where nothing expects it), ``paused`` (its deploy label is ``paused-*``:
-    mig-manager or the driver upgrade stopped it on purpose) and ``isolated`` (the node
-    has ``nvidia.com/gpu.deploy.operands=false``: the operator removed every deploy label).
+    mig-manager or the driver upgrade stopped it on purpose), ``isolated`` (the node
+    has ``nvidia.com/gpu.deploy.operands=false``: the operator removed every deploy label),
+    ``disabled`` (its deploy label is ``false``, a team's choice) and ``pre-installed``
+    (its deploy label says the host provides it).
     """
     policy = PolicyView(state.cluster_policies)
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
@@ -290,6 +341,7 @@ def check_operands(
     findings: list[Finding] = []
     for node in state.nodes:
         labels = node.labels
+        writers = _Writers(node)
         isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
         workload = policy.workload(labels)
         if isolated:
@@ -326,6 +378,10 @@ def check_operands(
                         detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
                     )
                 )
+            elif value in _PROVIDED_ELSEWHERE and not running and not isolated and name not in off and gated:
+                said = _said_elsewhere(node, name, value, workload, writers)
+                if said is not None:
+                    findings.append(said)
             elif value == "" and not isolated and name not in off and gated:
                 findings.append(
                     Finding(

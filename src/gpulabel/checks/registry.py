@@ -106,6 +106,7 @@ def _audit(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _operands(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.eviction import noexecute_findings
     from gpulabel.checks.operands import operand_of_daemonset, operands_result
     from gpulabel.checks.standalone import standalone_findings
 
@@ -114,7 +115,9 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
     caveats: tuple[str, ...] = ()
     if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
         caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
-    findings = (*result.findings, *standalone_findings(state, gated))
+    found = [*result.findings, *standalone_findings(state, gated), *noexecute_findings(state, opts.operator_namespace)]
+    order = {n.name: i for i, n in enumerate(state.nodes)}
+    findings = tuple(sorted(found, key=lambda f: order.get(f.node, len(order))))  # by node, each node's as found
     return replace(result, findings=findings, caveats=caveats)
 
 

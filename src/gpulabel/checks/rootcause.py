@@ -11,7 +11,7 @@ The chain, in order (what the GPU stack needs before the next step can work):
 7. ``mig``: the MIG layout (failed, stuck, invalid)
 8. ``allocatable``: the device plugin advertising the GPUs in ``status.allocatable``
 9. ``gfd-labels``: GFD's labels (product, count, memory; sharing)
-10. ``node``: Ready, not cordoned
+10. ``node``: Ready, not cordoned, no NoExecute taint that evicts the pods of the chain
 
 The operands of the chain are the driver, the container toolkit, the device
 plugin and GFD, in that order; another operand's failure (dcgm-exporter, a
@@ -73,6 +73,8 @@ def link_of(f: Finding) -> str | None:
     if check == "operands":
         if reason == "unexpected":
             return None
+        if reason == "noexecute-taint":
+            return "node"
         if f.operand not in CHAIN_OPERANDS:
             return "operand"
         if reason == "empty-deploy":

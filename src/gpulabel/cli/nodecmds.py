@@ -13,7 +13,7 @@ __all__ = ["add_node_commands"]
 # checks.registry.severity_help(), spelled out so that --help imports no check (a test keeps them equal)
 SEVERITY_HELP = (
     "  error   audit: missing not-a-number too-long bad-format\n"
-    "  error   operands: missing not-ready out-of-order\n"
+    "  error   operands: missing not-ready out-of-order noexecute-taint\n"
     "  error   capacity: no-allocatable missing\n"
     "  error   mig: failed stuck mig-invalid\n"
     "  error   sharing: not-a-number bad-value mps-on-mig\n"
@@ -28,7 +28,7 @@ SEVERITY_HELP = (
     "  warning sharing: inconsistent shared-suffix\n"
     "  warning upgrade: slow\n"
     "  warning nfd: nfd-unexplained\n"
-    "  info    operands: paused isolated\n"
+    "  info    operands: paused isolated disabled pre-installed\n"
     "  info    pending: fits"
 )
 

@@ -40,6 +40,8 @@ CELL_STATES: Mapping[str, str] = {
     "running": "r",
     "not-expected": "-",
 }
+# info findings that say why nothing runs in the cell: it is not expected there
+_STATE_OF: Mapping[str, str] = {"disabled": "not-expected", "pre-installed": "not-expected"}
 
 
 def _json_for_script(doc: Any) -> str:
@@ -60,7 +62,8 @@ def _operand_columns(state: ClusterState, findings: Sequence[Finding]) -> list[s
     from gpulabel.checks.operands import operand_of_daemonset, operand_order
 
     present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
-    present |= {f.operand for f in findings if f.reason != "isolated"}  # an isolated node's finding is about the node
+    # an isolated node's finding, and one without an operand (a NoExecute taint's), is about the node: no column
+    present |= {f.operand for f in findings if f.operand and f.reason != "isolated"}
     return [op for op in operand_order(present) if op in present]
 
 
@@ -68,7 +71,7 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
     """The cell's state code and its hover text ("" when the page's default text for the state says it)."""
     if found:
         worst = min(found, key=lambda f: list(CELL_STATES).index(f.reason) if f.reason in CELL_STATES else 99)
-        state = worst.reason if worst.reason in CELL_STATES else "missing"
+        state = worst.reason if worst.reason in CELL_STATES else _STATE_OF.get(worst.reason, "missing")
         return CELL_STATES[state], "\n".join(f"{f.reason}: {f.detail}" if f.detail else f.reason for f in found)
     # No finding: check_operands found the operand running and ready where expected, and nothing where not.
     if node.labels.get(V.DEPLOY_OPERANDS) == "false":
