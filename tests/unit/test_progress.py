@@ -1,11 +1,20 @@
-"""The progress line shows on a terminal only, after a delay, and erases itself."""
+"""The progress line shows on a terminal only (or when forced), after a delay, and erases itself; snapshot's own."""
 
 from __future__ import annotations
 
 import io
+import json
 import time
+from collections.abc import Iterable
+from pathlib import Path
 
+import pytest
+
+from gpulabel.cluster.capture import capture
+from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.progress import Progress
+
+Response = tuple[int, bytes]
 
 
 class Terminal(io.StringIO):
@@ -47,3 +56,63 @@ def test_updates_are_rate_limited() -> None:
     time.sleep(0.11)
     p.update(1000)
     assert "x: 1000" in out.getvalue()
+
+
+def test_forced_off_a_terminal_each_step_is_a_line_of_its_own_and_nothing_is_erased() -> None:
+    out = io.StringIO()
+    p = Progress("snapshot", out, delay=0, force=True)
+    p.show("Node 2 object(s), 1 page(s)")
+    p.show("Node 4 object(s), 2 page(s)")  # within the second: not drawn
+    p.show("Node 5 object(s), 3 page(s)", final=True)  # a step's last state always is
+    p.done()
+    assert [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()] == [
+        "snapshot: Node 2 object(s), 1 page(s)",
+        "snapshot: Node 5 object(s), 3 page(s)",
+    ]
+    assert "\r" not in out.getvalue()
+
+
+class PagedServer:
+    """Answers LISTs page by page (``limit`` objects each, with continue tokens); no CRD or DRA group is served."""
+
+    def __init__(self, counts: dict[str, int], limit: int) -> None:
+        self.counts, self.limit = counts, limit
+
+    def __call__(self, method: str, path: str, query: Iterable[tuple[str, str]] = (), **_: object) -> Response:
+        if path.startswith("/apis/") and path.count("/") == 3:
+            return 404, b"{}"  # discovery of a group: not served
+        resource = path.rsplit("/", 1)[-1]
+        start = int(dict(query).get("continue") or 0)
+        total = self.counts.get(resource, 0)
+        end = min(start + self.limit, total)
+        items = [{"metadata": {"name": f"{resource}-{i}", "namespace": "default"}} for i in range(start, end)]
+        token = str(end) if end < total else ""
+        return 200, json.dumps({"items": items, "metadata": {"continue": token, "resourceVersion": "7"}}).encode()
+
+
+def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothing_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    client = KubeClient(str(kubeconfig))
+    monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 5, "pods": 2}, limit=2))
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)  # where the client's own line would go (not a terminal: none)
+    out = io.StringIO()
+    notes: list[str] = []
+    doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
+    assert len(doc["items"]) == 7
+    shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
+    assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/3"
+    assert "snapshot: Node 5 object(s), 3 page(s); kind 1/3" in shown
+    assert shown[-2:] == [
+        "snapshot: Pod 2 object(s), 1 page(s); kind 2/3",
+        "snapshot: DaemonSet 0 object(s), 1 page(s); kind 3/3",
+    ]
+    assert err.getvalue() == ""
+    assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet; not served: ClusterPolicy")

@@ -13,6 +13,7 @@ __all__ = ["SnapshotOptions", "run_snapshot"]
 @dataclass(frozen=True, slots=True)
 class SnapshotOptions:
     output: str = "-"  # the file to write (cluster/files.py's rules: never replaces what gpulabel did not make)
+    progress: bool = False  # the progress line on stderr even when it is not a terminal (one line per step)
 
 
 def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
@@ -20,9 +21,11 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
     import orjson
 
     from gpulabel.cluster.capture import capture
+    from gpulabel.cluster.progress import Progress
 
     notes: list[str] = []
-    doc = capture(session.client(), notes.append)
+    progress = Progress("snapshot", delay=0.0, force=True) if opts.progress else None
+    doc = capture(session.client(), notes.append, progress)
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     if opts.output == "-":
         return Outcome(Result("snapshot", ok=""), warnings=tuple(f"snapshot: {n}" for n in notes), page=data.decode())

@@ -46,6 +46,12 @@ def add_tool_commands(add: AddCommand) -> None:
         help="write here (default: stdout); an existing file is replaced atomically, a directory or a file "
         "someone else creates meanwhile is refused",
     )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="the progress line (per kind: objects and pages so far) on stderr even when it is not a terminal, "
+        "one line per step; on a terminal it is drawn anyway once a capture takes over a second",
+    )
 
     add(
         "version",
@@ -84,7 +90,7 @@ def cmd_diff(ctx: Context) -> int:
 def cmd_snapshot(ctx: Context) -> int:
     from gpulabel.app.snapshot import SnapshotOptions, run_snapshot
 
-    return ctx.finish(run_snapshot(ctx.session(), SnapshotOptions(output=ctx.args.file)))
+    return ctx.finish(run_snapshot(ctx.session(), SnapshotOptions(output=ctx.args.file, progress=ctx.args.progress)))
 
 
 def cmd_version(ctx: Context) -> int:

@@ -200,9 +200,13 @@ class KubeClient:
         field_selector: str | None = None,
         limit: int = DEFAULT_PAGE_SIZE,
         max_restarts: int = 3,
+        on_page: Callable[[int, int], None] | None = None,
     ) -> tuple[list[T], str]:
         """Every object of a paged LIST, each passed through ``transform`` as its page arrives,
         and the list's resourceVersion.
+
+        ``on_page(objects, pages)`` is told the totals so far after each page (a caller with a
+        progress line of its own); without it, the client draws its own on a terminal.
 
         Converting page by page means the raw JSON of only one page is alive at
         a time. A 410 Gone on a continuation restarts the LIST from the start and
@@ -213,12 +217,13 @@ class KubeClient:
 
         from gpulabel.cluster.progress import Progress
 
-        progress = Progress(f"listing {path.rsplit('/', 1)[-1]}")
+        progress = Progress(f"listing {path.rsplit('/', 1)[-1]}") if on_page is None else None
         restarts = 0
         while True:
             out: list[T] = []
             token = version = ""
             gone = False
+            pages = 0
             while True:
                 query = [("limit", str(limit))]
                 if label_selector:
@@ -236,13 +241,18 @@ class KubeClient:
                 page = orjson.loads(data)
                 del data
                 out.extend(transform(item) for item in page.get("items") or ())
-                progress.update(len(out))
+                pages += 1
+                if progress is not None:
+                    progress.update(len(out))
+                elif on_page is not None:
+                    on_page(len(out), pages)
                 meta = page.get("metadata") or {}
                 token, version = meta.get("continue") or "", meta.get("resourceVersion") or version
                 if not token:
                     break
             if not gone:
-                progress.done()
+                if progress is not None:
+                    progress.done()
                 return out, version
             restarts += 1
 

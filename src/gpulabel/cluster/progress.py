@@ -1,8 +1,10 @@
-"""A progress line on a terminal's stderr, for work that can take more than a moment.
+"""A progress line on stderr, for work that can take more than a moment.
 
 It draws only when stderr is a terminal, only after ``delay`` seconds (quick
 runs show nothing), at most ten times a second, and erases itself when done.
-Piped or redirected output never sees it.
+Piped or redirected output never sees it, unless it is asked for (``force``,
+``snapshot --progress``): then each line is a line of its own, at most one a
+second plus the ones marked ``final``, and nothing is erased.
 """
 
 from __future__ import annotations
@@ -15,25 +17,34 @@ __all__ = ["Progress"]
 
 
 class Progress:
-    def __init__(self, what: str, stream: IO[str] | None = None, delay: float = 1.0) -> None:
+    def __init__(self, what: str, stream: IO[str] | None = None, delay: float = 1.0, force: bool = False) -> None:
         self.what = what
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        terminal = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = terminal or force
+        self.lines = force and not terminal  # not a terminal: whole lines, none redrawn
         self.started = time.monotonic()
         self.delay = delay
         self.drawn_at = 0.0
         self.width = 0
 
     def update(self, done: int, total: int | None = None) -> None:
+        self.show(f"{done}" + (f"/{total}" if total else ""))
+
+    def show(self, text: str, final: bool = False) -> None:
+        """Draw ``<what>: <text> (<seconds>s)``; ``final`` (a step's last state) is drawn whatever the rate."""
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.started < self.delay or now - self.drawn_at < 0.1:
+        if now - self.started < self.delay or (not final and now - self.drawn_at < (1.0 if self.lines else 0.1)):
             return
         self.drawn_at = now
-        text = f"{self.what}: {done}" + (f"/{total}" if total else "") + f" ({now - self.started:.0f}s)"
-        self.width = max(self.width, len(text))
-        self.stream.write("\r" + text.ljust(self.width))
+        line = f"{self.what}: {text} ({now - self.started:.0f}s)"
+        if self.lines:
+            self.stream.write(line + "\n")
+        else:
+            self.width = max(self.width, len(line))
+            self.stream.write("\r" + line.ljust(self.width))
         self.stream.flush()
 
     def done(self) -> None:
