@@ -364,9 +364,16 @@ def test_5_the_operator_is_ready_while_gpulabel_names_the_node(gpu_operator: Lab
             ("operator-validator", "nvidia-operator-validator"),
         ]
     ]
+    # the node's NoExecute taint once, on the node: the chain's node link (issue 22)
+    evicted = (
+        "st-tainted noexecute-taint dedicated=training:NoExecute (not tolerated by the pods of driver, "
+        "container-toolkit, device-plugin, gpu-feature-discovery: evicted, and not recreated here by the "
+        "DaemonSet controller, so the node's GPUs cannot be used)"
+    )
     assert operands(gpu_operator, "st-ok", "st-crash", "st-tainted", wide=True) == [
         f"st-crash dcgm-exporter not-ready (pod {NS}/{name} Running, waiting: CrashLoopBackOff, restarts 6)",
         *missing,
+        evicted,
     ]
     assert causes(gpu_operator, "st-ok", "st-crash", "st-tainted") == [
         line.replace("<crashed>", name) for line in CAUSES["st"]
@@ -384,7 +391,7 @@ def test_5_the_operator_is_ready_while_gpulabel_names_the_node(gpu_operator: Lab
     # the DaemonSet's desiredNumberScheduled leaves st-tainted out: that is why the operator is ready
     assert "st-tainted untolerated-taint dedicated=training:NoExecute" in driver["excluded"]
     assert driver["desired_number_scheduled"] == driver["labelled_nodes"] - len(driver["excluded"])
-    assert operands(gpu_operator, "st-ok", "st-crash", "st-tainted", wide=True) == missing
+    assert operands(gpu_operator, "st-ok", "st-crash", "st-tainted", wide=True) == [*missing, evicted]
 
 
 def test_6_mig_manager_only_where_mig_capable(gpu_operator: LabCluster, make_gpu_node: Any) -> None:
@@ -501,7 +508,7 @@ CAUSES: dict[str, list[str]] = {
     "pre-gpu": [],
     "st": [
         "cause st-tainted daemonset 1 GPU(s): driver missing (gpu-operator/nvidia-driver-daemonset does not "
-        "tolerate taint dedicated=training:NoExecute; 6 more finding(s) on the node)",
+        "tolerate taint dedicated=training:NoExecute; 7 more finding(s) on the node)",
         "cause st-crash operand 0 GPU(s): dcgm-exporter not-ready (pod gpu-operator/<crashed> Running, waiting: "
         "CrashLoopBackOff, restarts 6)",
     ],
@@ -541,6 +548,7 @@ EXPLAIN: dict[str, tuple[int, list[str]]] = {
             f"gpu-operator/nvidia-container-toolkit-daemonset {_TAINT}; device-plugin "
             f"gpu-operator/nvidia-device-plugin-daemonset {_TAINT}; gpu-feature-discovery "
             f"gpu-operator/gpu-feature-discovery {_TAINT}",
+            "broken node: Ready=True, schedulable, taints dedicated=training:NoExecute",
             _OTHERS,
         ],
     ),

@@ -7,6 +7,7 @@ the config file and a baseline, each on a node of its own (``-l`` keeps each run
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,35 @@ def test_empty_deploy_labels_are_a_warning_in_plain_check(gpu_operator: LabClust
     assert run(gpu_operator, "check", *only("v-empty"), "--fail-level", "warning")[0] == 1
 
 
+def test_a_deploy_label_false_is_disabled_and_a_pre_installed_driver_is_info(
+    gpu_operator: LabCluster, make_gpu_node: Any
+) -> None:
+    make_gpu_node("v-off", {**GFD, f"{DEPLOY}driver": "pre-installed"}, gpus=1)
+    wait_sets(gpu_operator, "v-off", CONTAINER_SETS - {"nvidia-driver-daemonset"})
+    wait_for(lambda: deploy_labels(gpu_operator, "v-off").get(f"{DEPLOY}dcgm") == "true", timeout=60)
+    # a team switches dcgm off on this node; a false on an operand of another workload config the operator
+    # deletes (so it is nobody's choice), and it writes no false of its own
+    gpu_operator.kubectl("label", "node", "v-off", "--overwrite", f"{DEPLOY}dcgm=false", f"{DEPLOY}vfio-manager=false")
+    wait_for(lambda: "nvidia-dcgm" not in running_sets(gpu_operator, "v-off"), timeout=60)
+    wait_for(lambda: f"{DEPLOY}vfio-manager" not in deploy_labels(gpu_operator, "v-off"), timeout=60)
+    labels = deploy_labels(gpu_operator, "v-off")
+    assert (labels[f"{DEPLOY}dcgm"], labels[f"{DEPLOY}driver"]) == ("false", "pre-installed")
+    assert [k for k, v in labels.items() if v == "false"] == [f"{DEPLOY}dcgm"]
+    assert run(gpu_operator, "operands", *only("v-off")) == (0, "v-off driver pre-installed\nv-off dcgm disabled\n")
+    code, wide = run(gpu_operator, "operands", *only("v-off"), "-o", "wide")
+    assert wide.splitlines() == [
+        f"info v-off driver pre-installed ({DEPLOY}driver=pre-installed: provided on the host, outside the "
+        "operator; no pod of it is expected)",
+        f"info v-off dcgm disabled ({DEPLOY}dcgm=false (written by kubectl-label): switched off on this node on "
+        "purpose; the operator keeps the value)",
+    ]
+    code, out = run(gpu_operator, "check", *only("v-off"))
+    assert code == 0 and "operands: 2 finding(s) pre-installed=1 disabled=1" in out.splitlines(), out
+    assert "total: 2 finding(s) error=0 warning=0 info=2" in out.splitlines(), out
+    assert not [line for line in out.splitlines() if line.startswith("cause ")], out
+    assert run(gpu_operator, "check", *only("v-off"), "--fail-level", "warning")[0] == 0
+
+
 def test_a_cordoned_not_ready_gpu_node_is_a_warning(
     gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
 ) -> None:
@@ -215,8 +245,24 @@ def test_a_snapshot_gives_the_same_check_as_the_live_run(
     path = tmp_path / "cluster.json"
     res = gpulabel(gpu_operator.kubeconfig, "snapshot", "-o", str(path))
     assert (res.returncode, res.stdout) == (0, f"{path}: {res.stdout.split(': ', 1)[1]}"), res.stderr
-    kinds = {o["kind"] for o in json.loads(path.read_text())["items"]}
+    assert res.stderr == ""  # stderr is no terminal: no progress line unless asked for
+    items = json.loads(path.read_text())["items"]
+    kinds = {o["kind"] for o in items}
     assert {"Node", "Pod", "DaemonSet", "ClusterPolicy"} <= kinds
+    # --progress: snapshot's own line on stderr, whole lines off a terminal, each kind's last state at least
+    again = tmp_path / "again.json"
+    res = gpulabel(gpu_operator.kubeconfig, "snapshot", "-o", str(again), "--progress")
+    assert res.returncode == 0, res.stderr
+    steps = [
+        re.fullmatch(r"snapshot: (\w+) (\d+) object\(s\), (\d+) page\(s\); kind (\d+)/(\d+) \(\d+s\)", line)
+        for line in res.stderr.splitlines()
+    ]
+    assert steps and all(steps), res.stderr
+    last = {m[1]: (int(m[2]), int(m[3]), m[5]) for m in steps if m}
+    captured = json.loads(again.read_text())["items"]
+    assert set(last) >= {"Node", "Pod", "DaemonSet", "ClusterPolicy"}
+    assert last["Node"][0] == sum(o["kind"] == "Node" for o in captured) and last["Node"][1] >= 1
+    assert {total for _, _, total in last.values()} == {str(len(last))}
     at = ("--at", "2026-12-01T00:00:00Z")
     live = gpulabel(gpu_operator.kubeconfig, "check", "-o", "json", *at)
     offline = gpulabel(gpu_operator.kubeconfig, "check", "-o", "json", *at, "--snapshot", str(path))
