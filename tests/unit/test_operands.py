@@ -427,3 +427,21 @@ def test_an_mps_daemon_pod_left_on_a_node_that_lost_mps_capable_is_unexpected_an
             "mps-control-daemon is running but container-toolkit is not running and ready on this node",
         ),
     ]
+
+
+def test_on_a_vm_passthrough_node_a_false_sandbox_operand_is_disabled_and_a_false_container_one_is_not() -> None:
+    policy = {
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "p"},
+        "spec": {"sandboxWorkloads": {"enabled": True}, "sandboxDevicePlugin": {"enabled": True}},
+    }
+    vm = node(
+        "vm",
+        {
+            **labels(sandbox_device_plugin="false", sandbox_validator="true", dcgm="false"),
+            "nvidia.com/gpu.workload.config": "vm-passthrough",
+        },
+    )
+    state = ClusterState.from_objects([("t", policy), ("t", vm)])
+    found = [f.line() for f in check_operands(state).findings if f.reason == "disabled"]
+    assert found == ["vm sandbox-device-plugin disabled"]
