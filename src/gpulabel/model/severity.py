@@ -14,7 +14,9 @@ override a reason's severity, and the exit code compares the findings with
   NotReady GPU node, a state that looks stale but is below its stuck
   threshold, a Pending GPU pod);
 - ``info``: a state that is intended or in progress (an isolated node, an
-  operand paused while its change runs), said so that nobody mistakes it.
+  operand paused while its change runs, one switched off on a node with its
+  deploy label ``false`` or provided on the host, ``pre-installed``), said so
+  that nobody mistakes it.
 """
 
 from __future__ import annotations
