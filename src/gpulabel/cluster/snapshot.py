@@ -158,7 +158,10 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
 
 
 def _shown(ident: tuple[str, str, str]) -> str:
-    kind, ns, name = ident
+    """``pod/ns/name``; a part that is not printable (a newline in a name) is Go-quoted: messages are one line."""
+    from gpulabel.k8s.gostr import go_quote
+
+    kind, ns, name = (part if part.isprintable() else go_quote(part) for part in ident)
     return f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
 
 
