@@ -62,7 +62,7 @@ class Background:
     exception it raises is handed to ``on_error`` and the thread goes on.
     """
 
-    def __init__(self, name: str, work: Callable[[], None], on_error: Callable[[Exception], None]) -> None:
+    def __init__(self, name: str, work: Callable[[], object], on_error: Callable[[Exception], None]) -> None:
         self.name = name
         self.work = work
         self.on_error = on_error
