@@ -137,7 +137,8 @@ def test_burst_of_25_per_object_then_suppressed_then_one_per_5_minutes() -> None
     clock = Clock()
     planner = EventPlanner(clock)
     broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
-    written, suppressed = [], 0
+    written: list[EventSpec] = []
+    suppressed = 0
     previous: Assessment | None = None
     for i in range(30):  # a flapping operand: every transition is an Event about gpu-a
         current = broken if i % 2 == 0 else fixed
