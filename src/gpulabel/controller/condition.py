@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.standalone import gpu_node
 from gpulabel.controller.events import camel
-from gpulabel.controller.sinks import Background
+from gpulabel.controller.sinks import Background, GpuNodes, NodeFacts, same_findings
 from gpulabel.errors import ClusterError
 
 if TYPE_CHECKING:
@@ -70,9 +69,11 @@ class NodeCondition:
 OK = NodeCondition("False", AS_EXPECTED, OK_MESSAGE)
 
 
-def desired(assessment: Assessment) -> dict[str, NodeCondition]:
-    """The condition each GPU node (and each node with a root cause) should carry now."""
-    out = {n.name: OK for n in assessment.state.nodes if gpu_node(n)}
+def desired(assessment: Assessment, nodes: Mapping[str, NodeFacts] | None = None) -> dict[str, NodeCondition]:
+    """The condition each GPU node (and each node with a root cause) should carry now; ``nodes``: the
+    state's node facts, if known."""
+    facts = nodes if nodes is not None else GpuNodes().facts(assessment.state.nodes)
+    out = {name: OK for name, f in facts.items() if f.gpu}
     for c in assessment.causes:
         line = c.line()
         message = line if len(line) <= MESSAGE_LIMIT else line[: MESSAGE_LIMIT - 1] + "…"
@@ -120,13 +121,34 @@ class ConditionSink:
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[NodeCondition, float]] = {}
         self._retry_at = 0.0
+        self._nodes = GpuNodes()
+        self._facts: dict[str, NodeFacts] = {}
+        self.previous: Assessment | None = None
         self._thread = (
             Background("node-condition", self.drain, lambda e: warn(f"node condition: {e}")) if background else None
         )
 
     def publish(self, assessment: Assessment) -> None:
         now = self.clock()
-        want = desired(assessment)
+        nodes = self._nodes.facts(assessment.state.nodes)
+        previous, self.previous = self.previous, assessment
+        same = same_findings(previous, assessment) and nodes == self._facts
+        self._facts = nodes
+        # the same causes on the same GPU nodes: the same conditions
+        changed = {} if same else self._changes(assessment, nodes, now)
+        with self._lock:
+            self._pending.update(changed)
+            # a write that failed waits here too: tried again with the next change, or after RETRY_SECONDS
+            waiting = bool(changed) or (bool(self._pending) and now >= self._retry_at)
+        if waiting and self._thread is not None:
+            self._thread.start()
+            self._thread.wake()
+
+    def _changes(
+        self, assessment: Assessment, nodes: Mapping[str, NodeFacts], now: float
+    ) -> dict[str, tuple[NodeCondition, float]]:
+        """The nodes whose condition is to change, with the value and since when; ``known`` updated."""
+        want = desired(assessment, nodes)
         present = {n.name: n for n in assessment.state.nodes}
         for name in [n for n in self.known if n not in present]:
             del self.known[name]  # the node is gone
@@ -149,13 +171,7 @@ class ConditionSink:
                 since = known[1] if known[0].status == cond.status else now
             self.known[name] = (cond, since)
             changed[name] = (cond, since)
-        with self._lock:
-            self._pending.update(changed)
-            # a write that failed waits here too: tried again with the next change, or after RETRY_SECONDS
-            waiting = bool(changed) or (bool(self._pending) and now >= self._retry_at)
-        if waiting and self._thread is not None:
-            self._thread.start()
-            self._thread.wake()
+        return changed
 
     def drain(self) -> list[str]:
         """Apply what waits, in the caller's thread; the nodes patched."""

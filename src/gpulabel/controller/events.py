@@ -38,12 +38,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.rootcause import Cause
 from gpulabel.checks.verdict import Identity, identity
-from gpulabel.controller.sinks import Background
+from gpulabel.controller.sinks import Background, same_findings
 from gpulabel.errors import ClusterError
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import at_or_above
@@ -83,6 +83,7 @@ REFRESH = 30 * 60.0  # client-go tools/events refreshTime: a series still going 
 EVENT_TTL = 60 * 60.0  # kube-apiserver --event-ttl (default 1h): how long a written Event lives
 MAX_RECORDS = 4096  # client-go's caches (maxLruCacheEntries): series and buckets of idle objects beyond are dropped
 MAX_QUEUED = 1000  # client-go tools/events maxQueuedEvents
+FORGET_EVERY = 60.0  # seconds between sweeps for refreshes and for the series the API server has dropped
 NOTE_LIMIT = 1024  # API validation: note, reason, action and reportingInstance lengths
 NAME_LIMIT = 253
 FIELD_LIMIT = 128
@@ -104,8 +105,7 @@ def event_reason(f: Finding) -> str:
     return (camel(check) + camel("-".join(words)))[:FIELD_LIMIT]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Regarding:
+class Regarding(NamedTuple):
     """The object an Event is about: a Node (namespace "") or a Pod."""
 
     kind: str
@@ -124,8 +124,7 @@ class Regarding:
         return self.namespace or NODE_EVENTS_NAMESPACE
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class EventKey:
+class EventKey(NamedTuple):
     """client-go's isomorphic key: the Events one series counts (action, controller and instance are fixed)."""
 
     regarding: Regarding
@@ -196,13 +195,14 @@ class EventSpec:
 
 class TokenBuckets:
     """Per-object token buckets (client-go's EventSourceObjectSpamFilter): ``burst`` at first, one more each
-    ``refill`` seconds. A full bucket is the same as none, so buckets refilled to the brim are forgotten."""
+    ``refill`` seconds. A full bucket is the same as none, so full ones are forgotten; past ``limit``
+    objects the least recently used are too (client-go keeps them in an LRU of 4096)."""
 
     def __init__(self, burst: int = BURST, refill: float = REFILL_SECONDS, limit: int = MAX_RECORDS) -> None:
         self.burst = burst
         self.refill = refill
         self.limit = limit
-        self.buckets: dict[Regarding, tuple[float, float]] = {}  # object -> (tokens, when counted)
+        self.buckets: dict[Regarding, tuple[float, float]] = {}  # object -> (tokens, when counted), oldest first
 
     def _tokens(self, obj: Regarding, now: float) -> float:
         tokens, stamp = self.buckets.get(obj, (float(self.burst), now))
@@ -210,16 +210,19 @@ class TokenBuckets:
 
     def take(self, obj: Regarding, now: float) -> bool:
         tokens = self._tokens(obj, now)
-        if tokens < 1.0:
-            self.buckets[obj] = (tokens, now)
-            return False
-        self.buckets[obj] = (tokens - 1.0, now)
+        self.buckets.pop(obj, None)  # re-inserted last: the dict's order is the LRU's
+        allowed = tokens >= 1.0
+        self.buckets[obj] = (tokens - 1.0 if allowed else tokens, now)
         if len(self.buckets) > self.limit:
             self.prune(now)
-        return True
+        return allowed
 
     def prune(self, now: float) -> None:
+        """Forget full buckets; then, past three quarters of ``limit``, the least recently used."""
         for obj in [o for o in self.buckets if self._tokens(o, now) >= self.burst]:
+            del self.buckets[obj]
+        excess = len(self.buckets) - self.limit * 3 // 4
+        for obj in list(self.buckets)[: max(excess, 0)]:
             del self.buckets[obj]
 
 
@@ -245,7 +248,8 @@ class _Group:
     ids: set[Identity] = field(default_factory=set)
 
 
-def _groups(assessment: Assessment) -> dict[EventKey, _Group]:
+def _groups(assessment: Assessment, reasons: dict[tuple[str, str], str]) -> dict[EventKey, _Group]:
+    """The current problem findings by Warning key; ``reasons`` remembers each check and reason's Event reason."""
     groups: dict[EventKey, _Group] = {}
     for f in assessment.findings:
         if f.baseline or not at_or_above(f.severity, "warning"):
@@ -253,7 +257,10 @@ def _groups(assessment: Assessment) -> dict[EventKey, _Group]:
         regarding = Regarding.of(f)
         if regarding is None:
             continue
-        g = groups.setdefault(EventKey(regarding, "Warning", event_reason(f)), _Group())
+        reason = reasons.get((f.check, f.reason))
+        if reason is None:
+            reason = reasons[(f.check, f.reason)] = event_reason(f)
+        g = groups.setdefault(EventKey(regarding, "Warning", reason), _Group())
         g.findings.append(f)
         g.ids.add(identity(f))
     return groups
@@ -279,20 +286,30 @@ class EventPlanner:
         self.ttl = ttl
         self.series: dict[EventKey, _Series] = {}
         self._last: tuple[Assessment, dict[EventKey, _Group]] | None = None
+        self._reasons: dict[tuple[str, str], str] = {}  # bounded by the checks' reason tables
+        self._forgot = self._refreshed = float("-inf")
 
     def _grouped(self, assessment: Assessment | None) -> dict[EventKey, _Group]:
         if assessment is None:
             return {}
         if self._last is not None and self._last[0].result is assessment.result:
             return self._last[1]
-        return _groups(assessment)
+        return _groups(assessment, self._reasons)
 
     def plan(self, previous: Assessment | None, current: Assessment) -> Plan:
         """The writes that take ``previous`` to ``current`` (``previous`` ``None``: the first publish, when
         every current problem is new), and what the rate limit left out."""
         now = self.clock()
-        before, after = self._grouped(previous), self._grouped(current)
+        before = self._grouped(previous)
+        if same_findings(previous, current):
+            after = before  # nothing appeared or resolved: only the refresh may have something to write
+            if now - self._refreshed < FORGET_EVERY:
+                self._last = (current, after)
+                return Plan()
+        else:
+            after = self._grouped(current)
         self._last = (current, after)
+        self._refreshed = now
         causes = {c.node: c for c in current.causes}
         out: list[EventSpec] = []
         suppressed = 0
@@ -320,7 +337,9 @@ class EventPlanner:
                     suppressed += 1
                 else:
                     out.append(spec)
-        self._forget(now, after)
+        if now - self._forgot >= FORGET_EVERY or len(self.series) > MAX_RECORDS:
+            self._forget(now, after)
+            self._forgot = now
         return Plan(tuple(out), suppressed)
 
     def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None) -> str:
@@ -359,8 +378,6 @@ class EventPlanner:
             idle = sorted((r.last, k) for k, r in self.series.items() if k not in active)
             for _, k in idle[: len(self.series) - MAX_RECORDS]:
                 del self.series[k]
-        if len(self.buckets.buckets) > self.buckets.limit:
-            self.buckets.prune(now)
 
 
 class SpecWriter(Protocol):

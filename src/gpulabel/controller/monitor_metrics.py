@@ -22,13 +22,12 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.rootcause import CHAIN
-from gpulabel.checks.standalone import gpu_node
-from gpulabel.model import vocabulary as V
+from gpulabel.controller.sinks import GpuNodes, NodeFacts, same_findings
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import at_or_above
 
@@ -56,9 +55,14 @@ def _rank(severity: str) -> int:
     return 0 if at_or_above(severity, "error") else 1
 
 
-def picture(assessment: Assessment, problem_series: int = DEFAULT_PROBLEM_SERIES) -> Picture:
+def picture(
+    assessment: Assessment,
+    problem_series: int = DEFAULT_PROBLEM_SERIES,
+    nodes: Mapping[str, NodeFacts] | None = None,
+) -> Picture:
     """The gauges of ``assessment``; problem series worst first (error before warning, then the GPUs
-    the node lost, then the node or pod name), at most ``problem_series``, the rest counted as dropped."""
+    the node lost, then the node or pod name), at most ``problem_series``, the rest counted as dropped.
+    ``nodes``: the state's node facts, if known (:class:`~gpulabel.controller.sinks.GpuNodes`)."""
     findings: dict[tuple[str, str, str], int] = {}
     for f in assessment.findings:
         key = (f.check, f.reason, f.severity)
@@ -77,12 +81,13 @@ def picture(assessment: Assessment, problem_series: int = DEFAULT_PROBLEM_SERIES
     unusable = dict.fromkeys(CHAIN, 0)
     for c in assessment.causes:
         unusable[c.link] = unusable.get(c.link, 0) + (c.gpus or 0)
-    gpu_nodes = [n for n in assessment.state.nodes if gpu_node(n)]
-    labelled = {
-        "nfd": sum(1 for n in gpu_nodes if V.has_nvidia_pci(n.labels)),
-        "gfd": sum(1 for n in gpu_nodes if n.labels.get(V.GPU_PRODUCT)),
-    }
-    return Picture(findings, problems, len(order) - len(problems), unusable, len(gpu_nodes), labelled)
+    gpu_nodes, labelled = _node_counts(nodes if nodes is not None else GpuNodes().facts(assessment.state.nodes))
+    return Picture(findings, problems, len(order) - len(problems), unusable, gpu_nodes, labelled)
+
+
+def _node_counts(nodes: Mapping[str, NodeFacts]) -> tuple[int, dict[str, int]]:
+    gpu = [f for f in nodes.values() if f.gpu]
+    return len(gpu), {"nfd": sum(1 for f in gpu if f.nfd), "gfd": sum(1 for f in gpu if f.gfd)}
 
 
 def _problem_labels(f: Finding) -> ProblemLabels:
@@ -130,6 +135,7 @@ class MonitorMetrics:
         self._lock = threading.Lock()
         self.picture = Picture()  # replaced whole by publish: a scrape reads one picture
         self.assessment: Assessment | None = None
+        self._nodes = GpuNodes()
         self._last_event: dict[str, float] = {}
         self._relists: dict[str, int] = {}
         self._api_errors: dict[str, int] = {}
@@ -143,11 +149,12 @@ class MonitorMetrics:
 
     def publish(self, assessment: Assessment) -> None:
         previous = self.assessment
-        shown = (
-            self.picture
-            if previous is not None and previous.result is assessment.result and previous.state is assessment.state
-            else picture(assessment, self.problem_series)
-        )
+        nodes = self._nodes.facts(assessment.state.nodes)
+        if same_findings(previous, assessment):
+            gpu_nodes, labelled = _node_counts(nodes)
+            shown = replace(self.picture, gpu_nodes=gpu_nodes, labelled=labelled)
+        else:
+            shown = picture(assessment, self.problem_series, nodes)
         with self._lock:
             self.picture, self.assessment = shown, assessment
             self._last_evaluation = max(self._last_evaluation or 0.0, assessment.at)

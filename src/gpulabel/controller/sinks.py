@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gpulabel.checks.assessment import Assessment
+from gpulabel.checks.standalone import gpu_node
 from gpulabel.checks.verdict import Identity, identity
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Finding
 
-__all__ = ["Background", "Changes", "Sink", "changes"]
+__all__ = ["Background", "Changes", "GpuNodes", "NodeFacts", "Sink", "changes", "same_findings"]
 
 
 class Sink(Protocol):
@@ -53,6 +56,51 @@ def changes(previous: Iterable[Finding] | None, current: Iterable[Finding]) -> C
     stayed = tuple(f for k, f in now.items() if k in before)
     resolved = tuple(f for k, f in before.items() if k not in now)
     return Changes(appeared, resolved, stayed)
+
+
+def same_findings(previous: Assessment | None, current: Assessment) -> bool:
+    """Whether ``current`` finds what ``previous`` found (most evaluations: a heartbeat changes nothing).
+
+    Cheap when the evaluator hands the same Finding objects again (the tuple comparison
+    tries identity first), and at worst one comparison per finding."""
+    if previous is None:
+        return False
+    return previous.result is current.result or (
+        previous.findings == current.findings and previous.causes == current.causes
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """What the sinks read of a node: a GPU node (``checks.standalone.gpu_node``), NFD's NVIDIA PCI
+    label, GFD's ``gpu.product``."""
+
+    gpu: bool
+    nfd: bool
+    gfd: bool
+
+
+class GpuNodes:
+    """:class:`NodeFacts` of each node, kept for the node records that did not change since the last call
+    (a watch event replaces one record; the rest are the same objects). Holds the current nodes only."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Node, NodeFacts]] = {}
+
+    def facts(self, nodes: Iterable[Node]) -> dict[str, NodeFacts]:
+        known, fresh = self._known, {}
+        out = {}
+        for n in nodes:
+            hit = known.get(id(n))
+            if hit is not None and hit[0] is n:
+                facts = hit[1]
+            else:
+                labels = n.labels
+                facts = NodeFacts(gpu_node(n), V.has_nvidia_pci(labels), bool(labels.get(V.GPU_PRODUCT)))
+            fresh[id(n)] = (n, facts)
+            out[n.name] = facts
+        self._known = fresh
+        return out
 
 
 class Background:
