@@ -276,3 +276,24 @@ def test_the_background_sink_writes_without_holding_the_caller() -> None:
     assert sink.wait(5.0)
     sink.stop()
     assert [s.key for s in recorder.specs] == [EventKey(Regarding("Node", "", "gpu-a"), "Warning", "OperandMissing")]
+
+
+def test_buckets_and_series_stay_bounded() -> None:
+    from gpulabel.controller.events import MAX_RECORDS, TokenBuckets
+
+    buckets = TokenBuckets(limit=100)
+    for i in range(1000):
+        assert buckets.take(Regarding("Node", "", f"n{i}"), 0.0)
+    assert len(buckets.buckets) <= 100
+    clock = Clock()
+    planner = EventPlanner(clock)
+    many = [Finding("capacity", "cordoned", node=f"n{i}", severity="warning") for i in range(MAX_RECORDS + 500)]
+    broken = assessment(many)
+    assert len(planner.plan(None, broken).events) == MAX_RECORDS + 500  # each object's first Event
+    fixed = assessment([])
+    clock.now += 1
+    planner.plan(broken, fixed)
+    clock.now += 2 * 3600  # the API server has dropped them all (--event-ttl 1h)
+    planner.plan(fixed, fixed)
+    assert planner.series == {}
+    assert len(planner.buckets.buckets) <= MAX_RECORDS
