@@ -11,11 +11,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from gpulabel.model.findings import Finding
 
-__all__ = ["Metrics", "serve"]
+__all__ = ["Metrics", "Served", "serve"]
+
+
+class Served(Protocol):
+    """What ``serve`` needs: the metrics' text and whether the process is ready."""
+
+    ready: threading.Event
+
+    def render(self) -> bytes: ...
 
 
 class Metrics:
@@ -68,7 +76,7 @@ class Metrics:
         return bytes(generate_latest(self.registry))
 
 
-def serve(metrics: Metrics, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
+def serve(metrics: Served, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
     """Serve ``/metrics``, ``/healthz`` and ``/readyz`` on a daemon thread; returns the server."""
 
     class Handler(BaseHTTPRequestHandler):
