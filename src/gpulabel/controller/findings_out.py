@@ -10,7 +10,6 @@ with ``check``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from gpulabel.checks.assessment import Assessment
@@ -54,8 +53,7 @@ class FindingsDump:
     def publish(self, assessment: Assessment) -> None:
         import orjson
 
+        from gpulabel.cluster.files import write_file
+
         doc = {**assessment.result.envelope(), "at": assessment.at}
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as out:
-            out.write(orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))
-        os.replace(tmp, self.path)
+        write_file(self.path, orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))  # replaced atomically
