@@ -22,10 +22,9 @@ __all__ = ["Metrics", "Served", "serve"]
 
 
 class Served(Protocol):
-    """What :func:`serve` serves: the exposition text and the readiness flag."""
+    """What ``serve`` needs: the metrics' text and whether the process is ready."""
 
-    @property
-    def ready(self) -> threading.Event: ...
+    ready: threading.Event
 
     def render(self) -> bytes: ...
 
