@@ -6,19 +6,27 @@ DaemonSet (no operator: see test_standalone_cluster.py), and a NoExecute taint i
 so the taint manager evicts its pod and the DaemonSet controller makes no other. It is published
 through the sinks with the real API client: ``kubectl describe node`` shows gpulabel's Warning, the
 Normal after the repair, repeats aggregated into the Event's ``series``; the node condition appears
-with its own field manager owning only itself.
+with its own field manager owning only itself. End to end, ``gpulabel monitor`` itself: a deleted
+device-plugin pod is a Warning Event on the node within a second, and a Normal once the DaemonSet
+controller's new pod runs.
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from labcluster_support import LabCluster, gpu_node_manifest, node_is_ready, wait_for
-from test_standalone_cluster import DS, GFD, device_plugin_daemonset, plugin_pods, running_on
+from test_standalone_cluster import DS, GFD, device_plugin_daemonset
 
 from gpulabel.app.session import Session, Source
 from gpulabel.checks.assessment import Accepted, Assessment, judged
@@ -27,6 +35,7 @@ from gpulabel.controller.condition import MANAGER, ApiConditionWriter, Condition
 from gpulabel.controller.events import EventKey, EventPlanner, EventSink, EventWriter, Regarding, event_name
 
 NODE = "ms-gpu"
+NS = "ms-device-plugin"  # the device plugin's DaemonSet in a namespace of its own (a ResourceQuota can hold it)
 TAINT = "gpulabel-test/broken"
 WARNING = EventKey(Regarding("Node", "", NODE), "Warning", "OperandMissing")
 RESOLVED = EventKey(Regarding("Node", "", NODE), "Normal", "OperandMissingResolved")
@@ -47,14 +56,26 @@ def assess(session: Session, at: float) -> Assessment:
     return Assessment(result, causes, state, at)
 
 
+def plugin_pods(cluster: LabCluster) -> dict[str, dict[str, Any]]:
+    pods = cluster.get("pods", "-n", NS, "-l", "name=nvidia-device-plugin-ds")["items"]
+    return {p["spec"].get("nodeName", ""): p for p in pods if not p["metadata"].get("deletionTimestamp")}
+
+
+def running_on(cluster: LabCluster, node: str) -> bool:
+    pod = plugin_pods(cluster).get(node)
+    return pod is not None and pod["status"].get("phase") == "Running"
+
+
 @pytest.fixture
 def plugin_node(labcluster: LabCluster) -> Iterator[str]:
     labcluster.apply(gpu_node_manifest(NODE, GFD, gpus=1))
     wait_for(lambda: node_is_ready(labcluster.get("node", NODE)), timeout=60)
-    labcluster.apply(device_plugin_daemonset())
+    labcluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    ds = device_plugin_daemonset()
+    labcluster.apply({**ds, "metadata": {**ds["metadata"], "namespace": NS}})
     wait_for(lambda: running_on(labcluster, NODE), timeout=60, message="for the device plugin on the node")
     yield NODE
-    labcluster.kubectl("delete", "daemonset", "-n", "kube-system", DS, "--wait=false", "--ignore-not-found")
+    labcluster.kubectl("delete", "namespace", NS, "--wait=false", "--ignore-not-found")
     labcluster.kubectl("delete", "node", NODE, "--wait=false", "--ignore-not-found")
     labcluster.kubectl("delete", "events", "-n", "default", "--field-selector", f"involvedObject.name={NODE}")
 
@@ -109,7 +130,7 @@ def test_events_and_the_condition_tell_why_the_node_has_no_usable_gpus(
         "gpulabel",
     )
     assert warning["regarding"] == {"apiVersion": "v1", "kind": "Node", "name": NODE, "uid": NODE}
-    assert warning["note"].startswith(f"{NODE} device-plugin missing: kube-system/{DS} does not tolerate taint ")
+    assert warning["note"].startswith(f"{NODE} device-plugin missing: {NS}/{DS} does not tolerate taint ")
     assert f"; cause {NODE} daemonset 1 GPU(s): device-plugin missing" in warning["note"]
     assert "series" not in warning
     described = describe_events(labcluster)
@@ -201,3 +222,141 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
     found = event(labcluster, WARNING)
     assert found is not None and found["reportingInstance"] == "first" and found["series"]["count"] == 2
     labcluster.kubectl("taint", "node", NODE, f"{TAINT}-")
+
+
+MONITOR = (sys.executable, "-m", "gpulabel", "monitor")
+HOLD = [  # refuses every pod made in NS: the DaemonSet controller cannot make the deleted pod again
+    {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "gpulabel-test-hold-pods"},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+                ]
+            },
+            "validations": [{"expression": "false", "message": "pods held by the test"}],
+        },
+    },
+    {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "gpulabel-test-hold-pods"},
+        "spec": {
+            "policyName": "gpulabel-test-hold-pods",
+            "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}}},
+        },
+    },
+]
+
+
+def release(cluster: LabCluster) -> None:
+    for kind in ("validatingadmissionpolicybinding", "validatingadmissionpolicy"):
+        cluster.kubectl("delete", kind, "gpulabel-test-hold-pods", "--ignore-not-found")
+
+
+def refused(client: Any) -> bool:
+    """Whether a pod made in the namespace now is refused (a dry run, nothing is made)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"}, "spec": {"containers": [PROBE]}}
+    status, _ = client.request_raw(
+        "POST",
+        f"/api/v1/namespaces/{NS}/pods",
+        query=[("dryRun", "All")],
+        body=json.dumps(pod).encode(),
+        content_type="application/json",
+    )
+    return bool(status == 422)
+
+
+PROBE = {"name": "probe", "image": "registry.k8s.io/pause:3.10"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def served(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status, resp.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
+    labcluster: LabCluster, plugin_node: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    log = tmp_path / "monitor.log"
+    proc = subprocess.Popen(
+        [*MONITOR, "--kubeconfig", str(labcluster.kubeconfig), "--metrics-port", str(port), "--node-condition"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
+    base = f"http://127.0.0.1:{port}"
+    client = Session(Source(kubeconfig=str(labcluster.kubeconfig))).client()
+    names = {
+        reason: event_name(EventKey(Regarding("Node", "", NODE), kind, reason))
+        for kind, reason in [
+            ("Warning", "OperandMissing"),
+            ("Warning", "OperandNotReady"),
+            ("Normal", "OperandMissingResolved"),
+            ("Normal", "OperandNotReadyResolved"),
+        ]
+    }
+
+    def found(*reasons: str) -> dict[str, Any] | None:
+        for reason in reasons:
+            status, data = client.request_raw("GET", client.event_path("default", names[reason]))
+            if status == 200:
+                return dict(json.loads(data))
+        return None
+
+    try:
+        wait_for(lambda: served(base + "/readyz")[0] == 200, timeout=60, message=lambda: log.read_text()[-2000:])
+        wait_for(lambda: served(base + "/findings")[0] == 200, timeout=30)
+        assert found(*names) is None  # the node is healthy: nothing said about it
+
+        # kwok runs the DaemonSet controller's new pod at once: an admission policy keeps it from being made
+        labcluster.apply(*HOLD)
+        wait_for(lambda: refused(client), timeout=30, message="for the admission policy to refuse pods")
+        pod = plugin_pods(labcluster)[NODE]["metadata"]["name"]
+        started = time.monotonic()
+        status, _ = client.request_raw("DELETE", f"/api/v1/namespaces/{NS}/pods/{pod}")
+        assert status == 200
+        warning = wait_for(
+            lambda: found("OperandMissing", "OperandNotReady"), timeout=10, interval=0.01, message=log.read_text
+        )
+        latency = time.monotonic() - started
+        assert warning["type"] == "Warning" and warning["reportingController"] == "gpulabel"
+        assert latency < 1.0, f"the Warning took {latency:.3f}s"
+        print(f"delete -> Warning Event {warning['reason']}: {latency * 1000:.0f} ms")  # -s shows it
+
+        assert not running_on(labcluster, NODE)
+        release(labcluster)
+        wait_for(lambda: not refused(client), timeout=30, message="for pods to be admitted again")
+        labcluster.kubectl("annotate", "daemonset", "-n", NS, DS, f"gpulabel-test/kick={time.time()}")
+        wait_for(lambda: running_on(labcluster, NODE), timeout=60, message="for the device plugin to be back")
+        resolved = wait_for(
+            lambda: found("OperandMissingResolved", "OperandNotReadyResolved"), timeout=10, message=log.read_text
+        )
+        assert resolved["type"] == "Normal" and resolved["reason"] == warning["reason"] + "Resolved"
+        described = describe_events(labcluster)
+        assert any(line.startswith(f"Warning {warning['reason']}") and " gpulabel " in line for line in described)
+        assert any(line.startswith(f"Normal {resolved['reason']}") for line in described), described
+        metrics = served(base + "/metrics")[1]
+        assert f'gpulabel_events_total{{reason="{warning["reason"]}",type="Warning"}}' in metrics
+        assert 'gpulabel_node_conditions_total{status="False"}' in metrics
+        cond = condition(labcluster.get("node", NODE))
+        assert cond is not None and (cond["status"], cond["reason"]) == ("False", "AsExpected")
+    finally:
+        release(labcluster)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]

@@ -134,21 +134,26 @@ def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:
 def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None]) -> tuple[list[Sink], Health | None]:
     """Every sink the options ask for, and the metrics that hear about watch health (None: no metrics).
 
-    The one place sinks are wired: metrics (``--metrics-port``), the findings
-    log (stderr), ``--dump``. Events (``--events``) and the node condition
-    (``--node-condition``) are controller/events.py's and controller/condition.py's sinks.
+    The one place sinks are wired: metrics (``--metrics-port``: controller/monitor_metrics.py, served
+    with ``/findings``), the findings log (stderr), ``--dump``, Events (``--events``,
+    controller/events.py) and the node condition (``--node-condition``, controller/condition.py).
+    Events name the monitor's pod (``$POD_NAME``) or host as their ``reportingInstance``.
     """
+    import os
+    import socket
+
     from gpulabel.controller.findings_out import FindingsDump, FindingsLog
 
     sinks: list[Sink] = [FindingsLog(say)]
     if opts.dump is not None:
         sinks.append(FindingsDump(opts.dump))
     health: Health | None = None
+    metrics = None
     if opts.metrics_port is not None:
-        from gpulabel.controller.basic_metrics import BasicMonitorMetrics
         from gpulabel.controller.metrics import serve
+        from gpulabel.controller.monitor_metrics import MonitorMetrics
 
-        metrics = BasicMonitorMetrics()
+        metrics = MonitorMetrics(opts.problem_series)
         client.on_error = metrics.api_error
         try:
             serve(metrics, opts.metrics_port)
@@ -156,6 +161,15 @@ def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None])
             raise InputError("--metrics-port", f"cannot listen on {opts.metrics_port}: {err.strerror}") from None
         sinks.append(metrics)
         health = metrics
+    if opts.events:
+        from gpulabel.controller.events import EventSink, EventWriter
+
+        instance = os.environ.get("POD_NAME") or socket.gethostname()
+        sinks.append(EventSink(EventWriter(client, instance), metrics=metrics, warn=say))
+    if opts.node_condition:
+        from gpulabel.controller.condition import ApiConditionWriter, ConditionSink
+
+        sinks.append(ConditionSink(ApiConditionWriter(client), metrics=metrics, warn=say))
     return sinks, health
 
 
@@ -192,5 +206,9 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         resync_seconds=opts.resync_seconds,
     )
     code = monitor.run()
+    for sink in sinks:  # the writing sinks write what still waits
+        stop = getattr(sink, "stop", None)
+        if callable(stop):
+            stop()
     findings = monitor.last.findings if monitor.last is not None else ()
     return Outcome(Result("monitor", findings), code)
