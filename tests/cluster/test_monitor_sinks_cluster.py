@@ -75,8 +75,9 @@ def plugin_node(labcluster: LabCluster) -> Iterator[str]:
     labcluster.apply({**ds, "metadata": {**ds["metadata"], "namespace": NS}})
     wait_for(lambda: running_on(labcluster, NODE), timeout=60, message="for the device plugin on the node")
     yield NODE
-    labcluster.kubectl("delete", "namespace", NS, "--wait=false", "--ignore-not-found")
-    labcluster.kubectl("delete", "node", NODE, "--wait=false", "--ignore-not-found")
+    # gone before the next test makes them again (a namespace still terminating would take the new DaemonSet)
+    labcluster.kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=120s")
+    labcluster.kubectl("delete", "node", NODE, "--ignore-not-found", "--timeout=60s")
     labcluster.kubectl("delete", "events", "-n", "default", "--field-selector", f"involvedObject.name={NODE}")
 
 
@@ -210,15 +211,16 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
     wait_for(lambda: NODE not in plugin_pods(labcluster), timeout=60, message="for the pod to be evicted")
     broken = assess(session, time.time())
 
-    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), background=False)
+    said: list[str] = []
+    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), warn=said.append, background=False)
     dry.publish(broken)
-    assert WARNING in [s.key for s in dry.drain()]
+    assert WARNING in [s.key for s in dry.drain()], (said, [f.line() for f in broken.findings])
     assert event(labcluster, WARNING) is None
 
     for instance in ("first", "second"):  # a new process: its planner knows nothing, the Event exists
-        sink = EventSink(EventWriter(client, instance), EventPlanner(), background=False)
+        sink = EventSink(EventWriter(client, instance), EventPlanner(), warn=said.append, background=False)
         sink.publish(broken)
-        assert WARNING in [s.key for s in sink.drain()]
+        assert WARNING in [s.key for s in sink.drain()], said
     found = event(labcluster, WARNING)
     assert found is not None and found["reportingInstance"] == "first" and found["series"]["count"] == 2
     labcluster.kubectl("taint", "node", NODE, f"{TAINT}-")
@@ -434,10 +436,11 @@ def test_the_writes_need_exactly_the_documented_rules(
     assert pending, [f.line() for f in broken.findings]
 
     writer = KubeClient(str(account(labcluster, "gpulabel-test-sinks", WRITES, tmp_path)))
-    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(), background=False)
+    said: list[str] = []
+    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(), warn=said.append, background=False)
     sink.publish(broken)
     written = {(s.key.regarding.kind, s.key.reason) for s in sink.drain()}
-    assert ("Node", "OperandMissing") in written
+    assert ("Node", "OperandMissing") in written, (said, [f.line() for f in broken.findings])
     pod_reasons = {reason for kind, reason in written if kind == "Pod"}
     assert pod_reasons and all(r.startswith("Pending") for r in pod_reasons), written
     described = labcluster.kubectl("describe", "pod", "-n", ns, "wants-8-gpus").stdout
