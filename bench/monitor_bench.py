@@ -46,6 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 
+from gpulabel_run import monitor_argv  # noqa: E402
 from labcluster_support import LabCluster, build, wait_for  # noqa: E402
 
 from bench.cluster_bench import populate  # noqa: E402
@@ -68,19 +69,7 @@ class Monitor:
     def __init__(self, kubeconfig: Path, dump: Path, extra: list[str]) -> None:
         self.started = time.time()
         self.proc = subprocess.Popen(
-            [
-                PY,
-                "-m",
-                "gpulabel",
-                "monitor",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--metrics-port",
-                "0",
-                "--dump",
-                str(dump),
-                *extra,
-            ],
+            monitor_argv(kubeconfig, dump, *extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
