@@ -16,6 +16,7 @@ from gpulabel.controller.events import (
     EventSpec,
     EventWriter,
     Regarding,
+    TokenBuckets,
     event_name,
     event_reason,
 )
@@ -279,7 +280,7 @@ def test_the_background_sink_writes_without_holding_the_caller() -> None:
 
 
 def test_buckets_and_series_stay_bounded() -> None:
-    from gpulabel.controller.events import MAX_RECORDS, TokenBuckets
+    from gpulabel.controller.events import MAX_RECORDS
 
     buckets = TokenBuckets(limit=100)
     for i in range(1000):
@@ -297,3 +298,19 @@ def test_buckets_and_series_stay_bounded() -> None:
     planner.plan(fixed, fixed)
     assert planner.series == {}
     assert len(planner.buckets.buckets) <= MAX_RECORDS
+
+
+def test_a_warning_never_written_is_never_resolved() -> None:
+    clock = Clock()
+    planner = EventPlanner(clock, TokenBuckets(burst=1))
+    broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
+    assert warnings(planner.plan(None, broken).events) == [("Warning", "OperandMissing", 1)]
+    clock.now += 1
+    assert planner.plan(broken, fixed).suppressed == 1  # the Resolved: no token left
+    clock.now += 1
+    other = Finding("capacity", "cordoned", node="gpu-a", severity="warning")
+    with_other = assessment([other])
+    assert planner.plan(fixed, with_other).suppressed == 1  # its Warning: no token either
+    clock.now += 1
+    plan = planner.plan(with_other, fixed)
+    assert (plan.events, plan.suppressed) == ((), 0)  # nothing to take back

@@ -327,6 +327,9 @@ class EventPlanner:
         nodes: set[str] | None = None
         for key, group in before.items():
             if key not in after:
+                warned = self.series.get(key)
+                if warned is None or warned.count == 0:
+                    continue  # its Warning was never written: nothing to take back
                 if key.regarding.kind == "Node":
                     nodes = nodes if nodes is not None else {n.name for n in current.state.nodes}
                     if key.regarding.name not in nodes:
@@ -337,7 +340,7 @@ class EventPlanner:
                     suppressed += 1
                 else:
                     out.append(spec)
-        if now - self._forgot >= FORGET_EVERY or len(self.series) > MAX_RECORDS:
+        if now - self._forgot >= FORGET_EVERY or len(self.series) - len(after) > MAX_RECORDS:
             self._forget(now, after)
             self._forgot = now
         return Plan(tuple(out), suppressed)
