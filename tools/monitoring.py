@@ -14,8 +14,14 @@ runs the same comparison), so the copies cannot drift from the source.
 
 from __future__ import annotations
 
+import json
+import re
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "deploy" / "monitoring"
@@ -68,10 +74,62 @@ def stale() -> list[Path]:
     return [p for p, text in outputs().items() if not p.is_file() or p.read_text() != text]
 
 
+def alert_rules(text: str | None = None) -> list[dict[str, Any]]:
+    """Every rule of the rules file (``text``, default the source), alerts and recording rules."""
+    doc = yaml.safe_load(RULES.read_text() if text is None else text)
+    return [rule for group in doc["groups"] for rule in group["rules"]]
+
+
+def with_for(text: str, duration: str) -> str:
+    """The rules file with every ``for:`` set to ``duration``: the copy a test loads to see alerts fire at once."""
+    doc = yaml.safe_load(text)
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            if "for" in rule:
+                rule["for"] = duration
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+# Grafana's variables in the dashboard's queries, and what a test puts in their place
+GRAFANA_VARIABLES = {"$job": "gpulabel-monitor", "$__rate_interval": "1m"}
+
+
+def dashboard_queries(values: Mapping[str, str] = GRAFANA_VARIABLES) -> Iterator[tuple[str, str]]:
+    """``(panel title, PromQL)`` for every query of the dashboard, Grafana's variables replaced by ``values``."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    for panel in dashboard["panels"]:
+        for target in panel.get("targets", ()):
+            expr = target["expr"]
+            for name in sorted(values, key=len, reverse=True):
+                expr = expr.replace(name, values[name])
+            yield panel["title"], expr
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+_KEYWORDS = frozenset({"and", "or", "unless", "bool", "inf", "nan", "offset"})
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads (selectors, not functions, keywords or label names)."""
+    text = _STRING.sub('""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = _GROUPING.sub(" ", text)
+    names = set()
+    for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][\w:]*)(\s*\()?", text):
+        if not m.group(2) and m.group(1) not in _KEYWORDS:
+            names.add(m.group(1))
+    return names
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         for path in stale():
-            print(f"{path.relative_to(ROOT)}: differs from deploy/monitoring; run python -m tools.monitoring", file=sys.stderr)
+            print(
+                f"{path.relative_to(ROOT)}: differs from deploy/monitoring; run python -m tools.monitoring",
+                file=sys.stderr,
+            )
         return 1 if stale() else 0
     if argv:
         print("usage: python -m tools.monitoring [--check]", file=sys.stderr)
