@@ -318,8 +318,11 @@ def _rules(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_the_monitors_role_reads_writes_events_and_patches_node_status_only_with_the_condition(helm: Path) -> None:
     rules = _rules(objects(template("--set", "monitor.enabled=true")))
-    writes = [r for r in rules if set(r["verbs"]) - {"list", "watch"}]
-    assert writes == [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+    more = [r for r in rules if set(r["verbs"]) - {"list", "watch"}]
+    assert more == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},  # a pod's UID for its Event
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+    ]
     assert not [r for r in rules if "nodes/status" in r["resources"]]
 
     docs = objects(template("--set", "monitor.enabled=true,monitor.nodeCondition=true"))

@@ -83,6 +83,8 @@ def test_the_monitors_role_lists_and_watches_exactly_the_kinds_of_the_table() ->
     assert {w for w in writes if w[2] not in {"list", "watch"}} == {
         ("events.k8s.io", "events", "create"),
         ("events.k8s.io", "events", "patch"),
+        ("events.k8s.io", "events", "get"),  # an Event another instance made (409)
+        ("", "pods", "get"),  # a pod's UID for its Event
     }
 
 
