@@ -210,6 +210,10 @@ def test_a_deleted_device_plugin_pod_fires_operands_not_running_until_it_is_back
             timeout=30,
             message=lambda: f"for GPULabelOperandsNotRunning on {node}: {prometheus.alerts()}",
         )
+        (alert,) = active_on(prometheus, "GPULabelOperandsNotRunning", node)
+        assert alert["annotations"]["summary"] == f"GPU node {node}: an operand is missing"
+        assert f"gpulabel explain node/{node}" in alert["annotations"]["description"]
+        assert alert["annotations"]["runbook_url"] == "docs/runbook.md#gpulabeloperandsnotrunning"
     finally:
         os.kill(manager, signal.SIGCONT)
     wait_sets(gpu_operator, node, CONTAINER_SETS, timeout=90)
