@@ -14,6 +14,9 @@ alert for the named node (read from /api/v1/alerts) and resolving it after the r
    removed is the repair: GPULabelOperandsNotRunning, and every dashboard query returns series;
 3. GFD's labels removed from half the GPU nodes; put back is the repair: GPULabelMassLabelLoss
    (source gfd) and GPULabelGPULabelsBroken per node.
+
+Then the monitor's own: stopped for a few seconds (SIGSTOP), GPULabelMonitorDown and
+GPULabelMonitorAbsent fire and resolve when it answers again.
 """
 
 from __future__ import annotations
@@ -104,12 +107,12 @@ def chart_monitor(gpu_operator: LabCluster) -> Iterator[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def monitor_port(
+def monitor(
     gpu_operator: LabCluster,
     chart_monitor: dict[str, Any],
     gpu_nodes: list[str],
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[int]:
+) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """`gpulabel monitor` with the chart's arguments (its metrics port replaced) and ServiceAccount token."""
     tmp = tmp_path_factory.mktemp("monitor")
     sa = sa_files(gpu_operator, "gpulabel-monitor", tmp / "sa")
@@ -133,7 +136,7 @@ def monitor_port(
             timeout=60,
             message=lambda: f"for the monitor to lead: {(tmp / 'monitor.log').read_text()[-2000:]}",
         )
-        yield port
+        yield port, proc
         assert proc.poll() is None, (tmp / "monitor.log").read_text()[-4000:]
     finally:
         if proc.poll() is None:
@@ -144,6 +147,11 @@ def monitor_port(
                 proc.kill()
                 proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def monitor_port(monitor: tuple[int, subprocess.Popen[str]]) -> int:
+    return monitor[0]
 
 
 @pytest.fixture(scope="module")
@@ -289,3 +297,26 @@ def test_the_charts_rights_were_enough_and_the_metrics_lint_clean(prometheus: Pr
         text = resp.read()
     res = subprocess.run([str(PROMTOOL), "check", "metrics"], input=text, capture_output=True, timeout=30)
     assert res.returncode == 0, res.stdout.decode() + res.stderr.decode()
+
+
+def test_the_monitor_unreachable_fires_monitor_down_and_absent_until_it_answers_again(
+    prometheus: Prometheus, monitor: tuple[int, subprocess.Popen[str]]
+) -> None:
+    """Last: the monitor is stopped (SIGSTOP) for a few seconds, well inside its Lease's duration."""
+    _, proc = monitor
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        down = wait_for(
+            lambda: firing(prometheus, "GPULabelMonitorDown"), timeout=15, message=lambda: str(prometheus.alerts())
+        )
+        assert down[0]["labels"]["instance"] == f"127.0.0.1:{monitor[0]}"
+        wait_for(
+            lambda: firing(prometheus, "GPULabelMonitorAbsent"), timeout=10, message=lambda: str(prometheus.alerts())
+        )
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    wait_for(
+        lambda: not prometheus.alerts("GPULabelMonitorDown") and not prometheus.alerts("GPULabelMonitorAbsent"),
+        timeout=30,
+        message=lambda: str(prometheus.alerts()),
+    )
