@@ -4,7 +4,7 @@ Prometheus (tools/prometheus) scrapes the monitor every second and evaluates
 deploy/monitoring/gpulabel-rules.yaml every second, from a copy whose `for:` are all 1s
 (tools.monitoring.with_for: the same expressions, labels and annotations). The monitor runs
 with the chart's own arguments and its ServiceAccount's token, so the chart's least-privilege
-ClusterRole is what it watches and writes Events with. Three scenarios, each firing the named
+ClusterRole is what it watches and writes Events with. Four scenarios, each firing the named
 alert for the named node (read from /api/v1/alerts) and resolving it after the repair:
 
 1. a device-plugin pod deleted while the DaemonSet controller is held (SIGSTOP of labcluster's
@@ -13,7 +13,9 @@ alert for the named node (read from /api/v1/alerts) and resolving it after the r
 2. a NoExecute taint the operands do not tolerate (the taint manager evicts them); the taint
    removed is the repair: GPULabelOperandsNotRunning, and every dashboard query returns series;
 3. GFD's labels removed from half the GPU nodes; put back is the repair: GPULabelMassLabelLoss
-   (source gfd) and GPULabelGPULabelsBroken per node.
+   (source gfd) and GPULabelGPULabelsBroken per node;
+4. allocatable nvidia.com/gpu 0 (the device plugin unregistered); 1 again is the repair:
+   GPULabelGPUsNotAllocatable.
 
 Then the monitor's own: stopped for a few seconds (SIGSTOP), GPULabelMonitorDown and
 GPULabelMonitorAbsent fire and resolve when it answers again.
@@ -22,6 +24,7 @@ GPULabelMonitorAbsent fire and resolve when it answers again.
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import os
 import signal
@@ -287,6 +290,34 @@ def test_gfd_labels_removed_from_half_the_gpu_nodes_fire_mass_label_loss_until_p
         lambda: not prometheus.alerts("GPULabelMassLabelLoss") and not on(half, "GPULabelGPULabelsBroken", prometheus),
         timeout=30,
         message=lambda: f"for the alerts to resolve: {prometheus.alerts()}",
+    )
+
+
+def test_no_allocatable_gpu_fires_gpus_not_allocatable_until_advertised_again(
+    gpu_operator: LabCluster, prometheus: Prometheus, gpu_nodes: list[str]
+) -> None:
+    """What the kubelet shows when the device plugin unregisters: allocatable nvidia.com/gpu 0."""
+    node = gpu_nodes[3]
+
+    def advertise(gpus: int) -> None:
+        patch = {"status": {"allocatable": {"nvidia.com/gpu": str(gpus)}}}
+        gpu_operator.kubectl("patch", "node", node, "--subresource=status", "--type=merge", "-p", json.dumps(patch))
+
+    advertise(0)
+    try:
+        wait_for(
+            lambda: on(node, "GPULabelGPUsNotAllocatable", prometheus, reason="no-allocatable"),
+            timeout=60,
+            message=lambda: f"for GPULabelGPUsNotAllocatable on {node}: {prometheus.alerts()}",
+        )
+        (alert,) = firing(prometheus, "GPULabelGPUsNotAllocatable", lambda a: a.get("node") == node)
+        assert alert["labels"]["severity"] == "critical"
+    finally:
+        advertise(1)
+    wait_for(
+        lambda: not active_on(prometheus, "GPULabelGPUsNotAllocatable", node),
+        timeout=30,
+        message=lambda: f"for GPULabelGPUsNotAllocatable on {node} to resolve: {prometheus.alerts()}",
     )
 
 
