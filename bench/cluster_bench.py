@@ -61,8 +61,11 @@ def timed(argv: list[str], runs: int, env: dict[str, str] | None = None, shell: 
     return best, peak
 
 
-def populate(cluster: LabCluster, nodes: int, seed: int) -> tuple[list[dict[str, Any]], int]:
-    """Create the synthetic nodes and the operand DaemonSets; wait for their pods to run."""
+def populate(cluster: LabCluster, nodes: int, seed: int, allocatable: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """Create the synthetic nodes and the operand DaemonSets; wait for their pods to run.
+
+    ``allocatable``: the nodes carry synth's capacity and allocatable (``nvidia.com/gpu`` too, as
+    the device plugin would advertise it; kwok keeps what a Node is created with)."""
     synth = generate(nodes, seed=seed)
     objs = synth.objects
     client = KubeClient(str(cluster.kubeconfig))
@@ -76,6 +79,8 @@ def populate(cluster: LabCluster, nodes: int, seed: int) -> tuple[list[dict[str,
             "metadata": {k: v for k, v in node["metadata"].items() if k in ("name", "labels", "annotations")},
             "spec": node.get("spec") or {},
         }
+        if allocatable:
+            body["status"] = {k: node["status"][k] for k in ("capacity", "allocatable")}
         client.request("POST", "/api/v1/nodes", body=json.dumps(body).encode(), content_type="application/json")
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:

@@ -41,8 +41,8 @@ var controllers = []string{
 	"node-lifecycle-controller", "taint-eviction-controller", "resourceclaim-controller",
 }
 
-// auditPolicy logs every request on nodes and every list, at Metadata level,
-// so tests can count the writes and lists a tool makes.
+// auditPolicy logs every request on nodes and every list and watch, at Metadata
+// level, so tests can count the writes, lists and watches a tool makes.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -51,7 +51,7 @@ rules:
   resources: [{group: "", resources: ["nodes", "nodes/status"]}]
   verbs: ["get", "list", "create", "update", "patch", "delete", "deletecollection"]
 - level: Metadata
-  verbs: ["list"]
+  verbs: ["list", "watch"]
 - level: None
 `
 

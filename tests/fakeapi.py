@@ -4,8 +4,11 @@
 policy, writes) whose one network call, ``open``, is answered by
 :class:`FakeApi` from memory: Nodes (LIST, PATCH as a label merge), Leases
 (GET, POST, PUT with resourceVersion conflicts, as the API server does) and
-watches played from a script. The retry policy runs on a :class:`FakeClock`,
-so retry budgets and Lease timing cost no real time.
+watches played from a script. Objects of the other kinds (:meth:`FakeApi.put`)
+are served at their kind's path (``model.cluster.KINDS``) with paged LISTs,
+their own scripted watches (:attr:`FakeApi.kind_watches`) and API discovery.
+The retry policy runs on a :class:`FakeClock`, so retry budgets and Lease
+timing cost no real time.
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ class FakeApi:
         self.on_watches_done: Callable[[], None] = lambda: time.sleep(0.005)  # then an empty stream
         self.before_write: Callable[[], None] | None = None  # runs once, before the next Lease write
         self.lock = threading.RLock()
+        # the other kinds: collection path -> "namespace/name" -> object; scripted watches by path
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {}
+        self.kind_watches: dict[str, list[Watch]] = {}
 
     # -- state ------------------------------------------------------------------
 
@@ -122,6 +128,20 @@ class FakeApi:
     def bookmark(self) -> dict[str, Any]:
         return {"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": self._bump()}}}
 
+    def put(self, obj: dict[str, Any], kind_type: str = "MODIFIED") -> dict[str, Any]:
+        """Store ``obj`` (of any kind of the table but Node) at a new resourceVersion; its watch event."""
+        path = _kind_path(str(obj["kind"]))
+        obj = orjson.loads(orjson.dumps(obj))
+        obj["metadata"]["resourceVersion"] = self._bump()
+        self.objects.setdefault(path, {})[_name(obj)] = obj
+        return {"type": kind_type, "object": obj}
+
+    def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
+        """Remove an object; its DELETED event."""
+        obj = self.objects[_kind_path(kind)].pop(f"{namespace}/{name}")
+        obj["metadata"]["resourceVersion"] = self._bump()
+        return {"type": "DELETED", "object": obj}
+
     def queries(self, method: str, path: str) -> list[dict[str, str]]:
         return [q for m, p, q in self.requests if (m, p) == (method, path)]
 
@@ -144,7 +164,16 @@ class FakeApi:
                 return FakeResponse(503, _status(503, "the server is currently unable to handle the request"))
         if path == "/api/v1/nodes" and q.get("watch") == "true":
             return self._watch()  # not under the lock: a script's end may wait for the other thread
+        if path in self.objects and q.get("watch") == "true":
+            return self._watch(path)
         with self.lock:
+            if path in self.objects and method == "GET":
+                return self._list(path, q)
+            if path.startswith("/apis/") and path.count("/") == 3 and method == "GET":
+                served = [{"name": p.rsplit("/", 1)[1]} for p in self.objects if p.startswith(path + "/")]
+                if not served:
+                    return FakeResponse(404, _status(404, "the server could not find the requested resource"))
+                return FakeResponse(200, orjson.dumps({"kind": "APIResourceList", "resources": served}))
             if path == "/api/v1/nodes" and method == "GET":
                 items = [self.nodes[n] for n in sorted(self.nodes)]
                 page = {"kind": "NodeList", "metadata": {"resourceVersion": str(self.version)}, "items": items}
@@ -155,9 +184,19 @@ class FakeApi:
                 return self._lease(method, path, body)
             return FakeResponse(404, _status(404, f"{path} not found"))
 
-    def _watch(self) -> FakeResponse:
+    def _list(self, path: str, q: dict[str, str]) -> FakeResponse:
+        """One page: ``limit`` objects from the offset the ``continue`` token names."""
+        items = [self.objects[path][k] for k in sorted(self.objects[path])]
+        start, limit = int(q.get("continue") or 0), int(q.get("limit") or len(items) or 1)
+        page = items[start : start + limit]
+        token = str(start + limit) if start + limit < len(items) else ""
+        meta = {"resourceVersion": str(self.version), "continue": token}
+        return FakeResponse(200, orjson.dumps({"kind": "List", "metadata": meta, "items": page}))
+
+    def _watch(self, path: str = "/api/v1/nodes") -> FakeResponse:
         with self.lock:
-            w = self.watches.pop(0) if self.watches else None
+            script = self.watches if path == "/api/v1/nodes" else self.kind_watches.setdefault(path, [])
+            w = script.pop(0) if script else None
         if w is None:
             self.on_watches_done()
             return FakeResponse(200)
@@ -206,6 +245,16 @@ class FakeApi:
         obj["metadata"]["resourceVersion"] = self._bump()
         self.leases[name] = obj
         return FakeResponse(201 if method == "POST" else 200, orjson.dumps(obj))
+
+
+def _kind_path(kind: str) -> str:
+    from gpulabel.model.cluster import KIND
+
+    return KIND[kind].path
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return f"{obj['metadata'].get('namespace') or ''}/{obj['metadata']['name']}"
 
 
 def fake_client(tmp_path: Path, api: FakeApi, clock: FakeClock, policy: RetryPolicy | None = None) -> KubeClient:

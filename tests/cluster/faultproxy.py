@@ -227,7 +227,7 @@ class FaultProxy:
                     if (f.drop_watch_after and events >= f.drop_watch_after) or f.down:
                         raise ConnectionAbortedError
             h.wfile.write(b"0\r\n\r\n")
-        except (ConnectionAbortedError, BrokenPipeError, ConnectionResetError):
-            h.close_connection = True
+        except (ConnectionAbortedError, BrokenPipeError, ConnectionResetError, urllib3.exceptions.HTTPError):
+            h.close_connection = True  # the client's end, or the API server's (killed mid-watch): cut the client
         finally:
             resp.release_conn()

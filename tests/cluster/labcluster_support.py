@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -293,3 +294,25 @@ def node_is_ready(node: Mapping[str, Any]) -> bool:
     ready = any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
     taints = node.get("spec", {}).get("taints", [])
     return ready and not any(t["key"] == "node.kubernetes.io/not-ready" for t in taints)
+
+
+def restart_apiserver(cluster: LabCluster, down_seconds: float) -> None:
+    """SIGKILL the API server, wait ``down_seconds``, start it again with the same arguments (etcd keeps the state)."""
+    pid_file = cluster.dir / "kube-apiserver.pid"
+    pid = int(pid_file.read_text())
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    os.kill(pid, signal.SIGKILL)
+    wait_for(
+        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], timeout=10
+    )
+    time.sleep(down_seconds)
+    with open(cluster.dir / "kube-apiserver.log", "ab") as log:
+        proc = subprocess.Popen(
+            [a.decode() for a in argv],
+            cwd=cluster.dir,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    pid_file.write_text(f"{proc.pid}\n")

@@ -4,7 +4,6 @@ watches, error bursts, a concurrent writer, and an API server killed in the midd
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 from faultproxy import FaultProxy, Recorded
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, restart_apiserver, wait_for
 
 from gpulabel.cluster.client import KubeClient
 
@@ -169,27 +168,6 @@ def test_a_concurrent_writer_is_undone_every_time_and_nothing_else_changes(
     assert all(line.split()[1] == "example.com/b" for line in out.splitlines())
 
 
-def _restart_apiserver(cluster: LabCluster, down_seconds: float) -> None:
-    pid_file = cluster.dir / "kube-apiserver.pid"
-    pid = int(pid_file.read_text())
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-    os.kill(pid, signal.SIGKILL)
-    wait_for(
-        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], timeout=10
-    )
-    time.sleep(down_seconds)
-    with open(cluster.dir / "kube-apiserver.log", "ab") as log:
-        proc = subprocess.Popen(
-            [a.decode() for a in argv],
-            cwd=cluster.dir,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
-    pid_file.write_text(f"{proc.pid}\n")
-
-
 def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabCluster, tmp_path: Path) -> None:
     count, prefix = 1000, "rel-kill-"
     labcluster.create_nodes(count, prefix, {"example.com/rel-kill": "1"})
@@ -205,7 +183,7 @@ def test_sync_over_1000_nodes_survives_an_api_server_restart(labcluster: LabClus
             text=True,
         )
         time.sleep(4)  # in the middle of the writes
-        _restart_apiserver(labcluster, down_seconds=2)
+        restart_apiserver(labcluster, down_seconds=2)
         out, err = proc.communicate(timeout=300)
         admin = KubeClient(str(labcluster.kubeconfig))  # rides out the restart (60 s budget)
         items, _ = admin.list("Node", label_selector="example.com/rel-kill=1")

@@ -276,6 +276,11 @@ class KubeClient:
     def node_path(self, name: str) -> str:
         return f"/api/v1/nodes/{quote(name, safe='')}"
 
+    def event_path(self, namespace: str, name: str = "") -> str:
+        """The events.k8s.io/v1 Event ``name`` in ``namespace`` (the collection when ``name`` is empty)."""
+        path = f"/apis/events.k8s.io/v1/namespaces/{quote(namespace, safe='')}/events"
+        return f"{path}/{quote(name, safe='')}" if name else path
+
     def lease_path(self, namespace: str, name: str = "") -> str:
         """The Lease ``name`` in ``namespace`` (the collection when ``name`` is empty)."""
         path = f"/apis/coordination.k8s.io/v1/namespaces/{quote(namespace, safe='')}/leases"

@@ -11,6 +11,13 @@ writes: :class:`ApiWriter` writes (or, ``dry_run``, has the API server run the
 write as its own dry run), :class:`PlanWriter` contacts nothing and only keeps
 the plan. The pass is the same function whichever writer it is given.
 
+Events (``gpulabel monitor``): events.k8s.io/v1 Events are created, and a
+repeat patches the Event's ``series``; an Event that exists already (another
+instance made it) or no longer exists (its TTL ran out) is an answer
+(``None``), not an error. The node condition is a server-side apply of the
+node's status subresource as its own field manager, so it owns exactly its
+one condition. Both honour ``dry_run`` as the API server's dry run.
+
 Leases (``sync --watch --leader-elect``): a create, or an update that
 carries the resourceVersion that was read, so two candidates cannot both
 win; losing that race is an answer (``None``), not an error.
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpulabel.errors import ConflictError
+from gpulabel.errors import ClusterError, ConflictError
 
 if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
@@ -31,7 +38,10 @@ __all__ = [
     "PlanWriter",
     "Writer",
     "apply_labels",
+    "apply_node_condition",
+    "create_event",
     "create_lease",
+    "patch_event_series",
     "remove_labels",
     "update_lease",
 ]
@@ -167,3 +177,72 @@ def update_lease(
     except ConflictError:
         return None
     return updated
+
+
+def create_event(
+    client: KubeClient, namespace: str, event: Mapping[str, Any], dry_run: bool = False
+) -> dict[str, Any] | None:
+    """Create the events.k8s.io/v1 Event ``event`` in ``namespace``; ``None`` if one of its name exists (409)."""
+    import orjson
+
+    try:
+        created: dict[str, Any] = client.request(
+            "POST",
+            client.event_path(namespace),
+            query=_query(dry_run),
+            body=orjson.dumps(event),
+            content_type="application/json",
+        )
+    except ConflictError:
+        return None
+    return created
+
+
+def _gone(err: ClusterError) -> bool:
+    return err.status == 404
+
+
+def patch_event_series(
+    client: KubeClient, namespace: str, name: str, series: Mapping[str, Any], dry_run: bool = False
+) -> dict[str, Any] | None:
+    """Set the Event's ``series`` (``count``, ``lastObservedTime``) by a merge patch; ``None`` if it is gone (404)."""
+    import orjson
+
+    try:
+        patched: dict[str, Any] = client.request(
+            "PATCH",
+            client.event_path(namespace, name),
+            query=_query(dry_run),
+            body=orjson.dumps({"series": dict(series)}),
+            content_type="application/merge-patch+json",
+        )
+    except ClusterError as err:
+        if _gone(err):
+            return None
+        raise
+    return patched
+
+
+def apply_node_condition(
+    client: KubeClient, node: str, condition: Mapping[str, Any], manager: str, dry_run: bool = False
+) -> dict[str, Any] | None:
+    """Server-side apply one condition to ``node``'s status as ``manager`` (forcing ownership of its fields):
+    conditions are a list keyed by ``type``, so the manager owns that one entry only. ``None`` if the node is gone."""
+    import orjson
+
+    body = orjson.dumps(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}, "status": {"conditions": [dict(condition)]}}
+    )
+    try:
+        result: dict[str, Any] = client.request(
+            "PATCH",
+            client.node_path(node) + "/status",
+            query=_query(dry_run, ("fieldManager", manager), ("force", "true")),
+            body=body,
+            content_type="application/apply-patch+yaml",
+        )
+    except ClusterError as err:
+        if _gone(err):
+            return None
+        raise
+    return result

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from gpulabel.controller.metrics import Metrics
     from gpulabel.controller.reconcile import Reconciler
 
-__all__ = ["run_controller"]
+__all__ = ["await_lease", "keep_lease", "run_controller"]
 
 
 def run_controller(
@@ -47,11 +47,15 @@ def run_controller(
             signal.signal(sig, handler)
 
 
-def _lead(
-    rec: Reconciler, lock: LeaseLock, metrics: Metrics | None, resync_seconds: float, say: Callable[[str], None]
-) -> int:
+def await_lease(
+    lock: LeaseLock, stop: threading.Event, say: Callable[[str], None], standby: Callable[[], None] = lambda: None
+) -> bool:
+    """Wait as a standby until this instance holds the Lease (True) or ``stop`` is set (False).
+
+    ``standby`` runs after each round the Lease was held by another instance.
+    """
     standby_said = False
-    while not rec.stop.is_set():
+    while not stop.is_set():
         try:
             if lock.try_acquire_or_renew():
                 break
@@ -60,19 +64,20 @@ def _lead(
         if not standby_said:
             say(f"standby: lease {lock.name} is held by another instance")
             standby_said = True
-        if metrics is not None:
-            metrics.ready.set()  # a healthy standby is ready
-        rec.stop.wait(lock.retry_seconds)
-    if rec.stop.is_set():
-        return 0
+        standby()
+        stop.wait(lock.retry_seconds)
+    if stop.is_set():
+        return False
     say(f"leader: holding lease {lock.name} as {lock.identity}")
-    if metrics is not None:
-        metrics.leader.set(1)
-        metrics.ready.clear()  # ready again after the first full pass as leader
-    lost = threading.Event()
+    return True
+
+
+def keep_lease(lock: LeaseLock, stop: threading.Event, lost: threading.Event) -> threading.Thread:
+    """A started thread renewing the Lease every ``retry_seconds`` until ``stop``; past the renew deadline
+    without a renewal it sets ``lost`` and ``stop``."""
 
     def renew() -> None:
-        while not rec.stop.wait(lock.retry_seconds):
+        while not stop.wait(lock.retry_seconds):
             try:
                 if lock.try_acquire_or_renew():
                     continue
@@ -80,11 +85,28 @@ def _lead(
                 pass
             if not lock.holds():
                 lost.set()
-                rec.stop.set()
+                stop.set()
                 return
 
     renewer = threading.Thread(target=renew, name="lease-renewer", daemon=True)
     renewer.start()
+    return renewer
+
+
+def _lead(
+    rec: Reconciler, lock: LeaseLock, metrics: Metrics | None, resync_seconds: float, say: Callable[[str], None]
+) -> int:
+    def ready() -> None:
+        if metrics is not None:
+            metrics.ready.set()  # a healthy standby is ready
+
+    if not await_lease(lock, rec.stop, say, ready):
+        return 0
+    if metrics is not None:
+        metrics.leader.set(1)
+        metrics.ready.clear()  # ready again after the first full pass as leader
+    lost = threading.Event()
+    renewer = keep_lease(lock, rec.stop, lost)
     code = rec.watch(resync_seconds=resync_seconds)
     renewer.join(timeout=lock.retry_seconds + 1)
     if metrics is not None:

@@ -1,8 +1,11 @@
-"""Prometheus metrics and health endpoints for ``sync --watch`` (``--metrics-port``).
+"""Prometheus metrics and health endpoints for ``sync --watch`` and ``gpulabel monitor`` (``--metrics-port``).
 
-``/metrics`` serves the registry below, ``/healthz`` answers 200 while the
-process runs, and ``/readyz`` answers 200 once the controller has done its
-first full pass (as leader) or is waiting as a healthy standby. The
+:func:`serve` serves anything :class:`Served` (``sync``'s :class:`Metrics`
+below, the monitor's ``MonitorMetrics``): ``/metrics`` its ``render()``,
+``/healthz`` 200 while the process runs, ``/readyz`` 200 once its ``ready`` is
+set (the first full pass as leader, or a healthy standby). What also has
+``findings_document()`` (the monitor) serves ``/findings``: the current
+findings as ``check -o json``'s envelope, 503 until there are any. The
 ``prometheus_client`` library is imported only when metrics are asked for.
 """
 
@@ -11,11 +14,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from gpulabel.model.findings import Finding
 
-__all__ = ["Metrics", "serve"]
+__all__ = ["Metrics", "Served", "serve"]
+
+
+class Served(Protocol):
+    """What ``serve`` needs: the metrics' text and whether the process is ready."""
+
+    ready: threading.Event
+
+    def render(self) -> bytes: ...
 
 
 class Metrics:
@@ -68,8 +79,9 @@ class Metrics:
         return bytes(generate_latest(self.registry))
 
 
-def serve(metrics: Metrics, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
-    """Serve ``/metrics``, ``/healthz`` and ``/readyz`` on a daemon thread; returns the server."""
+def serve(metrics: Served, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:
+    """Serve ``/metrics``, ``/healthz``, ``/readyz`` (and ``/findings``) on a daemon thread; returns the server."""
+    findings = getattr(metrics, "findings_document", None)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -81,6 +93,11 @@ def serve(metrics: Metrics, port: int, host: str = "0.0.0.0") -> ThreadingHTTPSe
                 body, status, ctype = metrics.render(), 200, "text/plain; version=0.0.4; charset=utf-8"
             elif path == "/healthz":
                 body, status, ctype = b"ok\n", 200, "text/plain"
+            elif path == "/findings" and callable(findings):
+                doc = findings()
+                body, status, ctype = (
+                    (doc, 200, "application/json") if doc is not None else (b"no assessment yet\n", 503, "text/plain")
+                )
             elif path == "/readyz":
                 ok = metrics.ready.is_set()
                 body, status, ctype = (b"ok\n", 200, "text/plain") if ok else (b"not ready\n", 503, "text/plain")

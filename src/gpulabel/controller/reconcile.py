@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import random
 import signal
 import threading
 import time
@@ -29,8 +28,8 @@ from gpulabel.checks.sync import FIELD_MANAGER, plan_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
-from gpulabel.cluster.watch import WatchExpired, watch_events
 from gpulabel.cluster.writes import ApiWriter, Writer
+from gpulabel.controller.informer import follow
 from gpulabel.errors import ClusterError, ForbiddenError
 from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node, node_from_json
@@ -209,25 +208,16 @@ class Reconciler:
         bookmark), after the retry policy's backoff; a controller's watch is
         never given up. The thread ends when ``retired`` or :attr:`stop` is set.
         """
-        policy = self.client.retrier.policy
-        failures = 0
-        while not (self.stop.is_set() or retired.is_set()):
-            try:
-                for event in watch_events(self.client, "/api/v1/nodes", version):
-                    obj = event.get("object") or {}
-                    version = (obj.get("metadata") or {}).get("resourceVersion") or version
-                    if event.get("type") != "BOOKMARK":
-                        events.put((str(event.get("type")), obj))
-                    failures = 0
-                    if self.stop.is_set() or retired.is_set():
-                        return
-            except WatchExpired:
-                events.put(("RELIST", None))
-                return
-            except ClusterError as err:
-                events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
-                failures += 1
-                self.stop.wait(policy.delay(failures, rand=random.random()))
+
+        def event(kind: str, obj: dict[str, Any]) -> None:
+            if kind != "BOOKMARK":
+                events.put((kind, obj))
+
+        def drop(err: ClusterError) -> None:
+            events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
+
+        if follow(self.client, "/api/v1/nodes", version, event, drop, self.stop, retired=retired):
+            events.put(("RELIST", None))
 
     def watch(
         self,

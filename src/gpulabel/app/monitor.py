@@ -1,0 +1,214 @@
+"""``monitor``: watch the cluster and publish ``check``'s findings as they change, until stopped.
+
+:class:`MonitorOptions` is checked before anything is contacted.
+:func:`run_monitor` reads which kinds the server serves (as ``check`` does:
+no ClusterPolicy CRD, no DRA, no NFD means those kinds are left out), makes
+the evaluator (:func:`_evaluator`) and the sinks (:func:`_sinks`, the one
+place they are wired), and runs :class:`gpulabel.controller.monitor.Monitor`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpulabel.app.config import parse_duration
+from gpulabel.app.session import WRITER_BUDGET, Outcome, Session
+from gpulabel.checks.assessment import Accepted
+from gpulabel.checks.registry import CHECKS, CheckOptions
+from gpulabel.errors import InputError
+from gpulabel.model.findings import Result
+
+if TYPE_CHECKING:
+    from gpulabel.checks.assessment import Evaluator
+    from gpulabel.cluster.client import KubeClient
+    from gpulabel.controller.monitor import Health
+    from gpulabel.controller.sinks import Sink
+
+__all__ = ["LEASE_NAME", "METRICS_PORT", "MonitorOptions", "run_monitor"]
+
+LEASE_NAME = "gpulabel-monitor"
+METRICS_PORT = 9102
+EVALUATORS = ("full", "incremental")
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorOptions:
+    """``monitor``'s options, refused in one line when bad, before anything is contacted.
+
+    ``checks`` and ``accepted`` are what ``check`` would run with (the same
+    flags and config file). ``metrics_port`` None: no metrics server.
+    ``resync`` (``30m``): evaluate at least this often without events.
+    ``dump``: a file the current findings are written to after every
+    evaluation (``check -o json``'s envelope). ``evaluator``: ``full`` re-runs
+    every check per evaluation, ``incremental`` (where built) only what a
+    change touches; None: incremental where it exists.
+    """
+
+    checks: CheckOptions = field(default_factory=CheckOptions)
+    accepted: Accepted = field(default_factory=Accepted)
+    leader_elect: bool = False
+    lease_namespace: str | None = None
+    lease_name: str | None = None
+    identity: str | None = None
+    metrics_port: int | None = METRICS_PORT
+    events: bool = True
+    node_condition: bool = False
+    problem_series: int = 1000
+    resync: str = "30m"
+    dump: str | None = None
+    evaluator: str | None = None
+    batch_ms: float = 20.0
+    resync_seconds: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        if not self.leader_elect:
+            for flag, value in (
+                ("--lease-namespace", self.lease_namespace),
+                ("--lease-name", self.lease_name),
+                ("--identity", self.identity),
+            ):
+                if value is not None:
+                    raise InputError(flag, "only applies with --leader-elect")
+        for flag, value in (
+            ("--identity", self.identity),
+            ("--lease-namespace", self.lease_namespace),
+            ("--lease-name", self.lease_name),
+        ):
+            if value is not None and not value.strip():
+                raise InputError(flag, "must not be empty")
+        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
+            raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {self.metrics_port}")
+        if self.problem_series < 0:
+            raise InputError("--problem-series", f"must be 0 or more, not {self.problem_series}")
+        seconds = parse_duration(self.resync, "--resync")
+        if seconds <= 0:
+            raise InputError("--resync", "must be longer than 0s")
+        object.__setattr__(self, "resync_seconds", seconds)
+        if self.evaluator is not None and self.evaluator not in EVALUATORS:
+            raise InputError("--evaluator", f"{self.evaluator!r} is not one of {', '.join(EVALUATORS)}")
+        if not 0 <= self.batch_ms <= 1000:
+            raise InputError("--batch-ms", f"must be from 0 to 1000, not {self.batch_ms:g}")
+        if self.dump is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.dump))):
+            raise InputError("--dump", f"{os.path.dirname(self.dump)}: no such directory")
+        if self.leader_elect:
+            namespace = self.lease_namespace or os.environ.get("POD_NAMESPACE") or "gpulabel"
+            object.__setattr__(self, "lease_namespace", namespace)
+            object.__setattr__(self, "lease_name", self.lease_name or LEASE_NAME)
+            object.__setattr__(self, "identity", self.identity or f"{socket.gethostname()}_{os.getpid()}")
+
+
+def monitored_kinds() -> list[str]:
+    """What ``check`` reads: the union of every registered check's kinds."""
+    return sorted({k for c in CHECKS for k in c.kinds})
+
+
+def _incremental() -> type[Any] | None:
+    """``checks.incremental.IncrementalEvaluator`` where this build has it."""
+    import importlib
+
+    try:
+        module = importlib.import_module("gpulabel.checks.incremental")
+    except ModuleNotFoundError:
+        return None
+    found: type[Any] | None = getattr(module, "IncrementalEvaluator", None)
+    return found
+
+
+def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:
+    """The evaluator and its scope name for the metrics (``incremental`` or ``full``)."""
+    from gpulabel.checks.assessment import FullEvaluator
+
+    incremental = _incremental()
+    if opts.evaluator == "incremental" and incremental is None:
+        raise InputError("--evaluator", "incremental: not in this build")
+    if opts.evaluator != "full" and incremental is not None:
+        evaluator: Evaluator = incremental(opts.checks, opts.accepted, source)
+        return evaluator, "incremental"
+    return FullEvaluator(opts.checks, opts.accepted, source), "full"
+
+
+def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None]) -> tuple[list[Sink], Health | None]:
+    """Every sink the options ask for, and the metrics that hear about watch health (None: no metrics).
+
+    The one place sinks are wired: metrics (``--metrics-port``: controller/monitor_metrics.py, served
+    with ``/findings``), the findings log (stderr), ``--dump``, Events (``--events``,
+    controller/events.py) and the node condition (``--node-condition``, controller/condition.py).
+    Events name the monitor's pod (``$POD_NAME``) or host as their ``reportingInstance``.
+    """
+    import os
+    import socket
+
+    from gpulabel.controller.findings_out import FindingsDump, FindingsLog
+
+    sinks: list[Sink] = [FindingsLog(say)]
+    if opts.dump is not None:
+        sinks.append(FindingsDump(opts.dump))
+    health: Health | None = None
+    metrics = None
+    if opts.metrics_port is not None:
+        from gpulabel.controller.metrics import serve
+        from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+        metrics = MonitorMetrics(opts.problem_series)
+        client.on_error = metrics.api_error
+        try:
+            serve(metrics, opts.metrics_port)
+        except OSError as err:
+            raise InputError("--metrics-port", f"cannot listen on {opts.metrics_port}: {err.strerror}") from None
+        sinks.append(metrics)
+        health = metrics
+    if opts.events:
+        from gpulabel.controller.events import EventSink, EventWriter
+
+        instance = os.environ.get("POD_NAME") or socket.gethostname()
+        sinks.append(EventSink(EventWriter(client, instance), metrics=metrics, warn=say))
+    if opts.node_condition:
+        from gpulabel.controller.condition import ApiConditionWriter, ConditionSink
+
+        sinks.append(ConditionSink(ApiConditionWriter(client), metrics=metrics, warn=say))
+    return sinks, health
+
+
+def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], None]) -> Outcome:
+    """Watch and publish until SIGTERM/SIGINT (exit 0) or the Lease is lost (exit 1).
+
+    ``say`` gets the monitor's lines: each finding that appears or is resolved,
+    the Lease, relists, dropped watches. The outcome holds the last findings.
+    """
+    from gpulabel.cluster.live import served_kinds
+    from gpulabel.controller.monitor import Monitor
+
+    client = session.client(budget=WRITER_BUDGET)
+    kinds = served_kinds(client, monitored_kinds())
+    evaluator, scope = _evaluator(opts, client.endpoint)
+    sinks, health = _sinks(opts, client, say)
+    lock = None
+    if opts.leader_elect:
+        from gpulabel.controller.lease import LeaseLock
+
+        assert opts.lease_namespace and opts.lease_name and opts.identity  # filled in by the options
+        lock = LeaseLock(client, opts.lease_namespace, opts.lease_name, opts.identity)
+    say(f"monitor: watching {', '.join(kinds)} ({scope} evaluation)")
+    monitor = Monitor(
+        client,
+        kinds,
+        evaluator,
+        sinks,
+        lock=lock,
+        health=health,
+        say=say,
+        scope=scope,
+        batch_seconds=opts.batch_ms / 1000,
+        resync_seconds=opts.resync_seconds,
+    )
+    code = monitor.run()
+    for sink in sinks:  # the writing sinks write what still waits
+        stop = getattr(sink, "stop", None)
+        if callable(stop):
+            stop()
+    findings = monitor.last.findings if monitor.last is not None else ()
+    return Outcome(Result("monitor", findings), code)

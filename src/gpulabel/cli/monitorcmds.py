@@ -1,0 +1,118 @@
+"""``monitor``: the long-running watcher that publishes ``check``'s findings as they change."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpulabel.app.monitor import LEASE_NAME, METRICS_PORT
+from gpulabel.cli.context import AddCommand, Context
+from gpulabel.cli.flags import disabled_flag
+
+__all__ = ["add_monitor_command"]
+
+
+def add_monitor_command(add: AddCommand) -> None:
+    p = add(
+        "monitor",
+        cmd_monitor,
+        "watch the cluster and publish check's findings as they change: metrics, Events, a log line per change",
+        groups=("cluster",),
+        examples=(
+            "monitor --leader-elect --metrics-port 9102",
+            "monitor --metrics-port 0 --dump /tmp/findings.json   # no metrics server; the findings in a file",
+        ),
+        exits="0 stopped by SIGTERM/SIGINT, 1 the Lease was lost (restart as a standby), 2 bad input or cluster error",
+    )
+    p.add_argument("--leader-elect", action="store_true", help="only the Lease holder publishes; a standby stays warm")
+    p.add_argument(
+        "--lease-namespace",
+        metavar="NS",
+        help="with --leader-elect: namespace of the Lease (default $POD_NAMESPACE or gpulabel)",
+    )
+    p.add_argument("--lease-name", metavar="NAME", help=f"with --leader-elect: the Lease's name (default {LEASE_NAME})")
+    p.add_argument(
+        "--identity", metavar="ID", help="with --leader-elect: this instance's name in the Lease (default host_pid)"
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=METRICS_PORT,
+        metavar="PORT",
+        help=f"serve /metrics, /healthz and /readyz (default {METRICS_PORT}; 0: none)",
+    )
+    p.add_argument(
+        "--events",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write Events on the Node or Pod when a finding appears or is resolved (default on)",
+    )
+    p.add_argument(
+        "--node-condition",
+        action="store_true",
+        help="keep the informational node condition GPUStackProblem (off by default)",
+    )
+    p.add_argument(
+        "--problem-series",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="at most N gpulabel_problem series, worst first (default 1000; the rest is counted)",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="ignore rules, severity overrides and thresholds, as for check (docs/config.md)",
+    )
+    p.add_argument(
+        "--stuck-after",
+        metavar="DURATION",
+        help="a MIG or driver-upgrade state older than this is stuck, as for check (default: the config's, else 30m)",
+    )
+    disabled_flag(p, "an operand turned off on purpose, as for operands")
+    p.add_argument(
+        "--resync",
+        default="30m",
+        metavar="DURATION",
+        help="evaluate at least this often without events: ages grow without one (default 30m)",
+    )
+    p.add_argument(
+        "--dump",
+        metavar="FILE",
+        help="write the current findings (check -o json's document) to FILE after every evaluation, atomically",
+    )
+    p.add_argument(
+        "--evaluator",
+        choices=("full", "incremental"),
+        default=None,
+        help="full: every check on each evaluation; incremental: only what a change touches (default where built)",
+    )
+    p.add_argument(
+        "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
+    )
+
+
+def cmd_monitor(ctx: Context) -> int:
+    from gpulabel.app.checks import check_options
+    from gpulabel.app.monitor import MonitorOptions, run_monitor
+    from gpulabel.checks.assessment import Accepted
+
+    a = ctx.args
+    config = ctx.verdict().config
+    opts = MonitorOptions(
+        checks=check_options(disabled=a.disabled, stuck_after=a.stuck_after, config=config),
+        accepted=Accepted(config.severities, config.ignore),
+        leader_elect=a.leader_elect,
+        lease_namespace=a.lease_namespace,
+        lease_name=a.lease_name,
+        identity=a.identity,
+        metrics_port=a.metrics_port or None,
+        events=a.events,
+        node_condition=a.node_condition,
+        problem_series=a.problem_series,
+        resync=a.resync,
+        dump=a.dump,
+        evaluator=a.evaluator,
+        batch_ms=a.batch_ms,
+    )
+
+    return run_monitor(ctx.session(), opts, ctx.warn).code

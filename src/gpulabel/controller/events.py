@@ -1,0 +1,522 @@
+"""``gpulabel monitor``'s Kubernetes Events (events.k8s.io/v1): a pure planner, a writer and the sink.
+
+What an Event is (docs/monitor-sinks.md):
+
+- it is ``regarding`` the Pod of a pod finding, else the Node of a node finding
+  (findings about neither make none); only error and warning findings make
+  Events, info findings none;
+- ``reason`` is UpperCamelCase of the check and the finding's reason
+  (``operands``/``missing``: ``OperandMissing``); ``type`` Warning when such a
+  finding appears, and ``<reason>Resolved`` of type Normal when the object has
+  no finding of that reason left; ``note`` the finding's line and detail (for
+  a node, its root cause line too), ``action`` ``Check<Check>``,
+  ``reportingController: gpulabel``, ``reportingInstance`` the pod or host;
+- as client-go's tools/events recorder does, Events with the same regarding
+  object, type, reason (and action, controller, instance: the same for one
+  monitor) are one: a repeat (another finding of that reason on the object, a
+  problem that comes back, a problem still there after ``refresh``) bumps the
+  Event's ``series`` {count, lastObservedTime} instead of making a new Event;
+- its name is ``<object>.<hex>`` like the recorders', but the hex is a hash of
+  (kind, namespace, object, reason) rather than the time: the same Event
+  whichever instance writes it, so a restarted or failed-over monitor continues
+  the series instead of duplicating it;
+- per regarding object, a token bucket as client-go's tools/record spam filter:
+  a burst of 25, refilled by one every 5 minutes; what it leaves out is counted
+  (``gpulabel_events_suppressed_total``), never written.
+
+:class:`EventPlanner` is pure (a clock is passed in): assessments in, :class:`EventSpec`
+out. :class:`EventWriter` creates and patches them through ``cluster/writes.py``;
+:class:`EventSink` plans on each publish and writes on a background thread,
+coalescing what waits (at most ``MAX_QUEUED`` Events; more are counted as suppressed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from gpulabel.checks.assessment import Assessment
+from gpulabel.checks.rootcause import Cause
+from gpulabel.checks.verdict import Identity, identity
+from gpulabel.controller.sinks import Background, same_findings
+from gpulabel.errors import ClusterError
+from gpulabel.model.findings import Finding
+from gpulabel.model.severity import at_or_above
+
+if TYPE_CHECKING:
+    from gpulabel.cluster.client import KubeClient
+    from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+__all__ = [
+    "BURST",
+    "CONTROLLER",
+    "EVENT_TTL",
+    "MAX_QUEUED",
+    "MAX_RECORDS",
+    "REFILL_SECONDS",
+    "REFRESH",
+    "EventKey",
+    "EventPlanner",
+    "EventSink",
+    "EventSpec",
+    "EventWriter",
+    "Plan",
+    "Regarding",
+    "SpecWriter",
+    "TokenBuckets",
+    "camel",
+    "event_name",
+    "event_reason",
+    "micro_time",
+    "specs_by_key",
+]
+
+CONTROLLER = "gpulabel"
+BURST = 25  # client-go tools/record defaultSpamBurst: 25 Events about one object at once
+REFILL_SECONDS = 300.0  # ... then one more every 5 minutes (defaultSpamQPS = 1/300)
+REFRESH = 30 * 60.0  # client-go tools/events refreshTime: a series still going is written again
+EVENT_TTL = 60 * 60.0  # kube-apiserver --event-ttl (default 1h): how long a written Event lives
+MAX_RECORDS = 4096  # client-go's caches (maxLruCacheEntries): series and buckets of idle objects beyond are dropped
+MAX_QUEUED = 1000  # client-go tools/events maxQueuedEvents
+FORGET_EVERY = 60.0  # seconds between sweeps for refreshes and for the series the API server has dropped
+NOTE_LIMIT = 1024  # API validation: note, reason, action and reportingInstance lengths
+NAME_LIMIT = 253
+FIELD_LIMIT = 128
+NODE_EVENTS_NAMESPACE = "default"  # where recorders put Events about cluster-scoped objects
+
+
+def camel(text: str) -> str:
+    """``operand-pod`` -> ``OperandPod``, ``gpu.present`` -> ``GpuPresent``."""
+    return "".join(w[:1].upper() + w[1:] for w in text.replace(".", "-").replace("_", "-").split("-") if w)
+
+
+def event_reason(f: Finding) -> str:
+    """UpperCamelCase of the check (singular) and the reason, the reason's repeat of the check left out:
+    ``operands``/``missing`` -> ``OperandMissing``, ``nfd``/``nfd-missing`` -> ``NfdMissing``."""
+    check = f.check[:-1] if f.check.endswith("s") and len(f.check) > 3 else f.check
+    words = f.reason.split("-")
+    if words and words[0] in (f.check, check):
+        words = words[1:]
+    return (camel(check) + camel("-".join(words)))[:FIELD_LIMIT]
+
+
+class Regarding(NamedTuple):
+    """The object an Event is about: a Node (namespace "") or a Pod."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def of(cls, f: Finding) -> Regarding | None:
+        if f.pod:
+            namespace, _, name = f.pod.partition("/")
+            return cls("Pod", namespace, name) if name else None
+        return cls("Node", "", f.node) if f.node else None
+
+    @property
+    def event_namespace(self) -> str:
+        return self.namespace or NODE_EVENTS_NAMESPACE
+
+
+class EventKey(NamedTuple):
+    """client-go's isomorphic key: the Events one series counts (action, controller and instance are fixed)."""
+
+    regarding: Regarding
+    type: str
+    reason: str
+
+
+def event_name(key: EventKey) -> str:
+    """``<object>.<16 hex>``: the recorders' shape, the hex a hash of the object and reason (a DNS subdomain)."""
+    r = key.regarding
+    digest = hashlib.sha256(f"{r.kind}/{r.namespace}/{r.name}/{key.reason}".encode()).hexdigest()[:16]
+    return f"{r.name[: NAME_LIMIT - 17].rstrip('.-')}.{digest}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def micro_time(at: float) -> str:
+    """metav1.MicroTime as the API writes it."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """One write: ``count`` 1 creates the Event, more sets its ``series`` (created with it if it is gone)."""
+
+    key: EventKey
+    action: str
+    note: str
+    count: int
+    first: float  # eventTime: the series' first occurrence
+    last: float  # series.lastObservedTime
+
+    @property
+    def name(self) -> str:
+        return event_name(self.key)
+
+    @property
+    def namespace(self) -> str:
+        return self.key.regarding.event_namespace
+
+    def series(self, count: int | None = None) -> dict[str, Any]:
+        return {"count": count or self.count, "lastObservedTime": micro_time(self.last)}
+
+    def body(self, instance: str, uid: str, count: int | None = None) -> dict[str, Any]:
+        r = self.key.regarding
+        regarding: dict[str, Any] = {"apiVersion": "v1", "kind": r.kind, "name": r.name, "uid": uid}
+        if r.namespace:
+            regarding["namespace"] = r.namespace
+        event: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "eventTime": micro_time(self.first),
+            "reportingController": CONTROLLER,
+            "reportingInstance": _clip(instance, FIELD_LIMIT),
+            "action": self.action,
+            "reason": self.key.reason,
+            "type": self.key.type,
+            "note": self.note,
+            "regarding": regarding,
+        }
+        if (count or self.count) >= 2:
+            event["series"] = self.series(count)
+        return event
+
+
+class TokenBuckets:
+    """Per-object token buckets (client-go's EventSourceObjectSpamFilter): ``burst`` at first, one more each
+    ``refill`` seconds. A full bucket is the same as none, so full ones are forgotten; past ``limit``
+    objects the least recently used are too (client-go keeps them in an LRU of 4096)."""
+
+    def __init__(self, burst: int = BURST, refill: float = REFILL_SECONDS, limit: int = MAX_RECORDS) -> None:
+        self.burst = burst
+        self.refill = refill
+        self.limit = limit
+        self.buckets: dict[Regarding, tuple[float, float]] = {}  # object -> (tokens, when counted), oldest first
+
+    def _tokens(self, obj: Regarding, now: float) -> float:
+        tokens, stamp = self.buckets.get(obj, (float(self.burst), now))
+        return min(float(self.burst), tokens + max(now - stamp, 0.0) / self.refill)
+
+    def take(self, obj: Regarding, now: float) -> bool:
+        tokens = self._tokens(obj, now)
+        self.buckets.pop(obj, None)  # re-inserted last: the dict's order is the LRU's
+        allowed = tokens >= 1.0
+        self.buckets[obj] = (tokens - 1.0 if allowed else tokens, now)
+        if len(self.buckets) > self.limit:
+            self.prune(now)
+        return allowed
+
+    def prune(self, now: float) -> None:
+        """Forget full buckets; then, past three quarters of ``limit``, the least recently used."""
+        for obj in [o for o in self.buckets if self._tokens(o, now) >= self.burst]:
+            del self.buckets[obj]
+        excess = len(self.buckets) - self.limit * 3 // 4
+        for obj in list(self.buckets)[: max(excess, 0)]:
+            del self.buckets[obj]
+
+
+@dataclass(slots=True)
+class _Series:
+    count: int  # occurrences written (0: every one so far was suppressed)
+    first: float
+    last: float  # the last occurrence, written or not
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    events: tuple[EventSpec, ...] = ()
+    suppressed: int = 0
+
+
+@dataclass(slots=True)
+class _Group:
+    """The current problem findings of one Warning key, in order, and their identities."""
+
+    findings: list[Finding] = field(default_factory=list)
+    ids: set[Identity] = field(default_factory=set)
+
+
+def _groups(assessment: Assessment, reasons: dict[tuple[str, str], str]) -> dict[EventKey, _Group]:
+    """The current problem findings by Warning key; ``reasons`` remembers each check and reason's Event reason."""
+    groups: dict[EventKey, _Group] = {}
+    for f in assessment.findings:
+        if f.baseline or not at_or_above(f.severity, "warning"):
+            continue
+        regarding = Regarding.of(f)
+        if regarding is None:
+            continue
+        reason = reasons.get((f.check, f.reason))
+        if reason is None:
+            reason = reasons[(f.check, f.reason)] = event_reason(f)
+        g = groups.setdefault(EventKey(regarding, "Warning", reason), _Group())
+        g.findings.append(f)
+        g.ids.add(identity(f))
+    return groups
+
+
+def _finding_note(f: Finding) -> str:
+    return f"{f.line()}: {f.detail}" if f.detail else f.line()
+
+
+class EventPlanner:
+    """Assessments in, Event writes out; pure but for the state it keeps (series, buckets) and ``clock``."""
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.time,
+        buckets: TokenBuckets | None = None,
+        refresh: float = REFRESH,
+        ttl: float = EVENT_TTL,
+    ) -> None:
+        self.clock = clock
+        self.buckets = buckets or TokenBuckets()
+        self.refresh = refresh
+        self.ttl = ttl
+        self.series: dict[EventKey, _Series] = {}
+        self._last: tuple[Assessment, dict[EventKey, _Group]] | None = None
+        self._reasons: dict[tuple[str, str], str] = {}  # bounded by the checks' reason tables
+        self._forgot = self._refreshed = float("-inf")
+
+    def _grouped(self, assessment: Assessment | None) -> dict[EventKey, _Group]:
+        if assessment is None:
+            return {}
+        if self._last is not None and self._last[0].result is assessment.result:
+            return self._last[1]
+        return _groups(assessment, self._reasons)
+
+    def plan(self, previous: Assessment | None, current: Assessment) -> Plan:
+        """The writes that take ``previous`` to ``current`` (``previous`` ``None``: the first publish, when
+        every current problem is new), and what the rate limit left out."""
+        now = self.clock()
+        before = self._grouped(previous)
+        if same_findings(previous, current):
+            after = before  # nothing appeared or resolved: only the refresh may have something to write
+            if now - self._refreshed < FORGET_EVERY:
+                self._last = (current, after)
+                return Plan()
+        else:
+            after = self._grouped(current)
+        self._last = (current, after)
+        self._refreshed = now
+        causes = {c.node: c for c in current.causes}
+        out: list[EventSpec] = []
+        suppressed = 0
+        for key, group in after.items():
+            was = before.get(key)
+            record = self.series.get(key)
+            stayed = was is not None and not (group.ids - was.ids)
+            if stayed and (record is None or now - record.last < self.refresh):
+                continue  # stayed: written again only after ``refresh``
+            spec = self._occur(key, group.findings, causes.get(key.regarding.name), now)
+            if spec is None:
+                suppressed += 1
+            else:
+                out.append(spec)
+        nodes: set[str] | None = None
+        for key, group in before.items():
+            if key not in after:
+                if key.regarding.kind == "Node":
+                    nodes = nodes if nodes is not None else {n.name for n in current.state.nodes}
+                    if key.regarding.name not in nodes:
+                        continue  # the node is gone: nothing to tell about it
+                resolved = EventKey(key.regarding, "Normal", (key.reason + "Resolved")[:FIELD_LIMIT])
+                spec = self._occur(resolved, group.findings, None, now)
+                if spec is None:
+                    suppressed += 1
+                else:
+                    out.append(spec)
+        if now - self._forgot >= FORGET_EVERY or len(self.series) > MAX_RECORDS:
+            self._forget(now, after)
+            self._forgot = now
+        return Plan(tuple(out), suppressed)
+
+    def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None) -> str:
+        first = findings[0]
+        text = _finding_note(first)
+        if key.type == "Normal":
+            text = "no longer found: " + first.line()
+        if len(findings) > 1:
+            text += f" (and {len(findings) - 1} more of this reason)"
+        if cause is not None and key.regarding.kind == "Node":
+            text += f"; {cause.line()}"
+        return _clip(text, NOTE_LIMIT)
+
+    def _occur(self, key: EventKey, findings: list[Finding], cause: Cause | None, now: float) -> EventSpec | None:
+        """One occurrence of ``key``: a new Event, or the next count of its series; ``None`` if rate-limited."""
+        record = self.series.get(key)
+        if record is not None and now - record.last > self.ttl:
+            record = None  # its Event is gone (the API server's TTL): a new one
+        allowed = self.buckets.take(key.regarding, now)
+        if record is None or record.count == 0:
+            record = _Series(0, now, now, self._note(key, findings, cause))
+            self.series[key] = record
+        record.last = now
+        if not allowed:
+            return None
+        record.count += 1
+        action = _clip("Check" + camel(findings[0].check), FIELD_LIMIT)
+        return EventSpec(key, action, record.note, record.count, record.first, now)
+
+    def _forget(self, now: float, active: Mapping[EventKey, _Group]) -> None:
+        """Drop the series of Events the API server has dropped too; past ``MAX_RECORDS``, the oldest idle ones."""
+        stale = [k for k, r in self.series.items() if k not in active and now - r.last > self.ttl]
+        for k in stale:
+            del self.series[k]
+        if len(self.series) > MAX_RECORDS:
+            idle = sorted((r.last, k) for k, r in self.series.items() if k not in active)
+            for _, k in idle[: len(self.series) - MAX_RECORDS]:
+                del self.series[k]
+
+
+class SpecWriter(Protocol):
+    def write(self, spec: EventSpec) -> bool:
+        """Write ``spec``; whether an Event was written (``False``: its object is gone)."""
+        ...
+
+
+class EventWriter:
+    """Writes EventSpecs to the API server through ``cluster/writes.py`` (``dry_run``: the server's dry run).
+
+    A Pod's Event carries the pod's UID (read with one GET: ``kubectl describe pod`` matches on it); a
+    Node's carries the node's name as its UID, as the kubelet's do (``kubectl describe node`` looks
+    for both). An Event that already exists (a previous instance wrote it) continues its series from
+    the server's count; a series whose Event is gone is created again, with its series.
+    """
+
+    def __init__(self, client: KubeClient, instance: str, dry_run: bool = False) -> None:
+        self.client = client
+        self.instance = instance
+        self.dry_run = dry_run
+        self.ahead: dict[str, int] = {}  # Event name -> how far the server's count is ahead of the planner's
+
+    def _uid(self, r: Regarding) -> str | None:
+        if r.kind == "Node":
+            return r.name
+        try:
+            pod = self.client.request("GET", f"/api/v1/namespaces/{r.namespace}/pods/{r.name}")
+        except ClusterError as err:
+            if err.status == 404:
+                return None
+            raise
+        return str((pod.get("metadata") or {}).get("uid") or "")
+
+    def write(self, spec: EventSpec) -> bool:
+        from gpulabel.cluster import writes
+
+        uid = self._uid(spec.key.regarding)
+        if uid is None:
+            return False
+        count = spec.count + self.ahead.get(spec.name, 0)
+        series = spec.series(count)
+        if count >= 2 and writes.patch_event_series(self.client, spec.namespace, spec.name, series, self.dry_run):
+            return True
+        if writes.create_event(self.client, spec.namespace, spec.body(self.instance, uid, count), self.dry_run):
+            return True
+        return self._continue(spec, uid, count)
+
+    def _continue(self, spec: EventSpec, uid: str, count: int) -> bool:
+        """The Event exists (409): the next count of the server's series."""
+        from gpulabel.cluster import writes
+
+        try:
+            found = self.client.request("GET", self.client.event_path(spec.namespace, spec.name))
+        except ClusterError as err:
+            if err.status != 404:
+                raise
+            return bool(writes.create_event(self.client, spec.namespace, spec.body(self.instance, uid), self.dry_run))
+        server = int(((found or {}).get("series") or {}).get("count") or 1)
+        if server >= count:
+            if len(self.ahead) >= MAX_RECORDS:
+                self.ahead.clear()
+            self.ahead[spec.name] = self.ahead.get(spec.name, 0) + server + 1 - count
+            count = server + 1
+        return bool(writes.patch_event_series(self.client, spec.namespace, spec.name, spec.series(count), self.dry_run))
+
+
+class EventSink:
+    """The Events :class:`~gpulabel.controller.sinks.Sink`: plans on each publish, writes in the background.
+
+    ``background=False`` leaves the writes for :meth:`drain` (tests, shutdown). Waiting writes are
+    coalesced by Event (the latest count wins); past ``MAX_QUEUED`` waiting Events the rest are counted
+    as suppressed.
+    """
+
+    def __init__(
+        self,
+        writer: SpecWriter,
+        planner: EventPlanner | None = None,
+        metrics: MonitorMetrics | None = None,
+        warn: Callable[[str], None] = lambda line: None,
+        background: bool = True,
+        max_queued: int = MAX_QUEUED,
+    ) -> None:
+        self.writer = writer
+        self.planner = planner or EventPlanner()
+        self.metrics = metrics
+        self.warn = warn
+        self.max_queued = max_queued
+        self.previous: Assessment | None = None
+        self._lock = threading.Lock()
+        self._pending: dict[EventKey, EventSpec] = {}
+        self._thread = Background("events", self.drain, lambda err: warn(f"events: {err}")) if background else None
+        self.written: list[EventSpec] = []  # the last drain's writes (for logs and tests)
+
+    def publish(self, assessment: Assessment) -> None:
+        plan = self.planner.plan(self.previous, assessment)
+        self.previous = assessment
+        dropped = plan.suppressed
+        with self._lock:
+            for spec in plan.events:
+                if spec.key in self._pending or len(self._pending) < self.max_queued:
+                    self._pending[spec.key] = spec
+                else:
+                    dropped += 1
+        if dropped and self.metrics is not None:
+            self.metrics.event_suppressed(dropped)
+        if plan.events and self._thread is not None:
+            self._thread.start()
+            self._thread.wake()
+
+    def drain(self) -> list[EventSpec]:
+        """Write what waits, in the caller's thread; the Events written."""
+        with self._lock:
+            pending, self._pending = list(self._pending.values()), {}
+        done = []
+        for spec in pending:
+            try:
+                if not self.writer.write(spec):
+                    continue
+            except ClusterError as err:
+                self.warn(f"event {spec.namespace}/{spec.name} {spec.key.reason}: {err}")
+                continue
+            done.append(spec)
+            if self.metrics is not None:
+                self.metrics.event_written(spec.key.type, spec.key.reason)
+        self.written = done
+        return done
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        """Whether the background writes are done within ``timeout`` seconds."""
+        return self._thread.wait_idle(timeout) if self._thread is not None else not self._pending
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._thread.stop()
+        self.drain()
+
+
+def specs_by_key(specs: Iterable[EventSpec]) -> dict[EventKey, EventSpec]:
+    """The last write of each Event (tests and logs)."""
+    return {s.key: s for s in specs}

@@ -1,0 +1,228 @@
+"""Watch-driven caches: one paged LIST per kind, then a WATCH kept up for as long as the process runs.
+
+This is client-go's reflector, reduced to what gpulabel needs. :func:`follow`
+is the watch of one resource: it starts from a resourceVersion (the LIST's),
+asks for bookmarks, and when the server closes the stream (its
+``timeoutSeconds``) or the connection drops it resumes from the last
+resourceVersion it saw, an event's or a bookmark's. It returns when the
+watch cannot be resumed: 410 Gone (the version is older than the API server's
+watch cache, as after an API server restart), or, if the caller says so,
+after that many reconnections failed in a row. Then the caller relists.
+``sync --watch`` (:mod:`gpulabel.controller.reconcile`) and the monitor's
+informers both use it.
+
+An :class:`Informer` is one kind of ``model.cluster.KINDS``: it LISTs it
+(``KubeClient.list_objects``, pages converted as they arrive), hands the
+records over as one :class:`Reset`, then each watch event as a
+:class:`Change` (the record made by the kind's reader, the same reader
+``check`` uses; the raw object is dropped once read) and each bookmark as a
+:class:`Bookmark`. A relist is another :class:`Reset`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulabel.cluster.client import KubeClient
+from gpulabel.cluster.watch import WatchExpired, watch_events
+from gpulabel.errors import ClusterError, InputError
+from gpulabel.model.cluster import KIND
+
+__all__ = ["Bookmark", "Change", "Delta", "Informer", "Problem", "Reset", "follow"]
+
+JSON = dict[str, Any]
+Key = tuple[str, str]  # (namespace, name); "" for cluster-scoped objects
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """Every object of ``kind`` as one LIST read them (the first LIST, or a relist)."""
+
+    kind: str
+    records: tuple[tuple[Key, Any], ...]
+    relist: bool  # False for the first LIST
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One watch event: the object's record (``None``: deleted)."""
+
+    kind: str
+    key: Key
+    record: Any | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Bookmark:
+    """A bookmark: no object changed, the watch is alive."""
+
+    kind: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something the informer rode out (a dropped watch, an unreadable object): one line for the log."""
+
+    kind: str
+    text: str
+    code: int | str | None = None
+
+
+Delta = Reset | Change | Bookmark | Problem
+
+
+def follow(
+    client: KubeClient,
+    path: str,
+    version: str,
+    on_event: Callable[[str, JSON], None],
+    on_drop: Callable[[ClusterError], None],
+    stop: threading.Event,
+    *,
+    retired: threading.Event | None = None,
+    give_up_after: int | None = None,
+    timeout_seconds: int = 300,
+) -> bool:
+    """Watch ``path`` from ``version`` until ``stop`` (or ``retired``) is set or the watch cannot resume.
+
+    ``on_event(type, object)`` gets every event, bookmarks too. The stream is
+    resumed from the last resourceVersion seen after the server ends it, and
+    after a drop (``on_drop`` is told; the retry policy's backoff, waited on
+    ``stop``). Returns True when the caller must relist: 410 Gone, or
+    ``give_up_after`` failed reconnections in a row (None: never give up).
+    Returns False when stopped.
+    """
+    policy = client.retrier.policy
+    failures = 0
+
+    def done() -> bool:
+        return stop.is_set() or (retired is not None and retired.is_set())
+
+    while not done():
+        try:
+            for event in watch_events(client, path, version, timeout_seconds):
+                obj = event.get("object") or {}
+                version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                failures = 0
+                on_event(str(event.get("type")), obj)
+                del event, obj  # the raw object lives no longer than its event
+                if done():
+                    return False
+        except WatchExpired:
+            return True
+        except ClusterError as err:
+            failures += 1
+            on_drop(err)
+            if give_up_after is not None and failures >= give_up_after:
+                return True
+            stop.wait(policy.delay(failures, rand=random.random()))
+    return False
+
+
+def _key(obj: JSON) -> Key:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class Informer:
+    """One kind's LIST and WATCH, its records handed to ``deliver`` as :data:`Delta` values.
+
+    :meth:`run` (a thread's target) LISTs, watches, and relists when the
+    watch cannot resume, until ``stop`` is set. A LIST that fails is retried
+    after the retry policy's backoff. ``clock`` stamps each delta (wall time).
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        kind: str,
+        deliver: Callable[[Delta], None],
+        stop: threading.Event,
+        *,
+        give_up_after: int = 3,
+        timeout_seconds: int = 300,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.kind = KIND[kind]
+        self.deliver = deliver
+        self.stop = stop
+        self.give_up_after = give_up_after
+        self.timeout_seconds = timeout_seconds
+        self.clock = clock
+        self.where = f"{client.endpoint} {kind}"  # what check's LIST names its objects by (cluster/live.py)
+        self.lists = 0
+        self._read: Callable[[JSON, str], Any] = self.kind.reader()
+
+    def list(self) -> tuple[tuple[tuple[Key, Any], ...], str]:
+        """One paged LIST: every object's key and record, and the list's resourceVersion.
+
+        The reader is made afresh for each LIST (pods of one load share equal
+        parts) and kept for the watch events that follow.
+        """
+        read = self.kind.reader()
+        kind, where = self.kind.kind, self.where
+
+        def keyed(item: JSON) -> tuple[Key, Any]:
+            item.setdefault("kind", kind)  # a LIST's items carry no kind
+            return _key(item), read(item, where)
+
+        items, version = self.client.list_objects(self.client.kind_path(kind), keyed)
+        self._read = read
+        return tuple(items), version
+
+    def _event(self, kind: str, obj: JSON) -> None:
+        at = self.clock()
+        if kind == "BOOKMARK":
+            self.deliver(Bookmark(self.kind.kind, at))
+            return
+        key = _key(obj)
+        if kind == "DELETED":
+            self.deliver(Change(self.kind.kind, key, None, at))
+            return
+        try:
+            record = self._read(obj, self.where)
+        except InputError as err:  # an object check would refuse too: say so, keep the last good record
+            self.deliver(Problem(self.kind.kind, f"{kind} {key[0]}/{key[1]} unreadable: {err}"))
+            return
+        self.deliver(Change(self.kind.kind, key, record, at))
+
+    def _drop(self, err: ClusterError) -> None:
+        self.deliver(Problem(self.kind.kind, f"watch dropped, resuming: {err}", err.status or "unreachable"))
+
+    def run(self) -> None:
+        """LIST, WATCH, relist when the watch cannot resume; until ``stop`` is set."""
+        policy = self.client.retrier.policy
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                records, version = self.list()
+            except ClusterError as err:
+                failures += 1
+                self.deliver(Problem(self.kind.kind, f"LIST failed, retrying: {err}", err.status or "unreachable"))
+                self.stop.wait(policy.delay(failures, rand=random.random()))
+                continue
+            failures = 0
+            self.deliver(Reset(self.kind.kind, records, self.lists > 0, self.clock()))
+            self.lists += 1
+            del records
+            path = self.client.kind_path(self.kind.kind)
+            if not follow(
+                self.client,
+                path,
+                version,
+                self._event,
+                self._drop,
+                self.stop,
+                give_up_after=self.give_up_after,
+                timeout_seconds=self.timeout_seconds,
+            ):
+                return

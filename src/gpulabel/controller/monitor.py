@@ -1,0 +1,233 @@
+"""``gpulabel monitor``'s loop: informers feed one queue, the main thread evaluates in batches and publishes.
+
+One :class:`~gpulabel.controller.informer.Informer` thread per kind LISTs and
+WATCHes and puts what it reads on one queue. The main thread waits for the
+first LIST of every kind (then evaluates and publishes once), and from then
+on drains the queue in batches: a batch is the first delta and every delta
+that arrives within ``batch_seconds`` (20 ms) of it, so a burst (a node
+added with its operand pods, a relist) costs one evaluation, not one per
+event. Each delta goes to the :class:`~gpulabel.checks.assessment.Evaluator`
+(``reset`` for a LIST, ``apply`` for an event); then ``assess(now)`` and every
+sink's ``publish``. With no event for ``resync_seconds`` it evaluates anyway:
+ages (a deploy label paused past ``--stuck-after``) grow without an event.
+
+Leader election (the existing Lease, ``controller/loop.py``): a standby keeps
+its informers running and its evaluator up to date but evaluates and
+publishes nothing; when it takes the Lease it evaluates its warm caches at
+once, so a failover costs one evaluation, not a LIST of every kind, and no
+change that happened meanwhile is missed. Only the leader publishes (metrics
+of findings too: summed over replicas they count each finding once). The
+leader that cannot renew within the deadline stops (exit 1, the Deployment
+restarts it as a standby); SIGTERM stops cleanly and releases the Lease.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Problem, Reset
+from gpulabel.controller.loop import await_lease, keep_lease
+
+if TYPE_CHECKING:
+    from gpulabel.checks.assessment import Assessment, Evaluator
+    from gpulabel.cluster.client import KubeClient
+    from gpulabel.controller.lease import LeaseLock
+    from gpulabel.controller.sinks import Sink
+
+__all__ = ["BATCH_SECONDS", "Health", "Monitor"]
+
+BATCH_SECONDS = 0.02
+
+
+class _Gauge(Protocol):
+    def set(self, value: float) -> None: ...
+
+
+class Health(Protocol):
+    """What the monitor tells its metrics about itself (``MonitorMetrics`` has these)."""
+
+    @property
+    def leader(self) -> _Gauge: ...
+
+    @property
+    def ready(self) -> threading.Event: ...
+
+    def watch_event(self, kind: str, at: float) -> None: ...
+
+    def relisted(self, kind: str) -> None: ...
+
+    def api_error(self, code: int | str) -> None: ...
+
+    def evaluated(self, scope: str, seconds: float) -> None: ...
+
+
+class Monitor:
+    """Watches ``kinds``, keeps ``evaluator`` told, and publishes to ``sinks`` while leading.
+
+    ``lock`` None: no election, this instance leads. ``scope`` names the
+    evaluator's kind of work for the metrics (``full`` or ``incremental``).
+    ``clock`` is the wall clock an assessment is made at.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        kinds: Sequence[str],
+        evaluator: Evaluator,
+        sinks: Sequence[Sink],
+        *,
+        lock: LeaseLock | None = None,
+        health: Health | None = None,
+        say: Callable[[str], None] = lambda line: None,
+        scope: str = "full",
+        batch_seconds: float = BATCH_SECONDS,
+        resync_seconds: float = 1800.0,
+        clock: Callable[[], float] = time.time,
+        watch_timeout: int = 300,
+    ) -> None:
+        self.client = client
+        self.kinds = tuple(kinds)
+        self.evaluator = evaluator
+        self.sinks = tuple(sinks)
+        self.lock = lock
+        self.health = health
+        self.say = say
+        self.scope = scope
+        self.batch_seconds = batch_seconds
+        self.resync_seconds = resync_seconds
+        self.clock = clock
+        self.stop = threading.Event()
+        self.leading = threading.Event()
+        self.lost = threading.Event()
+        self.queue: queue.Queue[Delta | None] = queue.Queue()
+        self.informers = [
+            Informer(client, k, self.queue.put, self.stop, timeout_seconds=watch_timeout, clock=clock)
+            for k in self.kinds
+        ]
+        self.evaluations = 0
+        self.last: Assessment | None = None
+
+    # -- leading ------------------------------------------------------------------
+
+    def _campaign(self) -> None:
+        """Thread: wait for the Lease, then lead (wake the main loop) and keep renewing it."""
+        assert self.lock is not None
+        if not await_lease(self.lock, self.stop, self.say):
+            return
+        keep_lease(self.lock, self.stop, self.lost)
+        self.leading.set()
+        if self.health is not None:
+            self.health.leader.set(1)
+        self.queue.put(None)  # evaluate the warm caches now
+
+    # -- the loop -----------------------------------------------------------------
+
+    def _batch(self, timeout: float) -> list[Delta | None]:
+        """The next delta (waiting at most ``timeout``) and every one arriving within ``batch_seconds`` of it."""
+        try:
+            batch = [self.queue.get(timeout=max(timeout, 0.0))]
+        except queue.Empty:
+            return []
+        deadline = time.monotonic() + self.batch_seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                batch.append(self.queue.get(timeout=left))
+            except queue.Empty:
+                break
+        return batch
+
+    def _take(self, delta: Delta | None, unsynced: set[str]) -> bool:
+        """Hand one delta to the evaluator; True if the state changed."""
+        health = self.health
+        if isinstance(delta, Change):
+            self.evaluator.apply(delta.kind, delta.key, delta.record)
+            if health is not None:
+                health.watch_event(delta.kind, delta.at)
+            return True
+        if isinstance(delta, Reset):
+            self.evaluator.reset(delta.kind, delta.records)
+            unsynced.discard(delta.kind)
+            if delta.relist:
+                self.say(f"{delta.kind}: relisted ({len(delta.records)} objects)")
+                if health is not None:
+                    health.relisted(delta.kind)
+            return True
+        if isinstance(delta, Bookmark):
+            if health is not None:
+                health.watch_event(delta.kind, delta.at)
+        elif isinstance(delta, Problem):
+            self.say(f"{delta.kind}: {delta.text}")
+            if health is not None and delta.code is not None:
+                health.api_error(delta.code)
+        return False
+
+    def evaluate(self) -> Assessment:
+        """Assess now and publish to every sink."""
+        started = time.perf_counter()
+        assessment = self.evaluator.assess(self.clock())
+        if self.health is not None:
+            self.health.evaluated(self.scope, time.perf_counter() - started)
+        for sink in self.sinks:
+            sink.publish(assessment)
+        self.evaluations += 1
+        self.last = assessment
+        return assessment
+
+    def run(self) -> int:
+        """Until :attr:`stop` is set (SIGTERM or SIGINT, or the Lease lost): 0 on a clean stop, 1 when the Lease
+        was lost."""
+        previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(ValueError):  # not the main thread (tests)
+                previous[sig] = signal.signal(sig, lambda signum, frame: self.stop.set())
+        try:
+            return self._run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _run(self) -> int:
+        for informer in self.informers:
+            threading.Thread(target=informer.run, name=f"informer-{informer.kind.kind}", daemon=True).start()
+        if self.lock is None:
+            self.leading.set()
+        else:
+            threading.Thread(target=self._campaign, name="lease-campaign", daemon=True).start()
+        unsynced = set(self.kinds)
+        dirty = published = False
+        due = time.monotonic() + self.resync_seconds
+        try:
+            while not self.stop.is_set():
+                batch = self._batch(min(due - time.monotonic(), 0.5))
+                for delta in batch:
+                    dirty = self._take(delta, unsynced) or dirty
+                del batch
+                if unsynced:
+                    continue
+                if self.health is not None:
+                    self.health.ready.set()  # every kind listed: a leader about to publish, or a warm standby
+                resync = time.monotonic() >= due
+                if self.leading.is_set() and (dirty or resync or not published):
+                    self.evaluate()
+                    dirty, published = False, True
+                    due = time.monotonic() + self.resync_seconds
+        finally:
+            self.stop.set()
+            self._step_down()
+        return 1 if self.lost.is_set() else 0
+
+    def _step_down(self) -> None:
+        if self.health is not None:
+            self.health.leader.set(0)
+        if self.lock is None or not self.leading.is_set():
+            return
+        if self.lost.is_set():
+            self.say(f"lost lease {self.lock.name}: stopped publishing")
+        else:
+            self.lock.release()

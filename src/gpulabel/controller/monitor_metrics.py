@@ -1,0 +1,322 @@
+"""``gpulabel monitor``'s Prometheus metrics: the current findings, bounded, and the monitor's own health.
+
+:meth:`MonitorMetrics.publish` (the metrics :class:`~gpulabel.controller.sinks.Sink`)
+turns each Assessment into one immutable picture that a scrape reads whole (a
+scrape never sees half of a publish): findings by check, reason and severity;
+one ``gpulabel_problem`` series per error or warning finding, at most
+``problem_series`` of them, worst first, the rest counted in
+``gpulabel_problem_series_dropped``; GPUs unusable by root-cause link; GPU
+nodes and how many carry NFD's and GFD's labels. The watch-health hooks
+(:meth:`watch_event`, :meth:`relisted`, :meth:`api_error`, :meth:`evaluated`,
+``leader``, ``ready``) and the Event and condition sinks' counters are kept
+here too. Every label takes a bounded set of values: checks, reasons, kinds,
+HTTP codes, chain links, and (capped) nodes and pods.
+
+The names, types and labels are a contract (docs/monitor-sinks.md): the alert
+rules and the dashboard use exactly these.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpulabel.checks.assessment import Assessment
+from gpulabel.checks.rootcause import CHAIN
+from gpulabel.controller.sinks import GpuNodes, NodeFacts, same_findings
+from gpulabel.model.findings import Finding
+from gpulabel.model.severity import at_or_above
+
+__all__ = ["DEFAULT_PROBLEM_SERIES", "EVALUATION_BUCKETS", "Level", "MonitorMetrics", "Picture", "picture"]
+
+DEFAULT_PROBLEM_SERIES = 1000
+EVALUATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+ProblemLabels = tuple[str, str, str, str, str]  # check, reason, severity, node, pod
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """What one Assessment shows on ``/metrics``: every gauge the findings decide."""
+
+    findings: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    problems: tuple[ProblemLabels, ...] = ()
+    dropped: int = 0
+    gpus_unusable: Mapping[str, int] = field(default_factory=lambda: dict.fromkeys(CHAIN, 0))
+    gpu_nodes: int = 0
+    labelled: Mapping[str, int] = field(default_factory=lambda: {"nfd": 0, "gfd": 0})
+
+
+def _rank(severity: str) -> int:
+    return 0 if at_or_above(severity, "error") else 1
+
+
+def picture(
+    assessment: Assessment,
+    problem_series: int = DEFAULT_PROBLEM_SERIES,
+    nodes: Mapping[str, NodeFacts] | None = None,
+) -> Picture:
+    """The gauges of ``assessment``; problem series worst first (error before warning, then the GPUs
+    the node lost, then the node or pod name), at most ``problem_series``, the rest counted as dropped.
+    ``nodes``: the state's node facts, if known (:class:`~gpulabel.controller.sinks.GpuNodes`)."""
+    findings: dict[tuple[str, str, str], int] = {}
+    for f in assessment.findings:
+        key = (f.check, f.reason, f.severity)
+        findings[key] = findings.get(key, 0) + 1
+    lost = {c.node: c.gpus or 0 for c in assessment.causes}
+    ranked: dict[ProblemLabels, tuple[int, int, str]] = {}
+    for f in assessment.findings:
+        if not at_or_above(f.severity, "warning") or f.baseline:
+            continue
+        labels = _problem_labels(f)
+        if labels not in ranked:
+            name = f.pod or f.node
+            ranked[labels] = (_rank(f.severity), -(0 if f.pod else lost.get(f.node, 0)), name)
+    order = sorted(ranked, key=lambda labels: (*ranked[labels], labels))
+    problems = tuple(order[: max(problem_series, 0)])
+    unusable = dict.fromkeys(CHAIN, 0)
+    for c in assessment.causes:
+        unusable[c.link] = unusable.get(c.link, 0) + (c.gpus or 0)
+    gpu_nodes, labelled = _node_counts(nodes if nodes is not None else GpuNodes().facts(assessment.state.nodes))
+    return Picture(findings, problems, len(order) - len(problems), unusable, gpu_nodes, labelled)
+
+
+def _node_counts(nodes: Mapping[str, NodeFacts]) -> tuple[int, dict[str, int]]:
+    gpu = [f for f in nodes.values() if f.gpu]
+    return len(gpu), {"nfd": sum(1 for f in gpu if f.nfd), "gfd": sum(1 for f in gpu if f.gfd)}
+
+
+def _problem_labels(f: Finding) -> ProblemLabels:
+    """A pod finding is about ``namespace/pod`` (node ""), any other about its node (pod "")."""
+    return (f.check, f.reason, f.severity, "" if f.pod else f.node, f.pod)
+
+
+class Level:
+    """A gauge set from outside (``leader``): ``set(1)`` while this instance holds the lease."""
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def set(self, value: float) -> None:
+        self.value = float(value)
+
+
+@dataclass
+class _Histogram:
+    counts: list[int] = field(default_factory=lambda: [0] * (len(EVALUATION_BUCKETS) + 1))
+    total: float = 0.0
+
+    def observe(self, seconds: float) -> None:
+        for i, bound in enumerate(EVALUATION_BUCKETS):
+            if seconds <= bound:
+                self.counts[i] += 1
+                break
+        else:
+            self.counts[-1] += 1
+        self.total += seconds
+
+
+class MonitorMetrics:
+    """The monitor's registry (its own ``CollectorRegistry``) and the hooks that feed it."""
+
+    def __init__(self, problem_series: int = DEFAULT_PROBLEM_SERIES, clock: Callable[[], float] = time.time) -> None:
+        from prometheus_client import CollectorRegistry
+
+        self.problem_series = problem_series
+        self.clock = clock
+        self.ready = threading.Event()
+        self.leader = Level()
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(_Collector(self))
+        self._lock = threading.Lock()
+        self.picture = Picture()  # replaced whole by publish: a scrape reads one picture
+        self.assessment: Assessment | None = None
+        self._nodes = GpuNodes()
+        self._last_event: dict[str, float] = {}
+        self._relists: dict[str, int] = {}
+        self._api_errors: dict[str, int] = {}
+        self._durations: dict[str, _Histogram] = {}
+        self._last_evaluation: float | None = None
+        self._events: dict[tuple[str, str], int] = {}
+        self._suppressed = 0
+        self._conditions: dict[str, int] = {}
+
+    # -- the sink ----------------------------------------------------------
+
+    def publish(self, assessment: Assessment) -> None:
+        previous = self.assessment
+        nodes = self._nodes.facts(assessment.state.nodes)
+        if same_findings(previous, assessment):
+            gpu_nodes, labelled = _node_counts(nodes)
+            shown = replace(self.picture, gpu_nodes=gpu_nodes, labelled=labelled)
+        else:
+            shown = picture(assessment, self.problem_series, nodes)
+        with self._lock:
+            self.picture, self.assessment = shown, assessment
+            self._last_evaluation = max(self._last_evaluation or 0.0, assessment.at)
+
+    # -- watch health --------------------------------------------------------
+
+    def watch_event(self, kind: str, at: float) -> None:
+        """A watch event of ``kind`` (bookmarks too) arrived at unix time ``at``."""
+        with self._lock:
+            self._last_event[kind] = max(self._last_event.get(kind, 0.0), at)
+
+    def relisted(self, kind: str) -> None:
+        with self._lock:
+            self._relists[kind] = self._relists.get(kind, 0) + 1
+
+    def api_error(self, code: int | str) -> None:
+        """An API error by HTTP status (``unreachable`` when nothing answered): ``KubeClient.on_error``."""
+        with self._lock:
+            self._api_errors[str(code)] = self._api_errors.get(str(code), 0) + 1
+
+    def evaluated(self, scope: str, seconds: float) -> None:
+        """One evaluation (``incremental`` or ``full``) took ``seconds``."""
+        with self._lock:
+            self._durations.setdefault(scope, _Histogram()).observe(seconds)
+            self._last_evaluation = max(self._last_evaluation or 0.0, self.clock())
+
+    # -- the writing sinks' counters ----------------------------------------------
+
+    def event_written(self, type: str, reason: str) -> None:
+        with self._lock:
+            self._events[(type, reason)] = self._events.get((type, reason), 0) + 1
+
+    def event_suppressed(self, count: int = 1) -> None:
+        with self._lock:
+            self._suppressed += count
+
+    def condition_patched(self, status: str) -> None:
+        with self._lock:
+            self._conditions[status] = self._conditions.get(status, 0) + 1
+
+    # -- serving -------------------------------------------------------------
+
+    def render(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return bytes(generate_latest(self.registry))
+
+    def findings_document(self) -> bytes | None:
+        """The current Assessment as ``check -o json``'s envelope (``None`` before the first publish)."""
+        from gpulabel.render.text import emit
+
+        assessment = self.assessment
+        if assessment is None:
+            return None
+        out = io.StringIO()
+        emit(assessment.result, "json", out)
+        return out.getvalue().encode()
+
+    def families(self) -> Iterator[Any]:
+        """Every metric family, as the registry's collector yields them."""
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+        with self._lock:
+            shown = self.picture
+            last_event = dict(self._last_event)
+            relists, errors = dict(self._relists), dict(self._api_errors)
+            durations = {k: (list(h.counts), h.total) for k, h in self._durations.items()}
+            last_evaluation = self._last_evaluation
+            events, suppressed, conditions = dict(self._events), self._suppressed, dict(self._conditions)
+
+        def gauge(name: str, doc: str, labels: Iterable[str], rows: Iterable[tuple[Iterable[str], float]]) -> Any:
+            family = GaugeMetricFamily(name, doc, labels=list(labels))
+            for values, value in rows:
+                family.add_metric(list(values), value)
+            return family
+
+        def counter(name: str, doc: str, labels: Iterable[str], rows: Iterable[tuple[Iterable[str], float]]) -> Any:
+            family = CounterMetricFamily(name, doc, labels=list(labels))
+            for values, value in rows:
+                family.add_metric(list(values), value)
+            return family
+
+        yield gauge(
+            "gpulabel_findings",
+            "Current findings by check, reason and severity",
+            ("check", "reason", "severity"),
+            sorted(shown.findings.items()),
+        )
+        yield gauge(
+            "gpulabel_problem",
+            "One series (=1) per current error or warning finding, worst first, capped",
+            ("check", "reason", "severity", "node", "pod"),
+            ((labels, 1) for labels in shown.problems),
+        )
+        yield gauge(
+            "gpulabel_problem_series_dropped", "Problem series left out over the cap", (), [((), shown.dropped)]
+        )
+        yield gauge(
+            "gpulabel_gpus_unusable",
+            "GPUs lost, by the root-cause link that breaks first",
+            ("cause",),
+            (((link,), n) for link, n in shown.gpus_unusable.items()),
+        )
+        yield gauge("gpulabel_gpu_nodes", "GPU nodes", (), [((), shown.gpu_nodes)])
+        yield gauge(
+            "gpulabel_gpu_nodes_labelled",
+            "GPU nodes carrying NFD's NVIDIA PCI label (nfd) or GFD's gpu.product (gfd)",
+            ("source",),
+            sorted(((s,), n) for s, n in shown.labelled.items()),
+        )
+        yield gauge(
+            "gpulabel_watch_last_event_timestamp_seconds",
+            "Unix time of the last watch event (bookmarks count), by kind",
+            ("kind",),
+            sorted(((k,), t) for k, t in last_event.items()),
+        )
+        yield counter(
+            "gpulabel_watch_relists",
+            "Relists (410 or a broken watch), by kind",
+            ("kind",),
+            sorted(((k,), n) for k, n in relists.items()),
+        )
+        yield counter(
+            "gpulabel_api_errors",
+            "API errors by HTTP status ('unreachable' for no answer)",
+            ("code",),
+            sorted(((c,), n) for c, n in errors.items()),
+        )
+        histogram = HistogramMetricFamily(
+            "gpulabel_evaluation_duration_seconds", "Evaluation time, by scope", labels=["scope"]
+        )
+        for scope, (counts, total) in sorted(durations.items()):
+            cumulative, buckets = 0, []
+            for bound, n in zip((*EVALUATION_BUCKETS, float("inf")), counts, strict=True):
+                cumulative += n
+                buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+            histogram.add_metric([scope], buckets, total)
+        yield histogram
+        yield gauge(
+            "gpulabel_last_evaluation_timestamp_seconds",
+            "Unix time of the last evaluation",
+            (),
+            [] if last_evaluation is None else [((), last_evaluation)],
+        )
+        yield gauge("gpulabel_leader", "1 while this instance holds the lease", (), [((), self.leader.value)])
+        yield counter(
+            "gpulabel_events", "Events written, by type and reason", ("type", "reason"), sorted(events.items())
+        )
+        yield counter(
+            "gpulabel_events_suppressed", "Events left out by the per-object rate limit", (), [((), suppressed)]
+        )
+        yield counter(
+            "gpulabel_node_conditions",
+            "Node-condition patches, by status",
+            ("status",),
+            sorted(((s,), n) for s, n in conditions.items()),
+        )
+
+
+class _Collector:
+    def __init__(self, metrics: MonitorMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Any]:
+        return self.metrics.families()

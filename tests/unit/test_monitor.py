@@ -1,0 +1,513 @@
+"""The monitor without a cluster: informers (resume, bookmarks, 410, give-up), batching, leadership, agreement.
+
+Runs against :mod:`tests.fakeapi` (a real KubeClient answered from memory) as
+tests/unit/test_controller.py does. The agreement tests compare the monitor's
+findings after scripted event sequences with what ``check`` computes
+(``cluster.live.load_cluster`` + ``judged(run_checks(...))``, ``app.checks.run_all``'s
+path) on the fake server's state at the end. labcluster checks the same for
+real (tests/cluster/test_monitor_cluster.py).
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from gpulabel.app.monitor import MonitorOptions, monitored_kinds
+from gpulabel.checks.assessment import Accepted, Assessment, FullEvaluator, ObjectKey, judged
+from gpulabel.checks.registry import CheckOptions, run_checks
+from gpulabel.checks.verdict import identity
+from gpulabel.cluster.live import load_cluster, served_kinds
+from gpulabel.cluster.retry import RetryPolicy
+from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.controller.findings_out import FindingsDump, FindingsLog
+from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Problem, Reset
+from gpulabel.controller.lease import LeaseLock
+from gpulabel.controller.monitor import Monitor
+from gpulabel.errors import InputError
+from gpulabel.model.cluster import Node, Pod
+from tests.fakeapi import FakeApi, FakeClock, Watch, fake_client
+
+FAST = RetryPolicy(budget=60.0, first_delay=0.001, max_delay=0.002, jitter=0.0)
+REPO = Path(__file__).resolve().parents[2]
+AT = 1.8e9
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def node_watches(api: FakeApi) -> list[str]:
+    return [q["resourceVersion"] for q in api.queries("GET", "/api/v1/nodes") if q.get("watch") == "true"]
+
+
+def node_lists(api: FakeApi) -> int:
+    return sum(1 for q in api.queries("GET", "/api/v1/nodes") if q.get("watch") != "true")
+
+
+def run_informer(informer: Informer, until: Callable[[list[Delta]], bool]) -> list[Delta]:
+    """Run ``informer`` on a thread until ``until(deltas)`` holds (10 s at most); the deltas it delivered."""
+    got: list[Delta] = []
+    informer.deliver = got.append
+    thread = threading.Thread(target=informer.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not until(got) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    informer.stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert until(got), got
+    return got
+
+
+def informer(api: FakeApi, clock: FakeClock, tmp_path: Path, kind: str = "Node", **kwargs: Any) -> Informer:
+    client = fake_client(tmp_path, api, clock, FAST)
+    return Informer(client, kind, lambda d: None, threading.Event(), clock=lambda: AT, **kwargs)
+
+
+# -- the informer ------------------------------------------------------------------------------
+
+
+def test_the_informer_lists_then_resumes_from_the_last_event_or_bookmark(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    api.add_node("n1", {"a": "1"})
+    listed = str(api.version)
+    served: dict[str, str] = {}
+
+    def change() -> dict[str, Any]:
+        event = api.event("MODIFIED", "n1", {"a": "2"})
+        served["change"] = event["object"]["metadata"]["resourceVersion"]
+        return event
+
+    def mark() -> dict[str, Any]:
+        event = api.bookmark()
+        served["mark"] = event["object"]["metadata"]["resourceVersion"]
+        return event
+
+    # the stream ends after the event; then after a bookmark; then the connection drops; then it ends quietly
+    api.watches = [Watch([change]), Watch([mark]), Watch(drop=True), Watch([])]
+    deltas = run_informer(informer(api, clock, tmp_path), lambda got: len(node_watches(api)) >= 5)
+    assert node_watches(api)[:5] == [listed, served["change"], served["mark"], served["mark"], served["mark"]]
+    assert node_lists(api) == 1  # resumed every time: no relist
+    reset, changed, bookmark, dropped = deltas[:4]
+    assert isinstance(reset, Reset) and not reset.relist
+    assert [(key, n.labels) for key, n in reset.records] == [(("", "n1"), {"a": "1"})]
+    assert isinstance(changed, Change) and changed.key == ("", "n1")
+    assert isinstance(changed.record, Node) and changed.record.labels == {"a": "2"}
+    assert bookmark == Bookmark("Node", AT)
+    assert isinstance(dropped, Problem) and "watch dropped, resuming" in dropped.text
+    assert dropped.code == "unreachable"
+    assert [d for d in deltas[4:] if not isinstance(d, Bookmark)] == []
+
+
+@pytest.mark.parametrize(
+    "expired",
+    [Watch(status=410), Watch([{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "gone"}}])],
+    ids=["410 answer", "410 error event"],
+)
+def test_a_410_relists_and_watches_from_the_new_list(
+    tmp_path: Path, api: FakeApi, clock: FakeClock, expired: Watch
+) -> None:
+    api.add_node("n1", {"a": "1"})
+    first = str(api.version)
+
+    def away() -> None:  # changed while the watch was expired: only the relist can see it
+        api.event("MODIFIED", "n1", {"a": "changed-while-away"})
+
+    api.watches = [Watch([lambda: (api.bookmark(), away())[0]]), expired]
+    deltas = run_informer(informer(api, clock, tmp_path), lambda got: len(node_watches(api)) >= 3)
+    resets = [d for d in deltas if isinstance(d, Reset)]
+    assert [r.relist for r in resets] == [False, True]
+    assert resets[1].records[0][1].labels == {"a": "changed-while-away"}
+    versions = node_watches(api)
+    # resumed from the bookmark, expired, relisted: the new watch starts from the relist's version
+    assert versions[:3] == [first, str(int(first) + 1), str(int(first) + 2)]
+    assert node_lists(api) == 2
+
+
+def test_a_watch_that_cannot_reconnect_relists_after_three_failures(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    api.add_node("n1")
+    api.watches = [Watch(status=500), Watch(status=500), Watch(status=500)]
+    deltas = run_informer(informer(api, clock, tmp_path), lambda got: node_lists(api) >= 2)
+    problems = [d for d in deltas if isinstance(d, Problem)]
+    assert [p.code for p in problems] == [500, 500, 500]
+    assert [d.relist for d in deltas if isinstance(d, Reset)] == [False, True]
+
+
+def test_pod_records_keep_the_scheduling_fields_only_and_lists_are_paged(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    for i in range(1203):
+        api.put(pod(f"p{i}", "n1"))
+    path = "/api/v1/pods"
+
+    def bigger() -> dict[str, Any]:
+        return api.put(pod("p0", "n2"))
+
+    api.kind_watches[path] = [Watch([bigger])]
+    deltas = run_informer(informer(api, clock, tmp_path, "Pod"), lambda got: any(isinstance(d, Change) for d in got))
+    lists = [q for q in api.queries("GET", path) if q.get("watch") != "true"]
+    assert [q.get("continue", "") for q in lists] == ["", "500", "1000"]  # three pages of 500
+    reset = deltas[0]
+    assert isinstance(reset, Reset) and len(reset.records) == 1203
+    change = next(d for d in deltas if isinstance(d, Change))
+    assert change.key == ("ml", "p0")
+    record = change.record
+    assert isinstance(record, Pod) and record.node_name == "n2"
+    assert set(record.spec) == {"nodeName", "tolerations"}  # containers, volumes and the rest dropped
+    assert record.gpu_resources == ("nvidia.com/gpu",)
+
+
+def test_an_unreadable_object_is_one_problem_and_the_last_record_stays(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    api.add_node("n1", {"a": "1"})
+    bad = orjson.loads(orjson.dumps(api.nodes["n1"]))
+    bad["metadata"]["labels"] = {"a": 5}
+    api.watches = [Watch([{"type": "MODIFIED", "object": bad}])]
+    deltas = run_informer(informer(api, clock, tmp_path), lambda got: any(isinstance(d, Problem) for d in got))
+    problem = next(d for d in deltas if isinstance(d, Problem))
+    assert problem.text.startswith("MODIFIED /n1 unreadable: ") and "metadata.labels" in problem.text
+    assert not any(isinstance(d, Change) for d in deltas)
+
+
+# -- batching ---------------------------------------------------------------------------------
+
+
+class CountingEvaluator(FullEvaluator):
+    def __init__(self) -> None:
+        super().__init__(CheckOptions())
+        self.assessed = 0
+        self.applied: list[tuple[str, ObjectKey]] = []
+
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
+        self.applied.append((kind, key))
+        super().apply(kind, key, record)
+
+    def assess(self, at: float) -> Assessment:
+        self.assessed += 1
+        return super().assess(at)
+
+
+def test_events_arriving_within_the_batch_window_are_one_evaluation(tmp_path: Path, api: FakeApi) -> None:
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    evaluator = CountingEvaluator()
+    m = Monitor(client, (), evaluator, [], batch_seconds=0.05)
+    for i in range(5):  # a burst: queued together
+        m.queue.put(Change("Node", ("", f"n{i}"), None, AT))
+
+    def later() -> None:
+        time.sleep(0.01)  # within the window of the first
+        m.queue.put(Change("Node", ("", "late"), None, AT))
+
+    threading.Thread(target=later).start()
+    batch = m._batch(1.0)
+    assert len(batch) == 6
+    assert m._batch(0.0) == []
+    # a delta after the window is the next batch
+    m.queue.put(Change("Node", ("", "a"), None, AT))
+    first = m._batch(1.0)
+    time.sleep(0.06)
+    m.queue.put(Change("Node", ("", "b"), None, AT))
+    assert (len(first), len(m._batch(1.0))) == (1, 1)
+
+
+def run_monitor(m: Monitor, until: Callable[[], bool], timeout: float = 10) -> int:
+    """Run the monitor on a thread until ``until()`` holds; stop it; its exit code."""
+    codes: queue.Queue[int] = queue.Queue()
+    thread = threading.Thread(target=lambda: codes.put(m.run()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not until() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    held = until()
+    m.stop.set()
+    thread.join(timeout=5)
+    assert held, "the condition never held"
+    return codes.get(timeout=1)
+
+
+def test_the_first_evaluation_waits_for_every_kind_then_a_burst_costs_one(tmp_path: Path, api: FakeApi) -> None:
+    api.add_node("n1")
+    api.put(pod("p1", "n1"))
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    evaluator = CountingEvaluator()
+    m = Monitor(client, ("Node", "Pod"), evaluator, [], batch_seconds=0.2)
+
+    def after_the_first_picture(i: int) -> dict[str, Any]:
+        deadline = time.monotonic() + 5
+        while i == 0 and not m.evaluations and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return api.put(pod(f"b{i}", "n1"), "ADDED")
+
+    burst = [lambda i=i: after_the_first_picture(i) for i in range(40)]
+    api.kind_watches["/api/v1/pods"] = [Watch(burst)]  # 40 events in one stream: well within 200 ms
+    run_monitor(m, lambda: len(evaluator.applied) == 40 and m.queue.empty() and evaluator.assessed >= 2)
+    assert evaluator.assessed == 2  # the initial picture, then one for the burst
+    assert m.last is not None and len(m.last.state.pods) == 41
+
+
+# -- leadership and stopping ----------------------------------------------------------------------
+
+
+def test_a_standby_keeps_warm_caches_and_publishes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
+    api.add_node("n1", {"nvidia.com/gpu.present": "true"})
+    clock = FakeClock()
+    client = fake_client(tmp_path, api, clock, FAST)
+    holder = LeaseLock(fake_client(tmp_path, api, clock), "gpulabel", "gpulabel-monitor", "other", clock=clock)
+    assert holder.try_acquire_or_renew()
+    lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "b", retry_seconds=0.01, clock=clock)
+    published: list[Assessment] = []
+    said: list[str] = []
+
+    class Sink:
+        def publish(self, a: Assessment) -> None:
+            published.append(a)
+
+    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], lock=lock, say=said.append)
+    api.watches = [Watch([lambda: api.event("MODIFIED", "n1", {"changed": "while standby"})])]
+    released: list[bool] = []
+
+    def release_when_warm() -> bool:
+        if not released and not api.watches and m.queue.empty():
+            time.sleep(0.05)
+            assert published == []  # a standby publishes nothing
+            holder.release()
+            released.append(True)
+        return bool(published)
+
+    assert run_monitor(m, release_when_warm) == 0
+    # the new leader's first picture already has the change it saw as a standby: no LIST needed
+    assert published[0].state.nodes[0].labels == {"changed": "while standby"}
+    assert node_lists(api) == 1
+    assert said[:2] == [
+        "standby: lease gpulabel-monitor is held by another instance",
+        "leader: holding lease gpulabel-monitor as b",
+    ]
+    assert api.leases["gpulabel-monitor"]["spec"]["holderIdentity"] == ""  # stopped cleanly: released
+
+
+def test_the_leader_that_cannot_renew_stops_publishing_and_exits_1(tmp_path: Path, api: FakeApi) -> None:
+    api.add_node("n1")
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "a", retry_seconds=0.01, renew_deadline=0.05)
+    said: list[str] = []
+    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [], lock=lock, say=said.append)
+
+    def outage() -> None:
+        if m.evaluations:
+            api.down = True
+        time.sleep(0.005)
+
+    api.on_watches_done = outage
+    code = run_monitor(m, lambda: m.lost.is_set())
+    assert code == 1
+    assert said[-1] == "lost lease gpulabel-monitor: stopped publishing"
+
+
+# -- the sinks of the monitor itself --------------------------------------------------------------
+
+
+def test_the_log_says_each_finding_once_when_it_appears_and_when_it_is_resolved(tmp_path: Path) -> None:
+    state = load_snapshots([str(REPO / "examples" / "drifted-lab.yaml")])
+    evaluator = FullEvaluator(CheckOptions())
+    for kind in ("Node", "Pod", "DaemonSet"):
+        evaluator.reset(kind, records_of(state, kind))
+    lines: list[str] = []
+    log = FindingsLog(lines.append)
+    first = evaluator.assess(AT)
+    log.publish(first)
+    assert len(lines) == len(first.findings) > 0 and all(line.startswith("appeared ") for line in lines)
+    log.publish(evaluator.assess(AT))
+    assert len(lines) == len(first.findings)  # nothing changed: nothing said
+    node = state.nodes[0]
+    evaluator.apply("Node", ("", node.name), None)
+    after = evaluator.assess(AT)
+    log.publish(after)
+    gone = {identity(f) for f in first.findings} - {identity(f) for f in after.findings}
+    said = lines[len(first.findings) :]
+    assert len(said) >= len(gone) > 0
+    assert sum(line.startswith("resolved ") for line in said) == len(gone)
+    dump = FindingsDump(str(tmp_path / "findings.json"))
+    dump.publish(after)
+    doc = orjson.loads((tmp_path / "findings.json").read_bytes())
+    assert doc["findings"] == [f.to_json() for f in after.findings] and doc["at"] == AT
+    assert list(tmp_path.iterdir()) == [tmp_path / "findings.json"]  # the temporary file was renamed
+
+
+def test_monitor_options_are_checked_before_anything_is_contacted(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--lease-name: only applies with --leader-elect"):
+        MonitorOptions(lease_name="x")
+    with pytest.raises(InputError, match="--resync: 'soon' is not a duration"):
+        MonitorOptions(resync="soon")
+    with pytest.raises(InputError, match="--metrics-port: must be a port"):
+        MonitorOptions(metrics_port=70000)
+    with pytest.raises(InputError, match=r"--dump: .*no such directory"):
+        MonitorOptions(dump=str(tmp_path / "missing" / "f.json"))
+    opts = MonitorOptions(leader_elect=True, resync="1h")
+    assert (opts.resync_seconds, opts.lease_name, opts.lease_namespace) == (3600.0, "gpulabel-monitor", "gpulabel")
+
+
+# -- agreement with check -------------------------------------------------------------------------
+
+
+def pod(name: str, node: str, namespace: str = "ml") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "c", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+            "volumes": [{"name": "v", "emptyDir": {}}],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def records_of(state: Any, kind: str) -> list[tuple[ObjectKey, Any]]:
+    if kind == "Node":
+        return [(("", n.name), n) for n in state.nodes]
+    items = state.pods if kind == "Pod" else state.daemonsets
+    return [((r.namespace, r.name), r) for r in items]
+
+
+def raw_objects(path: Path) -> list[dict[str, Any]]:
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    return [dict(o) for o in doc["items"]]
+
+
+def check_now(api: FakeApi, tmp_path: Path) -> Assessment:
+    """What ``check`` answers on the fake server now: its LISTs, its checks, its judgement."""
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    state = load_cluster(client, served_kinds(client, monitored_kinds()))
+    opts = CheckOptions(now=datetime.fromtimestamp(AT, UTC))
+    result, causes = judged(run_checks(state, opts), state, Accepted())
+    return Assessment(result, causes, state, AT)
+
+
+def random_events(api: FakeApi, rng: random.Random, count: int) -> list[Callable[[], dict[str, Any]]]:
+    """``count`` changes as scripted node/pod/DaemonSet watch events, made against the store when served."""
+
+    def node_change(name: str, edit: Callable[[dict[str, Any]], None]) -> Callable[[], dict[str, Any]]:
+        def make() -> dict[str, Any]:
+            node = api.nodes.get(name)
+            if node is None:
+                return api.bookmark()
+            edit(node)
+            node["metadata"]["resourceVersion"] = api._bump()
+            return {"type": "MODIFIED", "object": orjson.loads(orjson.dumps(node))}
+
+        return make
+
+    def drop_label(node: dict[str, Any]) -> None:
+        labels = node["metadata"]["labels"]
+        gpu = sorted(k for k in labels if k.startswith("nvidia.com/"))
+        if gpu:
+            del labels[rng.choice(gpu)]
+
+    def taint(node: dict[str, Any]) -> None:
+        node.setdefault("spec", {}).setdefault("taints", []).append({"key": "gpu-broken", "effect": "NoSchedule"})
+
+    def cordon(node: dict[str, Any]) -> None:
+        node.setdefault("spec", {})["unschedulable"] = True
+
+    def delete_pod() -> dict[str, Any]:
+        pods = sorted(api.objects.get("/api/v1/pods", {}))
+        if not pods:
+            return api.bookmark()
+        ns, name = rng.choice(pods).split("/")
+        return api.delete("Pod", ns, name)
+
+    def add_pod() -> dict[str, Any]:
+        if not api.nodes:
+            return api.bookmark()
+        return api.put(pod(f"new-{rng.randrange(10**6)}", rng.choice(sorted(api.nodes))), "ADDED")
+
+    def delete_node() -> dict[str, Any]:
+        if not api.nodes:
+            return api.bookmark()
+        name = rng.choice(sorted(api.nodes))
+        node = api.nodes.pop(name)
+        node["metadata"]["resourceVersion"] = api._bump()
+        return {"type": "DELETED", "object": node}
+
+    events: list[Callable[[], dict[str, Any]]] = []
+    for _ in range(count):
+        what = rng.choice(["label", "label", "taint", "cordon", "pod-", "pod+", "node-"])
+        name = rng.choice(sorted(api.nodes))
+        if what == "label":
+            events.append(node_change(name, drop_label))
+        elif what == "taint":
+            events.append(node_change(name, taint))
+        elif what == "cordon":
+            events.append(node_change(name, cordon))
+        elif what == "pod-":
+            events.append(delete_pod)
+        elif what == "pod+":
+            events.append(add_pod)
+        else:
+            events.append(delete_node)
+    return events
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("example", ["drifted-lab.yaml", "lab-cluster.yaml", "mixed-fleet.yaml"])
+def test_after_random_events_the_monitor_agrees_with_check(
+    tmp_path: Path, api: FakeApi, example: str, seed: int
+) -> None:
+    objects = raw_objects(REPO / "examples" / example)
+    for obj in objects:
+        if obj["kind"] == "Node":
+            obj["metadata"]["resourceVersion"] = api._bump()
+            api.nodes[obj["metadata"]["name"]] = obj
+        else:
+            if obj["kind"] != "ClusterPolicy":
+                obj["metadata"].setdefault("namespace", "default")
+            api.put(obj)
+    for path in ("/api/v1/pods", "/apis/apps/v1/daemonsets"):  # served, even where the example has none
+        api.objects.setdefault(path, {})
+    rng = random.Random(seed)
+    events = random_events(api, rng, 12)
+    # node events on the node watch, the others on the pod watch, in a few streams each
+    node_events = [e for e in events if e.__name__ == "make" or e.__name__ == "delete_node"]
+    pod_events = [e for e in events if e not in node_events]
+    api.watches = [Watch(node_events[i : i + 3]) for i in range(0, len(node_events), 3)]
+    api.kind_watches["/api/v1/pods"] = [Watch(pod_events[i : i + 3]) for i in range(0, len(pod_events), 3)]
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    kinds = served_kinds(client, monitored_kinds())
+    m = Monitor(client, kinds, FullEvaluator(CheckOptions()), [], clock=lambda: AT, batch_seconds=0.002)
+    expected: list[Assessment] = []
+
+    def agreed() -> bool:
+        if api.watches or api.kind_watches["/api/v1/pods"] or not m.queue.empty() or m.last is None:
+            return False
+        expected[:] = [check_now(api, tmp_path)]
+        return m.last.findings == expected[0].findings
+
+    run_monitor(m, agreed)
+    assert m.last is not None and m.last.findings == expected[0].findings
+    assert m.last.causes == expected[0].causes
+    assert m.last.state.kinds == expected[0].state.kinds

@@ -1,0 +1,299 @@
+"""The monitor's Events: the pure planner on a fake clock, the writer on a fake API, the sink's bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from gpulabel.checks.assessment import Assessment
+from gpulabel.cluster.client import KubeClient
+from gpulabel.controller.events import (
+    EventKey,
+    EventPlanner,
+    EventSink,
+    EventSpec,
+    EventWriter,
+    Regarding,
+    event_name,
+    event_reason,
+)
+from gpulabel.controller.monitor_metrics import MonitorMetrics
+from gpulabel.errors import ClusterError, ConflictError
+from gpulabel.model.findings import Finding
+from tests.unit.monitor_fixtures import CORDONED, PAUSED, PENDING, PLUGIN_MISSING, assessment
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def warnings(specs: Iterable[EventSpec]) -> list[tuple[str, str, int]]:
+    return [(s.key.type, s.key.reason, s.count) for s in specs]
+
+
+@pytest.mark.parametrize(
+    ("check", "reason", "expected"),
+    [
+        ("operands", "missing", "OperandMissing"),
+        ("operands", "not-ready", "OperandNotReady"),
+        ("nfd", "nfd-missing", "NfdMissing"),
+        ("mig", "mig-invalid", "MigInvalid"),
+        ("upgrade", "upgrade-failed", "UpgradeFailed"),
+        ("capacity", "no-allocatable", "CapacityNoAllocatable"),
+        ("hazards", "untolerated-taint", "HazardUntoleratedTaint"),
+        ("pending", "insufficient", "PendingInsufficient"),
+        ("audit", "no-pci-label", "AuditNoPciLabel"),
+    ],
+)
+def test_reasons_are_the_check_and_reason_in_upper_camel_case(check: str, reason: str, expected: str) -> None:
+    assert event_reason(Finding(check, reason)) == expected
+
+
+def test_appear_warns_repeat_counts_the_series_resolve_is_normal() -> None:
+    clock = Clock()
+    planner = EventPlanner(clock)
+    broken = assessment([PLUGIN_MISSING, PAUSED])
+    first = planner.plan(None, broken)
+    assert warnings(first.events) == [("Warning", "OperandMissing", 1)]
+    spec = first.events[0]
+    assert spec.key.regarding == Regarding("Node", "", "gpu-a")
+    assert spec.namespace == "default" and spec.name == event_name(spec.key) and spec.name.startswith("gpu-a.")
+    assert spec.action == "CheckOperands"
+    assert spec.note == (
+        "gpu-a device-plugin missing: no pod on the node; "
+        "cause gpu-a operand-pod 4 GPU(s): device-plugin missing (no pod on the node)"
+    )
+    body = spec.body("gpulabel-monitor-0", "gpu-a")
+    assert body["reportingController"] == "gpulabel" and body["reportingInstance"] == "gpulabel-monitor-0"
+    assert body["regarding"] == {"apiVersion": "v1", "kind": "Node", "name": "gpu-a", "uid": "gpu-a"}
+    assert body["eventTime"] == "2023-11-14T22:13:20.000000Z" and "series" not in body
+
+    clock.now += 60
+    assert planner.plan(broken, broken).events == ()  # it stayed: nothing new to say
+    clock.now += 60
+    fixed = assessment([PAUSED])
+    resolved = planner.plan(broken, fixed).events
+    assert warnings(resolved) == [("Normal", "OperandMissingResolved", 1)]
+    assert resolved[0].note.startswith("no longer found: gpu-a device-plugin missing")
+    clock.now += 60
+    again = planner.plan(fixed, broken).events  # it came back: the same Event, its series counts it
+    assert warnings(again) == [("Warning", "OperandMissing", 2)]
+    assert again[0].name == spec.name and again[0].first == spec.first and again[0].last == clock.now
+    assert again[0].body("i", "gpu-a")["series"] == {"count": 2, "lastObservedTime": "2023-11-14T22:16:20.000000Z"}
+    clock.now += 60
+    assert warnings(planner.plan(broken, fixed).events) == [("Normal", "OperandMissingResolved", 2)]
+
+
+def test_a_problem_that_stays_is_observed_again_after_the_refresh() -> None:
+    clock = Clock()
+    planner = EventPlanner(clock)
+    broken = assessment([CORDONED])
+    assert warnings(planner.plan(None, broken).events) == [("Warning", "CapacityCordoned", 1)]
+    clock.now += 29 * 60
+    assert planner.plan(broken, broken).events == ()
+    clock.now += 60
+    assert warnings(planner.plan(broken, broken).events) == [("Warning", "CapacityCordoned", 2)]
+
+
+def test_another_finding_of_the_same_reason_on_the_object_is_a_repeat() -> None:
+    planner = EventPlanner(Clock())
+    toolkit = Finding("operands", "missing", node="gpu-a", operand="container-toolkit", severity="error")
+    one = assessment([PLUGIN_MISSING])
+    planner.plan(None, one)
+    both = assessment([PLUGIN_MISSING, toolkit])
+    assert warnings(planner.plan(one, both).events) == [("Warning", "OperandMissing", 2)]
+    assert planner.plan(both, one).events == ()  # one is left: the reason is not resolved
+
+
+def test_info_findings_make_no_events_and_pod_findings_regard_the_pod() -> None:
+    planner = EventPlanner(Clock())
+    specs = planner.plan(None, assessment([PAUSED, PENDING])).events
+    assert [(s.key.regarding, s.key.reason, s.namespace) for s in specs] == [
+        (Regarding("Pod", "ml", "train-0"), "PendingUntoleratedTaint", "ml")
+    ]
+    assert specs[0].body("i", "uid-1")["regarding"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "train-0",
+        "uid": "uid-1",
+        "namespace": "ml",
+    }
+
+
+def test_a_node_that_is_gone_gets_no_resolved_event() -> None:
+    planner = EventPlanner(Clock())
+    broken = assessment([PLUGIN_MISSING])
+    planner.plan(None, broken)
+    assert planner.plan(broken, assessment([], nodes=())).events == ()
+
+
+def test_burst_of_25_per_object_then_suppressed_then_one_per_5_minutes() -> None:
+    clock = Clock()
+    planner = EventPlanner(clock)
+    broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
+    written: list[EventSpec] = []
+    suppressed = 0
+    previous: Assessment | None = None
+    for i in range(30):  # a flapping operand: every transition is an Event about gpu-a
+        current = broken if i % 2 == 0 else fixed
+        plan = planner.plan(previous, current)
+        written += plan.events
+        suppressed += plan.suppressed
+        previous = current
+        clock.now += 1
+    assert (len(written), suppressed) == (25, 5)
+    other = planner.plan(None, assessment([CORDONED]))  # another object has its own bucket
+    assert warnings(other.events) == [("Warning", "CapacityCordoned", 1)]
+    clock.now += 299 - 30
+    assert planner.plan(previous, broken).suppressed == 1
+    clock.now += 31  # five minutes since the bucket ran dry: one token
+    plan = planner.plan(fixed, broken)
+    assert (warnings(plan.events), plan.suppressed) == ([("Warning", "OperandMissing", 14)], 0)
+    clock.now += 1
+    assert planner.plan(broken, fixed).suppressed == 1
+
+
+class FakeApi:
+    """What EventWriter asks of KubeClient, with Events kept by namespace and name."""
+
+    event_path = KubeClient.event_path
+
+    def __init__(self, pods: dict[str, str] | None = None) -> None:
+        self.events: dict[str, dict[str, Any]] = {}
+        self.pods = pods or {}
+        self.calls: list[tuple[str, str, tuple[tuple[str, str], ...]]] = []
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import orjson
+
+        self.calls.append((method, path, tuple(kwargs.get("query") or ())))
+        dry = ("dryRun", "All") in (kwargs.get("query") or ())
+        if path.startswith("/api/v1/namespaces/"):
+            ns, name = path.split("/")[4], path.split("/")[6]
+            if f"{ns}/{name}" not in self.pods:
+                raise ClusterError(path, "404 not found", 404)
+            return {"metadata": {"uid": self.pods[f"{ns}/{name}"]}}
+        if method == "POST":
+            body = orjson.loads(kwargs["body"])
+            key = path.split("/")[5] + "/" + body["metadata"]["name"]
+            if key in self.events:
+                raise ConflictError(path, "409 exists", 409)
+            if not dry:
+                self.events[key] = body
+            return body
+        key = path.split("/")[5] + "/" + path.split("/")[7]
+        if key not in self.events:
+            raise ClusterError(path, "404 not found", 404)
+        if method == "GET":
+            return self.events[key]
+        assert method == "PATCH" and kwargs["content_type"] == "application/merge-patch+json"
+        if not dry:
+            self.events[key] = {**self.events[key], **orjson.loads(kwargs["body"])}
+        return self.events[key]
+
+
+def test_the_writer_creates_then_patches_the_series() -> None:
+    api = FakeApi()
+    planner, writer = EventPlanner(Clock()), EventWriter(api, "mon-0")  # type: ignore[arg-type]
+    broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
+    for previous, current in ((None, broken), (broken, fixed), (fixed, broken)):
+        for spec in planner.plan(previous, current).events:
+            assert writer.write(spec)
+    warning = next(e for e in api.events.values() if e["type"] == "Warning")
+    assert warning["series"]["count"] == 2 and warning["reason"] == "OperandMissing"
+    assert [c[0] for c in api.calls] == ["POST", "POST", "PATCH"]
+
+
+def test_an_event_another_instance_wrote_continues_its_series() -> None:
+    api = FakeApi()
+    spec = EventPlanner(Clock()).plan(None, assessment([PLUGIN_MISSING])).events[0]
+    api.events[f"default/{spec.name}"] = {**spec.body("old-0", "gpu-a"), "series": {"count": 3}}
+    writer = EventWriter(api, "mon-1")  # type: ignore[arg-type]
+    assert writer.write(spec)  # create -> 409 -> the server's series + 1
+    assert api.events[f"default/{spec.name}"]["series"]["count"] == 4
+    assert [c[0] for c in api.calls] == ["POST", "GET", "PATCH"]
+
+
+def test_a_series_whose_event_expired_is_created_with_its_series() -> None:
+    api = FakeApi()
+    clock = Clock()
+    planner = EventPlanner(clock)
+    broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
+    planner.plan(None, broken)
+    planner.plan(broken, fixed)
+    spec = planner.plan(fixed, broken).events[0]
+    assert EventWriter(api, "mon-0").write(spec)  # type: ignore[arg-type]
+    assert [c[0] for c in api.calls] == ["PATCH", "POST"]
+    assert api.events[f"default/{spec.name}"]["series"]["count"] == 2
+
+
+def test_pod_events_carry_the_pods_uid_and_a_gone_pod_gets_none() -> None:
+    spec = EventPlanner(Clock()).plan(None, assessment([PENDING])).events[0]
+    api = FakeApi({"ml/train-0": "u-123"})
+    assert EventWriter(api, "mon-0").write(spec)  # type: ignore[arg-type]
+    assert api.events[f"ml/{spec.name}"]["regarding"]["uid"] == "u-123"
+    assert not EventWriter(FakeApi(), "mon-0").write(spec)  # type: ignore[arg-type]
+
+
+def test_dry_run_asks_the_server_for_its_dry_run() -> None:
+    api = FakeApi()
+    spec = EventPlanner(Clock()).plan(None, assessment([PLUGIN_MISSING])).events[0]
+    assert EventWriter(api, "mon-0", dry_run=True).write(spec)  # type: ignore[arg-type]
+    assert api.events == {} and api.calls[0][2] == (("dryRun", "All"),)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.specs: list[EventSpec] = []
+
+    def write(self, spec: EventSpec) -> bool:
+        self.specs.append(spec)
+        return True
+
+
+def test_the_sink_counts_what_it_writes_and_bounds_what_waits() -> None:
+    metrics = MonitorMetrics()
+    recorder = Recorder()
+    sink = EventSink(recorder, EventPlanner(Clock()), metrics, background=False, max_queued=2)
+    many = [Finding("capacity", "cordoned", node=f"gpu-{i}", severity="warning") for i in range(5)]
+    sink.publish(assessment(many))
+    assert len(sink.drain()) == 2
+    text = metrics.render().decode()
+    assert 'gpulabel_events_total{reason="CapacityCordoned",type="Warning"} 2.0' in text
+    assert "gpulabel_events_suppressed_total 3.0" in text
+
+
+def test_the_background_sink_writes_without_holding_the_caller() -> None:
+    recorder = Recorder()
+    sink = EventSink(recorder, EventPlanner(Clock()))
+    sink.publish(assessment([PLUGIN_MISSING]))
+    assert sink.wait(5.0)
+    sink.stop()
+    assert [s.key for s in recorder.specs] == [EventKey(Regarding("Node", "", "gpu-a"), "Warning", "OperandMissing")]
+
+
+def test_buckets_and_series_stay_bounded() -> None:
+    from gpulabel.controller.events import MAX_RECORDS, TokenBuckets
+
+    buckets = TokenBuckets(limit=100)
+    for i in range(1000):
+        assert buckets.take(Regarding("Node", "", f"n{i}"), 0.0)
+    assert len(buckets.buckets) <= 100
+    clock = Clock()
+    planner = EventPlanner(clock)
+    many = [Finding("capacity", "cordoned", node=f"n{i}", severity="warning") for i in range(MAX_RECORDS + 500)]
+    broken = assessment(many)
+    assert len(planner.plan(None, broken).events) == MAX_RECORDS + 500  # each object's first Event
+    fixed = assessment([])
+    clock.now += 1
+    planner.plan(broken, fixed)
+    clock.now += 2 * 3600  # the API server has dropped them all (--event-ttl 1h)
+    planner.plan(fixed, fixed)
+    assert planner.series == {}
+    assert len(planner.buckets.buckets) <= MAX_RECORDS
