@@ -214,3 +214,16 @@ def test_the_short_for_copy_changes_only_for() -> None:
     assert [{k: v for k, v in r.items() if k != "for"} for r in short] == [
         {k: v for k, v in r.items() if k != "for"} for r in RULES
     ]
+
+
+def test_the_contract_is_what_the_monitor_serves() -> None:
+    """Every series name the monitor's /metrics can hold (from its TYPE lines) is the CONTRACT above."""
+    from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+    served = set()
+    for line in MonitorMetrics().render().decode().splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            suffixes = ("_bucket", "_sum", "_count") if kind == "histogram" else ("",)
+            served |= {name + s for s in suffixes}  # a counter's TYPE line names it with _total
+    assert served == CONTRACT
