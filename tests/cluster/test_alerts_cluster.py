@@ -32,6 +32,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,13 +110,16 @@ def chart_monitor(gpu_operator: LabCluster) -> Iterator[dict[str, Any]]:
         gpu_operator.kubectl("delete", d["kind"].lower(), d["metadata"]["name"], *where, "--ignore-not-found")
 
 
+Monitor = tuple[int, subprocess.Popen[str], Path]  # metrics port, process, log file
+
+
 @pytest.fixture(scope="module")
 def monitor(
     gpu_operator: LabCluster,
     chart_monitor: dict[str, Any],
     gpu_nodes: list[str],
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+) -> Iterator[Monitor]:
     """`gpulabel monitor` with the chart's arguments (its metrics port replaced) and ServiceAccount token."""
     tmp = tmp_path_factory.mktemp("monitor")
     sa = sa_files(gpu_operator, "gpulabel-monitor", tmp / "sa")
@@ -139,7 +143,7 @@ def monitor(
             timeout=60,
             message=lambda: f"for the monitor to lead: {(tmp / 'monitor.log').read_text()[-2000:]}",
         )
-        yield port, proc
+        yield port, proc, tmp / "monitor.log"
         assert proc.poll() is None, (tmp / "monitor.log").read_text()[-4000:]
     finally:
         if proc.poll() is None:
@@ -153,7 +157,7 @@ def monitor(
 
 
 @pytest.fixture(scope="module")
-def monitor_port(monitor: tuple[int, subprocess.Popen[str]]) -> int:
+def monitor_port(monitor: Monitor) -> int:
     return monitor[0]
 
 
@@ -321,6 +325,23 @@ def test_no_allocatable_gpu_fires_gpus_not_allocatable_until_advertised_again(
     )
 
 
+def test_every_watch_hears_from_the_api_server_about_once_a_minute(prometheus: Prometheus, monitor: Monitor) -> None:
+    """What GPULabelMonitorWatchStale's 5 minutes rest on: quiet kinds too get a bookmark within about a minute."""
+    line = next(x for x in monitor[2].read_text().splitlines() if "monitor: watching " in x)
+    kinds = set(line.split("monitor: watching ", 1)[1].split(" (")[0].split(", "))
+    assert {"Node", "Pod", "DaemonSet", "ClusterPolicy"} <= kinds, line
+
+    def ages() -> dict[str, float]:
+        query = f'time() - gpulabel_watch_last_event_timestamp_seconds{{job="{JOB}"}}'
+        return {s["metric"]["kind"]: float(s["value"][1]) for s in prometheus.query(query)}
+
+    wait_for(
+        lambda: set(ages()) == kinds and max(ages().values()) < 90,
+        timeout=90,
+        message=lambda: f"for an event or bookmark on every watch of {sorted(kinds)}: ages {ages()}",
+    )
+
+
 def test_the_charts_rights_were_enough_and_the_metrics_lint_clean(prometheus: Prometheus, monitor_port: int) -> None:
     """No 403 over the whole run (the chart's ClusterRole and lease Role), and promtool accepts /metrics."""
     assert not prometheus.query(f'gpulabel_api_errors_total{{job="{JOB}", code="403"}}')
@@ -331,10 +352,10 @@ def test_the_charts_rights_were_enough_and_the_metrics_lint_clean(prometheus: Pr
 
 
 def test_the_monitor_unreachable_fires_monitor_down_and_absent_until_it_answers_again(
-    prometheus: Prometheus, monitor: tuple[int, subprocess.Popen[str]]
+    prometheus: Prometheus, monitor: Monitor
 ) -> None:
     """Last: the monitor is stopped (SIGSTOP) for a few seconds, well inside its Lease's duration."""
-    _, proc = monitor
+    _, proc, _ = monitor
     proc.send_signal(signal.SIGSTOP)
     try:
         down = wait_for(
