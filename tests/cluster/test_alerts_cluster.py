@@ -108,6 +108,7 @@ def chart_monitor(gpu_operator: LabCluster) -> Iterator[dict[str, Any]]:
     for d in rbac:
         where = ["-n", d["metadata"]["namespace"]] if "namespace" in d["metadata"] else []
         gpu_operator.kubectl("delete", d["kind"].lower(), d["metadata"]["name"], *where, "--ignore-not-found")
+    gpu_operator.kubectl("delete", "namespace", NAMESPACE, "--wait=false", "--ignore-not-found")
 
 
 Monitor = tuple[int, subprocess.Popen[str], Path]  # metrics port, process, log file
