@@ -4,8 +4,8 @@ Prometheus (tools/prometheus) scrapes the monitor every second and evaluates
 deploy/monitoring/gpulabel-rules.yaml every second, from a copy whose `for:` are all 1s
 (tools.monitoring.with_for: the same expressions, labels and annotations). The monitor runs
 with the chart's own arguments and its ServiceAccount's token, so the chart's least-privilege
-ClusterRole is what it watches and writes Events with. Four scenarios, each firing the named
-alert for the named node (read from /api/v1/alerts) and resolving it after the repair:
+ClusterRole is what it watches and writes Events with. Five scenarios, each firing the named
+alert for the named node or pod (read from /api/v1/alerts) and resolving it after the repair:
 
 1. a device-plugin pod deleted while the DaemonSet controller is held (SIGSTOP of labcluster's
    kube-controller-manager: otherwise the pod is back within a second, before a scrape sees it);
@@ -15,7 +15,9 @@ alert for the named node (read from /api/v1/alerts) and resolving it after the r
 3. GFD's labels removed from half the GPU nodes; put back is the repair: GPULabelMassLabelLoss
    (source gfd) and GPULabelGPULabelsBroken per node;
 4. allocatable nvidia.com/gpu 0 (the device plugin unregistered); 1 again is the repair:
-   GPULabelGPUsNotAllocatable.
+   GPULabelGPUsNotAllocatable;
+5. a Pending pod whose ResourceClaim no published device satisfies; a ResourceSlice for its node
+   is the repair (the scheduler allocates and binds): GPULabelClaimNotAllocatable for the pod.
 
 Then the monitor's own: stopped for a few seconds (SIGSTOP), GPULabelMonitorDown and
 GPULabelMonitorAbsent fire and resolve when it answers again.
@@ -324,6 +326,57 @@ def test_no_allocatable_gpu_fires_gpus_not_allocatable_until_advertised_again(
         timeout=30,
         message=lambda: f"for GPULabelGPUsNotAllocatable on {node} to resolve: {prometheus.alerts()}",
     )
+
+
+def test_a_claim_no_device_satisfies_fires_claim_not_allocatable_until_a_device_is_published(
+    gpu_operator: LabCluster, prometheus: Prometheus, gpu_nodes: list[str]
+) -> None:
+    """A Pending pod whose ResourceClaim's class matches no published device; a ResourceSlice for its node
+    is the repair (the real scheduler then allocates the claim and binds the pod)."""
+    from draobjects_path import draobjects as dra
+
+    ns, node, driver = "alerts-dra", gpu_nodes[2], "alerts.example.com"
+    device_class = dra.device_class("alerts-gpu", f'device.driver == "{driver}"')
+    gpu_operator.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, device_class)
+    wait_for(
+        lambda: gpu_operator.kubectl("get", "serviceaccount", "default", "-n", ns, check=False).returncode == 0,
+        timeout=30,
+        message=f"for ServiceAccount {ns}/default",
+    )
+    claim = dra.claim("train", dra.claim_spec([dra.request("gpu", dra.exactly("alerts-gpu"))]), namespace=ns)
+    pod = dra.dra_pod("train-0", [("gpu", "claim", "train")], ns, {"kubernetes.io/hostname": node})
+    published = dra.resource_slice(
+        "alerts-slice", [dra.gpu_device("gpu-0", 0, dra.GPUS[0], "570.86.10", node=node)], node=node, driver=driver
+    )
+    try:
+        gpu_operator.apply(claim, pod)
+        alert = wait_for(
+            lambda: firing(prometheus, "GPULabelClaimNotAllocatable", lambda a: a.get("pod") == f"{ns}/train-0"),
+            timeout=60,
+            message=lambda: f"for GPULabelClaimNotAllocatable on {ns}/train-0: {prometheus.alerts()}",
+        )
+        assert alert[0]["annotations"]["summary"].startswith(f"Pod {ns}/train-0 is Pending")
+        gpu_operator.apply(published)
+        wait_for(
+            lambda: gpu_operator.get("pod", "train-0", "-n", ns)["spec"].get("nodeName") == node,
+            timeout=60,
+            message="for the scheduler to allocate the claim and bind the pod",
+        )
+        wait_for(
+            lambda: (
+                not [
+                    a
+                    for a in prometheus.alerts("GPULabelClaimNotAllocatable")
+                    if a["labels"].get("pod") == f"{ns}/train-0"
+                ]
+            ),
+            timeout=30,
+            message=lambda: f"for GPULabelClaimNotAllocatable to resolve: {prometheus.alerts()}",
+        )
+    finally:
+        gpu_operator.kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found")
+        gpu_operator.kubectl("delete", "resourceslice", "alerts-slice", "--ignore-not-found")
+        gpu_operator.kubectl("delete", "deviceclass", "alerts-gpu", "--ignore-not-found")
 
 
 def test_every_watch_hears_from_the_api_server_about_once_a_minute(prometheus: Prometheus, monitor: Monitor) -> None:
