@@ -13,8 +13,9 @@ own process and measures:
   its CPU, and the same for one ``gpulabel check`` run (what the CronJob does each run: its
   LISTs from the audit log, its bytes as the LIST pages it reads);
 - detection latency over ``--changes`` changes, one at a time: a GFD label removed (and put
-  back), a device-plugin pod deleted (the DaemonSet controller makes another), a taint added
-  (and removed) on a node running a training pod: from just before the write is sent to the
+  back), a device-plugin pod deleted (the DaemonSet controller makes another), a ``NoExecute``
+  taint added (the taint manager evicts the operand pods: its reaction is in the figure) and
+  removed (the DaemonSet controller puts them back): from just before the write is sent to the
   moment the findings change. The measurement point is pluggable (``--point``): ``findings``,
   the monitor's stderr line for the change (``appeared``/``resolved``, written right after the
   evaluation); ``event``, the first events.k8s.io Event about the node or pod (once the
@@ -45,6 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 
+from gpulabel_run import monitor_argv  # noqa: E402
 from labcluster_support import LabCluster, build, wait_for  # noqa: E402
 
 from bench.cluster_bench import populate  # noqa: E402
@@ -67,19 +69,7 @@ class Monitor:
     def __init__(self, kubeconfig: Path, dump: Path, extra: list[str]) -> None:
         self.started = time.time()
         self.proc = subprocess.Popen(
-            [
-                PY,
-                "-m",
-                "gpulabel",
-                "monitor",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--metrics-port",
-                "0",
-                "--dump",
-                str(dump),
-                *extra,
-            ],
+            monitor_argv(kubeconfig, dump, *extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -232,6 +222,8 @@ def detect(
     """
     rng = random.Random(seed)
     baseline = identities(dump)
+    gpu_nodes, _ = client.list("Node", label_selector="nvidia.com/gpu.deploy.device-plugin=true")
+    spare = sorted({n["metadata"]["name"] for n in gpu_nodes} - set(training))  # no training pod to lose
     out: dict[str, list[float]] = {}
     missed: dict[str, int] = {}
     unsettled = 0
@@ -253,11 +245,12 @@ def detect(
             "PATCH", client.node_path(node), body=data, content_type="application/merge-patch+json"
         )
 
-    made = 0
+    made = turn = 0
     while made < changes:
+        turn += 1
         node = rng.choice(sorted(training))
         obj = client.request("GET", client.node_path(node))
-        kind = ("label", "pod", "taint")[made % 3]
+        kind = ("label", "pod", "taint")[turn % 3]
         if kind == "label":
             product = obj["metadata"]["labels"].get("nvidia.com/gpu.product")
             if product is None:
@@ -274,11 +267,12 @@ def detect(
             path = f"/api/v1/namespaces/{NS}/pods/{name}"
             timed("pod deleted", {node, f"{NS}/{name}"}, lambda path=path: client.request("DELETE", path))
             made += 1
-        else:
-            taints = obj["spec"].get("taints") or []
-            broken = [*taints, {"key": "example.com/broken", "effect": "NoSchedule"}]
-            timed("taint added", {node, training[node]}, patch(node, {"spec": {"taints": broken}}))
-            timed("taint removed", {node, training[node]}, patch(node, {"spec": {"taints": taints}}))
+        else:  # NoExecute: the taint manager evicts the operand pods, and the DaemonSets stop placing them
+            node = rng.choice(spare)
+            taints = client.request("GET", client.node_path(node))["spec"].get("taints") or []
+            broken = [*taints, {"key": "example.com/broken", "effect": "NoExecute"}]
+            timed("taint added", {node}, patch(node, {"spec": {"taints": broken}}))
+            timed("taint removed", {node}, patch(node, {"spec": {"taints": taints}}))
             made += 2
         # the next change starts from a quiet cluster: what this one set off is over
         try:
@@ -353,6 +347,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         time.sleep(5)  # the first picture's log lines are out
         # steady state: nothing changed by us
         start, cpu0, bytes0 = time.time(), monitor.cpu_seconds(), monitor.read_bytes()
+        results["startup_requests"] = audit_counts(cluster, monitor.started, start, agent)
+        results["startup_cpu_seconds"] = cpu0
         time.sleep(args.steady)
         end = time.time()
         time.sleep(2)  # the audit log is written as requests complete
@@ -402,7 +398,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(r: dict[str, Any]) -> str:
     lines = [f"monitor at {r['nodes']} nodes, {r['operand_pods']} operand pods ({r['scope']}):"]
-    lines.append(f"  startup to the first picture: {r['startup_seconds']:.1f} s")
+    lines.append(
+        f"  startup to the first picture: {r['startup_seconds']:.1f} s, CPU {r['startup_cpu_seconds']:.1f} s, "
+        f"requests {r['startup_requests']}"
+    )
     all_lat = [v for k, vs in r["latency"].items() if k != "missed" for v in vs]
     if all_lat:
         lines.append(

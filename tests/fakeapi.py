@@ -142,6 +142,17 @@ class FakeApi:
         obj["metadata"]["resourceVersion"] = self._bump()
         return {"type": "DELETED", "object": obj}
 
+    @staticmethod
+    def noted(served: dict[str, str], name: str, make: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+        """``make`` as a scripted event that notes the resourceVersion it was served at as ``served[name]``."""
+
+        def event() -> dict[str, Any]:
+            made = make()
+            served[name] = made["object"]["metadata"]["resourceVersion"]
+            return made
+
+        return event
+
     def queries(self, method: str, path: str) -> list[dict[str, str]]:
         return [q for m, p, q in self.requests if (m, p) == (method, path)]
 

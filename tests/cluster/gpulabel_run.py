@@ -18,6 +18,12 @@ def gpulabel(kubeconfig: Path | str, *args: str, timeout: float = 120) -> subpro
     )
 
 
+def monitor_argv(kubeconfig: Path | str, dump: Path | str, *extra: str) -> list[str]:
+    """``gpulabel monitor`` with no metrics server, its findings in ``dump`` after every evaluation."""
+    flags = ["--kubeconfig", str(kubeconfig), "--metrics-port", "0", "--dump", str(dump)]
+    return [sys.executable, "-m", "gpulabel", "monitor", *flags, *extra]
+
+
 def lines_about(output: str, *subjects: str) -> list[str]:
     """The output lines whose first word is one of ``subjects`` (other tests share the cluster)."""
     return [line for line in output.splitlines() if line.split(" ", 1)[0] in subjects]

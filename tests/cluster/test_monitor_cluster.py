@@ -20,7 +20,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 import pytest
 from faultproxy import FaultProxy
-from gpulabel_run import gpulabel
+from gpulabel_run import gpulabel, monitor_argv
 from labcluster_support import GPU_OPERATOR_NAMESPACE as NS
 from labcluster_support import LabCluster, restart_apiserver, wait_for
 
@@ -43,19 +42,7 @@ class MonitorProcess:
         self.dump = tmp / f"{name}.json"
         self.log = tmp / f"{name}.log"
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gpulabel",
-                "monitor",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--metrics-port",
-                "0",
-                "--dump",
-                str(self.dump),
-                *extra,
-            ],
+            monitor_argv(kubeconfig, self.dump, *extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self.log.open("w"),

@@ -75,8 +75,9 @@ def plugin_node(labcluster: LabCluster) -> Iterator[str]:
     labcluster.apply({**ds, "metadata": {**ds["metadata"], "namespace": NS}})
     wait_for(lambda: running_on(labcluster, NODE), timeout=60, message="for the device plugin on the node")
     yield NODE
-    labcluster.kubectl("delete", "namespace", NS, "--wait=false", "--ignore-not-found")
-    labcluster.kubectl("delete", "node", NODE, "--wait=false", "--ignore-not-found")
+    # gone before the next test makes them again (a namespace still terminating would take the new DaemonSet)
+    labcluster.kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=120s")
+    labcluster.kubectl("delete", "node", NODE, "--ignore-not-found", "--timeout=60s")
     labcluster.kubectl("delete", "events", "-n", "default", "--field-selector", f"involvedObject.name={NODE}")
 
 
@@ -210,15 +211,16 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
     wait_for(lambda: NODE not in plugin_pods(labcluster), timeout=60, message="for the pod to be evicted")
     broken = assess(session, time.time())
 
-    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), background=False)
+    said: list[str] = []
+    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), warn=said.append, background=False)
     dry.publish(broken)
-    assert WARNING in [s.key for s in dry.drain()]
+    assert WARNING in [s.key for s in dry.drain()], (said, [f.line() for f in broken.findings])
     assert event(labcluster, WARNING) is None
 
     for instance in ("first", "second"):  # a new process: its planner knows nothing, the Event exists
-        sink = EventSink(EventWriter(client, instance), EventPlanner(), background=False)
+        sink = EventSink(EventWriter(client, instance), EventPlanner(), warn=said.append, background=False)
         sink.publish(broken)
-        assert WARNING in [s.key for s in sink.drain()]
+        assert WARNING in [s.key for s in sink.drain()], said
     found = event(labcluster, WARNING)
     assert found is not None and found["reportingInstance"] == "first" and found["series"]["count"] == 2
     labcluster.kubectl("taint", "node", NODE, f"{TAINT}-")
@@ -360,3 +362,96 @@ def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]
+
+
+# The writes' least privilege: what docs/monitor-sinks.md lists for the chart's ClusterRole.
+WRITES = [
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+]
+CONDITION_WRITES = [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]
+
+
+def account(cluster: LabCluster, name: str, rules: list[dict[str, Any]], directory: Path) -> Path:
+    """A ServiceAccount bound to a ClusterRole of exactly ``rules``; its kubeconfig."""
+    import yaml
+
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": "default"}},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}],
+        },
+    )
+    token = cluster.kubectl("create", "token", name, "-n", "default", "--duration=1h").stdout.strip()
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": admin["clusters"],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": admin["clusters"][0]["name"], "user": name}}],
+        "current-context": name,
+    }
+    path = directory / f"{name}.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_the_writes_need_exactly_the_documented_rules(
+    labcluster: LabCluster, plugin_node: str, ns: str, tmp_path: Path
+) -> None:
+    from gpulabel.cluster.client import KubeClient
+    from gpulabel.errors import ForbiddenError
+
+    session = Session(Source(kubeconfig=str(labcluster.kubeconfig)))
+    gpu_pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "wants-8-gpus", "namespace": ns},
+        "spec": {"containers": [{**PROBE, "resources": {"limits": {"nvidia.com/gpu": "8"}}}]},
+    }
+    labcluster.apply(gpu_pod)
+    wait_for(
+        lambda: any(
+            c["type"] == "PodScheduled" and c["status"] == "False"
+            for c in labcluster.get("pod", "-n", ns, "wants-8-gpus")["status"].get("conditions", [])
+        ),
+        timeout=60,
+        message="for the scheduler to refuse the pod",
+    )
+    labcluster.kubectl("taint", "node", NODE, f"{TAINT}=yes:NoExecute")
+    wait_for(lambda: NODE not in plugin_pods(labcluster), timeout=60, message="for the pod to be evicted")
+    broken = assess(session, time.time())
+    pending = [f for f in broken.findings if f.pod == f"{ns}/wants-8-gpus" and f.severity == "warning"]
+    assert pending, [f.line() for f in broken.findings]
+
+    writer = KubeClient(str(account(labcluster, "gpulabel-test-sinks", WRITES, tmp_path)))
+    said: list[str] = []
+    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(), warn=said.append, background=False)
+    sink.publish(broken)
+    written = {(s.key.regarding.kind, s.key.reason) for s in sink.drain()}
+    assert ("Node", "OperandMissing") in written, (said, [f.line() for f in broken.findings])
+    pod_reasons = {reason for kind, reason in written if kind == "Pod"}
+    assert pod_reasons and all(r.startswith("Pending") for r in pod_reasons), written
+    described = labcluster.kubectl("describe", "pod", "-n", ns, "wants-8-gpus").stdout
+    assert any(f"Warning {r} " in " ".join(line.split()) + " " for r in pod_reasons for line in described.splitlines())
+
+    body = {"type": "GPUStackProblem", "status": "True", "reason": "Test", "message": "rbac"}
+    with pytest.raises(ForbiddenError):  # the condition needs its own rule
+        ApiConditionWriter(writer).apply(NODE, body)
+    with_condition = KubeClient(str(account(labcluster, "gpulabel-test-cond", WRITES + CONDITION_WRITES, tmp_path)))
+    assert ApiConditionWriter(with_condition).apply(NODE, body)
+    assert condition(labcluster.get("node", NODE))["reason"] == "Test"  # type: ignore[index]
+    labcluster.kubectl("taint", "node", NODE, f"{TAINT}-")
+    for name in ("gpulabel-test-sinks", "gpulabel-test-cond"):
+        labcluster.kubectl("delete", "clusterrolebinding,clusterrole", name, "--ignore-not-found")

@@ -229,17 +229,9 @@ def test_the_watch_resumes_from_the_last_event_or_bookmark_and_restores_drift(
     api.add_node("n1", {"example.com/gpu": "a"})
     rec = reconciler(tmp_path, api, clock, {"n1": "example.com/gpu=a\n"})
     served: dict[str, str] = {}
-
-    def drift() -> dict[str, Any]:  # the event a hand edit causes
-        event = api.event("MODIFIED", "n1", {"example.com/gpu": "drifted"})
-        served["drift"] = event["object"]["metadata"]["resourceVersion"]
-        return event
-
-    def mark() -> dict[str, Any]:
-        event = api.bookmark()
-        served["mark"] = event["object"]["metadata"]["resourceVersion"]
-        return event
-
+    # the event a hand edit causes
+    drift = api.noted(served, "drift", lambda: api.event("MODIFIED", "n1", {"example.com/gpu": "drifted"}))
+    mark = api.noted(served, "mark", api.bookmark)
     api.watches = [Watch([drift]), Watch([mark]), Watch(drop=True), Watch([])]
     patches: list[dict[str, str]] = []
     rec.on_change = lambda c: patches.append({c.key: str(c.value)})

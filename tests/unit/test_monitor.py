@@ -90,17 +90,8 @@ def test_the_informer_lists_then_resumes_from_the_last_event_or_bookmark(
     api.add_node("n1", {"a": "1"})
     listed = str(api.version)
     served: dict[str, str] = {}
-
-    def change() -> dict[str, Any]:
-        event = api.event("MODIFIED", "n1", {"a": "2"})
-        served["change"] = event["object"]["metadata"]["resourceVersion"]
-        return event
-
-    def mark() -> dict[str, Any]:
-        event = api.bookmark()
-        served["mark"] = event["object"]["metadata"]["resourceVersion"]
-        return event
-
+    change = api.noted(served, "change", lambda: api.event("MODIFIED", "n1", {"a": "2"}))
+    mark = api.noted(served, "mark", api.bookmark)
     # the stream ends after the event; then after a bookmark; then the connection drops; then it ends quietly
     api.watches = [Watch([change]), Watch([mark]), Watch(drop=True), Watch([])]
     deltas = run_informer(informer(api, clock, tmp_path), lambda got: len(node_watches(api)) >= 5)

@@ -10,13 +10,12 @@ place they are wired), and runs :class:`gpulabel.controller.monitor.Monitor`.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.app.config import parse_duration
-from gpulabel.app.session import WRITER_BUDGET, Outcome, Session
+from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
 from gpulabel.checks.assessment import Accepted
 from gpulabel.checks.registry import CHECKS, CheckOptions
 from gpulabel.errors import InputError
@@ -73,15 +72,7 @@ class MonitorOptions:
             ):
                 if value is not None:
                     raise InputError(flag, "only applies with --leader-elect")
-        for flag, value in (
-            ("--identity", self.identity),
-            ("--lease-namespace", self.lease_namespace),
-            ("--lease-name", self.lease_name),
-        ):
-            if value is not None and not value.strip():
-                raise InputError(flag, "must not be empty")
-        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
-            raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {self.metrics_port}")
+        refuse_bad_controller_flags(self.metrics_port, self.lease_namespace, self.lease_name, self.identity)
         if self.problem_series < 0:
             raise InputError("--problem-series", f"must be 0 or more, not {self.problem_series}")
         seconds = parse_duration(self.resync, "--resync")
@@ -95,10 +86,9 @@ class MonitorOptions:
         if self.dump is not None and not os.path.isdir(os.path.dirname(os.path.abspath(self.dump))):
             raise InputError("--dump", f"{os.path.dirname(self.dump)}: no such directory")
         if self.leader_elect:
-            namespace = self.lease_namespace or os.environ.get("POD_NAMESPACE") or "gpulabel"
-            object.__setattr__(self, "lease_namespace", namespace)
-            object.__setattr__(self, "lease_name", self.lease_name or LEASE_NAME)
-            object.__setattr__(self, "identity", self.identity or f"{socket.gethostname()}_{os.getpid()}")
+            lease = lease_defaults(self.lease_namespace, self.lease_name, self.identity, LEASE_NAME)
+            for attr, value in zip(("lease_namespace", "lease_name", "identity"), lease, strict=True):
+                object.__setattr__(self, attr, value)
 
 
 def monitored_kinds() -> list[str]:
@@ -150,15 +140,12 @@ def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None])
     health: Health | None = None
     metrics = None
     if opts.metrics_port is not None:
-        from gpulabel.controller.metrics import serve
+        from gpulabel.controller.metrics import listen
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 
         metrics = MonitorMetrics(opts.problem_series)
         client.on_error = metrics.api_error
-        try:
-            serve(metrics, opts.metrics_port)
-        except OSError as err:
-            raise InputError("--metrics-port", f"cannot listen on {opts.metrics_port}: {err.strerror}") from None
+        listen(metrics, opts.metrics_port)
         sinks.append(metrics)
         health = metrics
     if opts.events:

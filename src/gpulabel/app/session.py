@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gpulabel.cluster.client import KubeClient
     from gpulabel.model.cluster import ClusterState
 
-__all__ = ["WRITER_BUDGET", "Outcome", "Session", "Source"]
+__all__ = ["WRITER_BUDGET", "Outcome", "Session", "Source", "lease_defaults", "refuse_bad_controller_flags"]
 
 WRITER_BUDGET = 60.0  # seconds a writer rides out an API server restart per operation (cluster/retry.py)
 
@@ -134,3 +134,29 @@ class Session:
         if selector is not None:
             state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
         return dataclasses.replace(state, source=path)
+
+
+def refuse_bad_controller_flags(
+    metrics_port: int | None, lease_namespace: str | None, lease_name: str | None, identity: str | None
+) -> None:
+    """The long-running commands' shared flags (``sync --watch``, ``monitor``), refused in one line when bad."""
+    if metrics_port is not None and not 1 <= metrics_port <= 65535:
+        raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {metrics_port}")
+    for flag, value in (("--identity", identity), ("--lease-namespace", lease_namespace), ("--lease-name", lease_name)):
+        if value is not None and not value.strip():
+            raise InputError(flag, "must not be empty")
+
+
+def lease_defaults(
+    namespace: str | None, name: str | None, identity: str | None, default_name: str
+) -> tuple[str, str, str]:
+    """The Lease's namespace (default ``$POD_NAMESPACE``, else ``gpulabel``), its name and this instance's
+    identity (default host_pid)."""
+    import os
+    import socket
+
+    return (
+        namespace or os.environ.get("POD_NAMESPACE") or "gpulabel",
+        name or default_name,
+        identity or f"{socket.gethostname()}_{os.getpid()}",
+    )

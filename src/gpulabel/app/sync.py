@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpulabel.app.session import WRITER_BUDGET, Outcome, Session
+from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Cell, Result, Section
 
@@ -72,24 +71,15 @@ class SyncOptions:
                 raise InputError(flag, f"only applies with {needs_flag}")
         if self.resync_period is not None and not (self.resync_period > 0 and math.isfinite(self.resync_period)):
             raise InputError("--resync-period", f"must be a positive number of seconds, not {self.resync_period:g}")
-        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
-            raise InputError("--metrics-port", f"must be a port from 1 to 65535, not {self.metrics_port}")
-        for flag, value in (
-            ("--identity", self.identity),
-            ("--lease-namespace", self.lease_namespace),
-            ("--lease-name", self.lease_name),
-        ):
-            if value is not None and not value.strip():
-                raise InputError(flag, "must not be empty")
+        refuse_bad_controller_flags(self.metrics_port, self.lease_namespace, self.lease_name, self.identity)
         if not os.path.isdir(self.directory):
             raise InputError(self.directory, "not a directory of <node>.env feature files")
         if self.resync_period is None:
             object.__setattr__(self, "resync_period", RESYNC_SECONDS)
         if self.leader_elect:
-            namespace = self.lease_namespace or os.environ.get("POD_NAMESPACE") or "gpulabel"
-            object.__setattr__(self, "lease_namespace", namespace)
-            object.__setattr__(self, "lease_name", self.lease_name or LEASE_NAME)
-            object.__setattr__(self, "identity", self.identity or f"{socket.gethostname()}_{os.getpid()}")
+            lease = lease_defaults(self.lease_namespace, self.lease_name, self.identity, LEASE_NAME)
+            for attr, value in zip(("lease_namespace", "lease_name", "identity"), lease, strict=True):
+                object.__setattr__(self, attr, value)
 
 
 def sync_result(
@@ -153,14 +143,11 @@ def run_sync(
     client = session.client(budget=WRITER_BUDGET)
     metrics = None
     if opts.metrics_port is not None:
-        from gpulabel.controller.metrics import Metrics, serve
+        from gpulabel.controller.metrics import Metrics, listen
 
         metrics = Metrics()
         client.on_error = metrics.api_error
-        try:
-            serve(metrics, opts.metrics_port)
-        except OSError as err:
-            raise InputError("--metrics-port", f"cannot listen on {opts.metrics_port}: {err.strerror}") from None
+        listen(metrics, opts.metrics_port)
     rec = Reconciler(
         client,
         opts.directory,

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from gpulabel.model.findings import Finding
 
-__all__ = ["Metrics", "Served", "serve"]
+__all__ = ["Metrics", "Served", "listen", "serve"]
 
 
 class Served(Protocol):
@@ -113,3 +113,13 @@ def serve(metrics: Served, port: int, host: str = "0.0.0.0") -> ThreadingHTTPSer
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
     return server
+
+
+def listen(metrics: Served, port: int) -> None:
+    """:func:`serve` for a command's ``--metrics-port``: a port that cannot be had is one InputError."""
+    from gpulabel.errors import InputError
+
+    try:
+        serve(metrics, port)
+    except OSError as err:
+        raise InputError("--metrics-port", f"cannot listen on {port}: {err.strerror}") from None

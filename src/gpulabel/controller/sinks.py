@@ -15,9 +15,9 @@ thread instead (tests, shutdown).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.standalone import gpu_node
@@ -70,8 +70,7 @@ def same_findings(previous: Assessment | None, current: Assessment) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class NodeFacts:
+class NodeFacts(NamedTuple):
     """What the sinks read of a node: a GPU node (``checks.standalone.gpu_node``), NFD's NVIDIA PCI
     label, GFD's ``gpu.product``."""
 
@@ -82,24 +81,30 @@ class NodeFacts:
 
 class GpuNodes:
     """:class:`NodeFacts` of each node, kept for the node records that did not change since the last call
-    (a watch event replaces one record; the rest are the same objects). Holds the current nodes only."""
+    (a watch event replaces one record; the rest are the same objects). Records no longer in the
+    state are dropped once they outnumber the current ones."""
 
     def __init__(self) -> None:
         self._known: dict[int, tuple[Node, NodeFacts]] = {}
+        self._last: tuple[Sequence[Node], dict[str, NodeFacts]] | None = None
 
-    def facts(self, nodes: Iterable[Node]) -> dict[str, NodeFacts]:
-        known, fresh = self._known, {}
+    def facts(self, nodes: Sequence[Node]) -> dict[str, NodeFacts]:
+        if self._last is not None and self._last[0] is nodes:
+            return self._last[1]
+        known = self._known
         out = {}
         for n in nodes:
             hit = known.get(id(n))
-            if hit is not None and hit[0] is n:
-                facts = hit[1]
-            else:
+            if hit is None or hit[0] is not n:
                 labels = n.labels
-                facts = NodeFacts(gpu_node(n), V.has_nvidia_pci(labels), bool(labels.get(V.GPU_PRODUCT)))
-            fresh[id(n)] = (n, facts)
-            out[n.name] = facts
-        self._known = fresh
+                hit = known[id(n)] = (
+                    n,
+                    NodeFacts(gpu_node(n), V.has_nvidia_pci(labels), bool(labels.get(V.GPU_PRODUCT))),
+                )
+            out[n.name] = hit[1]
+        if len(known) > 2 * len(nodes) + 64:
+            self._known = {id(n): known[id(n)] for n in nodes}
+        self._last = (nodes, out)
         return out
 
 
