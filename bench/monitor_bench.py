@@ -66,7 +66,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 class Monitor:
     """``gpulabel monitor`` as a process; every stderr line with the wall time it arrived."""
 
-    def __init__(self, kubeconfig: Path, dump: Path, extra: list[str]) -> None:
+    def __init__(self, kubeconfig: Path, dump: Path, extra: list[str], env: dict[str, str] | None = None) -> None:
         self.started = time.time()
         self.proc = subprocess.Popen(
             monitor_argv(kubeconfig, dump, *extra),
@@ -74,6 +74,7 @@ class Monitor:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env=env,
         )
         self.lines: list[tuple[float, str]] = []
         self.lock = threading.Lock()
@@ -323,6 +324,69 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def overlay(source: Path, into: Path) -> dict[str, str]:
+    """This tree's package with ``source``'s ``gpulabel/checks/incremental`` laid over it (a branch not yet
+    merged): the environment a monitor process imports it from."""
+    import shutil
+
+    shutil.copytree(REPO / "src" / "gpulabel", into / "gpulabel")
+    shutil.copytree(
+        source / "src" / "gpulabel" / "checks" / "incremental", into / "gpulabel" / "checks" / "incremental"
+    )
+    return {**os.environ, "PYTHONPATH": str(into)}
+
+
+def measure(
+    cluster: LabCluster,
+    client: KubeClient,
+    counter: EventCounter,
+    training: dict[str, str],
+    evaluator: str,
+    args: argparse.Namespace,
+    env: dict[str, str] | None,
+) -> dict[str, Any]:
+    """One monitor process: startup, the steady state, detection latency, RSS, CPU."""
+    agent = "OpenAPI-Generator"  # the kubernetes client's user agent: the monitor's (the bench's own is another)
+    dump = cluster.dir / f"findings-{evaluator}.json"
+    monitor = Monitor(cluster.kubeconfig, dump, ["--evaluator", evaluator], env)
+    out: dict[str, Any] = {"evaluator": evaluator}
+    wait_for(dump.exists, timeout=900, interval=0.05, message="for the monitor's first picture")
+    out["startup_seconds"] = time.time() - monitor.started
+    out["rss_mb_after_start"] = monitor.rss_mb()
+    first = [line for _, line in monitor.since(0) if "evaluation)" in line]
+    out["scope"] = first[0].split(": ", 1)[-1] if first else ""
+    time.sleep(5)  # the first picture's log lines are out
+    # steady state: nothing changed by us
+    start, cpu0, bytes0 = time.time(), monitor.cpu_seconds(), monitor.read_bytes()
+    out["startup_requests"] = audit_counts(cluster, monitor.started, start, agent)
+    out["startup_cpu_seconds"] = cpu0
+    time.sleep(args.steady if evaluator == args.evaluator[0] else args.steady_again)
+    end = time.time()
+    time.sleep(2)  # the audit log is written as requests complete
+    out["steady"] = {
+        "seconds": end - start,
+        "requests": audit_counts(cluster, start, end, agent),
+        "bytes_read": monitor.read_bytes() - bytes0,
+        "cpu_seconds": monitor.cpu_seconds() - cpu0,
+        "rss_mb": monitor.rss_mb(),
+    }
+    point: Callable[[float, set[str]], float | None] = (
+        findings_point(monitor) if args.point == "findings" else EventPoint(client)
+    )
+    cpu1, events1 = monitor.cpu_seconds(), counter.count
+    started = time.time()
+    out["latency"] = detect(client, point, dump, training, args.changes, args.seed)
+    out["latency_phase"] = {
+        "seconds": time.time() - started,
+        "cpu_seconds": monitor.cpu_seconds() - cpu1,
+        "watch_events": counter.count - events1,
+    }
+    out["rss_mb_end"] = monitor.rss_mb()
+    out["monitor_exit"] = monitor.stop()
+    out["monitor_log"] = [line for _, line in monitor.since(0) if "appeared" not in line and "resolved" not in line]
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from gpulabel.app.monitor import monitored_kinds
     from gpulabel.cluster.live import served_kinds
@@ -330,35 +394,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     binary = build()
     directory = Path(tempfile.mkdtemp(prefix=f"monbench-{args.nodes}-"))
     cluster = LabCluster.start(directory, binary)
-    results: dict[str, Any] = {"nodes": args.nodes, "evaluator": args.evaluator, "point": args.point}
+    results: dict[str, Any] = {"nodes": args.nodes, "point": args.point, "monitors": []}
     try:
         _, results["operand_pods"] = populate(cluster, args.nodes, args.seed, allocatable=True)
         client = KubeClient(str(cluster.kubeconfig))
+        client._api.user_agent = "gpulabel-monitor-bench"  # the bench's own requests are not the monitor's
         training = training_pods(cluster, client, args.nodes, args.seed, args.training)
-        agent = client._api.default_headers.get("User-Agent", "OpenAPI-Generator")
-        dump = directory / "findings.json"
-        extra = ["--evaluator", args.evaluator] if args.evaluator else []
-        monitor = Monitor(cluster.kubeconfig, dump, extra)
-        wait_for(dump.exists, timeout=600, interval=0.05, message="for the monitor's first picture")
-        results["startup_seconds"] = time.time() - monitor.started
-        results["rss_mb_after_start"] = monitor.rss_mb()
-        first = [line for _, line in monitor.since(0) if " (" in line and "evaluation)" in line]
-        results["scope"] = first[0] if first else ""
-        time.sleep(5)  # the first picture's log lines are out
-        # steady state: nothing changed by us
-        start, cpu0, bytes0 = time.time(), monitor.cpu_seconds(), monitor.read_bytes()
-        results["startup_requests"] = audit_counts(cluster, monitor.started, start, agent)
-        results["startup_cpu_seconds"] = cpu0
-        time.sleep(args.steady)
-        end = time.time()
-        time.sleep(2)  # the audit log is written as requests complete
-        results["steady"] = {
-            "seconds": end - start,
-            "requests": audit_counts(cluster, start, end, agent),
-            "bytes_read": monitor.read_bytes() - bytes0,
-            "cpu_seconds": monitor.cpu_seconds() - cpu0,
-            "rss_mb": monitor.rss_mb(),
-        }
         # the CronJob's check, once
         before = time.time()
         proc = subprocess.run(
@@ -366,75 +407,72 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         after = time.time()
         time.sleep(2)
-        kinds = served_kinds(client, monitored_kinds())
         results["check_run"] = {
             "exit": proc.returncode,
             "seconds": after - before,
-            "requests": audit_counts(cluster, before, after + 0.5, agent),
-            "bytes_read": list_bytes(client, kinds),
+            "requests": audit_counts(cluster, before, after + 0.5, "OpenAPI-Generator"),
+            "bytes_read": list_bytes(client, served_kinds(client, monitored_kinds())),
         }
-        # detection latency
-        point: Callable[[float, set[str]], float | None] = (
-            findings_point(monitor) if args.point == "findings" else EventPoint(client)
-        )
         counter = EventCounter(client)
-        cpu1, events1 = monitor.cpu_seconds(), counter.count
-        started = time.time()
-        latencies = detect(client, point, dump, training, args.changes, args.seed)
-        results["latency_phase"] = {
-            "seconds": time.time() - started,
-            "cpu_seconds": monitor.cpu_seconds() - cpu1,
-            "watch_events": counter.count - events1,
-        }
-        results["latency"] = latencies
-        results["rss_mb_end"] = monitor.rss_mb()
-        results["monitor_exit"] = monitor.stop()
-        log = [line for _, line in monitor.since(0) if "appeared" not in line and "resolved" not in line]
-        results["monitor_log"] = log[-20:]
+        for evaluator in args.evaluator:
+            env = None
+            if evaluator == "incremental" and args.incremental_from:
+                env = overlay(Path(args.incremental_from), directory / "overlay")
+                results["incremental_from"] = args.incremental_from
+            results["monitors"].append(measure(cluster, client, counter, training, evaluator, args, env))
+            print(report_monitor(results["monitors"][-1]), file=sys.stderr, flush=True)
     finally:
         cluster.stop()
     return results
 
 
-def report(r: dict[str, Any]) -> str:
-    lines = [f"monitor at {r['nodes']} nodes, {r['operand_pods']} operand pods ({r['scope']}):"]
+def report_monitor(m: dict[str, Any]) -> str:
+    lines = [f"{m['evaluator']} evaluator ({m['scope']}):"]
     lines.append(
-        f"  startup to the first picture: {r['startup_seconds']:.1f} s, CPU {r['startup_cpu_seconds']:.1f} s, "
-        f"requests {r['startup_requests']}"
+        f"  startup to the first picture: {m['startup_seconds']:.1f} s, CPU {m['startup_cpu_seconds']:.1f} s, "
+        f"requests {m['startup_requests']}"
     )
-    all_lat = [v for k, vs in r["latency"].items() if k != "missed" for v in vs]
+    lat = m["latency"]
+    all_lat = [v for k, vs in lat.items() if k != "missed" for v in vs]
     if all_lat:
         lines.append(
-            f"  detection ({r['point']}), {len(all_lat)} changes: p50 {statistics.median(all_lat) * 1000:.0f} ms, "
-            f"p99 {percentile(all_lat, 99) * 1000:.0f} ms, max {max(all_lat) * 1000:.0f} ms"
+            f"  detection ({len(all_lat)} changes): p50 {statistics.median(all_lat) * 1000:.0f} ms, "
+            f"p99 {percentile(all_lat, 99) * 1000:.0f} ms, max {max(all_lat) * 1000:.0f} ms; "
+            f"missed {lat['missed'][0]:.0f}, unsettled {lat['missed'][1]:.0f}"
         )
-    for kind, vs in r["latency"].items():
-        if kind != "missed":
+    for kind, vs in lat.items():
+        if kind != "missed" and vs:
             p50, p99 = statistics.median(vs) * 1000, percentile(vs, 99) * 1000
             lines.append(f"    {kind}: {len(vs)}, p50 {p50:.0f} ms, p99 {p99:.0f} ms")
-    s = r["steady"]
+    s = m["steady"]
     per_hour = 3600 / s["seconds"]
     hourly = {k: round(v * per_hour) for k, v in s["requests"].items()}
     lines.append(
         f"  steady {s['seconds']:.0f} s: requests {s['requests']} ({hourly} per hour), "
         f"{s['bytes_read'] * per_hour / 1e6:.1f} MB/h read, CPU {s['cpu_seconds']:.1f} s, RSS {s['rss_mb'][0]:.0f} MB"
     )
-    c = r["check_run"]
-    lines.append(
-        f"  one check run: {c['seconds']:.1f} s, requests {c['requests']}, "
-        f"{c['bytes_read'] / 1e6:.1f} MB of LIST pages "
-        f"(every 15 min: {4 * sum(c['requests'].values())} requests, {4 * c['bytes_read'] / 1e6:.0f} MB per hour)"
-    )
-    p = r["latency_phase"]
+    p = m["latency_phase"]
     if p["watch_events"]:
         lines.append(
-            f"  latency phase: {p['watch_events']} watch events, CPU {p['cpu_seconds']:.1f} s: "
+            f"  latency phase {p['seconds']:.0f} s: {p['watch_events']} watch events, CPU {p['cpu_seconds']:.1f} s: "
             f"{p['cpu_seconds'] / p['watch_events'] * 1000:.1f} ms CPU per event"
         )
     lines.append(
-        f"  RSS: after start {r['rss_mb_after_start'][0]:.0f} MB, end {r['rss_mb_end'][0]:.0f} MB "
-        f"(peak {r['rss_mb_end'][1]:.0f} MB)"
+        f"  RSS: after start {m['rss_mb_after_start'][0]:.0f} MB, end {m['rss_mb_end'][0]:.0f} MB "
+        f"(peak {m['rss_mb_end'][1]:.0f} MB)"
     )
+    return "\n".join(lines)
+
+
+def report(r: dict[str, Any]) -> str:
+    c = r["check_run"]
+    lines = [
+        f"monitor at {r['nodes']} nodes, {r['operand_pods']} operand pods, detection point: {r['point']}",
+        f"one check run (the CronJob's): {c['seconds']:.1f} s, requests {c['requests']}, "
+        f"{c['bytes_read'] / 1e6:.1f} MB of LIST pages (every 15 min: {4 * sum(c['requests'].values())} "
+        f"requests, {4 * c['bytes_read'] / 1e6:.0f} MB per hour)",
+    ]
+    lines.extend(report_monitor(m) for m in r["monitors"])
     return "\n".join(lines)
 
 
@@ -444,11 +482,18 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=210)
     parser.add_argument("--steady", type=float, default=600.0, help="seconds of steady state to audit")
     parser.add_argument("--training", type=int, default=300, help="GPU nodes given a running training pod")
-    parser.add_argument("--evaluator", choices=("full", "incremental"), default=None)
+    parser.add_argument(
+        "--evaluator", choices=("full", "incremental"), action="append", help="one monitor run each (default full)"
+    )
+    parser.add_argument("--steady-again", type=float, default=120.0, help="steady seconds for the later evaluators")
+    parser.add_argument(
+        "--incremental-from", metavar="TREE", help="a source tree whose checks/incremental the incremental run uses"
+    )
     parser.add_argument("--point", choices=("findings", "event"), default="findings")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = parser.parse_args()
+    args.evaluator = args.evaluator or ["full"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")

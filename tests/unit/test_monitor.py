@@ -181,6 +181,38 @@ def test_an_unreadable_object_is_one_problem_and_the_last_record_stays(
     assert not any(isinstance(d, Change) for d in deltas)
 
 
+def test_a_list_the_reader_refuses_is_retried_and_says_why(tmp_path: Path, api: FakeApi, clock: FakeClock) -> None:
+    api.add_node("n1", {"a": "1"})
+    api.nodes["n1"]["metadata"]["labels"] = {"a": 5}  # an object check would refuse too
+
+    def mended(got: list[Delta]) -> bool:
+        if any(isinstance(d, Problem) for d in got):
+            api.nodes["n1"]["metadata"]["labels"] = {"a": "1"}
+        return any(isinstance(d, Reset) for d in got)
+
+    deltas = run_informer(informer(api, clock, tmp_path), mended)
+    problem = deltas[0]
+    assert isinstance(problem, Problem) and problem.text.startswith("LIST failed, retrying: ")
+    assert "metadata.labels" in problem.text and problem.code is None  # not an API error
+    reset = next(d for d in deltas if isinstance(d, Reset))
+    assert [n.labels for _, n in reset.records] == [{"a": "1"}]  # the retried LIST, once the object was mended
+
+
+def test_a_bug_in_an_informer_stops_the_monitor_with_its_traceback(
+    tmp_path: Path, api: FakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [])
+
+    def broken(self: Informer) -> None:
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(Informer, "run", broken)
+    with pytest.raises(ZeroDivisionError, match="planted"):
+        m.run()
+    assert m.stop.is_set()
+
+
 # -- batching ---------------------------------------------------------------------------------
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.watch import WatchExpired, watch_events
-from gpulabel.errors import ClusterError, InputError
+from gpulabel.errors import ClusterError, GpulabelError, InputError
 from gpulabel.model.cluster import KIND
 
 __all__ = ["Bookmark", "Change", "Delta", "Informer", "Problem", "Reset", "follow"]
@@ -205,9 +205,10 @@ class Informer:
         while not self.stop.is_set():
             try:
                 records, version = self.list()
-            except ClusterError as err:
+            except GpulabelError as err:  # the server's answer, or an object the reader refuses (as check would)
                 failures += 1
-                self.deliver(Problem(self.kind.kind, f"LIST failed, retrying: {err}", err.status or "unreachable"))
+                code = (err.status or "unreachable") if isinstance(err, ClusterError) else None
+                self.deliver(Problem(self.kind.kind, f"LIST failed, retrying: {err}", code))
                 self.stop.wait(policy.delay(failures, rand=random.random()))
                 continue
             failures = 0

@@ -112,6 +112,7 @@ class Monitor:
         ]
         self.evaluations = 0
         self.last: Assessment | None = None
+        self.crashed: BaseException | None = None  # a bug in an informer thread, raised again by run()
 
     # -- leading ------------------------------------------------------------------
 
@@ -125,6 +126,15 @@ class Monitor:
         if self.health is not None:
             self.health.leader.set(1)
         self.queue.put(None)  # evaluate the warm caches now
+
+    def _inform(self, informer: Informer) -> None:
+        """Thread: one informer; a bug in it stops the monitor, and :meth:`run` raises it (with its traceback)."""
+        try:
+            informer.run()
+        except BaseException as err:
+            self.crashed = err
+            self.stop.set()
+            self.queue.put(None)
 
     # -- the loop -----------------------------------------------------------------
 
@@ -187,14 +197,19 @@ class Monitor:
             with contextlib.suppress(ValueError):  # not the main thread (tests)
                 previous[sig] = signal.signal(sig, lambda signum, frame: self.stop.set())
         try:
-            return self._run()
+            code = self._run()
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+        if self.crashed is not None:
+            raise self.crashed
+        return code
 
     def _run(self) -> int:
         for informer in self.informers:
-            threading.Thread(target=informer.run, name=f"informer-{informer.kind.kind}", daemon=True).start()
+            threading.Thread(
+                target=self._inform, args=(informer,), name=f"informer-{informer.kind.kind}", daemon=True
+            ).start()
         if self.lock is None:
             self.leading.set()
         else:
