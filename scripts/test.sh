@@ -13,7 +13,7 @@ bash scripts/install-test-deps.sh
 labcluster/build  # cached: seconds when warm; a cold Go cache compiles Kubernetes (~20 min on 2 cores)
 labcluster/gpu-operator/build  # cached; the real NVIDIA GPU Operator, a cold cache: 282-507 s here
 tools/helm/build  # cached like labcluster; a cold Go cache: ~5 min of CPU (tests/package, tests/cluster/test_chart_cluster.py)
-tools/prometheus/build  # cached like helm; prometheus + promtool for the alert rules and the monitor test; a cold Go cache: ~15 min
+tools/prometheus/build  # cached like helm; prometheus + promtool for the alert rules and the monitor test; a cold Go cache: 273 s here (docs/install.md)
 bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
 set +e
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip

@@ -120,3 +120,31 @@ def test_the_controller_with_the_charts_arguments_and_rights_leads_and_restores_
         if proc.poll() is None:
             proc.kill()
             proc.communicate(timeout=10)
+
+
+def test_the_monitors_objects_are_accepted_by_the_api_server(labcluster: LabCluster, tmp_path: Path) -> None:
+    """With monitor.enabled (and the node condition, a config file, the dashboard) every object passes a
+    server-side dry run. ServiceMonitor and PrometheusRule, behind their own flags, need prometheus-operator's
+    CRDs, which labcluster does not serve: promtool checks the rules they carry (tests/unit/test_alert_rules.py)."""
+    try:
+        build_helm()
+    except HelmError as exc:
+        pytest.fail(f"helm is unavailable: {exc}", pytrace=False)
+    rendered = template(
+        "--set",
+        "monitor.enabled=true,monitor.nodeCondition=true",
+        "--set-json",
+        'monitor.config={"severity": {"operands/unexpected": "info"}}',
+        namespace="default",  # a dry run cannot create the namespace its objects go into
+    )
+    path = tmp_path / "monitor.yaml"
+    path.write_text(rendered)
+    docs = objects(rendered)
+    monitor = [d for d in docs if "monitor" in d["metadata"]["name"] or d["metadata"]["name"] == "gpulabel-dashboard"]
+    kinds = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment"}
+    assert {d["kind"] for d in monitor} == {*kinds, "Service"}
+    res = labcluster.kubectl(
+        "apply", "--server-side", "--dry-run=server", "--field-manager=gpulabel-chart-test", "-f", str(path)
+    )
+    accepted = [line for line in res.stdout.splitlines() if line.endswith("serverside-applied (server dry run)")]
+    assert len(accepted) == len(docs), res.stdout + res.stderr

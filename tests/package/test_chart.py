@@ -215,6 +215,7 @@ def test_other_values_still_render_valid_objects(helm: Path, values: list[str]) 
         ("sync.replica=3", "at '/sync': additional properties 'replica' not allowed"),
         ("image.pullPolicy=Sometimes", "at '/image/pullPolicy': value must be one of"),
         ("featureFiles.files.notes\\.txt=x", "'notes.txt' does not match pattern"),
+        ("monitor.enable=true", "at '/monitor': additional properties 'enable' not allowed"),
     ],
 )
 def test_values_schema_refuses_typos_and_bad_values(helm: Path, value: str, message: str) -> None:
@@ -228,3 +229,148 @@ def test_chart_base_and_package_name_one_version() -> None:
     base = yaml.safe_load((REPO / "deploy" / "base" / "kustomization.yaml").read_text())
     assert chart["version"] == chart["appVersion"] == gpulabel.__version__
     assert base["images"] == [{"name": "gpulabel", "newName": "gpulabel", "newTag": gpulabel.__version__}]
+    monitor = yaml.safe_load((REPO / "deploy" / "monitor" / "kustomization.yaml").read_text())
+    assert monitor["images"] == base["images"]
+
+
+MONITOR_ALL = "monitor.enabled=true,monitor.serviceMonitor.enabled=true,monitor.prometheusRule.enabled=true"
+
+
+def monitor_deployment(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return by_key(docs)[("Deployment", "gpulabel", "gpulabel-monitor")]
+
+
+def monitor_args(docs: list[dict[str, Any]]) -> list[str]:
+    args: list[str] = monitor_deployment(docs)["spec"]["template"]["spec"]["containers"][0]["args"]
+    return args
+
+
+def test_the_monitor_values_render_the_same_objects_as_the_monitor_overlays(
+    helm: Path, labcluster_binary: Path
+) -> None:
+    monitor = objects(template("--set", "namespace.create=true,monitor.enabled=true"))
+    assert_same_objects(kustomize(labcluster_binary, "monitor"), monitor)
+    everything = objects(template("--set", f"namespace.create=true,{MONITOR_ALL}"))
+    assert_same_objects(kustomize(labcluster_binary, "monitor-operator"), everything)
+    added = set(by_key(everything)) - set(by_key(objects(template("--set", "namespace.create=true"))))
+    assert added == {
+        ("ServiceAccount", "gpulabel", "gpulabel-monitor"),
+        ("ClusterRole", "", "gpulabel-monitor"),
+        ("ClusterRoleBinding", "", "gpulabel-monitor"),
+        ("Role", "gpulabel", "gpulabel-monitor-lease"),
+        ("RoleBinding", "gpulabel", "gpulabel-monitor-lease"),
+        ("Deployment", "gpulabel", "gpulabel-monitor"),
+        ("Service", "gpulabel", "gpulabel-monitor"),
+        ("ServiceMonitor", "gpulabel", "gpulabel-monitor"),
+        ("PrometheusRule", "gpulabel", "gpulabel-monitor"),
+        ("ConfigMap", "gpulabel", "gpulabel-dashboard"),
+    }
+
+
+def test_the_monitor_is_off_by_default_and_lint_clean_when_on(helm: Path) -> None:
+    assert not [k for k in by_key(objects(template())) if "monitor" in k[2] or k[2] == "gpulabel-dashboard"]
+    res = run_helm("lint", "--strict", str(CHART), "--namespace", "gpulabel", "--set", MONITOR_ALL, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "[WARNING]" not in res.stdout and "[ERROR]" not in res.stdout, res.stdout
+
+
+def test_the_monitor_runs_gpulabel_monitor_leader_elected_with_its_own_account(helm: Path) -> None:
+    docs = objects(template("--set", "monitor.enabled=true"))
+    deploy = monitor_deployment(docs)
+    pod = deploy["spec"]["template"]["spec"]
+    assert deploy["spec"]["replicas"] == 2
+    assert pod["serviceAccountName"] == "gpulabel-monitor"
+    assert monitor_args(docs) == [
+        "monitor",
+        "--leader-elect",
+        "--lease-name",
+        "gpulabel-monitor",
+        "--metrics-port",
+        "9102",
+    ]
+    lease_role = by_key(docs)[("RoleBinding", "gpulabel", "gpulabel-monitor-lease")]
+    assert lease_role["subjects"] == [{"kind": "ServiceAccount", "name": "gpulabel-monitor", "namespace": "gpulabel"}]
+    service = by_key(docs)[("Service", "gpulabel", "gpulabel-monitor")]
+    assert service["spec"]["selector"] == deploy["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": 9102, "targetPort": "metrics"}]
+
+    values = "monitor.enabled=true,monitor.events=false,monitor.problemSeries=50,monitor.metricsPort=9200"
+    args = monitor_args(objects(template("--set", values, "--set-json", 'monitor.extraArgs=["--stuck-after","1h"]')))
+    assert args == [
+        "monitor", "--leader-elect", "--lease-name", "gpulabel-monitor", "--metrics-port", "9200",
+        "--no-events", "--problem-series", "50", "--stuck-after", "1h",
+    ]  # fmt: skip
+    single = objects(template("--set", "monitor.enabled=true,monitor.leaderElection.enabled=false,monitor.replicas=1"))
+    assert monitor_args(single) == ["monitor", "--metrics-port", "9102"]
+    assert not [k for k in by_key(single) if k[2] == "gpulabel-monitor-lease"]
+    res = run_helm(
+        "template", "gpulabel", str(CHART), "--set", "monitor.enabled=true,monitor.leaderElection.enabled=false",
+        check=False,
+    )  # fmt: skip
+    assert res.returncode != 0
+    assert "monitor.replicas > 1 needs monitor.leaderElection.enabled" in res.stderr
+
+
+def _rules(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = by_key(docs)[("ClusterRole", "", "gpulabel-monitor")]["rules"]
+    return rules
+
+
+def test_the_monitors_role_reads_writes_events_and_patches_node_status_only_with_the_condition(helm: Path) -> None:
+    rules = _rules(objects(template("--set", "monitor.enabled=true")))
+    more = [r for r in rules if set(r["verbs"]) - {"list", "watch"}]
+    assert more == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},  # a pod's UID for its Event
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+    ]
+    assert not [r for r in rules if "nodes/status" in r["resources"]]
+
+    docs = objects(template("--set", "monitor.enabled=true,monitor.nodeCondition=true"))
+    status = [r for r in _rules(docs) if "nodes/status" in r["resources"]]
+    assert status == [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]
+    assert "--node-condition" in monitor_args(docs)
+
+
+def test_the_service_monitor_and_prometheus_rule_come_with_their_flags(helm: Path) -> None:
+    docs = by_key(objects(template("--set", "monitor.enabled=true")))
+    assert not [k for k in docs if k[0] in {"ServiceMonitor", "PrometheusRule"}]
+    extra = "monitor.serviceMonitor.labels.release=prom,monitor.prometheusRule.labels.release=prom"
+    docs = by_key(objects(template("--set", f"{MONITOR_ALL},{extra}")))
+    monitor = docs[("ServiceMonitor", "gpulabel", "gpulabel-monitor")]
+    service = docs[("Service", "gpulabel", "gpulabel-monitor")]
+    assert monitor["spec"]["selector"]["matchLabels"] == service["metadata"]["labels"]
+    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    rule = docs[("PrometheusRule", "gpulabel", "gpulabel-monitor")]
+    assert rule["metadata"]["labels"]["release"] == "prom"
+    source = REPO / "deploy" / "monitoring" / "gpulabel-rules.yaml"
+    assert rule["spec"] == yaml.safe_load(source.read_text())  # the plain rules file, templates untouched
+    assert "{{ $labels.node }}" in rule["spec"]["groups"][0]["rules"][0]["annotations"]["summary"]
+
+
+def test_the_dashboard_is_a_configmap_for_the_grafana_sidecar(helm: Path) -> None:
+    values = "monitor.enabled=true,monitor.dashboard.labels.team=gpu,monitor.dashboard.annotations.grafana_folder=GPU"
+    docs = by_key(objects(template("--set", values)))
+    config = docs[("ConfigMap", "gpulabel", "gpulabel-dashboard")]
+    assert config["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert config["metadata"]["labels"]["team"] == "gpu"
+    assert config["metadata"]["annotations"] == {"grafana_folder": "GPU"}
+    source = REPO / "deploy" / "monitoring" / "gpulabel-dashboard.json"
+    assert config["data"] == {"gpulabel-dashboard.json": source.read_text()}
+    docs = by_key(objects(template("--set", "monitor.enabled=true,monitor.dashboard.enabled=false")))
+    assert ("ConfigMap", "gpulabel", "gpulabel-dashboard") not in docs
+
+
+def test_a_monitor_config_is_mounted_where_gpulabel_looks(helm: Path) -> None:
+    config = {"ignore": [{"check": "operands", "reason": "unexpected", "comment": "our exporter"}]}
+    import json
+
+    docs = by_key(
+        objects(template("--set", "monitor.enabled=true", "--set-json", f"monitor.config={json.dumps(config)}"))
+    )
+    assert yaml.safe_load(docs[("ConfigMap", "gpulabel", "gpulabel-monitor-config")]["data"]["config.yaml"]) == config
+    pod = docs[("Deployment", "gpulabel", "gpulabel-monitor")]["spec"]["template"]["spec"]
+    from gpulabel.app.config import SYSTEM_CONFIG
+
+    (mount,) = pod["containers"][0]["volumeMounts"]
+    assert f"{mount['mountPath']}/config.yaml" == SYSTEM_CONFIG

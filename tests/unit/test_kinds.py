@@ -61,3 +61,44 @@ def test_each_kind_is_read_into_its_field() -> None:
     assert [c["metadata"]["name"] for c in state.cluster_policies] == ["cp"]
     assert list(state.dra.classes) == ["gpu"]
     assert state.kinds == {"Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass"}
+
+
+def _watched(rules: list[dict[str, list[str]]]) -> set[tuple[str, str]]:
+    return {
+        (g, r)
+        for rule in rules
+        if {"list", "watch"} <= set(rule["verbs"])
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+    }
+
+
+def test_the_monitors_role_lists_and_watches_exactly_the_kinds_of_the_table() -> None:
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "monitor" / "monitor-rbac.yaml").read_text()))
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert _watched(role["rules"]) == _pairs(role["rules"]) == TABLE
+    writes = {
+        (g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+    }
+    assert {w for w in writes if w[2] not in {"list", "watch"}} == {
+        ("events.k8s.io", "events", "create"),
+        ("events.k8s.io", "events", "patch"),
+        ("events.k8s.io", "events", "get"),  # an Event another instance made (409)
+        ("", "pods", "get"),  # a pod's UID for its Event
+    }
+
+
+def test_the_helm_charts_monitor_role_lists_and_watches_exactly_the_kinds_of_the_table() -> None:
+    text = (ROOT / "deploy" / "helm" / "gpulabel" / "templates" / "monitor-rbac.yaml").read_text()
+    block = text[: text.index(".Values.monitor.nodeCondition")]
+    rules = [
+        {
+            "apiGroups": re.findall(r'"([^"]*)"', g),
+            "resources": re.findall(r'"([^"]*)"', r),
+            "verbs": re.findall(r'"([^"]*)"', v),
+        }
+        for g, r, v in re.findall(
+            r'"apiGroups" \(list ([^)]*)\) "resources" \(list ([^)]*)\) "verbs" \(list ([^)]*)\)', block
+        )
+    ]
+    assert rules and _watched(rules) == TABLE
