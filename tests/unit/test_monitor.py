@@ -292,6 +292,18 @@ def test_the_first_evaluation_waits_for_every_kind_then_a_burst_costs_one(tmp_pa
 # -- leadership and stopping ----------------------------------------------------------------------
 
 
+def test_without_election_the_only_instance_says_it_leads(tmp_path: Path, api: FakeApi) -> None:
+    from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+    api.add_node("n1")
+    health = MonitorMetrics()
+    m = Monitor(fake_client(tmp_path, api, FakeClock(), FAST), ("Node",), CountingEvaluator(), [], health=health)
+    run_monitor(m, lambda: m.evaluations >= 1)
+    assert b"gpulabel_leader 0.0" in health.render()  # stepped down when stopped
+    m2 = Monitor(fake_client(tmp_path, api, FakeClock(), FAST), ("Node",), CountingEvaluator(), [], health=health)
+    run_monitor(m2, lambda: m2.evaluations >= 1 and b"gpulabel_leader 1.0" in health.render())
+
+
 def test_a_standby_keeps_warm_caches_and_publishes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
     api.add_node("n1", {"nvidia.com/gpu.present": "true"})
     clock = FakeClock()

@@ -211,7 +211,9 @@ class Monitor:
                 target=self._inform, args=(informer,), name=f"informer-{informer.kind.kind}", daemon=True
             ).start()
         if self.lock is None:
-            self.leading.set()
+            self.leading.set()  # no election: the only instance leads (the NoLeader alert reads the gauge)
+            if self.health is not None:
+                self.health.leader.set(1)
         else:
             threading.Thread(target=self._campaign, name="lease-campaign", daemon=True).start()
         unsynced = set(self.kinds)
