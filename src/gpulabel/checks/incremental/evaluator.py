@@ -24,7 +24,15 @@ from gpulabel.checks.incremental.pieces import (
 )
 from gpulabel.checks.mig import cluster_mig_strategy
 from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset
-from gpulabel.checks.registry import CHECKS, Check, CheckOptions, _no_managed_fields, grade, skip_reason
+from gpulabel.checks.registry import (
+    CHECKS,
+    Check,
+    CheckOptions,
+    _no_managed_fields,
+    check_named,
+    grade,
+    skip_reason,
+)
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model import vocabulary as V
@@ -96,10 +104,12 @@ class IncrementalEvaluator:
         # pieces
         self._found: dict[str, dict[str, list[Finding]]] = {c: {} for c in (*NODE_CHECKS, "operands", "standalone")}
         self._accounts: Accounts | None = None
+        self._operand_daemonsets: tuple[dict[str, list[DaemonSet]], list[DaemonSet]] | None = None
         self._pending: dict[ObjectKey, PodPiece] = {}
         self._hazards: dict[ObjectKey, list[Finding]] = {}
         self._whole: dict[str, Result] = {}
         self._context: tuple[Any, ...] | None = None
+        self._tables: dict[str, Any] = {}  # each check's reason table, for grading the pieces as they are made
         # what the events since the last assess touched
         self._everything = True
         self._all_nodes = True
@@ -278,6 +288,9 @@ class IncrementalEvaluator:
             self._all_nodes = self._pending_all = self._hazards_all = True
             self._changed_kinds = set(KIND)
         everything = self._all_nodes
+        if everything:
+            for c in NODE_CHECKS:
+                self._found[c] = {}
         redo = set(self._names) if everything else self._dirty_nodes | self._timed
         for name in redo:
             for c in NODE_CHECKS:
@@ -286,7 +299,7 @@ class IncrementalEvaluator:
             if node is not None:
                 for c, found in node_pieces(node, opts, opts.now, strategy, off, operator).items():
                     if found:
-                        self._found[c][name] = found
+                        self._found[c][name] = self._graded(c, found, opts)
         self._refresh_operands(state, opts, everything)
         self._refresh_pending(state, opts)
         self._refresh_hazards(state, opts)
@@ -297,7 +310,10 @@ class IncrementalEvaluator:
         self._dirty_nodes, self._dirty_pending, self._dirty_hazards, self._changed_kinds = set(), set(), set(), set()
 
     def _refresh_operands(self, state: ClusterState, opts: CheckOptions, everything: bool) -> None:
-        by_operand = operand_daemonsets(state, opts.operator_namespace)
+        if self._operand_daemonsets is None or "DaemonSet" in self._changed_kinds:
+            gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+            self._operand_daemonsets = (operand_daemonsets(state, opts.operator_namespace), gated)
+        by_operand = self._operand_daemonsets[0]
         if everything or self._accounts is None:
             names: list[str] = list(self._names)
             pods: tuple[Pod, ...] | list[Pod] = state.pods
@@ -312,12 +328,12 @@ class IncrementalEvaluator:
         if not names:
             return
         present = [self._nodes[n] for n in names if n in self._nodes]
-        operands, standalone = operand_pieces(present, pods, state, opts)
+        operands, standalone = operand_pieces(present, pods, state, opts, self._operand_daemonsets[1])
         for name in names:
             for check, found in (("operands", operands), ("standalone", standalone)):
                 self._found[check].pop(name, None)
                 if found.get(name):
-                    self._found[check][name] = found[name]
+                    self._found[check][name] = self._graded("operands", found[name], opts)
             self._accounts.put(name, self._nodes.get(name))
 
     def _refresh_pending(self, state: ClusterState, opts: CheckOptions) -> None:
@@ -325,6 +341,8 @@ class IncrementalEvaluator:
         if self._pending_all:
             part, judged_keys = state, self._pending_keys
             self._pending = {}
+            if not judged_keys:
+                return  # no Pending pod: nothing to judge
         else:
             for key in self._dirty_pending:
                 self._pending.pop(key, None)
@@ -335,7 +353,7 @@ class IncrementalEvaluator:
             part = replace(state, pods=pods)
         by_ref = {store[k].ref: k for k in judged_keys}
         for ref, piece in pending_pieces(part, opts).items():
-            self._pending[by_ref[ref]] = piece
+            self._pending[by_ref[ref]] = replace(piece, findings=tuple(self._graded("pending", piece.findings, opts)))
 
     def _refresh_hazards(self, state: ClusterState, opts: CheckOptions) -> None:
         store = self.records.get("Pod", {})
@@ -351,14 +369,23 @@ class IncrementalEvaluator:
             part = replace(state, pods=tuple(store[k] for k in keys))
         by_ref = {store[k].ref: k for k in keys}
         for ref, found in hazard_pieces(part, opts).items():
-            self._hazards[by_ref[ref]] = found
+            self._hazards[by_ref[ref]] = self._graded("hazards", found, opts)
 
     # -- putting each check's result together ---------------------------------------------------------------------
+
+    def _graded(self, check: str, findings: Iterable[Finding], opts: CheckOptions) -> list[Finding]:
+        """A piece's findings with their severities, as ``run_check`` grades the check's whole result."""
+        table = self._tables.get(check)
+        if table is None:
+            table = self._tables[check] = check_named(check).reasons()
+        return list(grade(Result(check, tuple(findings)), table, opts.severities).findings)
 
     def _part(self, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
         why = skip_reason(check, state)
         if why:
             return Result(check.name, skipped=why)
+        if check.name in _SPECIAL:  # the pieces are graded already
+            return replace(self._raw(check, state, opts), graded=True)
         return grade(self._raw(check, state, opts), check.reasons(), opts.severities)
 
     def _by_node(self, check: str) -> tuple[Finding, ...]:
@@ -391,8 +418,8 @@ class IncrementalEvaluator:
         return Result("hazards", found)
 
     def _operands(self, state: ClusterState, opts: CheckOptions) -> Result:
-        assert self._accounts is not None
-        gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
+        assert self._accounts is not None and self._operand_daemonsets is not None
+        gated = self._operand_daemonsets[1]
         caveats: tuple[str, ...] = ()
         if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
             caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)

@@ -50,7 +50,7 @@ from gpulabel.checks.upgrade import upgrade_node
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
-from gpulabel.model.findings import Finding, Section
+from gpulabel.model.findings import Cell, Finding, Section
 
 __all__ = [
     "NODE_CHECKS",
@@ -107,10 +107,11 @@ def placement_view(node: Node) -> tuple[Any, ...]:
 
 
 def operand_pieces(
-    nodes: Sequence[Node], pods: Sequence[Pod], state: ClusterState, opts: CheckOptions
+    nodes: Sequence[Node], pods: Sequence[Pod], state: ClusterState, opts: CheckOptions, gated: Sequence[DaemonSet]
 ) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
     """The operands check's findings for ``nodes`` (sorted by name), given the DaemonSet pods aimed at them:
-    ``(operands per node, standalone per node)``. Every DaemonSet and ClusterPolicy of ``state`` is read."""
+    ``(operands per node, standalone per node)``. Every DaemonSet and ClusterPolicy of ``state`` is read;
+    ``gated``: the DaemonSets an operand's deploy label gates (the rest may be standalone device plugins)."""
     part = ClusterState(
         nodes=tuple(nodes),
         pods=tuple(pods),
@@ -120,7 +121,6 @@ def operand_pieces(
         kinds=state.kinds,
     )
     report = check_operands(part, opts.disabled, opts.operator_namespace)
-    gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
     return _by_node(report.findings), _by_node(standalone_findings(part, gated))
 
 
@@ -194,27 +194,25 @@ class Accounts:
 
 def operands_section(accounts: Accounts) -> Section:
     """The ``daemonsets`` section as the operands check writes it."""
-    rows = []
+    rows: list[dict[str, Cell]] = []
+    wide: list[str] = []
     for name, dss in sorted(accounts.by_operand.items()):
         for ds in dss:
             excluded = accounts.excluded.get(ds.ref, {})
+            shown = tuple(f"{n} untolerated-taint {','.join(t)}" for n, t in sorted(excluded.items()))
+            labelled, desired = accounts.labelled.get(name, 0), ds.status.get("desiredNumberScheduled")
             rows.append(
                 {
                     "daemonset": ds.ref,
                     "operand": name,
-                    "labelled_nodes": accounts.labelled.get(name, 0),
-                    "desired_number_scheduled": ds.status.get("desiredNumberScheduled"),
-                    "excluded": tuple(
-                        f"{n} untolerated-taint {','.join(t)}" for n, t in sorted(excluded.items())
-                    ),
+                    "labelled_nodes": labelled,
+                    "desired_number_scheduled": desired,
+                    "excluded": shown,
                 }
             )
-    wide = tuple(
-        f"# {r['daemonset']} operand={r['operand']} labelled={r['labelled_nodes']} "
-        f"desired={r['desired_number_scheduled']}" + (f" excluded: {'; '.join(ex)}" if (ex := r["excluded"]) else "")
-        for r in rows
-    )
-    return Section("daemonsets", tuple(rows), (), wide)
+            line = f"# {ds.ref} operand={name} labelled={labelled} desired={desired}"
+            wide.append(line + (f" excluded: {'; '.join(shown)}" if shown else ""))
+    return Section("daemonsets", tuple(rows), (), tuple(wide))
 
 
 @dataclass(frozen=True, slots=True)
