@@ -12,8 +12,10 @@ from gpulabel.checks.assessment import Accepted, Assessment, ObjectKey, judged
 from gpulabel.checks.incremental.pieces import (
     NODE_CHECKS,
     Accounts,
+    KnownCapacities,
     PodPiece,
     hazard_pieces,
+    node_capacity,
     node_pieces,
     operand_daemonsets,
     operand_pieces,
@@ -36,7 +38,7 @@ from gpulabel.checks.registry import (
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model import vocabulary as V
-from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, Node, Pod
+from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["IncrementalEvaluator"]
@@ -106,6 +108,8 @@ class IncrementalEvaluator:
         self._accounts: Accounts | None = None
         self._operand_daemonsets: tuple[dict[str, list[DaemonSet]], list[DaemonSet]] | None = None
         self._pending: dict[ObjectKey, PodPiece] = {}
+        self._capacities: dict[str, NodeCapacity] = {}  # as ClusterState.capacities() says, node by node
+        self._capacities_dirty: set[str] = set()
         self._hazards: dict[ObjectKey, list[Finding]] = {}
         self._whole: dict[str, Result] = {}
         self._context: tuple[Any, ...] | None = None
@@ -221,6 +225,7 @@ class IncrementalEvaluator:
             self._dirty_nodes.add(new.name)
         if old is None or new is None or placement_view(old) != placement_view(new):
             self._pending_all = True  # every Pending pod is judged on every node
+            self._capacities_dirty.update(n.name for n in (old, new) if n is not None)
             for node in (old, new):
                 if node is not None:
                     self._dirty_hazards.update(self._aimed.get(node.name, ()))
@@ -250,6 +255,7 @@ class IncrementalEvaluator:
             self._pending_keys.discard(key)
         if _use(old) != _use(new):
             self._pending_all = True  # what is free on a node changed: every Pending pod's verdicts may
+            self._capacities_dirty.update(p.node_name for p in (old, new) if p is not None and p.node_name)
         if (old is not None and old.node_name) or (new is not None and new.node_name):
             self._dirty_hazards.add(key)
 
@@ -336,21 +342,37 @@ class IncrementalEvaluator:
                     self._found[check][name] = self._graded("operands", found[name], opts)
             self._accounts.put(name, self._nodes.get(name))
 
+    def _refresh_capacities(self, state: ClusterState) -> None:
+        store = self.records.get("Pod", {})
+        if self._everything:
+            self._capacities = state.capacities()
+        else:
+            for name in self._capacities_dirty:
+                self._capacities.pop(name, None)
+                node = self._nodes.get(name)
+                if node is None:
+                    continue
+                keys = sorted(self._aimed.get(name, ()), key=self._seq.__getitem__)
+                pods = [p for p in (store[k] for k in keys) if p.node_name == name and not p.terminal]
+                cap = node_capacity(node, pods)
+                if cap is not None:
+                    self._capacities[name] = cap
+        self._capacities_dirty = set()
+
     def _refresh_pending(self, state: ClusterState, opts: CheckOptions) -> None:
         store = self.records.get("Pod", {})
+        self._refresh_capacities(state)
         if self._pending_all:
-            part, judged_keys = state, self._pending_keys
+            judged_keys = self._pending_keys
             self._pending = {}
-            if not judged_keys:
-                return  # no Pending pod: nothing to judge
         else:
             for key in self._dirty_pending:
                 self._pending.pop(key, None)
             judged_keys = self._dirty_pending & self._pending_keys
-            if not judged_keys:
-                return
-            pods = tuple(p for k, p in store.items() if k in judged_keys or _use(p) is not None)
-            part = replace(state, pods=pods)
+        if not judged_keys:
+            return  # no Pending pod to judge
+        pods = tuple(store[k] for k in sorted(judged_keys, key=self._seq.__getitem__))
+        part = KnownCapacities.of(state, pods, self._capacities)
         by_ref = {store[k].ref: k for k in judged_keys}
         for ref, piece in pending_pieces(part, opts).items():
             self._pending[by_ref[ref]] = replace(piece, findings=tuple(self._graded("pending", piece.findings, opts)))

@@ -49,14 +49,16 @@ from gpulabel.checks.standalone import standalone_findings
 from gpulabel.checks.upgrade import upgrade_node
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
-from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
+from gpulabel.model.cluster import ClusterState, DaemonSet, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Cell, Finding, Section
 
 __all__ = [
     "NODE_CHECKS",
     "Accounts",
+    "KnownCapacities",
     "PodPiece",
     "hazard_pieces",
+    "node_capacity",
     "node_pieces",
     "operand_pieces",
     "operands_section",
@@ -215,6 +217,36 @@ def operands_section(accounts: Accounts) -> Section:
     return Section("daemonsets", tuple(rows), (), tuple(wide))
 
 
+class KnownCapacities(ClusterState):
+    """A part of the state whose :meth:`capacities` (what each node has free, from every bound pod) are
+    given: the evaluator keeps them node by node, so pending reads them without walking every pod."""
+
+    def capacities(self) -> dict[str, NodeCapacity]:
+        return dict(self.__dict__["known"])
+
+    @classmethod
+    def of(cls, state: ClusterState, pods: tuple[Pod, ...], known: Mapping[str, NodeCapacity]) -> KnownCapacities:
+        part = cls(
+            nodes=state.nodes,
+            pods=pods,
+            daemonsets=state.daemonsets,
+            cluster_policies=state.cluster_policies,
+            source=state.source,
+            kinds=state.kinds,
+            dra=state.dra,
+            nfd=state.nfd,
+        )
+        object.__setattr__(part, "known", known)
+        return part
+
+
+def node_capacity(node: Node, pods: Sequence[Pod]) -> NodeCapacity | None:
+    """What ``ClusterState.capacities`` says of ``node``, given its bound non-terminal ``pods`` in the state order."""
+    if node.amounts is None:
+        return None
+    return NodeCapacity.of(node.amounts, [p.requests for p in pods], [p.priority for p in pods])
+
+
 @dataclass(frozen=True, slots=True)
 class PodPiece:
     """One Pending pod's part of the pending result: its findings, its row and its lines."""
@@ -226,10 +258,11 @@ class PodPiece:
 
 
 def pending_pieces(part: ClusterState, opts: CheckOptions) -> dict[str, PodPiece]:
-    """pending on ``part`` (every node, the bound pods, the Pending pods to judge), cut per pod (by ref).
+    """pending on ``part`` (every node and what is free on it, the Pending pods to judge), cut per pod (by ref).
 
-    A Pending pod's verdicts read the nodes, what the bound pods use of them and the DRA and NFD
-    objects, never another Pending pod, so the pods of ``part`` are judged as in a full run."""
+    A Pending pod's verdicts read the nodes, what the bound pods use of them (``part.capacities()``)
+    and the DRA and NFD objects, never another Pending pod, so the pods of ``part`` are judged as in a
+    full run."""
     result = pending_result(
         part, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
     )
