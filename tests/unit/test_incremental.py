@@ -410,13 +410,27 @@ def test_incremental_equals_full_after_random_event_sequences() -> None:
     assert not failures, f"{len(failures)} of {SEQUENCES} sequences disagree; first: {failures[0]}"
 
 
-def test_a_wrong_scope_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Planted bug: a node's labels, taints and allocatable no longer rerun pending and hazards."""
-    monkeypatch.setattr(incremental_evaluator, "placement_view", lambda node: ())
-    synths = {k: v for k, v in BASES.items() if k.startswith("synth")}
-    caught = next(_sequences(IncrementalEvaluator, 200, seed=1, bases=synths), "")
-    assert caught, "the generator never caught an evaluator that ignores node changes for pending and hazards"
-    assert "check pending" in caught or "check hazards" in caught, caught
+# Planted wrong scopes: each must make the oracle comparison fail (so the test above can fail), and name the check.
+PLANTED = {
+    # a node's labels, taints and allocatable no longer rerun pending (nor hazards)
+    "placement_view": (lambda node: (), ("pending", "hazards")),
+    # stuck states no longer age between events (mixed-fleet has MIG states and upgrades under way)
+    "timed": (lambda node: False, ("upgrade", "mig")),
+    # an operand pod's change no longer reruns the operands of its node
+    "_daemon": (lambda pod: False, ("operands",)),
+    # a DaemonSet's new selector or tolerations taken for a status update
+    "_ds_view": (lambda ds: (ds.namespace, ds.name), ("operands",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_a_wrong_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    wrong, checks = PLANTED[name]
+    monkeypatch.setattr(incremental_evaluator, name, wrong)
+    bases = {"mixed-fleet.yaml": BASES["mixed-fleet.yaml"]} if name == "timed" else None
+    caught = next(_sequences(IncrementalEvaluator, 400, seed=1, bases=bases), "")
+    assert caught, f"the generator never caught the planted wrong scope {name}"
+    assert any(f"check {c}:" in caught for c in checks), caught
 
 
 def test_time_alone_ages_stuck_states() -> None:
