@@ -27,7 +27,7 @@ import yaml
 from bench import synth
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks.assessment import Assessment, FullEvaluator
+from gpulabel.checks.assessment import Assessment, Evaluator, FullEvaluator
 from gpulabel.checks.incremental import IncrementalEvaluator
 from gpulabel.checks.incremental import evaluator as incremental_evaluator
 from gpulabel.model.cluster import KIND
@@ -374,7 +374,16 @@ def _sequences(
     for n in range(count):
         name = names[n % len(names)]
         rng = random.Random(f"{seed}-{n}")
-        opts_n = replace(opts, strict=rng.random() < 0.3, per_node=rng.random() < 0.2, all_pods=rng.random() < 0.2)
+        opts_n = replace(
+            opts,
+            strict=rng.random() < 0.3,
+            per_node=rng.random() < 0.2,
+            all_pods=rng.random() < 0.2,
+            namespace=rng.choice((None,) * 8 + ("gpu-operator", "ml")),
+            operator_namespace=rng.choice((None,) * 9 + ("gpu-operator",)),
+            disabled=rng.choice(((),) * 9 + (("dcgm-exporter",),)),
+            stuck_after=rng.choice((1800.0, 1800.0, 600.0)),
+        )
         objects = bases[name]
         cluster = Cluster(rng, {_key(o): o for o in objects})
         pair = Pair(factory(opts_n), FullEvaluator(opts_n))
@@ -445,3 +454,12 @@ def test_time_alone_ages_stuck_states() -> None:
         assert got.result == want.result
         seen |= {(f.check, f.reason) for f in got.findings}
     assert {("mig", "stuck"), ("upgrade", "stuck")} & seen
+
+
+def test_it_is_an_evaluator_made_like_the_full_one() -> None:
+    """The monitor builds either with the same arguments (opts, accepted, source) and drives it by the protocol."""
+    evaluator: Evaluator = IncrementalEvaluator(check_options(), None, "live")
+    evaluator.reset("Node", ())
+    assert evaluator.assess(START).state.source == "live"
+    with pytest.raises(KeyError):
+        evaluator.apply("Nonsense", ("", "x"), None)
