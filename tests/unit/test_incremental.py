@@ -241,7 +241,9 @@ def _policy_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
         return None
     spec = policy.setdefault("spec", {})
     roll = c.rng.random()
-    if roll < 0.6:
+    if roll < 0.2:  # the operator's status write: nothing the checks read
+        policy["status"] = {"state": c.rng.choice(("ready", "notReady")), "namespace": "gpu-operator"}
+    elif roll < 0.6:
         section = c.rng.choice(("dcgmExporter", "gfd", "toolkit", "devicePlugin", "driver", "migManager"))
         part = spec.setdefault(section, {})
         part["enabled"] = not part.get("enabled", True)

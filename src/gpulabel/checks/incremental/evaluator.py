@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -83,6 +83,11 @@ def _ds_view(ds: DaemonSet) -> tuple[Any, ...]:
     return (ds.namespace, ds.name, ds.uid, ds.template_spec, ds.selector)
 
 
+def _policy_view(policy: Mapping[str, Any]) -> Any:
+    """What the checks read of a ClusterPolicy: its spec (the operator rewrites its status as operands change)."""
+    return policy.get("spec")
+
+
 class IncrementalEvaluator:
     """An :class:`~gpulabel.checks.assessment.Evaluator` that reruns only what the events since the last
     :meth:`assess` touched, and answers exactly what :class:`~gpulabel.checks.assessment.FullEvaluator` answers."""
@@ -159,7 +164,8 @@ class IncrementalEvaluator:
             if old is None or record is None or _ds_view(old) != _ds_view(record):
                 self._all_nodes = True
         elif kind == "ClusterPolicy":
-            self._all_nodes = True
+            if old is None or record is None or _policy_view(old) != _policy_view(record):
+                self._all_nodes = True
         elif field == "dra":
             self._dra = None
             self._pending_all = True
