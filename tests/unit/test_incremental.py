@@ -3,12 +3,13 @@
 Seeded random sequences of events over every example snapshot and small bench.synth clusters: nodes
 added, deleted and changed (labels the checks read, taints, allocatable, Ready, cordon, managedFields
 times), operand pods deleted and back, pods going Pending, bound or Failed, new Pending pods,
-DaemonSets' selectors, tolerations and status, ClusterPolicy switches, DRA slices and classes, NFD
-objects. Every event is an API object changed as JSON and read by its kind's own reader (what an
-informer hands the monitor). After each batch both evaluators are asked at the same moment (time moves
-on, so stuck states age) and must answer the same Result (every part: findings in order, sections,
-caveats, counts), the same root causes and the same state. A planted wrong scope (pending not rerun
-when a node's labels change) must be caught by the same generator, so the oracle comparison can fail.
+DaemonSets' selectors, tolerations and status, ClusterPolicy switches and status writes, DRA slices,
+classes and claims, NFD objects, and now and then a relist of one kind. Every event is an API object
+changed as JSON and read by its kind's own reader (what an informer hands the monitor). After each
+batch both evaluators are asked at the same moment (time moves on, so stuck states age) and must
+answer the same Result (every part: findings in order, sections, caveats, counts), the same root
+causes and the same state. Planted wrong scopes (pending not rerun when a node's labels change,
+stuck ages not refreshed, ...) must be caught by the same generator, so the oracle comparison can fail.
 """
 
 from __future__ import annotations
@@ -343,6 +344,13 @@ class Pair:
             for ev in (self.under_test, self.oracle):
                 ev.reset(kind, records)
 
+    def relist(self, kind: str, objects: list[JSON]) -> None:
+        """A relist of one kind (after a 410): every object of it now, read afresh."""
+        self.readers.pop(kind, None)
+        records = [(_key(o)[1], self.read(o)) for o in objects]
+        for ev in (self.under_test, self.oracle):
+            ev.reset(kind, records)
+
     def apply(self, obj: JSON, deleted: bool) -> None:
         kind, key = _key(obj)
         record = None if deleted else self.read(obj)
@@ -396,6 +404,9 @@ def _sequences(
             continue
         for batch in range(BATCHES):
             done = []
+            if rng.random() < 0.03:  # a relist of one kind between batches: the informer's answer to a 410
+                kind = rng.choice(sorted({k for k, _ in cluster.objects}))
+                pair.relist(kind, cluster.of(kind))
             for _ in range(rng.randint(1, 3)):
                 event = rng.choices([e for _, e in EVENTS], weights=[w for w, _ in EVENTS])[0](cluster)
                 if event is None:

@@ -222,7 +222,8 @@ class KnownCapacities(ClusterState):
     given: the evaluator keeps them node by node, so pending reads them without walking every pod."""
 
     def capacities(self) -> dict[str, NodeCapacity]:
-        return dict(self.__dict__["known"])
+        known = self.__dict__["known"]
+        return {n.name: known[n.name] for n in self.nodes if n.name in known}  # in node order, as the state's
 
     @classmethod
     def of(cls, state: ClusterState, pods: tuple[Pod, ...], known: Mapping[str, NodeCapacity]) -> KnownCapacities:
