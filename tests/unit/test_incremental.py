@@ -1,0 +1,478 @@
+"""IncrementalEvaluator == FullEvaluator after any sequence of watch events (the monitor's agreement, in process).
+
+Seeded random sequences of events over every example snapshot and small bench.synth clusters: nodes
+added, deleted and changed (labels the checks read, taints, allocatable, Ready, cordon, managedFields
+times), operand pods deleted and back, pods going Pending, bound or Failed, new Pending pods,
+DaemonSets' selectors, tolerations and status, ClusterPolicy switches and status writes, DRA slices,
+classes and claims, NFD objects, and now and then a relist of one kind. Every event is an API object
+changed as JSON and read by its kind's own reader (what an informer hands the monitor). After each
+batch both evaluators are asked at the same moment (time moves on, so stuck states age) and must
+answer the same Result (every part: findings in order, sections, caveats, counts), the same root
+causes and the same state. Planted wrong scopes (pending not rerun when a node's labels change,
+stuck ages not refreshed, ...) must be caught by the same generator, so the oracle comparison can fail.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from bench import synth
+
+from gpulabel.app.checks import check_options
+from gpulabel.checks.assessment import Assessment, Evaluator, FullEvaluator
+from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.incremental import evaluator as incremental_evaluator
+from gpulabel.model.cluster import KIND
+
+JSON = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
+START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp()
+SEQUENCES = 1000  # over every base cluster, in total
+BATCHES = 3  # per sequence; each batch 1-3 events, then both evaluators assess
+
+
+def _objects(path: Path) -> list[JSON]:
+    text = path.read_text()
+    docs = [json.loads(text)] if path.suffix == ".json" else list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+    out = []
+    for doc in docs:
+        for obj in doc.get("items", ()) if doc and doc.get("kind") == "List" else [doc] if doc else []:
+            if obj.get("kind") in KIND:
+                out.append(obj)
+    return out
+
+
+def _bases() -> dict[str, list[JSON]]:
+    bases = {p.name: _objects(p) for p in sorted((ROOT / "examples").glob("*")) if p.suffix in (".yaml", ".json")}
+    bases = {k: v for k, v in bases.items() if v}
+    pods = [o for p in sorted((ROOT / "examples" / "pods").glob("*.yaml")) for o in _objects(p)]
+    bases["lab-cluster+pods"] = bases["lab-cluster.yaml"] + pods  # claims without DRA objects: a caveat
+    for seed in range(3):
+        bases[f"synth-{seed}"] = synth.objects(8, seed=seed, problem_rate=0.15, workloads_per_gpu_node=0.5)
+    bases["synth-no-policy"] = synth.objects(8, seed=7, problem_rate=0.15, cluster_policy=False)
+    return bases
+
+
+BASES = _bases()
+
+
+def _key(obj: JSON) -> tuple[str, tuple[str, str]]:
+    meta = obj["metadata"]
+    namespace = meta.get("namespace", "") if KIND[obj["kind"]].namespaced else ""
+    return obj["kind"], (namespace, meta["name"])
+
+
+@dataclass
+class Cluster:
+    """The API objects as JSON (what the informers see), and what was deleted, to bring it back."""
+
+    rng: random.Random
+    objects: dict[tuple[str, tuple[str, str]], JSON]
+    gone: list[JSON] = field(default_factory=list)
+    at: float = START
+
+    def of(self, kind: str) -> list[JSON]:
+        return [o for (k, _), o in self.objects.items() if k == kind]
+
+    def pick(self, kind: str) -> JSON | None:
+        found = self.of(kind)
+        return copy.deepcopy(self.rng.choice(found)) if found else None
+
+
+def _managed(obj: JSON, key: str, at: float) -> None:
+    """Record a label write in managedFields, as the API server does for the writer's apply or update."""
+    meta = obj["metadata"]
+    when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entry = {"manager": "gpulabel-test", "operation": "Update", "apiVersion": "v1", "time": when}
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = {"f:metadata": {"f:labels": {f"f:{key}": {}}}}
+    meta["managedFields"] = [*(meta.get("managedFields") or []), entry]
+
+
+LABELS: dict[str, tuple[str | None, ...]] = {
+    "nvidia.com/gpu.present": ("true", "false", None),
+    "nvidia.com/gpu.product": ("NVIDIA-A100-SXM4-40GB", "NVIDIA-A10-SHARED", "bad value!", "A100-MIG-INVALID", None),
+    "nvidia.com/gpu.count": ("8", "2", "eight", None),
+    "nvidia.com/gpu.memory": ("40960", None),
+    "nvidia.com/gpu.replicas": ("1", "4", None),
+    "nvidia.com/gpu.sharing-strategy": ("none", "time-slicing", "mps", None),
+    "nvidia.com/gpu.deploy.device-plugin": ("true", "false", "paused-for-mig-change", "", "True", None),
+    "nvidia.com/gpu.deploy.driver": ("true", "pre-installed", "paused-for-driver-upgrade", None),
+    "nvidia.com/gpu.deploy.container-toolkit": ("true", "false", None),
+    "nvidia.com/gpu.deploy.gpu-feature-discovery": ("true", None),
+    "nvidia.com/gpu.deploy.dcgm-exporter": ("true", "false", None),
+    "nvidia.com/gpu.deploy.operands": ("false", None),
+    "nvidia.com/mig.config.state": ("pending", "rebooting", "failed", "success", None),
+    "nvidia.com/mig.config": ("all-1g.5gb", "all-disabled", None),
+    "nvidia.com/mig.capable": ("true", None),
+    "nvidia.com/mig.strategy": ("single", "mixed", None),
+    "nvidia.com/gpu-driver-upgrade-state": ("upgrade-required", "upgrade-failed", "upgrade-done", None),
+    "feature.node.kubernetes.io/pci-10de.present": ("true", None),
+    "feature.node.kubernetes.io/custom-gpu-training": ("true", None),
+    "cloud.google.com/gke-accelerator": ("nvidia-l4", None),
+}
+
+
+def _node_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    node = c.pick("Node")
+    if node is None:
+        return None
+    meta, spec = node["metadata"], node.setdefault("spec", {})
+    status = node.setdefault("status", {})
+    roll = c.rng.random()
+    if roll < 0.45:
+        key = c.rng.choice(sorted(LABELS))
+        value = c.rng.choice(LABELS[key])
+        labels = meta.setdefault("labels", {})
+        if value is None:
+            labels.pop(key, None)
+        else:
+            labels[key] = value
+            _managed(node, key, c.at - c.rng.choice((0, 600, 1200, 2400, 7200)))
+    elif roll < 0.6:
+        taint = c.rng.choice(
+            (
+                {"key": "dedicated", "value": "training", "effect": "NoSchedule"},
+                {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+                {"key": "maintenance", "effect": "NoExecute"},
+            )
+        )
+        taints = spec.get("taints") or []
+        spec["taints"] = [t for t in taints if t != taint] if taint in taints else [*taints, taint]
+    elif roll < 0.72:
+        allocatable = status.setdefault("allocatable", {"cpu": "32", "memory": "256Gi", "pods": "110"})
+        choice = c.rng.choice(("0", "1", "4", "8", None))
+        if choice is None:
+            allocatable.pop("nvidia.com/gpu", None)
+        else:
+            allocatable["nvidia.com/gpu"] = choice
+    elif roll < 0.8:
+        ready = c.rng.choice(("True", "False", "Unknown"))
+        status["conditions"] = [{"type": "Ready", "status": ready}]
+    elif roll < 0.86:
+        spec["unschedulable"] = not spec.get("unschedulable", False)
+    elif roll < 0.93:
+        return ("delete", node)
+    else:
+        meta["name"] = f"{meta['name']}-new{c.rng.randrange(1000)}"
+        meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
+    return node
+
+
+def _pod_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    pod = c.pick("Pod")
+    if pod is None:
+        return None
+    meta, spec = pod["metadata"], pod.setdefault("spec", {})
+    status = pod.setdefault("status", {})
+    roll = c.rng.random()
+    if roll < 0.25:
+        return ("delete", pod)
+    if roll < 0.5:
+        ready = c.rng.choice(("True", "False"))
+        status["phase"] = "Running"
+        status["conditions"] = [{"type": "Ready", "status": ready}]
+        if ready == "False":
+            status["containerStatuses"] = [
+                {"name": "c", "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+            ]
+        else:
+            status.pop("containerStatuses", None)
+    elif roll < 0.65:  # back to Pending, unbound (a new replica waiting)
+        meta["name"] = f"{meta['name']}-{c.rng.randrange(1000)}"
+        spec.pop("nodeName", None)
+        status.clear()
+        status["phase"] = "Pending"
+        message = c.rng.choice(("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", ""))
+        status["conditions"] = [{"type": "PodScheduled", "status": "False", "message": message}]
+    elif roll < 0.8:  # bound somewhere (the scheduler's binding)
+        nodes = c.of("Node")
+        if not nodes:
+            return None
+        spec["nodeName"] = c.rng.choice(nodes)["metadata"]["name"]
+        status["phase"] = "Running"
+        status["conditions"] = [{"type": "Ready", "status": "True"}]
+    elif roll < 0.9:
+        status["phase"] = c.rng.choice(("Failed", "Succeeded", "Pending"))
+    else:  # a new GPU request size
+        for container in spec.get("containers") or ():
+            res = container.setdefault("resources", {})
+            res["requests"] = {"nvidia.com/gpu": c.rng.choice(("1", "4", "16"))}
+            res["limits"] = dict(res["requests"])
+    return pod
+
+
+def _daemonset_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    ds = c.pick("DaemonSet")
+    if ds is None:
+        return None
+    tspec = ds["spec"]["template"]["spec"]
+    roll = c.rng.random()
+    if roll < 0.35:
+        status = ds.setdefault("status", {})
+        status["desiredNumberScheduled"] = c.rng.randrange(6)
+        status["numberReady"] = c.rng.randrange(6)
+    elif roll < 0.55:
+        tolerations = tspec.get("tolerations") or []
+        wide = {"operator": "Exists"}
+        tspec["tolerations"] = [t for t in tolerations if t != wide] if wide in tolerations else [*tolerations, wide]
+    elif roll < 0.75:
+        selector = tspec.setdefault("nodeSelector", {})
+        if "nvidia.com/gpu.present" in selector:
+            selector.pop("nvidia.com/gpu.present")
+        else:
+            selector["nvidia.com/gpu.present"] = "true"
+    else:
+        return ("delete", ds)
+    return ds
+
+
+def _policy_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    policy = c.pick("ClusterPolicy")
+    if policy is None:
+        return None
+    spec = policy.setdefault("spec", {})
+    roll = c.rng.random()
+    if roll < 0.2:  # the operator's status write: nothing the checks read
+        policy["status"] = {"state": c.rng.choice(("ready", "notReady")), "namespace": "gpu-operator"}
+    elif roll < 0.6:
+        section = c.rng.choice(("dcgmExporter", "gfd", "toolkit", "devicePlugin", "driver", "migManager"))
+        part = spec.setdefault(section, {})
+        part["enabled"] = not part.get("enabled", True)
+    elif roll < 0.85:
+        spec.setdefault("mig", {})["strategy"] = c.rng.choice(("single", "mixed"))
+    else:
+        return ("delete", policy)
+    return policy
+
+
+def _dra_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    kind = c.rng.choice(("ResourceSlice", "DeviceClass", "ResourceClaim"))
+    obj = c.pick(kind)
+    if obj is None:
+        return None
+    if c.rng.random() < 0.4:
+        return ("delete", obj)
+    if kind == "ResourceSlice":
+        devices = obj["spec"].get("devices") or []
+        if devices:
+            obj["spec"]["devices"] = devices[: c.rng.randrange(len(devices) + 1)]
+    elif kind == "DeviceClass":
+        obj["spec"]["selectors"] = [{"cel": {"expression": c.rng.choice(("true", "device.driver == 'none'"))}}]
+    else:
+        obj.pop("status", None)
+    return obj
+
+
+def _nfd_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    kind = c.rng.choice(("NodeFeature", "NodeFeatureRule"))
+    obj = c.pick(kind)
+    if obj is None:
+        return None
+    if c.rng.random() < 0.3:
+        return ("delete", obj)
+    if kind == "NodeFeature":
+        labels = obj["spec"].setdefault("labels", {})
+        key = "feature.node.kubernetes.io/test-label"
+        if key in labels:
+            labels.pop(key)
+        else:
+            labels[key] = "true"
+    else:
+        rules = obj["spec"].get("rules") or []
+        if rules:
+            obj["spec"]["rules"] = rules[:-1]
+    return obj
+
+
+def _return_one(c: Cluster) -> JSON | None:
+    if not c.gone:
+        return None
+    return c.gone.pop(c.rng.randrange(len(c.gone)))
+
+
+EVENTS: list[tuple[float, Callable[[Cluster], JSON | tuple[str, JSON] | None]]] = [
+    (0.34, _node_event),
+    (0.30, _pod_event),
+    (0.08, _daemonset_event),
+    (0.06, _policy_event),
+    (0.08, _dra_event),
+    (0.06, _nfd_event),
+    (0.08, _return_one),
+]
+
+
+_LISTED: dict[int, dict[str, list[tuple[tuple[str, str], Any]]]] = {}
+
+
+def _listed(objects: list[JSON]) -> dict[str, list[tuple[tuple[str, str], Any]]]:
+    """A base cluster's records per kind, read once (records are immutable: every sequence may share them)."""
+    found = _LISTED.get(id(objects))
+    if found is None:
+        found = _LISTED[id(objects)] = {}
+        readers = {k: KIND[k].reader() for k in KIND}
+        for o in objects:
+            where = f"{o['kind']} {o['metadata']['name']}"
+            found.setdefault(o["kind"], []).append((_key(o)[1], readers[o["kind"]](o, where)))
+    return found
+
+
+@dataclass
+class Pair:
+    """The same events fed to the evaluator under test and to the oracle, through the kinds' own readers."""
+
+    under_test: Any
+    oracle: FullEvaluator
+    readers: dict[str, Callable[[JSON, str], Any]] = field(default_factory=dict)
+
+    def read(self, obj: JSON) -> Any:
+        kind = obj["kind"]
+        reader = self.readers.setdefault(kind, KIND[kind].reader())
+        return reader(obj, f"{kind} {obj['metadata']['name']}")
+
+    def reset(self, objects: list[JSON]) -> None:
+        for kind, records in _listed(objects).items():
+            for ev in (self.under_test, self.oracle):
+                ev.reset(kind, records)
+
+    def relist(self, kind: str, objects: list[JSON]) -> None:
+        """A relist of one kind (after a 410): every object of it now, read afresh."""
+        self.readers.pop(kind, None)
+        records = [(_key(o)[1], self.read(o)) for o in objects]
+        for ev in (self.under_test, self.oracle):
+            ev.reset(kind, records)
+
+    def apply(self, obj: JSON, deleted: bool) -> None:
+        kind, key = _key(obj)
+        record = None if deleted else self.read(obj)
+        for ev in (self.under_test, self.oracle):
+            ev.apply(kind, key, record)
+
+    def assess(self, at: float) -> tuple[Assessment, Assessment]:
+        return self.under_test.assess(at), self.oracle.assess(at)
+
+
+def _differs(got: Assessment, want: Assessment) -> str:
+    if got.result != want.result:
+        for g, w in zip(got.result.parts, want.result.parts, strict=True):
+            if g != w:
+                return f"check {w.command}: {len(g.findings)} vs {len(w.findings)} findings\n{g}\n!=\n{w}"
+        return f"the judged result differs\n{got.result}\n!=\n{want.result}"
+    if got.causes != want.causes:
+        return "root causes differ"
+    if got.state != want.state:
+        return "states differ"
+    return ""
+
+
+def _sequences(
+    factory: Callable[..., Any], count: int, seed: int = 0, bases: dict[str, list[JSON]] | None = None
+) -> Iterator[str]:
+    """Run ``count`` sequences over the bases in turn; yield a description of every disagreement."""
+    bases = bases or BASES
+    names = sorted(bases)
+    opts = check_options()
+    for n in range(count):
+        name = names[n % len(names)]
+        rng = random.Random(f"{seed}-{n}")
+        opts_n = replace(
+            opts,
+            strict=rng.random() < 0.3,
+            per_node=rng.random() < 0.2,
+            all_pods=rng.random() < 0.2,
+            namespace=rng.choice((None,) * 8 + ("gpu-operator", "ml")),
+            operator_namespace=rng.choice((None,) * 9 + ("gpu-operator",)),
+            disabled=rng.choice(((),) * 9 + (("dcgm-exporter",),)),
+            stuck_after=rng.choice((1800.0, 1800.0, 600.0)),
+        )
+        objects = bases[name]
+        cluster = Cluster(rng, {_key(o): o for o in objects})
+        pair = Pair(factory(opts_n), FullEvaluator(opts_n))
+        pair.reset(objects)
+        got = pair.under_test.assess(cluster.at)
+        if n % 8 == 0 and (why := _differs(got, pair.oracle.assess(cluster.at))):  # the LIST (part of the time)
+            yield f"{name} sequence {n} after the LIST: {why}"
+            continue
+        for batch in range(BATCHES):
+            done = []
+            if rng.random() < 0.03:  # a relist of one kind between batches: the informer's answer to a 410
+                kind = rng.choice(sorted({k for k, _ in cluster.objects}))
+                pair.relist(kind, cluster.of(kind))
+            for _ in range(rng.randint(1, 3)):
+                event = rng.choices([e for _, e in EVENTS], weights=[w for w, _ in EVENTS])[0](cluster)
+                if event is None:
+                    continue
+                deleted, obj = (True, event[1]) if isinstance(event, tuple) else (False, event)
+                key = _key(obj)
+                if deleted:
+                    cluster.objects.pop(key, None)
+                    cluster.gone.append(obj)
+                else:
+                    cluster.objects[key] = obj
+                pair.apply(obj, deleted)
+                done.append(f"{'delete' if deleted else 'put'} {key}")
+            cluster.at += rng.choice((0.0, 30.0, 600.0, 1000.0))
+            got, want = pair.assess(cluster.at)
+            if why := _differs(got, want):
+                yield f"{name} sequence {n} batch {batch} ({'; '.join(done)}): {why}"
+                break
+
+
+def test_incremental_equals_full_after_random_event_sequences() -> None:
+    failures = list(_sequences(IncrementalEvaluator, SEQUENCES))
+    assert not failures, f"{len(failures)} of {SEQUENCES} sequences disagree; first: {failures[0]}"
+
+
+# Planted wrong scopes: each must make the oracle comparison fail (so the test above can fail), and name the check.
+PLANTED = {
+    # a node's labels, taints and allocatable no longer rerun pending (nor hazards)
+    "placement_view": (lambda node: (), ("pending", "hazards")),
+    # stuck states no longer age between events (mixed-fleet has MIG states and upgrades under way)
+    "timed": (lambda node: False, ("upgrade", "mig")),
+    # an operand pod's change no longer reruns the operands of its node
+    "_daemon": (lambda pod: False, ("operands",)),
+    # a DaemonSet's new selector or tolerations taken for a status update
+    "_ds_view": (lambda ds: (ds.namespace, ds.name), ("operands",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_a_wrong_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    wrong, checks = PLANTED[name]
+    monkeypatch.setattr(incremental_evaluator, name, wrong)
+    bases = {"mixed-fleet.yaml": BASES["mixed-fleet.yaml"]} if name == "timed" else None
+    caught = next(_sequences(IncrementalEvaluator, 400, seed=1, bases=bases), "")
+    assert caught, f"the generator never caught the planted wrong scope {name}"
+    assert any(f"check {c}:" in caught for c in checks), caught
+
+
+def test_time_alone_ages_stuck_states() -> None:
+    """No event at all, only time passing: a MIG state pending for longer than --stuck-after turns stuck."""
+    objects = BASES["mixed-fleet.yaml"]
+    opts = check_options()
+    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
+    pair.reset(objects)
+    seen = set()
+    for hours in range(0, 24 * 30, 6):
+        got, want = pair.assess(START + hours * 3600)
+        assert got.result == want.result
+        seen |= {(f.check, f.reason) for f in got.findings}
+    assert {("mig", "stuck"), ("upgrade", "stuck")} & seen
+
+
+def test_it_is_an_evaluator_made_like_the_full_one() -> None:
+    """The monitor builds either with the same arguments (opts, accepted, source) and drives it by the protocol."""
+    evaluator: Evaluator = IncrementalEvaluator(check_options(), None, "live")
+    evaluator.reset("Node", ())
+    assert evaluator.assess(START).state.source == "live"
+    with pytest.raises(KeyError):
+        evaluator.apply("Nonsense", ("", "x"), None)
