@@ -451,7 +451,10 @@ class IncrementalEvaluator:
         caveats: tuple[str, ...] = ()
         if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
             caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
-        findings = (*self._by_node("operands"), *self._by_node("standalone"))
+        # by node (the nodes' order), each node's operands then the rest, as the registered check sorts them
+        operands, others = self._found["operands"], self._found["standalone"]
+        names = sorted({*operands, *others}, key=lambda n: (n not in self._nodes, n))
+        findings = tuple(f for n in names for f in (*operands.get(n, ()), *others.get(n, ())))
         return Result("operands", findings, (operands_section(self._accounts),), caveats=caveats)
 
     def _pending_result(self, state: ClusterState, opts: CheckOptions) -> Result:

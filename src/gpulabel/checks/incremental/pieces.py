@@ -34,6 +34,7 @@ from typing import Any
 
 from gpulabel.checks.audit import audit_node
 from gpulabel.checks.capacity import capacity_node
+from gpulabel.checks.eviction import noexecute_findings
 from gpulabel.checks.mig import mig_node
 from gpulabel.checks.operands import (
     CATALOGUE,
@@ -113,7 +114,8 @@ def operand_pieces(
 ) -> tuple[dict[str, list[Finding]], dict[str, list[Finding]]]:
     """The operands check's findings for ``nodes`` (sorted by name), given the DaemonSet pods aimed at them:
     ``(operands per node, standalone per node)``. Every DaemonSet and ClusterPolicy of ``state`` is read;
-    ``gated``: the DaemonSets an operand's deploy label gates (the rest may be standalone device plugins)."""
+    ``gated``: the DaemonSets an operand's deploy label gates (the rest may be standalone device plugins);
+    the second holds the NoExecute taints' findings too."""
     part = ClusterState(
         nodes=tuple(nodes),
         pods=tuple(pods),
@@ -123,7 +125,9 @@ def operand_pieces(
         kinds=state.kinds,
     )
     report = check_operands(part, opts.disabled, opts.operator_namespace)
-    return _by_node(report.findings), _by_node(standalone_findings(part, gated))
+    # after the standalone plugins' findings, as the registered check puts them: the NoExecute taints
+    others = (*standalone_findings(part, gated), *noexecute_findings(part, opts.operator_namespace))
+    return _by_node(report.findings), _by_node(others)
 
 
 def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
