@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpulabel.app.config import parse_duration
 from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
@@ -43,8 +43,8 @@ class MonitorOptions:
     ``resync`` (``30m``): evaluate at least this often without events.
     ``dump``: a file the current findings are written to after every
     evaluation (``check -o json``'s envelope). ``evaluator``: ``full`` re-runs
-    every check per evaluation, ``incremental`` (where built) only what a
-    change touches; None: incremental where it exists.
+    every check per evaluation, ``incremental`` (the default, None)
+    only what a change touches; both always answer the same (tests/unit/test_incremental.py).
     """
 
     checks: CheckOptions = field(default_factory=CheckOptions)
@@ -96,29 +96,14 @@ def monitored_kinds() -> list[str]:
     return sorted({k for c in CHECKS for k in c.kinds})
 
 
-def _incremental() -> type[Any] | None:
-    """``checks.incremental.IncrementalEvaluator`` where this build has it."""
-    import importlib
-
-    try:
-        module = importlib.import_module("gpulabel.checks.incremental")
-    except ModuleNotFoundError:
-        return None
-    found: type[Any] | None = getattr(module, "IncrementalEvaluator", None)
-    return found
-
-
 def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:
-    """The evaluator and its scope name for the metrics (``incremental`` or ``full``)."""
+    """The evaluator and its scope name for the metrics (``incremental``, the default, or ``full``)."""
     from gpulabel.checks.assessment import FullEvaluator
+    from gpulabel.checks.incremental import IncrementalEvaluator
 
-    incremental = _incremental()
-    if opts.evaluator == "incremental" and incremental is None:
-        raise InputError("--evaluator", "incremental: not in this build")
-    if opts.evaluator != "full" and incremental is not None:
-        evaluator: Evaluator = incremental(opts.checks, opts.accepted, source)
-        return evaluator, "incremental"
-    return FullEvaluator(opts.checks, opts.accepted, source), "full"
+    if opts.evaluator == "full":
+        return FullEvaluator(opts.checks, opts.accepted, source), "full"
+    return IncrementalEvaluator(opts.checks, opts.accepted, source), "incremental"
 
 
 def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None]) -> tuple[list[Sink], Health | None]:
