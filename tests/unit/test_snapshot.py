@@ -249,3 +249,26 @@ def test_the_collector_is_paused_while_reading_and_as_before_after(
         assert not gc.isenabled()  # left as it was
     finally:
         gc.enable()
+
+
+def test_what_a_command_reads_is_frozen_before_the_collector_runs_again() -> None:
+    import gc
+
+    from gpulabel.cluster import collector
+
+    assert gc.isenabled()
+    with collector.kept():
+        assert not gc.isenabled()
+        built = [[i] for i in range(5000)]  # tracked containers, counted while paused
+        frozen = gc.get_freeze_count()
+    assert gc.isenabled()
+    # everything alive moved out of the generations; the allocation count starts again from nothing
+    assert gc.get_freeze_count() >= frozen + len(built)
+    assert gc.get_count()[0] < 100
+    gc.disable()
+    try:
+        with collector.kept():
+            pass
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
