@@ -127,7 +127,10 @@ def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str
     def objects() -> Iterator[tuple[str, dict[str, Any]]]:
         kindless: list[tuple[int, Any]] = []  # yielded last, as they always were
         for n, item in enumerate(decode_json_items(data, items, path)):
-            if isinstance(item, dict) and "kind" not in item:
+            kind = item.get("kind") if type(item) is dict else None
+            if type(kind) is str and kind and not (kind == "List" or kind.endswith("List")):
+                yield f"{path}: items[{n}]", item  # an object, as iter_objects would hand it on
+            elif isinstance(item, dict) and "kind" not in item:
                 kindless.append((n, item))
             else:
                 yield from iter_objects(item, f"{path}: items[{n}]", kinds)
