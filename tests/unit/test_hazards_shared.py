@@ -3,6 +3,7 @@ what compiling every pod's own spec gives: the same verdict, reason and explanat
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import ClusterState
 from tests.objects import expr, node, pod, required, term
 
+N = int(os.environ.get("GPULABEL_FUZZ_EXAMPLES", "300"))  # as in test_fuzz.py
 NODES = ("n1", "n2", "n3")
 KEYS = ("gpu", "zone", "bad key!")
 VALUES = ("a", "b", "")
@@ -90,7 +92,7 @@ def states(draw: Any) -> ClusterState:
     return ClusterState.from_objects([("test", o) for o in objects])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=N, deadline=None)
 @given(states())
 def test_hazards_equal_compiling_each_pod_on_its_own(state: ClusterState) -> None:
     found = hazards(state)
