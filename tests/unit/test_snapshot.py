@@ -272,3 +272,11 @@ def test_what_a_command_reads_is_frozen_before_the_collector_runs_again() -> Non
         assert not gc.isenabled()  # left as it was
     finally:
         gc.enable()
+
+
+def test_an_object_twice_in_one_file_is_named_on_one_line_whatever_its_name(tmp_path: Path) -> None:
+    twice = [{"kind": "Pod", "metadata": {"name": "p", "namespace": "\n"}}] * 2
+    f = write(tmp_path, "s.json", json.dumps(as_list(node("a"), *twice)))
+    with pytest.raises(SnapshotError) as info:
+        load_snapshots([f])
+    assert str(info.value) == f"{f}: pod/\\n/p appears twice in this file, at items[1] and items[2]"

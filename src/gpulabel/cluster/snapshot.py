@@ -162,7 +162,8 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
 
 def _shown(ident: tuple[str, str, str]) -> str:
     kind, ns, name = ident
-    return f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
+    text = f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")  # one line, always
 
 
 def _twice_in_one_file(path: str, ident: tuple[str, str, str], first: str, second: str) -> SnapshotError:
