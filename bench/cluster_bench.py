@@ -6,6 +6,7 @@ scheduler then create about three operand pods per GPU node, which kwok runs),
 and times each gpulabel command against the baselines people use:
 
 - ``audit`` and ``operands`` vs ``kubectl get nodes -o json`` (the floor: fetching the nodes once);
+- ``check`` vs ``kubectl get nodes,pods,daemonsets -A -o json`` (fetching what it reads, once);
 - ``audit`` per node vs a per-node ``kubectl get node X -o json | jq`` shell loop (on a sample);
 - ``audit`` and ``operands`` vs the official Python client's ``list_node()`` /
   ``list_pod_for_all_namespaces()`` with its models (what scripts built on it pay);
@@ -148,6 +149,7 @@ def run(nodes: int, runs: int, shell_sample: int, seed: int) -> dict[str, Any]:
         gl = [PY, "-m", "gpulabel"]
         t = {}
         t["floor"] = timed([*kubectl, "get", "nodes", "-o", "json"], runs)
+        t["floor_all"] = timed([*kubectl, "get", "nodes,pods,daemonsets", "-A", "-o", "json"], runs)
         t["audit"] = timed([*gl, "audit", *kc], runs)
         t["operands"] = timed([*gl, "operands", *kc], runs)
         t["check"] = timed([*gl, "check", *kc], runs)
@@ -185,6 +187,7 @@ def run(nodes: int, runs: int, shell_sample: int, seed: int) -> dict[str, Any]:
             "audit / kubectl get nodes": t["audit"][0] / floor,
             "operands / kubectl get nodes": t["operands"][0] / floor,
             "check / kubectl get nodes": t["check"][0] / floor,
+            "check / kubectl get nodes,pods,daemonsets -A": t["check"][0] / t["floor_all"][0],
             "official client list_node / audit": t["client_nodes"][0] / t["audit"][0],
             "official client pods+nodes / operands": t["client_pods"][0] / t["operands"][0],
             "shell loop per node / audit per node": (t["shell_loop"][0] / len(sample)) / (t["audit"][0] / nodes),

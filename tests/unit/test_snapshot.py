@@ -249,3 +249,34 @@ def test_the_collector_is_paused_while_reading_and_as_before_after(
         assert not gc.isenabled()  # left as it was
     finally:
         gc.enable()
+
+
+def test_what_a_command_reads_is_frozen_before_the_collector_runs_again() -> None:
+    import gc
+
+    from gpulabel.cluster import collector
+
+    assert gc.isenabled()
+    with collector.kept():
+        assert not gc.isenabled()
+        built = [[i] for i in range(5000)]  # tracked containers, counted while paused
+        frozen = gc.get_freeze_count()
+    assert gc.isenabled()
+    # everything alive moved out of the generations; the allocation count starts again from nothing
+    assert gc.get_freeze_count() >= frozen + len(built)
+    assert gc.get_count()[0] < 100
+    gc.disable()
+    try:
+        with collector.kept():
+            pass
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
+
+
+def test_an_object_twice_in_one_file_is_named_on_one_line_whatever_its_name(tmp_path: Path) -> None:
+    twice = [{"kind": "Pod", "metadata": {"name": "p", "namespace": "\n"}}] * 2
+    f = write(tmp_path, "s.json", json.dumps(as_list(node("a"), *twice)))
+    with pytest.raises(SnapshotError) as info:
+        load_snapshots([f])
+    assert str(info.value) == f"{f}: pod/\\n/p appears twice in this file, at items[1] and items[2]"

@@ -153,11 +153,13 @@ def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None =
     if session.source.offline:
         state = session.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
     else:
+        from gpulabel.cluster import collector
         from gpulabel.cluster.live import with_daemonset_pods
 
         state = session.state(["Node", "DaemonSet", "ClusterPolicy"])
         operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds) or standalone_kind(ds)]
-        state = with_daemonset_pods(session.client(), state, operand_sets)
+        with collector.kept():  # the pods join the state for the rest of the run, as session.state's objects do
+            state = with_daemonset_pods(session.client(), state, operand_sets)
     return judge(run_check("operands", state, opts), state, verdict or Verdict())
 
 

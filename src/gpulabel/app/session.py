@@ -28,20 +28,6 @@ __all__ = ["WRITER_BUDGET", "Outcome", "Session", "Source", "lease_defaults", "r
 WRITER_BUDGET = 60.0  # seconds a writer rides out an API server restart per operation (cluster/retry.py)
 
 
-def _kept(state: ClusterState) -> ClusterState:
-    """The state a command runs on lives until the process ends: the cyclic collector need not walk it again.
-
-    ``gc.freeze`` moves every object alive now out of the collector's
-    generations; they are still freed by reference counting. Without it each
-    collection during the checks walks the whole state (a few hundred
-    thousand records at 20,000 nodes).
-    """
-    import gc
-
-    gc.freeze()
-    return state
-
-
 @dataclass(frozen=True, slots=True)
 class Source:
     """The cluster a command reads: ``snapshots`` (files, merged in order) or the kubeconfig's ``context``.
@@ -111,25 +97,33 @@ class Session:
 
     def state(self, kinds: Iterable[str], **selectors: str | None) -> ClusterState:
         """The cluster (or the snapshots), loaded once: only ``kinds``, nodes restricted by ``-l``."""
+        from gpulabel.cluster import collector
+
         selector = self.source.node_selector
-        if self.source.offline:
-            from gpulabel.cluster.snapshot import load_snapshots
+        # The state lives until the process ends: read with the collector paused, then frozen out of it (each
+        # collection during the checks would walk the whole state: a few hundred thousand records at 20,000 nodes).
+        with collector.kept():
+            if self.source.offline:
+                from gpulabel.cluster.snapshot import load_snapshots
 
-            state = load_snapshots(self.source.snapshots, warn=self.warn)
+                state = load_snapshots(self.source.snapshots, warn=self.warn)
+                if selector is not None:
+                    nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
+                    state = dataclasses.replace(state, nodes=nodes)
+                return state
+            from gpulabel.cluster.live import load_cluster
+
             if selector is not None:
-                state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
-            return _kept(state)
-        from gpulabel.cluster.live import load_cluster
-
-        if selector is not None:
-            selectors["node_selector"] = self.source.selector
-        return _kept(load_cluster(self.client(), kinds, **selectors))
+                selectors["node_selector"] = self.source.selector
+            return load_cluster(self.client(), kinds, **selectors)
 
     def snapshot(self, path: str) -> ClusterState:
         """One snapshot file alone (``diff OLD NEW``), nodes restricted by ``-l``."""
+        from gpulabel.cluster import collector
         from gpulabel.cluster.snapshot import load_snapshots
 
-        state = load_snapshots([path], warn=self.warn)
+        with collector.kept():  # as state() does: a command's state lives until the process ends
+            state = load_snapshots([path], warn=self.warn)
         selector = self.source.node_selector
         if selector is not None:
             state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))

@@ -37,6 +37,8 @@ def _label_changes(old: ClusterState, new: ClusterState) -> list[Finding]:
     out = [Finding("diff", "node-added", node=name) for name in sorted(after.keys() - before.keys())]
     out += [Finding("diff", "node-removed", node=name) for name in sorted(before.keys() - after.keys())]
     for name in sorted(before.keys() & after.keys()):
+        if before[name] is after[name]:
+            continue  # one record on both sides (one file given twice): nothing changed
         a, b = before[name].labels, after[name].labels
         if a != b:
             for key in sorted(a.keys() | b.keys()):

@@ -338,6 +338,7 @@ def check_operands(
                     where = pods_at if pod.node_name else unscheduled
                     where.setdefault((name, target), []).append(pod)
     operands = operand_order(ds_by_operand)
+    deploy_keys = {name: _deploy_key(name) for name in operands}
     findings: list[Finding] = []
     for node in state.nodes:
         labels = node.labels
@@ -359,10 +360,12 @@ def check_operands(
             return any(p.phase == "Running" and p.ready for p in pods_at.get((name, node_name), ()))
 
         for name in operands:
-            op = CATALOGUE.get(name)
             pods = pods_at.get((name, node.name), [])
+            value = labels.get(deploy_keys[name])
+            if value is None and not pods:
+                continue  # no deploy label and no pod: nothing expected, nothing running (most of the catalogue)
+            op = CATALOGUE.get(name)
             running = [p for p in pods if p.phase == "Running"]
-            value = _deploy_value(labels, name)
             gated = op is None or op.gates(labels)
             paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
             expected = not isolated and name not in off and gated and value == "true"
@@ -467,7 +470,11 @@ def _daemonset_accounts(
             and (op is None or op.gates(n.labels))
         ]
         for ds in dss:
-            excluded = {n.name: taints for n in labelled if (taints := untolerated_taints(ds, n, reqs[ds.ref]))}
+            by_taints: dict[Any, list[str]] = {}  # nodes with the same taints: the same answer
+            for n in labelled:
+                if n.taints not in by_taints:
+                    by_taints[n.taints] = untolerated_taints(ds, n, reqs[ds.ref])
+            excluded = {n.name: list(taints) for n in labelled if (taints := by_taints[n.taints])}
             accounts.append(
                 {
                     "daemonset": ds.ref,

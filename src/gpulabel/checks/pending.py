@@ -287,6 +287,84 @@ def pending(state: ClusterState, namespace: str | None = None, per_node: bool = 
     return [f for p in pending_pods(state, namespace) for f in p.grouped(state.nodes)]
 
 
+# Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
+_PINNED = "\x00pinned"
+_PIN = [{"key": "metadata.name", "operator": "In", "values": [_PINNED]}]
+
+
+def _unpinned(required: Any, node_name: str) -> Any:
+    """A required node affinity with the DaemonSet controller's pin to ``node_name`` (each term's
+    ``matchFields: metadata.name In [node]``) replaced by a pin to :data:`_PINNED`; ``None`` when some
+    term's ``matchFields`` are anything else."""
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if not isinstance(terms, list):
+        return None
+    pin = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
+    out = []
+    for term in terms:
+        if not isinstance(term, dict):
+            return None
+        if "matchFields" in term:
+            if term["matchFields"] != pin:
+                return None
+            term = {**term, "matchFields": _PIN}
+        out.append(term)
+    return {**required, "nodeSelectorTerms": out}
+
+
+class _Held:
+    """What still holds a running pod to its node (the NodeAffinity filter), once per distinct node selection.
+
+    A pod's selection is compiled once per distinct ``nodeSelector``, required
+    node affinity and tolerations (replicas share one), and a DaemonSet's pods,
+    which differ only by the pin to their own node, share one compiled with a
+    stand-in pin that its own node always satisfies. The verdict is computed once
+    per selection and values of the label keys it reads (and node name, where a
+    ``matchFields`` reads it): the same verdict, the same explanation.
+    """
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, PodRequirements, bool]] = {}
+        self._results: dict[tuple[Any, ...], Result] = {}
+
+    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> tuple[PodRequirements, Result]:
+        """``(compile_pod_spec(spec), its NodeAffinity filter's full verdict on node)`` for a pod bound to ``node``.
+
+        ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out of the compiled form.
+        """
+        affinity = spec.get("affinity")
+        node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+        required = (
+            node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if isinstance(node_affinity, dict)
+            else None
+        )
+        pinned = False
+        if daemon:
+            unpinned = _unpinned(required, node.name)
+            pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
+            if pinned:
+                required = unpinned
+        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")), str(pinned))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            # what compile_pod_spec reads of the spec, but for spec.nodeName (the NodeAffinity filter ignores it)
+            selection: dict[str, Any] = {k: spec[k] for k in ("nodeSelector", "tolerations") if k in spec}
+            if required is not None:
+                selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+            req = compile_pod_spec(selection)
+            compiled = self._compiled[key] = (req, req.affinity_only(), any(t.fields for t in req.terms or ()))
+        req, affinity_only, by_name = compiled
+        name = _PINNED if pinned else node.name
+        labels = node.labels
+        verdict_key = (key, name if by_name else "", *[labels.get(k) for k in req.label_keys])
+        result = self._results.get(verdict_key)
+        if result is None:
+            partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
+            result = self._results[verdict_key] = affinity_only.finish(partial, name)
+        return req, result
+
+
 def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     """Pods bound to a node whose required affinity or nodeSelector no longer matches it.
 
@@ -297,6 +375,7 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     by_name = {n.name: n for n in state.nodes}
     index: NodeIndex | None = None
     elsewhere: dict[PodRequirements, tuple[int, list[str]]] = {}
+    held = _Held()
     out = []
     for pod in state.pods:
         if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
@@ -304,12 +383,12 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
         node = by_name.get(pod.node_name)
         if node is None or not _constrained(pod.spec):
             continue
-        req = compile_pod_spec(pod.spec)
-        result = req.affinity_only().match(node, full=True)
+        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
+        req, result = held.match(pod.spec, node, daemon=daemon)
         if result.fits:
             continue
         count, names = 0, list[str]()
-        if any(kind == "DaemonSet" for kind, _ in pod.owners):
+        if daemon:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
             index = index or NodeIndex(state.nodes)
@@ -324,7 +403,6 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             )
         head, args = _split(result.reason)
         detail = f"{result.failures[0].why}; {fate}"
-        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
         out.append(
             Finding(
                 "hazards",

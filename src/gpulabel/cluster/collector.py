@@ -14,7 +14,7 @@ import gc
 from collections.abc import Callable, Iterator
 from typing import ParamSpec, TypeVar
 
-__all__ = ["paused", "while_paused"]
+__all__ = ["kept", "paused", "while_paused"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,6 +27,28 @@ def paused() -> Iterator[None]:
     gc.disable()
     try:
         yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """:func:`paused`, and what is alive at the end of the block frozen out of the collector before it runs again.
+
+    For what a command reads to run on (its cluster state, kept until the
+    process ends). The objects built while paused all sit in the youngest
+    generation with its allocation count far past the threshold: re-enabled
+    as they are, the first allocation after the block sets off a collection
+    that walks all of them (0.4 s on a 5,000-node snapshot), and older
+    generations walk them again later. ``gc.freeze`` moves them out of every
+    generation and resets the count; reference counting still frees them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
     finally:
         if enabled:
             gc.enable()

@@ -265,7 +265,23 @@ def check_yaml_tree(root: Any, aliases_possible: bool) -> None:
 
 
 def decode_yaml(text: str, where: str) -> list[Any]:
-    """Every document of a YAML stream (null documents left out), strictly."""
+    """Every document of a YAML stream (null documents left out), strictly.
+
+    Plain data is built straight from the parser's events (:mod:`.yamlstream`: no node graph, so
+    no second copy of the document in memory); anything else (anchors and aliases, merge keys,
+    other tags, and whatever is to be refused) is read again by composing each document and
+    checking its graph before building it, which gives every refusal its one message.
+    """
+    from gpulabel.cluster.yamlstream import load_plain
+
+    try:
+        return load_plain(text, MAX_DEPTH)
+    except Exception:  # read again below: that reading accepts or refuses the text, in its own words
+        pass
+    return _decode_composed(text, where)
+
+
+def _decode_composed(text: str, where: str) -> list[Any]:
     import yaml
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

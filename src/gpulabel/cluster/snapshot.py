@@ -127,7 +127,10 @@ def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str
     def objects() -> Iterator[tuple[str, dict[str, Any]]]:
         kindless: list[tuple[int, Any]] = []  # yielded last, as they always were
         for n, item in enumerate(decode_json_items(data, items, path)):
-            if isinstance(item, dict) and "kind" not in item:
+            kind = item.get("kind") if type(item) is dict else None
+            if type(kind) is str and kind and not (kind == "List" or kind.endswith("List")):
+                yield f"{path}: items[{n}]", item  # an object, as iter_objects would hand it on
+            elif isinstance(item, dict) and "kind" not in item:
                 kindless.append((n, item))
             else:
                 yield from iter_objects(item, f"{path}: items[{n}]", kinds)
@@ -158,11 +161,9 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
 
 
 def _shown(ident: tuple[str, str, str]) -> str:
-    """``pod/ns/name``; a part that is not printable (a newline in a name) is Go-quoted: messages are one line."""
-    from gpulabel.k8s.gostr import go_quote
-
-    kind, ns, name = (part if part.isprintable() else go_quote(part) for part in ident)
-    return f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
+    kind, ns, name = ident
+    text = f"{kind.lower()}/{f'{ns}/' if ns else ''}{name}"
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")  # one line, always
 
 
 def _twice_in_one_file(path: str, ident: tuple[str, str, str], first: str, second: str) -> SnapshotError:

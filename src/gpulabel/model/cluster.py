@@ -365,13 +365,14 @@ def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
     return table.setdefault(tuple(sorted(requests.items())), requests)
 
 
-def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> None:
-    """The pod spec's fields placement reads, decoded as the API server decodes them."""
+def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
+    """The pod spec's fields placement reads, decoded as the API server decodes them; returns them."""
     from gpulabel.k8s.podvalidation import decode_error
 
     kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}  # the rest is dropped unread
     if kept and (detail := decode_error(kept, path)) is not None:
         raise SnapshotError(f.here, detail)
+    return kept
 
 
 def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) -> Pod:
@@ -380,7 +381,7 @@ def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) ->
     f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
-    _decode_pod_spec(f, spec, "spec")
+    kept = _decode_pod_spec(f, spec, "spec")
     raw_conditions = status.get("conditions")
     conditions: dict[str, JSON] = {}
     if _strings_in(raw_conditions, ("status", "message", "reason", "type")):
@@ -415,7 +416,7 @@ def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) ->
         labels=f.str_map(meta.get("labels"), "metadata.labels"),
         conditions=conditions,
         owners=tuple(owners),
-        spec={k: spec[k] for k in SCHEDULING_FIELDS if k in spec},
+        spec=kept,
         claim_statuses=tuple(f.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,

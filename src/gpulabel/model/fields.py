@@ -99,8 +99,15 @@ class Fields:
         return value
 
     def str_map(self, value: Any, path: str) -> dict[str, str]:
+        mapping = self.mapping(value, path)
+        # Label keys and values repeat across thousands of nodes: one copy of each. sys.intern refuses
+        # anything but a str, so this is also the type check; the loop below names what it refused.
+        try:
+            return dict(zip(map(sys.intern, mapping), map(sys.intern, mapping.values()), strict=True))
+        except TypeError:
+            pass
         out = {}
-        for k, v in self.mapping(value, path).items():
+        for k, v in mapping.items():
             if not isinstance(v, str):
                 raise self.fail(f"{path}[{k}]", v, "a string")
             # Label keys and short values repeat across thousands of nodes: one copy of each.

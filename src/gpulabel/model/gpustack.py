@@ -102,7 +102,7 @@ def mig_profile_counts(labels: Mapping[str, str]) -> dict[str, str]:
     """``profile -> count label value`` for the MIG ``mixed`` labels ``nvidia.com/mig-<profile>.count``."""
     out = {}
     for key, value in labels.items():
-        m = _MIG_COUNT.fullmatch(key)
+        m = _MIG_COUNT.fullmatch(key) if key.startswith("nvidia.com/mig-") else None  # the prefix first: cheap
         if m is not None:
             out[m.group(1)] = value
     return dict(sorted(out.items()))
