@@ -324,18 +324,6 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def overlay(source: Path, into: Path) -> dict[str, str]:
-    """This tree's package with ``source``'s ``gpulabel/checks/incremental`` laid over it (a branch not yet
-    merged): the environment a monitor process imports it from."""
-    import shutil
-
-    shutil.copytree(REPO / "src" / "gpulabel", into / "gpulabel")
-    shutil.copytree(
-        source / "src" / "gpulabel" / "checks" / "incremental", into / "gpulabel" / "checks" / "incremental"
-    )
-    return {**os.environ, "PYTHONPATH": str(into)}
-
-
 def measure(
     cluster: LabCluster,
     client: KubeClient,
@@ -415,11 +403,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         counter = EventCounter(client)
         for evaluator in args.evaluator:
-            env = None
-            if evaluator == "incremental" and args.incremental_from:
-                env = overlay(Path(args.incremental_from), directory / "overlay")
-                results["incremental_from"] = args.incremental_from
-            results["monitors"].append(measure(cluster, client, counter, training, evaluator, args, env))
+            results["monitors"].append(measure(cluster, client, counter, training, evaluator, args, None))
             print(report_monitor(results["monitors"][-1]), file=sys.stderr, flush=True)
     finally:
         cluster.stop()
@@ -486,9 +470,6 @@ def main() -> None:
         "--evaluator", choices=("full", "incremental"), action="append", help="one monitor run each (default full)"
     )
     parser.add_argument("--steady-again", type=float, default=120.0, help="steady seconds for the later evaluators")
-    parser.add_argument(
-        "--incremental-from", metavar="TREE", help="a source tree whose checks/incremental the incremental run uses"
-    )
     parser.add_argument("--point", choices=("findings", "event"), default="findings")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(REPO / "bench" / "out"))
