@@ -35,6 +35,7 @@ __all__ = [
     "operand_of_daemonset",
     "operand_order",
     "operands_result",
+    "target_node",
     "untolerated_taints",
 ]
 
@@ -163,7 +164,7 @@ class OperandReport:
     daemonsets: list[dict[str, Any]]
 
 
-def _target_node(pod: Pod) -> str:
+def target_node(pod: Pod) -> str:
     """The node a pod is bound to or, for a DaemonSet pod not yet scheduled, the node its
     ``matchFields metadata.name`` affinity names (the DaemonSet controller pins each pod that way)."""
     if pod.node_name:
@@ -333,7 +334,7 @@ def check_operands(
     for name, dss in ds_by_operand.items():
         for ds in dss:
             for pod in owned.get(ds.uid, ()):
-                target = _target_node(pod)
+                target = target_node(pod)
                 if target:
                     where = pods_at if pod.node_name else unscheduled
                     where.setdefault((name, target), []).append(pod)

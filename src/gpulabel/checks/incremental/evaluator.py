@@ -25,7 +25,7 @@ from gpulabel.checks.incremental.pieces import (
     timed,
 )
 from gpulabel.checks.mig import cluster_mig_strategy
-from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset
+from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset, target_node
 from gpulabel.checks.registry import (
     CHECKS,
     Check,
@@ -45,22 +45,6 @@ __all__ = ["IncrementalEvaluator"]
 
 _SPECIAL = frozenset({*NODE_CHECKS, "operands", "pending", "hazards"})
 _WHOLE = {"nfd": frozenset({"Node", "NodeFeature", "NodeFeatureRule"})}  # rerun whole when these kinds change
-
-
-def _aim(pod: Pod) -> str:
-    """The node a pod is bound to or, unscheduled, the node a DaemonSet pinned it to (matchFields metadata.name)."""
-    if pod.node_name:
-        return pod.node_name
-    affinity = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    for term in affinity.get("nodeSelectorTerms") or ():
-        for f in (term or {}).get("matchFields") or ():
-            if isinstance(f, dict) and f.get("key") == "metadata.name" and f.get("operator") == "In":
-                values = f.get("values") or []
-                if len(values) == 1:
-                    return str(values[0])
-    return ""
 
 
 def _daemon(pod: Pod) -> bool:
@@ -198,7 +182,7 @@ class IncrementalEvaluator:
             self._next = len(store)
             self._aimed, self._pending_keys = {}, set()
             for key, pod in store.items():
-                self._aimed.setdefault(_aim(pod), {})[key] = None
+                self._aimed.setdefault(target_node(pod), {})[key] = None
                 if _unbound(pod):
                     self._pending_keys.add(key)
         elif KIND[kind].field == "dra":
@@ -245,14 +229,14 @@ class IncrementalEvaluator:
             self._seq[key] = self._next
             self._next += 1
         else:
-            self._aimed[_aim(old)].pop(key, None)
+            self._aimed[target_node(old)].pop(key, None)
         if new is None:
             del self._seq[key]
         else:
-            self._aimed.setdefault(_aim(new), {})[key] = None
+            self._aimed.setdefault(target_node(new), {})[key] = None
         for pod in (old, new):
-            if pod is not None and _daemon(pod) and _aim(pod):
-                self._dirty_nodes.add(_aim(pod))  # the operands of the node it is aimed at
+            if pod is not None and _daemon(pod) and target_node(pod):
+                self._dirty_nodes.add(target_node(pod))  # the operands of the node it is aimed at
         if _unbound(old) or _unbound(new):
             self._dirty_pending.add(key)
         if _unbound(new):
