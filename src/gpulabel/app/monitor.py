@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpulabel.app.config import parse_duration
+from gpulabel.app.defaults import METRICS_PORT, MONITOR_LEASE_NAME
 from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
 from gpulabel.checks.assessment import Accepted
 from gpulabel.checks.registry import CHECKS, CheckOptions
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LEASE_NAME", "METRICS_PORT", "MonitorOptions", "run_monitor"]
 
-LEASE_NAME = "gpulabel-monitor"
-METRICS_PORT = 9102
+LEASE_NAME = MONITOR_LEASE_NAME
 EVALUATORS = ("full", "incremental")
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from gpulabel.app.monitor import LEASE_NAME, METRICS_PORT
+from gpulabel.app.defaults import METRICS_PORT
+from gpulabel.app.defaults import MONITOR_LEASE_NAME as LEASE_NAME
 from gpulabel.cli.context import AddCommand, Context
 from gpulabel.cli.flags import disabled_flag
 

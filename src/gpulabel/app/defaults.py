@@ -1,0 +1,9 @@
+"""``monitor``'s defaults, apart from :mod:`gpulabel.app.monitor` so that the CLI's flags can print them
+without importing every check (``--help``, and every command, builds the whole parser)."""
+
+from __future__ import annotations
+
+__all__ = ["MONITOR_LEASE_NAME", "METRICS_PORT"]
+
+MONITOR_LEASE_NAME = "gpulabel-monitor"
+METRICS_PORT = 9102
