@@ -41,6 +41,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "decode_error",
     "decode_message",
+    "decoding_types",
     "invalid_message",
     "node_name_errors",
     "node_selector_errors",
@@ -319,6 +320,21 @@ def _fast_type(struct: str, schema: _Schema, made: dict[int, Any]) -> Any:
 
 
 _POD_SPEC_FAST = _fast_type("PodSpec", _POD_SPEC, {})  # built once, when the module is imported
+
+
+def decoding_types(fields: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """``(field, msgspec type)`` for those of ``fields`` the decoding checks, where no quantity can sit:
+    a spec whose such fields all have these types decodes (:func:`decode_error` of them is None)."""
+    types = {f.encode_name: f.type for f in msgspec.structs.fields(_POD_SPEC_FAST)}
+    out = []
+    for name in fields:
+        if name not in types:
+            continue
+        child = _POD_SPEC[name][1]
+        if child == _QUANTITY or (isinstance(child, tuple) and _holds_quantity(child[1])):
+            raise ValueError(f"spec.{name} can hold a quantity: its type does not say whether it decodes")
+        out.append((name, types[name]))
+    return out
 
 
 def _schemas(schema: _Schema, out: dict[int, _Schema]) -> dict[int, _Schema]:

@@ -17,7 +17,8 @@ from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity, QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
-from gpulabel.model.fields import Fields
+from gpulabel.model.fields import Fields, interned
+from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 
 __all__ = [
     "KINDS",
@@ -33,19 +34,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-# What the checks read of a pod's spec; containers, volumes and the rest are
-# dropped when a pod is loaded, which keeps 150,000 pods in memory affordable.
-SCHEDULING_FIELDS = (
-    "nodeName",
-    "nodeSelector",
-    "affinity",
-    "tolerations",
-    "hostNetwork",
-    "schedulingGates",
-    "resourceClaims",
-    "preemptionPolicy",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +274,65 @@ def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
     return tuple(entries)
 
 
-def node_from_json(obj: JSON, where: str = "") -> Node:
+# One load's table of distinct resource lists: a node pool's nodes have one allocatable and one capacity.
+# (key) -> (the list, its amounts; None for capacity)
+Quantities = dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], dict[str, int] | None]]
+
+
+def node_from_json(obj: JSON, where: str = "", shared: Quantities | None = None) -> Node:
+    """A Node record: read without checks where the object fits NODE_SHAPE, else field by field (the error).
+
+    Nodes read with the same ``shared`` table share equal ``allocatable``, ``amounts`` and ``capacity``.
+    """
+    if fits(obj, NODE_SHAPE):
+        node = _fitting_node(obj, {} if shared is None else shared)
+        if node is not None:
+            return node
+    return _checked_node(obj, where)
+
+
+def _fitting_node(obj: JSON, shared: Quantities) -> Node | None:
+    """The record of a node that fits NODE_SHAPE; None where the checking reader must look (its quantities)."""
+    meta = obj["metadata"]
+    name = meta["name"]
+    if not name:
+        return None
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    raw = status.get("allocatable")
+    allocatable: dict[str, str] | None = None
+    amounts: dict[str, int] | None = None
+    if raw is not None:
+        key = ("allocatable", tuple(raw.items()))
+        known = shared.get(key)
+        if known is None:
+            try:
+                known = shared[key] = (interned(raw), node_amounts(raw))
+            except QuantityError:
+                return None
+        allocatable, amounts = known
+    raw = status.get("capacity")
+    key = ("capacity", tuple(raw.items()) if raw else ())
+    capacity = shared.get(key)
+    if capacity is None:
+        capacity = shared[key] = (interned(raw), None)
+    return Node(
+        name=name,
+        labels=interned(meta.get("labels")),
+        annotations=interned(meta.get("annotations")),
+        taints=tuple(
+            Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "") for t in spec.get("taints") or ()
+        ),
+        unschedulable=spec.get("unschedulable") or False,
+        conditions={c.get("type") or "": c.get("status") or "" for c in status.get("conditions") or ()},
+        managed_fields=tuple(meta.get("managedFields") or ()),
+        allocatable=allocatable,
+        capacity=capacity[0],
+        amounts=amounts,
+    )
+
+
+def _checked_node(obj: JSON, where: str) -> Node:
     meta = _meta(obj, where)
     name = meta["name"]
     f = Fields(f"{where} (node {name})" if where else f"node {name}")
@@ -376,7 +422,53 @@ def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
 
 
 def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) -> Pod:
-    """A Pod record; pods decoded with the same ``shared`` table share equal ``requests`` dicts."""
+    """A Pod record; pods decoded with the same ``shared`` table share equal ``requests`` dicts.
+
+    Read without checks where the object fits POD_SHAPE, else field by field (which names what is wrong).
+    """
+    if fits(obj, POD_SHAPE):
+        pod = _fitting_pod(obj, shared)
+        if pod is not None:
+            return pod
+    return _checked_pod(obj, where, shared)
+
+
+def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
+    """The record of a pod that fits POD_SHAPE (so its kept fields decode); None where the checking reader
+    must look (its quantities)."""
+    meta = obj["metadata"]
+    name = meta["name"]
+    if not name:
+        return None
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}
+    node_name = spec.get("nodeName") or ""
+    try:
+        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
+    except QuantityError:
+        return None
+    priority = spec.get("priority")
+    waiting, restarts = _container_state(status)
+    return Pod(
+        namespace=meta.get("namespace") or "default",
+        name=name,
+        node_name=node_name,
+        phase=status.get("phase") or "Pending",
+        labels=interned(meta.get("labels")),
+        conditions={c.get("type") or "": c for c in status.get("conditions") or ()},
+        owners=tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()),
+        spec=kept,
+        claim_statuses=tuple(status.get("resourceClaimStatuses") or ()),
+        requests=requests,
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
+        waiting=waiting,
+        restarts=restarts,
+        gpu_resources=_gpu_resources(spec),
+    )
+
+
+def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
     meta = _meta(obj, where)
     f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
@@ -567,7 +659,17 @@ class Kind:
 
 # The one table of kinds: snapshot reading, live LISTs, RBAC rules and SUPPORTED_KINDS come from it.
 KINDS: tuple[Kind, ...] = (
-    Kind(kind="Node", group="", version="v1", resource="nodes", namespaced=False, read=node_from_json, field="nodes"),
+    Kind(
+        kind="Node",
+        group="",
+        version="v1",
+        resource="nodes",
+        namespaced=False,
+        read=node_from_json,
+        field="nodes",
+        # the nodes of one load share their equal allocatable and capacity (a node pool has one)
+        new_reader=lambda: partial(node_from_json, shared={}),
+    ),
     Kind(
         kind="Pod",
         group="",

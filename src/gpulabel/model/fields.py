@@ -14,7 +14,7 @@ from typing import Any
 
 from gpulabel.errors import SnapshotError
 
-__all__ = ["Fields"]
+__all__ = ["Fields", "interned"]
 
 JSON = dict[str, Any]
 
@@ -30,6 +30,14 @@ def _describe(value: Any) -> str:
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"the string {json.dumps(shown, ensure_ascii=False)}"
     return "a list" if isinstance(value, list) else "a mapping"
+
+
+def interned(mapping: dict[str, str] | None) -> dict[str, str]:
+    """A copy of a string map (None: empty) with one copy of each key and value: label keys and values
+    repeat across thousands of nodes. Raises TypeError for a key or value that is not a string."""
+    if not mapping:
+        return {}
+    return dict(zip(map(sys.intern, mapping), map(sys.intern, mapping.values()), strict=True))
 
 
 class Fields:
@@ -100,10 +108,9 @@ class Fields:
 
     def str_map(self, value: Any, path: str) -> dict[str, str]:
         mapping = self.mapping(value, path)
-        # Label keys and values repeat across thousands of nodes: one copy of each. sys.intern refuses
-        # anything but a str, so this is also the type check; the loop below names what it refused.
+        # sys.intern refuses anything but a str, so this is also the type check; the loop below names what it refused.
         try:
-            return dict(zip(map(sys.intern, mapping), map(sys.intern, mapping.values()), strict=True))
+            return interned(mapping)
         except TypeError:
             pass
         out = {}
