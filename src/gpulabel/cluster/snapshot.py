@@ -97,10 +97,16 @@ def iter_objects(
 
 
 def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
+    """(kind, namespace, name): what makes an object the same object in two files."""
+    kind = obj.get("kind")
     meta = obj.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
-    namespace = meta.get("namespace") or ("default" if obj.get("kind") in _NAMESPACED else "")
-    return str(obj.get("kind")), str(namespace), str(meta.get("name") or "")
+    if type(meta) is not dict:
+        meta = {}
+    namespace = meta.get("namespace") or ("default" if kind in _NAMESPACED else "")
+    name = meta.get("name") or ""
+    if type(kind) is str and type(namespace) is str and type(name) is str:
+        return kind, namespace, name
+    return str(kind), str(namespace), str(name)
 
 
 _NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
@@ -197,11 +203,10 @@ def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
         seen: set[str] = set()
         first_at: dict[tuple[str, str, str], str] = {}
         for where, obj in _file_objects(path, kinds):
-            kind = str(obj.get("kind"))
-            seen.add(kind)
-            convert = converters.get(kind)
+            ident = _identity(obj)
+            seen.add(ident[0])
+            convert = converters.get(ident[0])
             if convert is not None:
-                ident = _identity(obj)
                 if ident in first_at:
                     raise _twice_in_one_file(path, ident, first_at[ident], where)
                 first_at[ident] = where
@@ -211,12 +216,15 @@ def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
             raise SnapshotError(
                 path, f"holds {', '.join(shown)}, none of {', '.join(SUPPORTED_KINDS)}: wrong kind of file"
             )
+        kinds.update(ident[0] for ident, _ in mine)
+        if len(names) == 1:  # one file: its objects are the state, in its order (no object twice)
+            records = [(ident[0], record) for ident, record in mine]
+            return ClusterState.of_records(records, path, kinds & set(SUPPORTED_KINDS))
         for ident, record in mine:
             if ident in merged:
                 duplicates[ident] = None
                 del merged[ident]  # the later file wins, and takes the later place
             merged[ident] = record
-            kinds.add(ident[0])
     if duplicates and warn is not None:
         shown = [_shown(ident) for ident in duplicates]
         more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
