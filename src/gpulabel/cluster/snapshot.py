@@ -218,8 +218,8 @@ def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
             )
         kinds.update(ident[0] for ident, _ in mine)
         if len(names) == 1:  # one file: its objects are the state, in its order (no object twice)
-            records = [(ident[0], record) for ident, record in mine]
-            return ClusterState.of_records(records, path, kinds & set(SUPPORTED_KINDS))
+            listed = [(ident[0], record) for ident, record in mine]
+            return ClusterState.of_records(listed, path, kinds & set(SUPPORTED_KINDS))
         for ident, record in mine:
             if ident in merged:
                 duplicates[ident] = None
