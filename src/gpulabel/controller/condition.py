@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.assessment import Assessment
 from gpulabel.controller.events import camel
-from gpulabel.controller.sinks import Background, GpuNodes, NodeFacts, same_findings
+from gpulabel.controller.sinks import BackgroundSink, GpuNodes, NodeFacts, same_findings
 from gpulabel.errors import ClusterError
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class ApiConditionWriter:
         return apply_node_condition(self.client, node, body, self.manager, self.dry_run) is not None
 
 
-class ConditionSink:
+class ConditionSink(BackgroundSink):
     """The node-condition :class:`~gpulabel.controller.sinks.Sink`: finds which nodes' condition changed
     on each publish and applies them in the background (the latest value per node; bounded by the nodes)."""
 
@@ -113,6 +113,7 @@ class ConditionSink:
         warn: Callable[[str], None] = lambda line: None,
         background: bool = True,
     ) -> None:
+        super().__init__("node-condition", "node condition", background, warn)
         self.writer = writer
         self.metrics = metrics
         self.clock = clock
@@ -124,9 +125,6 @@ class ConditionSink:
         self._nodes = GpuNodes()
         self._facts: dict[str, NodeFacts] = {}
         self.previous: Assessment | None = None
-        self._thread = (
-            Background("node-condition", self.drain, lambda e: warn(f"node condition: {e}")) if background else None
-        )
 
     def publish(self, assessment: Assessment) -> None:
         now = self.clock()
@@ -140,9 +138,8 @@ class ConditionSink:
             self._pending.update(changed)
             # a write that failed waits here too: tried again with the next change, or after RETRY_SECONDS
             waiting = bool(changed) or (bool(self._pending) and now >= self._retry_at)
-        if waiting and self._thread is not None:
-            self._thread.start()
-            self._thread.wake()
+        if waiting:
+            self._wake()
 
     def _changes(
         self, assessment: Assessment, nodes: Mapping[str, NodeFacts], now: float
@@ -193,11 +190,3 @@ class ConditionSink:
             if self.metrics is not None:
                 self.metrics.condition_patched(cond.status)
         return done
-
-    def wait(self, timeout: float = 10.0) -> bool:
-        return self._thread.wait_idle(timeout) if self._thread is not None else not self._pending
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._thread.stop()
-        self.drain()

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.rootcause import Cause
 from gpulabel.checks.verdict import Identity, identity
-from gpulabel.controller.sinks import Background, same_findings
+from gpulabel.controller.sinks import BackgroundSink, same_findings
 from gpulabel.errors import ClusterError
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import at_or_above
@@ -448,7 +448,7 @@ class EventWriter:
         return bool(writes.patch_event_series(self.client, spec.namespace, spec.name, spec.series(count), self.dry_run))
 
 
-class EventSink:
+class EventSink(BackgroundSink):
     """The Events :class:`~gpulabel.controller.sinks.Sink`: plans on each publish, writes in the background.
 
     ``background=False`` leaves the writes for :meth:`drain` (tests, shutdown). Waiting writes are
@@ -465,6 +465,7 @@ class EventSink:
         background: bool = True,
         max_queued: int = MAX_QUEUED,
     ) -> None:
+        super().__init__("events", "events", background, warn)
         self.writer = writer
         self.planner = planner or EventPlanner()
         self.metrics = metrics
@@ -473,7 +474,6 @@ class EventSink:
         self.previous: Assessment | None = None
         self._lock = threading.Lock()
         self._pending: dict[EventKey, EventSpec] = {}
-        self._thread = Background("events", self.drain, lambda err: warn(f"events: {err}")) if background else None
         self.written: list[EventSpec] = []  # the last drain's writes (for logs and tests)
 
     def publish(self, assessment: Assessment) -> None:
@@ -488,9 +488,8 @@ class EventSink:
                     dropped += 1
         if dropped and self.metrics is not None:
             self.metrics.event_suppressed(dropped)
-        if plan.events and self._thread is not None:
-            self._thread.start()
-            self._thread.wake()
+        if plan.events:
+            self._wake()
 
     def drain(self) -> list[EventSpec]:
         """Write what waits, in the caller's thread; the Events written."""
@@ -509,15 +508,6 @@ class EventSink:
                 self.metrics.event_written(spec.key.type, spec.key.reason)
         self.written = done
         return done
-
-    def wait(self, timeout: float = 10.0) -> bool:
-        """Whether the background writes are done within ``timeout`` seconds."""
-        return self._thread.wait_idle(timeout) if self._thread is not None else not self._pending
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._thread.stop()
-        self.drain()
 
 
 def specs_by_key(specs: Iterable[EventSpec]) -> dict[EventKey, EventSpec]:

@@ -15,9 +15,9 @@ thread instead (tests, shutdown).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.standalone import gpu_node
@@ -26,7 +26,7 @@ from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Finding
 
-__all__ = ["Background", "Changes", "GpuNodes", "NodeFacts", "Sink", "changes", "same_findings"]
+__all__ = ["Background", "BackgroundSink", "Changes", "GpuNodes", "NodeFacts", "Sink", "changes", "same_findings"]
 
 
 class Sink(Protocol):
@@ -164,3 +164,32 @@ class Background:
                 with self._cv:
                     self._busy = False
                     self._cv.notify_all()
+
+
+class BackgroundSink:
+    """A sink whose writes wait in ``_pending`` and are made by :meth:`drain`: on a :class:`Background`
+    thread, or (``background=False``: tests, shutdown) only when drain is called."""
+
+    _pending: Sized
+
+    def __init__(self, thread: str, label: str, background: bool, warn: Callable[[str], None]) -> None:
+        """``thread``: the thread's name; ``label`` begins each line ``warn`` gets for a failed write."""
+        self._thread = Background(thread, self.drain, lambda err: warn(f"{label}: {err}")) if background else None
+
+    def drain(self) -> list[Any]:
+        """Write what waits, in the caller's thread; what was written."""
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        if self._thread is not None:
+            self._thread.start()
+            self._thread.wake()
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        """Whether the background writes are done within ``timeout`` seconds."""
+        return self._thread.wait_idle(timeout) if self._thread is not None else not self._pending
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._thread.stop()
+        self.drain()
