@@ -170,21 +170,18 @@ def pod_requests(
     """
     status = status or {}
     statuses: dict[str, dict[str, Any]] = {}
-    for key in ("initContainerStatuses", "containerStatuses"):
-        for cs in _list(status.get(key)):
-            cs = _dict(cs)
-            statuses.setdefault(str(cs.get("name")), cs)
+    if bound:  # what the status says counts only for a bound pod
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in _list(status.get(key)):
+                cs = _dict(cs)
+                statuses.setdefault(str(cs.get("name")), cs)
 
     def spec_reqs(c: Mapping[str, Any], where: str) -> dict[str, int]:
         return _resource_list(_dict(c.get("resources")).get("requests"), f"{where}.resources.requests")
 
-    resized = (
-        bound
-        and bool(statuses)
-        and any(
-            cs.get("allocatedResources") is not None or _dict(cs.get("resources")).get("requests") is not None
-            for cs in statuses.values()
-        )
+    resized = bool(statuses) and any(
+        cs.get("allocatedResources") is not None or _dict(cs.get("resources")).get("requests") is not None
+        for cs in statuses.values()
     )
     if not bound or not (resized or "allocatedResources" in status or _resize_infeasible(status)):
         # Unbound, or bound with nothing in its status beyond the spec: max(spec, spec, spec) is the spec.

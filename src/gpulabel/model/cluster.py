@@ -545,19 +545,23 @@ def _container_state(status: JSON) -> tuple[str, int]:
 
 def _gpu_resources(spec: JSON) -> tuple[str, ...]:
     found: set[str] = set()
-    for c in _dicts(spec.get("containers")) + _dicts(spec.get("initContainers")):
-        res = c.get("resources")
-        if not res or not isinstance(res, dict):
+    for key in ("containers", "initContainers"):
+        listed = spec.get(key)
+        if not isinstance(listed, list):
             continue
-        for part in ("requests", "limits"):
-            amounts = res.get(part)
-            if not amounts or not isinstance(amounts, dict):
+        for c in listed:
+            res = c.get("resources") if isinstance(c, dict) else None
+            if not res or not isinstance(res, dict):
                 continue
-            for k, v in amounts.items():
-                name = k if type(k) is str else str(k)
-                if name.startswith("nvidia.com/") and (v if type(v) is str else str(v)) != "0":
-                    found.add(name)
-    return tuple(sorted(found))
+            for part in ("requests", "limits"):
+                amounts = res.get(part)
+                if not amounts or not isinstance(amounts, dict):
+                    continue
+                for k, v in amounts.items():
+                    name = k if type(k) is str else str(k)
+                    if name.startswith("nvidia.com/") and (v if type(v) is str else str(v)) != "0":
+                        found.add(name)
+    return tuple(sorted(found)) if found else ()
 
 
 def _selector(f: Fields, value: Any, path: str) -> JSON:
