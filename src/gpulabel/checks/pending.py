@@ -55,11 +55,6 @@ def _split(reason: str) -> tuple[str, tuple[str, ...]]:
     return head, ((rest,) if rest else ())
 
 
-def _constrained(spec: Mapping[str, Any]) -> bool:
-    affinity = spec.get("affinity")
-    return bool(spec.get("nodeSelector")) or (isinstance(affinity, dict) and bool(affinity.get("nodeAffinity")))
-
-
 def _in_namespace(pod: Pod, namespace: str | None) -> bool:
     return not namespace or pod.namespace == namespace
 
@@ -290,6 +285,13 @@ def pending(state: ClusterState, namespace: str | None = None, per_node: bool = 
 # Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
 _PINNED = "\x00pinned"
 _PIN = [{"key": "metadata.name", "operator": "In", "values": [_PINNED]}]
+_PIN_ONLY = {"nodeSelectorTerms": [{"matchFields": _PIN}]}  # the required affinity of a pin alone, unpinned
+_PIN_ONLY_REPR = repr(_PIN_ONLY)
+
+
+def _pin(node_name: str) -> dict[str, Any]:
+    """The DaemonSet controller's ``matchFields`` requirement that pins a pod to ``node_name``."""
+    return {"key": "metadata.name", "operator": "In", "values": [node_name]}
 
 
 def _unpinned(required: Any, node_name: str) -> Any:
@@ -299,7 +301,7 @@ def _unpinned(required: Any, node_name: str) -> Any:
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if not isinstance(terms, list):
         return None
-    pin = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
+    pin = [_pin(node_name)]
     out = []
     for term in terms:
         if not isinstance(term, dict):
@@ -327,25 +329,34 @@ class _Held:
         self._compiled: dict[tuple[str, ...], tuple[PodRequirements, PodRequirements, bool]] = {}
         self._results: dict[tuple[Any, ...], Result] = {}
 
-    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> tuple[PodRequirements, Result]:
-        """``(compile_pod_spec(spec), its NodeAffinity filter's full verdict on node)`` for a pod bound to ``node``.
+    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> tuple[PodRequirements, Result] | None:
+        """``(compile_pod_spec(spec), its NodeAffinity filter's full verdict on node)`` for a pod bound to ``node``;
+        ``None`` for a pod with neither a nodeSelector nor a node affinity (nothing holds it).
 
         ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out of the compiled form.
         """
+        node_selector = spec.get("nodeSelector")
         affinity = spec.get("affinity")
         node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+        if not node_selector and not node_affinity:
+            return None
         required = (
             node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
             if isinstance(node_affinity, dict)
             else None
         )
         pinned = False
-        if daemon:
+        shown = None
+        pin = {"key": "metadata.name", "operator": "In", "values": [node.name]} if daemon else None
+        if pin is not None and required == {"nodeSelectorTerms": [{"matchFields": [pin]}]}:
+            # the DaemonSet controller's affinity and nothing else (its pods' usual case): what _unpinned gives
+            required, shown, pinned = _PIN_ONLY, _PIN_ONLY_REPR, True
+        elif daemon:
             unpinned = _unpinned(required, node.name)
             pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
             if pinned:
                 required = unpinned
-        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")), str(pinned))
+        key = (repr(node_selector), shown or repr(required), repr(spec.get("tolerations")), str(pinned))
         compiled = self._compiled.get(key)
         if compiled is None:
             # what compile_pod_spec reads of the spec, but for spec.nodeName (the NodeAffinity filter ignores it)
@@ -357,7 +368,7 @@ class _Held:
         req, affinity_only, by_name = compiled
         name = _PINNED if pinned else node.name
         labels = node.labels
-        verdict_key = (key, name if by_name else "", *[labels.get(k) for k in req.label_keys])
+        verdict_key = (key, name if by_name else "", *map(labels.get, req.label_keys))
         result = self._results.get(verdict_key)
         if result is None:
             partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
@@ -378,15 +389,17 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     held = _Held()
     out = []
     for pod in state.pods:
-        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or (namespace and pod.namespace != namespace):
             continue
         node = by_name.get(pod.node_name)
-        if node is None or not _constrained(pod.spec):
+        if node is None:
             continue
-        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
-        req, result = held.match(pod.spec, node, daemon=daemon)
-        if result.fits:
+        owners = pod.owners
+        daemon = bool(owners) and (owners[0][0] == "DaemonSet" or any(kind == "DaemonSet" for kind, _ in owners[1:]))
+        held_by = held.match(pod.spec, node, daemon=daemon)
+        if held_by is None or held_by[1].fits:
             continue
+        req, result = held_by
         count, names = 0, list[str]()
         if daemon:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
