@@ -138,10 +138,13 @@ def collect(
     operand_findings = list(operand_result.findings)
     columns = _operand_columns(state, operand_findings)
     position = {n.name: i for i, n in enumerate(state.nodes)}
-    by_cell: dict[tuple[str, str], list[Finding]] = {}
+    by_cell: dict[str, dict[str, list[Finding]]] = {}  # node -> operand -> the cell's findings
     for f in operand_findings:
         if f.reason != "isolated":  # the node's cells say isolated
-            by_cell.setdefault((f.node, f.operand), []).append(f)
+            by_cell.setdefault(f.node, {}).setdefault(f.operand, []).append(f)
+    deploy_keys = [V.DEPLOY_PREFIX + op for op in columns]
+    # a cell without findings on a node not isolated: its state from the operand and its deploy label's value
+    quiet: list[dict[str | None, tuple[str, str]]] = [{} for _ in columns]
     audit_by_node: dict[str, list[str]] = {}
     for f in audit_result.findings:
         audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
@@ -152,14 +155,28 @@ def collect(
     model_index = {m: i for i, m in enumerate(models)}
 
     rows = []
+    isolated_code = CELL_STATES["isolated"]
     for node in state.nodes:
         codes, causes = [], {}
+        labels = node.labels
+        isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
+        here = by_cell.get(node.name)
         for c, op in enumerate(columns):
-            code, cause = _cell(node, op, by_cell.get((node.name, op), []), off)
+            found = here.get(op) if here else None
+            if found:
+                code, cause = _cell(node, op, found, off)
+            elif isolated:
+                code, cause = isolated_code, ""
+            else:
+                value = labels.get(deploy_keys[c])
+                known = quiet[c].get(value)
+                if known is None:
+                    known = quiet[c][value] = _cell(node, op, [], off)
+                code, cause = known
             codes.append(code)
             if cause:
                 causes[str(c)] = cause
-        product = node.labels.get(V.GPU_PRODUCT)
+        product = labels.get(V.GPU_PRODUCT)
         row: dict[str, Any] = {
             "name": node.name,
             "model": -1 if product is None else model_index[product],
