@@ -3,7 +3,7 @@ without importing every check (``--help``, and every command, builds the whole p
 
 from __future__ import annotations
 
-__all__ = ["MONITOR_LEASE_NAME", "METRICS_PORT"]
+__all__ = ["METRICS_PORT", "MONITOR_LEASE_NAME"]
 
 MONITOR_LEASE_NAME = "gpulabel-monitor"
 METRICS_PORT = 9102
