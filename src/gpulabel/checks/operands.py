@@ -13,7 +13,7 @@ their ownerReferences.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,6 +302,31 @@ def _missing(node: Node, name: str, detail: str, data: Mapping[str, Any]) -> Fin
     )
 
 
+def _unmet_needs(
+    node: Node, name: str, needs: Iterable[str], present: Container[str], off: Container[str]
+) -> list[Finding]:
+    """``out-of-order``: the running operand ``name``'s prerequisites (``needs``) that are not Running and
+    Ready on the node (``present``), unless disabled (``off``), provided elsewhere or paused."""
+    found = []
+    for need in needs:
+        if need in present or need in off:
+            continue
+        need_value = _deploy_value(node.labels, need) or ""
+        if need_value in _PROVIDED_ELSEWHERE or need_value.startswith(_PAUSED_PREFIX):
+            continue
+        found.append(
+            Finding(
+                "operands",
+                "out-of-order",
+                node=node.name,
+                operand=name,
+                args=(need,),
+                detail=f"{name} is running but {need} is not running and ready on this node",
+            )
+        )
+    return found
+
+
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
@@ -331,13 +356,29 @@ def check_operands(
     # node -> operand -> that operand's pods bound to that node; unscheduled ones apart
     pods_at: dict[str, dict[str, list[Pod]]] = {}
     unscheduled: dict[str, dict[str, list[Pod]]] = {}
+    healthy: dict[str, set[str]] = {}  # node -> the operands with a pod bound there Running and Ready
     for name, dss in ds_by_operand.items():
         for ds in dss:
             for pod in owned.get(ds.uid, ()):
-                target = target_node(pod)
-                if target:
-                    where = pods_at if pod.node_name else unscheduled
-                    where.setdefault(target, {}).setdefault(name, []).append(pod)
+                bound = pod.node_name
+                if not bound:
+                    if target := target_node(pod):
+                        unscheduled.setdefault(target, {}).setdefault(name, []).append(pod)
+                    continue
+                at = pods_at.get(bound)
+                if at is None:
+                    at = pods_at[bound] = {}
+                mine = at.get(name)
+                if mine is None:
+                    at[name] = [pod]
+                else:
+                    mine.append(pod)
+                if pod.phase == "Running" and pod.ready:
+                    ok = healthy.get(bound)
+                    if ok is None:
+                        healthy[bound] = {name}
+                    else:
+                        ok.add(name)
     operands = operand_order(ds_by_operand)
     rank = {name: i for i, name in enumerate(operands)}
     deploy_keys = {name: _deploy_key(name) for name in operands}
@@ -347,6 +388,7 @@ def check_operands(
     labelled: dict[str, list[Node]] = {name: [] for name in ds_by_operand}  # the daemonsets table's nodes
     workloads: dict[str | None, str] = {}  # the workload config by the node's label value
     nothing: dict[str, list[Pod]] = {}
+    no_operand: set[str] = set()
     findings: list[Finding] = []
     for node in state.nodes:
         labels = node.labels
@@ -373,17 +415,21 @@ def check_operands(
         workload = workloads.get(label)
         if workload is None:
             workload = workloads[label] = policy.workload(labels)
-
-        # the operands with a pod Running and Ready here (what a prerequisite must have)
-        present = {name for name, pods in here.items() if any(p.phase == "Running" and p.ready for p in pods)}
+        present = healthy.get(node.name, no_operand)  # what a prerequisite must have: a pod Running and Ready
         for name in sorted(names, key=rank.__getitem__):
-            pods = here.get(name, [])
             value = labels.get(deploy_keys[name])
             op = CATALOGUE.get(name)
-            running = [p for p in pods if p.phase == "Running"]
             gated = op is None or not op.requires or op.gates(labels)
-            if value == "true" and gated and name in labelled:
-                labelled[name].append(node)
+            if value == "true" and gated:
+                if name in labelled:
+                    labelled[name].append(node)
+                if name in present and not isolated and name not in off:
+                    # expected, and a pod of it is Running and Ready (most cells): only its prerequisites speak
+                    if op is not None and (needs := op.needs_for(workload)):
+                        findings.extend(_unmet_needs(node, name, needs, present, off))
+                    continue
+            pods = here.get(name, [])
+            running = [p for p in pods if p.phase == "Running"]
             paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
             expected = not isolated and name not in off and gated and value == "true"
             if paused:
@@ -454,22 +500,7 @@ def check_operands(
                     )
                 )
             if running and op is not None:
-                for need in op.needs_for(workload):
-                    if need in present or need in off:
-                        continue
-                    need_value = _deploy_value(labels, need) or ""
-                    if need_value in _PROVIDED_ELSEWHERE or need_value.startswith(_PAUSED_PREFIX):
-                        continue
-                    findings.append(
-                        Finding(
-                            "operands",
-                            "out-of-order",
-                            node=node.name,
-                            operand=name,
-                            args=(need,),
-                            detail=f"{name} is running but {need} is not running and ready on this node",
-                        )
-                    )
+                findings.extend(_unmet_needs(node, name, op.needs_for(workload), present, off))
     return OperandReport(findings, _daemonset_accounts(labelled, ds_by_operand, reqs))
 
 
