@@ -317,21 +317,22 @@ def _unpinned(required: Any, node_name: str) -> Any:
 class _Held:
     """What still holds a running pod to its node (the NodeAffinity filter), once per distinct node selection.
 
-    A pod's selection is compiled once per distinct ``nodeSelector``, required
-    node affinity and tolerations (replicas share one), and a DaemonSet's pods,
-    which differ only by the pin to their own node, share one compiled with a
-    stand-in pin that its own node always satisfies. The verdict is computed once
-    per selection and values of the label keys it reads (and node name, where a
-    ``matchFields`` reads it): the same verdict, the same explanation.
+    A pod's selection is compiled once per distinct ``nodeSelector`` and required
+    node affinity (replicas share one; tolerations do not hold a running pod), and
+    a DaemonSet's pods, which differ only by the pin to their own node, share one
+    compiled with a stand-in pin that its own node always satisfies. The verdict is
+    computed once per selection and values of the label keys it reads (and node
+    name, where a ``matchFields`` reads it): the same verdict, the same explanation.
     """
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, PodRequirements, bool]] = {}
+        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, bool]] = {}
         self._results: dict[tuple[Any, ...], Result] = {}
+        self._whole: dict[tuple[str, ...], PodRequirements] = {}
 
-    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> tuple[PodRequirements, Result] | None:
-        """``(compile_pod_spec(spec), its NodeAffinity filter's full verdict on node)`` for a pod bound to ``node``;
-        ``None`` for a pod with neither a nodeSelector nor a node affinity (nothing holds it).
+    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> Result | None:
+        """The NodeAffinity filter's full verdict on ``node`` for a pod bound to it; ``None`` for a pod with
+        neither a nodeSelector nor a node affinity (nothing holds it).
 
         ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out of the compiled form.
         """
@@ -356,24 +357,46 @@ class _Held:
             pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
             if pinned:
                 required = unpinned
-        key = (repr(node_selector), shown or repr(required), repr(spec.get("tolerations")), str(pinned))
+        key = (repr(node_selector), shown or repr(required), "pinned" if pinned else "")
         compiled = self._compiled.get(key)
         if compiled is None:
-            # what compile_pod_spec reads of the spec, but for spec.nodeName (the NodeAffinity filter ignores it)
-            selection: dict[str, Any] = {k: spec[k] for k in ("nodeSelector", "tolerations") if k in spec}
-            if required is not None:
-                selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
-            req = compile_pod_spec(selection)
-            compiled = self._compiled[key] = (req, req.affinity_only(), any(t.fields for t in req.terms or ()))
-        req, affinity_only, by_name = compiled
+            req = compile_pod_spec(_selection(spec, required, tolerations=False)).affinity_only()
+            compiled = self._compiled[key] = (req, any(t.fields for t in req.terms or ()))
+        affinity_only, by_name = compiled
         name = _PINNED if pinned else node.name
         labels = node.labels
-        verdict_key = (key, name if by_name else "", *map(labels.get, req.label_keys))
+        verdict_key = (key, name if by_name else "", *map(labels.get, affinity_only.label_keys))
         result = self._results.get(verdict_key)
         if result is None:
             partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
             result = self._results[verdict_key] = affinity_only.finish(partial, name)
-        return req, result
+        return result
+
+    def requirements(self, spec: Mapping[str, Any]) -> PodRequirements:
+        """``compile_pod_spec`` of the pod's node selection and tolerations (not its nodeName): where else
+        it would go, once per distinct selection."""
+        affinity = spec.get("affinity")
+        node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+        required = (
+            node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if isinstance(node_affinity, dict)
+            else None
+        )
+        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")))
+        req = self._whole.get(key)
+        if req is None:
+            req = self._whole[key] = compile_pod_spec(_selection(spec, required, tolerations=True))
+        return req
+
+
+def _selection(spec: Mapping[str, Any], required: Any, *, tolerations: bool) -> dict[str, Any]:
+    """What compile_pod_spec reads of ``spec`` but for spec.nodeName (the NodeAffinity filter ignores it),
+    with ``required`` as its required node affinity; its tolerations only if asked."""
+    keys = ("nodeSelector", "tolerations") if tolerations else ("nodeSelector",)
+    selection: dict[str, Any] = {k: spec[k] for k in keys if k in spec}
+    if required is not None:
+        selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    return selection
 
 
 def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
@@ -396,16 +419,15 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             continue
         owners = pod.owners
         daemon = bool(owners) and (owners[0][0] == "DaemonSet" or any(kind == "DaemonSet" for kind, _ in owners[1:]))
-        held_by = held.match(pod.spec, node, daemon=daemon)
-        if held_by is None or held_by[1].fits:
+        result = held.match(pod.spec, node, daemon=daemon)
+        if result is None or result.fits:
             continue
-        req, result = held_by
         count, names = 0, list[str]()
         if daemon:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
             index = index or NodeIndex(state.nodes)
-            unbound = req.unbound()
+            unbound = held.requirements(pod.spec).unbound()
             if unbound not in elsewhere:  # replicas share one answer
                 elsewhere[unbound] = fitting_nodes(unbound, index)
             count, names = elsewhere[unbound]
