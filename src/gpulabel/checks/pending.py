@@ -138,14 +138,21 @@ class PendingPod:
         counts: dict[tuple[str, ...], int] = {}
         names: dict[tuple[str, ...], list[str]] = {}
         best: dict[tuple[str, ...], tuple[tuple[int, int], str]] = {}
+        # nodes share result objects (one per group of nodes): a result's reason and shortfall once
+        by_result: dict[int, list[tuple[tuple[str, ...], Finding | None, tuple[int, int]]]] = {}
         for node, result in zip(nodes, self.results, strict=True):
-            claims = self._claim_verdicts(node.name, result)
-            keyed: list[tuple[tuple[str, ...], Finding | None]] = (
-                [(("claim", *f.args), f) for f in claims] if claims else [((result.reason,), None)]
-            )
-            for key, found in keyed:
+            claims = self._claim_verdicts(node.name, result) if self.claims else ()
+            keyed: list[tuple[tuple[str, ...], Finding | None, tuple[int, int]]]
+            if claims:
+                keyed = [(("claim", *f.args), f, (0, 0)) for f in claims]
+            else:
+                known = by_result.get(id(result))
+                if known is None:
+                    score = shortfall(result) if result.failures else (0, 0)
+                    known = by_result[id(result)] = [((result.reason,), None, score)]
+                keyed = known
+            for key, found, score in keyed:
                 n = counts.get(key)
-                score = shortfall(result) if found is None and result.failures else (0, 0)
                 if n is None:
                     first[key] = found if found is not None else self._finding("", result)
                     counts[key] = 1
