@@ -84,6 +84,19 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
     return CELL_STATES["not-expected"], "" if value is None else f"not expected: {V.DEPLOY_PREFIX}{op}={value}"
 
 
+def _cells(
+    node: Node, columns: Sequence[str], found: Mapping[str, list[Finding]], off: set[str]
+) -> tuple[str, dict[str, str]]:
+    """The node's row of cells (a state code per column) and the hover texts by column number."""
+    codes, causes = [], {}
+    for c, op in enumerate(columns):
+        code, cause = _cell(node, op, found.get(op, []), off)
+        codes.append(code)
+        if cause:
+            causes[str(c)] = cause
+    return "".join(codes), causes
+
+
 def _pending_doc(result: Result) -> list[dict[str, Any]]:
     """The Pending pods of the ``pending`` result, replicas with the same verdicts together.
 
@@ -143,8 +156,6 @@ def collect(
         if f.reason != "isolated":  # the node's cells say isolated
             by_cell.setdefault(f.node, {}).setdefault(f.operand, []).append(f)
     deploy_keys = [V.DEPLOY_PREFIX + op for op in columns]
-    # a cell without findings on a node not isolated: its state from the operand and its deploy label's value
-    quiet: list[dict[str | None, tuple[str, str]]] = [{} for _ in columns]
     audit_by_node: dict[str, list[str]] = {}
     for f in audit_result.findings:
         audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
@@ -155,27 +166,18 @@ def collect(
     model_index = {m: i for i, m in enumerate(models)}
 
     rows = []
-    isolated_code = CELL_STATES["isolated"]
+    quiet: dict[tuple[str | None, ...], tuple[str, dict[str, str]]] = {}
     for node in state.nodes:
-        codes, causes = [], {}
         labels = node.labels
-        isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
         here = by_cell.get(node.name)
-        for c, op in enumerate(columns):
-            found = here.get(op) if here else None
-            if found:
-                code, cause = _cell(node, op, found, off)
-            elif isolated:
-                code, cause = isolated_code, ""
-            else:
-                value = labels.get(deploy_keys[c])
-                known = quiet[c].get(value)
-                if known is None:
-                    known = quiet[c][value] = _cell(node, op, [], off)
-                code, cause = known
-            codes.append(code)
-            if cause:
-                causes[str(c)] = cause
+        if here is None:  # no finding in the node's cells: they follow from its deploy labels alone
+            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, deploy_keys))
+            known = quiet.get(sig)
+            if known is None:
+                known = quiet[sig] = _cells(node, columns, {}, off)
+            cells, causes = known
+        else:
+            cells, causes = _cells(node, columns, here, off)
         product = labels.get(V.GPU_PRODUCT)
         row: dict[str, Any] = {
             "name": node.name,
@@ -185,11 +187,11 @@ def collect(
             "taints": ", ".join(map(str, node.taints)),
             "audit": "; ".join(audit_by_node.get(node.name, ())),
             "hazards": hazards_by_node.get(node.name, 0),
-            "cells": "".join(codes),
+            "cells": cells,
             "gpu": 1 if node.labels.get(V.GPU_PRESENT) == "true" else 0,
         }
         if causes:
-            row["causes"] = causes
+            row["causes"] = dict(causes)
         rows.append(row)
 
     def summary(findings: Sequence[Finding], skipped: str = "", **extra: int) -> dict[str, Any]:
