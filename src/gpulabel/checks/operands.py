@@ -512,17 +512,22 @@ def _daemonset_accounts(
     """Why each operand DaemonSet's desiredNumberScheduled differs from the nodes ``labelled`` for its operand
     (deploy label ``true`` and the operand's other labels, in the state's order)."""
     accounts = []
+    kinds: dict[Any, int] = {}  # nodes with the same taints: the same answer (the taints hashed once per node)
+    kind_of: dict[int, int] = {}  # id of a node (alive for the run) -> its taints' number
     for name, dss in sorted(ds_by_operand.items()):
         nodes = labelled[name]
         for ds in dss:
-            by_taints: dict[Any, list[str]] = {}  # nodes with the same taints: the same answer
+            by_kind: dict[int, list[str]] = {}
             excluded: dict[str, list[str]] = {}
             for n in nodes:
                 if not n.taints:
                     continue  # nothing to tolerate
-                taints = by_taints.get(n.taints)
+                kind = kind_of.get(id(n))
+                if kind is None:
+                    kind = kind_of[id(n)] = kinds.setdefault(n.taints, len(kinds))
+                taints = by_kind.get(kind)
                 if taints is None:
-                    taints = by_taints[n.taints] = untolerated_taints(ds, n, reqs[ds.ref])
+                    taints = by_kind[kind] = untolerated_taints(ds, n, reqs[ds.ref])
                 if taints:
                     excluded[n.name] = list(taints)
             accounts.append(
