@@ -183,16 +183,14 @@ class GpuPods:
     (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
 
     def __init__(self, nodes: Sequence[Node]) -> None:
-        self.resources = frozenset(
-            r
-            for n in nodes
-            if n.amounts
-            and (
-                n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in n.amounts)
-            )
-            for r in n.amounts
-            if "/" in r and not r.startswith(_NOT_A_DEVICE)
-        )
+        advertised: set[str] = set()  # every resource a GPU node advertises
+        for n in nodes:
+            amounts = n.amounts
+            if not amounts or amounts.keys() <= advertised:
+                continue  # nothing new, GPU node or not (most nodes: one subset test in C)
+            if n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in amounts):
+                advertised.update(amounts)
+        self.resources = frozenset(r for r in advertised if "/" in r and not r.startswith(_NOT_A_DEVICE))
 
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.get("resourceClaims"):
