@@ -19,6 +19,7 @@ from gpulabel.checks.sharing import sharing
 from gpulabel.checks.upgrade import upgrade
 from gpulabel.cli.main import main
 from gpulabel.errors import InputError
+from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState
 
 NO_MANAGED_FIELDS = (
@@ -650,3 +651,23 @@ def test_the_commands_print_one_line_per_finding_and_exit_one(tmp_path: Any) -> 
     out = io.StringIO()
     assert main(["gpus", "--snapshot", str(path), "-o", "table"], out, err) == 0
     assert out.getvalue().startswith("inventory:\n") and "rows:" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"nvidia.com/gpu.count": "8", "nvidia.com/mig.capable": "true"}, []),  # mig. is not mig-
+        ({}, []),
+        # the prefix inside another key: the quick test lets it through, the key test does not
+        ({"example.com/nvidia.com/mig-1g.10gb.count": "2"}, []),
+        (
+            {"nvidia.com/mig-2g.20gb.count": "1", "a": "b", "nvidia.com/mig-1g.10gb.count": "2"},
+            [("nvidia.com/mig-2g.20gb.count", "1"), ("nvidia.com/mig-1g.10gb.count", "2")],
+        ),
+    ],
+)
+def test_mig_device_labels_are_the_keys_with_the_mig_device_prefix(
+    labels: dict[str, str], expected: list[tuple[str, str]]
+) -> None:
+    assert G.mig_device_labels(labels) == expected
+    assert G.mig_profile_counts(labels) == dict(sorted((k[15:-6], v) for k, v in expected))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from gpulabel.checks.pending import hazards
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import ClusterState
-from tests.objects import expr, node, pod, required, term
+from tests.objects import expr, node, pod, required, taint, term
 
 N = int(os.environ.get("GPULABEL_FUZZ_EXAMPLES", "300"))  # as in test_fuzz.py
 NODES = ("n1", "n2", "n3")
@@ -115,3 +115,22 @@ def test_the_pods_of_a_daemonset_pinned_to_their_nodes_share_one_verdict() -> No
         ("ns/ds-n1", "ns/ds-n1 n1 node-selector gpu=a"),
         ("ns/ds-n2", "ns/ds-n2 n2 node-selector gpu=a"),
     ]
+
+
+def test_pods_differing_only_in_tolerations_share_a_verdict_and_keep_their_own_way_out() -> None:
+    """What holds a running pod is its selection alone (tolerations never do), so the verdict is shared; where
+    it would go if rescheduled reads its own tolerations: n3 takes only the pod that tolerates its taint."""
+    spec = {"nodeSelector": {"gpu": "a"}}
+    tolerant = {**spec, "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]}
+    nodes = (node("n1", {}), node("n2", {}), node("n3", {"gpu": "a"}, taints=[taint("dedicated")]))
+    state = ClusterState.from_objects(
+        [("test", o) for o in nodes]
+        + [("test", pod("ns", "plain", "n1", spec=spec)), ("test", pod("ns", "tolerant", "n2", spec=tolerant))]
+    )
+    found = hazards(state)
+    assert [(f.pod, f.line(), f.fits_elsewhere, f.sample) for f in found] == [
+        ("ns/plain", "ns/plain n1 node-selector gpu=a", 0, ()),
+        ("ns/tolerant", "ns/tolerant n2 node-selector gpu=a", 1, ("n3",)),
+    ]
+    assert found[0].detail.endswith("it would stay Pending if rescheduled")
+    assert found[1].detail.endswith("it would fit 1 other node(s) if rescheduled")

@@ -43,7 +43,7 @@ def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:
         labels.get(V.GPU_PRESENT) == "true"
         and labels.get(DEVICE_PLUGIN) in ("true", "pre-installed")
         and labels.get(V.DEPLOY_OPERANDS) != "false"
-        and "device-plugin" not in set(disabled)
+        and "device-plugin" not in (disabled if isinstance(disabled, (set, frozenset)) else set(disabled))
     )
 
 
@@ -83,12 +83,11 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
         found.append(
             _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
         )
-    found.extend(_node_health(node))
-    if node.amounts is None:
-        return found
     advertised = G.gpu_resources(node.amounts)
     total = sum(advertised.values())
-    shown = ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
+    found.extend(_node_health(node, total))
+    if node.amounts is None:
+        return found
     if operator and total > 0 and labels.get(V.GPU_PRESENT) != "true":
         value = labels.get(V.GPU_PRESENT)
         now = "absent" if value is None else f"{value!r}"
@@ -97,12 +96,12 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
                 node,
                 G.GPU_RESOURCE,
                 "unlabelled-gpus",
-                f"allocatable {shown} but {V.GPU_PRESENT} is {now}",
+                f"allocatable {_shown(advertised)} but {V.GPU_PRESENT} is {now}",
             )
         )
     meant = plugin_meant_to_run(node, disabled)
     if meant and total == 0:
-        detail = f"allocatable has {shown}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
+        detail = f"allocatable has {_shown(advertised)}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
         if V.GPU_COUNT in labels:
             detail += f", {V.GPU_COUNT}={labels[V.GPU_COUNT]}"
         found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail))
@@ -129,9 +128,14 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
     return found
 
 
-def _node_health(node: Node) -> list[Finding]:
-    """A GPU node that is NotReady or cordoned (a node without conditions in the input is not judged)."""
-    if node.labels.get(V.GPU_PRESENT) != "true" and not sum(G.gpu_resources(node.amounts or {}).values()):
+def _shown(advertised: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
+
+
+def _node_health(node: Node, devices: int) -> list[Finding]:
+    """A GPU node that is NotReady or cordoned (a node without conditions in the input is not judged);
+    ``devices``: how many GPU devices the node advertises."""
+    if node.labels.get(V.GPU_PRESENT) != "true" and not devices:
         return []
     found = []
     if node.conditions and not node.ready:

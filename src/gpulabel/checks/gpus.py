@@ -109,8 +109,9 @@ def _nfd_only(node: Node) -> bool:
     return not _labelled(node) and any(node.labels.get(k) == "true" for k in NFD_NVIDIA_PCI)
 
 
-def _is_gpu_node(node: Node) -> bool:
-    return _labelled(node) or sum(G.gpu_resources(node.amounts).values()) > 0 or _nfd_only(node)
+def _is_gpu_node(node: Node, advertised: Mapping[str, int]) -> bool:
+    """``advertised``: the node's GPU resources (``G.gpu_resources`` of its allocatable)."""
+    return _labelled(node) or sum(advertised.values()) > 0 or _nfd_only(node)
 
 
 def _group(node: Node, by: str | None) -> dict[str, str]:
@@ -145,13 +146,14 @@ def inventory(state: ClusterState, by: str | None = None) -> list[InventoryRow]:
     """The rows, largest first (nodes, then GPUs), then by their group values."""
     requested: dict[str, dict[str, int]] = {}
     for pod in state.pods:
-        if pod.node_name and not pod.terminal:
+        if pod.node_name and not pod.terminal and (asked := G.gpu_resources(pod.requests)):
             mine = requested.setdefault(pod.node_name, {})
-            for resource, n in G.gpu_resources(pod.requests).items():
+            for resource, n in asked.items():
                 mine[resource] = mine.get(resource, 0) + n
     rows: dict[tuple[str, ...], InventoryRow] = {}
     for node in state.nodes:
-        if not _is_gpu_node(node):
+        advertised = G.gpu_resources(node.amounts)
+        if not _is_gpu_node(node, advertised):
             continue
         group = _group(node, by)
         row = rows.setdefault(tuple(group.values()), InventoryRow(group))
@@ -166,7 +168,7 @@ def inventory(state: ClusterState, by: str | None = None) -> list[InventoryRow]:
             row.mig_devices = (row.mig_devices or 0) + mig
         if node.amounts is None:
             row.unknown_allocatable += 1
-        for resource, n in G.gpu_resources(node.amounts).items():
+        for resource, n in advertised.items():
             row.allocatable[resource] = row.allocatable.get(resource, 0) + n
         for resource, n in requested.get(node.name, {}).items():
             row.requested[resource] = row.requested.get(resource, 0) + n

@@ -13,7 +13,7 @@ their ownerReferences.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, LabelWrite, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
-from gpulabel.model.operands import CATALOGUE, Operand, PolicyView
+from gpulabel.model.operands import CATALOGUE, WORKLOAD_LABEL, Operand, PolicyView
 from gpulabel.model.severity import Reason
 
 __all__ = [
@@ -302,6 +302,31 @@ def _missing(node: Node, name: str, detail: str, data: Mapping[str, Any]) -> Fin
     )
 
 
+def _unmet_needs(
+    node: Node, name: str, needs: Iterable[str], present: Container[str], off: Container[str]
+) -> list[Finding]:
+    """``out-of-order``: the running operand ``name``'s prerequisites (``needs``) that are not Running and
+    Ready on the node (``present``), unless disabled (``off``), provided elsewhere or paused."""
+    found = []
+    for need in needs:
+        if need in present or need in off:
+            continue
+        need_value = _deploy_value(node.labels, need) or ""
+        if need_value in _PROVIDED_ELSEWHERE or need_value.startswith(_PAUSED_PREFIX):
+            continue
+        found.append(
+            Finding(
+                "operands",
+                "out-of-order",
+                node=node.name,
+                operand=name,
+                args=(need,),
+                detail=f"{name} is running but {need} is not running and ready on this node",
+            )
+        )
+    return found
+
+
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
@@ -328,24 +353,46 @@ def check_operands(
             ds_by_operand.setdefault(name, []).append(ds)
     reqs = {ds.ref: daemonset_requirements(ds) for dss in ds_by_operand.values() for ds in dss}
     owned = _pods_by_owner(state.pods)
-    # (operand, node) -> that operand's pods bound to that node; unscheduled ones apart
-    pods_at: dict[tuple[str, str], list[Pod]] = {}
-    unscheduled: dict[tuple[str, str], list[Pod]] = {}
+    # node -> operand -> that operand's pods bound to that node; unscheduled ones apart
+    pods_at: dict[str, dict[str, list[Pod]]] = {}
+    unscheduled: dict[str, dict[str, list[Pod]]] = {}
+    healthy: dict[str, set[str]] = {}  # node -> the operands with a pod bound there Running and Ready
     for name, dss in ds_by_operand.items():
         for ds in dss:
             for pod in owned.get(ds.uid, ()):
-                target = target_node(pod)
-                if target:
-                    where = pods_at if pod.node_name else unscheduled
-                    where.setdefault((name, target), []).append(pod)
+                bound = pod.node_name
+                if not bound:
+                    if target := target_node(pod):
+                        unscheduled.setdefault(target, {}).setdefault(name, []).append(pod)
+                    continue
+                at = pods_at.get(bound)
+                if at is None:
+                    at = pods_at[bound] = {}
+                mine = at.get(name)
+                if mine is None:
+                    at[name] = [pod]
+                else:
+                    mine.append(pod)
+                if pod.phase == "Running" and pod.ready:
+                    ok = healthy.get(bound)
+                    if ok is None:
+                        healthy[bound] = {name}
+                    else:
+                        ok.add(name)
     operands = operand_order(ds_by_operand)
+    rank = {name: i for i, name in enumerate(operands)}
     deploy_keys = {name: _deploy_key(name) for name in operands}
+    by_key: dict[str, list[str]] = {}  # deploy label -> the operands it gates (two share the device plugin's)
+    for name, key in deploy_keys.items():
+        by_key.setdefault(key, []).append(name)
+    labelled: dict[str, list[Node]] = {name: [] for name in ds_by_operand}  # the daemonsets table's nodes
+    workloads: dict[str | None, str] = {}  # the workload config by the node's label value
+    nothing: dict[str, list[Pod]] = {}
+    no_operand: set[str] = set()
     findings: list[Finding] = []
     for node in state.nodes:
         labels = node.labels
-        writers = _Writers(node)
         isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
-        workload = policy.workload(labels)
         if isolated:
             findings.append(
                 Finding(
@@ -356,18 +403,33 @@ def check_operands(
                     detail=f"{V.DEPLOY_OPERANDS}=false: every deploy label is removed, no operand is expected",
                 )
             )
-
-        def present(name: str, node_name: str = node.name) -> bool:
-            return any(p.phase == "Running" and p.ready for p in pods_at.get((name, node_name), ()))
-
-        for name in operands:
-            pods = pods_at.get((name, node.name), [])
+        here = pods_at.get(node.name, nothing)
+        # the operands with a deploy label or a pod here; the rest expect nothing and run nothing
+        names = {name for key in labels.keys() & by_key.keys() for name in by_key[key]}
+        if here:
+            names.update(here)
+        if not names:
+            continue
+        writers = _Writers(node)
+        label = labels.get(WORKLOAD_LABEL)
+        workload = workloads.get(label)
+        if workload is None:
+            workload = workloads[label] = policy.workload(labels)
+        present = healthy.get(node.name, no_operand)  # what a prerequisite must have: a pod Running and Ready
+        for name in sorted(names, key=rank.__getitem__):
             value = labels.get(deploy_keys[name])
-            if value is None and not pods:
-                continue  # no deploy label and no pod: nothing expected, nothing running (most of the catalogue)
             op = CATALOGUE.get(name)
+            gated = op is None or not op.requires or op.gates(labels)
+            if value == "true" and gated:
+                if name in labelled:
+                    labelled[name].append(node)
+                if name in present and not isolated and name not in off:
+                    # expected, and a pod of it is Running and Ready (most cells): only its prerequisites speak
+                    if op is not None and (needs := op.needs_for(workload)):
+                        findings.extend(_unmet_needs(node, name, needs, present, off))
+                    continue
+            pods = here.get(name, [])
             running = [p for p in pods if p.phase == "Running"]
-            gated = op is None or op.gates(labels)
             paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
             expected = not isolated and name not in off and gated and value == "true"
             if paused:
@@ -400,14 +462,14 @@ def check_operands(
                 )
             elif expected and not pods:
                 detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
-                waiting = [p for p in unscheduled.get((name, node.name), ()) if p.phase == "Pending"]
+                waiting = [p for p in unscheduled.get(node.name, nothing).get(name, ()) if p.phase == "Pending"]
                 if waiting and data["cause"] == "no-pod":
                     msg = waiting[0].condition_message("PodScheduled") or "not scheduled yet"
                     detail = f"pod {waiting[0].ref} Pending: {msg}"
                     data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
                 findings.append(_missing(node, name, detail, data))
             elif expected:
-                nr = not_ready(pods)
+                nr = None if name in present else not_ready(pods)
                 if nr is not None:
                     findings.append(dataclasses.replace(nr, node=node.name, operand=name))
                 elif not running:
@@ -438,49 +500,41 @@ def check_operands(
                     )
                 )
             if running and op is not None:
-                for need in op.needs_for(workload):
-                    if present(need) or need in off:
-                        continue
-                    need_value = _deploy_value(labels, need) or ""
-                    if need_value in _PROVIDED_ELSEWHERE or need_value.startswith(_PAUSED_PREFIX):
-                        continue
-                    findings.append(
-                        Finding(
-                            "operands",
-                            "out-of-order",
-                            node=node.name,
-                            operand=name,
-                            args=(need,),
-                            detail=f"{name} is running but {need} is not running and ready on this node",
-                        )
-                    )
-    return OperandReport(findings, _daemonset_accounts(state, ds_by_operand, reqs))
+                findings.extend(_unmet_needs(node, name, op.needs_for(workload), present, off))
+    return OperandReport(findings, _daemonset_accounts(labelled, ds_by_operand, reqs))
 
 
 def _daemonset_accounts(
-    state: ClusterState, ds_by_operand: Mapping[str, list[DaemonSet]], reqs: Mapping[str, PodRequirements]
+    labelled: Mapping[str, list[Node]],
+    ds_by_operand: Mapping[str, list[DaemonSet]],
+    reqs: Mapping[str, PodRequirements],
 ) -> list[dict[str, Any]]:
-    """Why each operand DaemonSet's desiredNumberScheduled differs from the labelled nodes."""
+    """Why each operand DaemonSet's desiredNumberScheduled differs from the nodes ``labelled`` for its operand
+    (deploy label ``true`` and the operand's other labels, in the state's order)."""
     accounts = []
+    kinds: dict[Any, int] = {}  # nodes with the same taints: the same answer (the taints hashed once per node)
+    kind_of: dict[int, int] = {}  # id of a node (alive for the run) -> its taints' number
     for name, dss in sorted(ds_by_operand.items()):
-        op = CATALOGUE.get(name)
-        labelled = [
-            n
-            for n in state.nodes
-            if n.labels.get(V.DEPLOY_PREFIX + (op.deploy if op else name)) == "true"
-            and (op is None or op.gates(n.labels))
-        ]
+        nodes = labelled[name]
         for ds in dss:
-            by_taints: dict[Any, list[str]] = {}  # nodes with the same taints: the same answer
-            for n in labelled:
-                if n.taints not in by_taints:
-                    by_taints[n.taints] = untolerated_taints(ds, n, reqs[ds.ref])
-            excluded = {n.name: list(taints) for n in labelled if (taints := by_taints[n.taints])}
+            by_kind: dict[int, list[str]] = {}
+            excluded: dict[str, list[str]] = {}
+            for n in nodes:
+                if not n.taints:
+                    continue  # nothing to tolerate
+                kind = kind_of.get(id(n))
+                if kind is None:
+                    kind = kind_of[id(n)] = kinds.setdefault(n.taints, len(kinds))
+                taints = by_kind.get(kind)
+                if taints is None:
+                    taints = by_kind[kind] = untolerated_taints(ds, n, reqs[ds.ref])
+                if taints:
+                    excluded[n.name] = list(taints)
             accounts.append(
                 {
                     "daemonset": ds.ref,
                     "operand": name,
-                    "labelled_nodes": len(labelled),
+                    "labelled_nodes": len(nodes),
                     "desired_number_scheduled": ds.status.get("desiredNumberScheduled"),
                     "excluded": [{"node": n, "untolerated_taints": t} for n, t in sorted(excluded.items())],
                 }

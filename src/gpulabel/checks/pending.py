@@ -55,11 +55,6 @@ def _split(reason: str) -> tuple[str, tuple[str, ...]]:
     return head, ((rest,) if rest else ())
 
 
-def _constrained(spec: Mapping[str, Any]) -> bool:
-    affinity = spec.get("affinity")
-    return bool(spec.get("nodeSelector")) or (isinstance(affinity, dict) and bool(affinity.get("nodeAffinity")))
-
-
 def _in_namespace(pod: Pod, namespace: str | None) -> bool:
     return not namespace or pod.namespace == namespace
 
@@ -143,14 +138,21 @@ class PendingPod:
         counts: dict[tuple[str, ...], int] = {}
         names: dict[tuple[str, ...], list[str]] = {}
         best: dict[tuple[str, ...], tuple[tuple[int, int], str]] = {}
+        # nodes share result objects (one per group of nodes): a result's reason and shortfall once
+        by_result: dict[int, list[tuple[tuple[str, ...], Finding | None, tuple[int, int]]]] = {}
         for node, result in zip(nodes, self.results, strict=True):
-            claims = self._claim_verdicts(node.name, result)
-            keyed: list[tuple[tuple[str, ...], Finding | None]] = (
-                [(("claim", *f.args), f) for f in claims] if claims else [((result.reason,), None)]
-            )
-            for key, found in keyed:
+            claims = self._claim_verdicts(node.name, result) if self.claims else ()
+            keyed: list[tuple[tuple[str, ...], Finding | None, tuple[int, int]]]
+            if claims:
+                keyed = [(("claim", *f.args), f, (0, 0)) for f in claims]
+            else:
+                known = by_result.get(id(result))
+                if known is None:
+                    score = shortfall(result) if result.failures else (0, 0)
+                    known = by_result[id(result)] = [((result.reason,), None, score)]
+                keyed = known
+            for key, found, score in keyed:
                 n = counts.get(key)
-                score = shortfall(result) if found is None and result.failures else (0, 0)
                 if n is None:
                     first[key] = found if found is not None else self._finding("", result)
                     counts[key] = 1
@@ -181,16 +183,14 @@ class GpuPods:
     (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
 
     def __init__(self, nodes: Sequence[Node]) -> None:
-        self.resources = frozenset(
-            r
-            for n in nodes
-            if n.amounts
-            and (
-                n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in n.amounts)
-            )
-            for r in n.amounts
-            if "/" in r and not r.startswith(_NOT_A_DEVICE)
-        )
+        advertised: set[str] = set()  # every resource a GPU node advertises
+        for n in nodes:
+            amounts = n.amounts
+            if not amounts or amounts.keys() <= advertised:
+                continue  # nothing new, GPU node or not (most nodes: one subset test in C)
+            if n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in amounts):
+                advertised.update(amounts)
+        self.resources = frozenset(r for r in advertised if "/" in r and not r.startswith(_NOT_A_DEVICE))
 
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.get("resourceClaims"):
@@ -290,6 +290,13 @@ def pending(state: ClusterState, namespace: str | None = None, per_node: bool = 
 # Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
 _PINNED = "\x00pinned"
 _PIN = [{"key": "metadata.name", "operator": "In", "values": [_PINNED]}]
+_PIN_ONLY = {"nodeSelectorTerms": [{"matchFields": _PIN}]}  # the required affinity of a pin alone, unpinned
+_PIN_ONLY_REPR = repr(_PIN_ONLY)
+
+
+def _pin(node_name: str) -> dict[str, Any]:
+    """The DaemonSet controller's ``matchFields`` requirement that pins a pod to ``node_name``."""
+    return {"key": "metadata.name", "operator": "In", "values": [node_name]}
 
 
 def _unpinned(required: Any, node_name: str) -> Any:
@@ -299,7 +306,7 @@ def _unpinned(required: Any, node_name: str) -> Any:
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if not isinstance(terms, list):
         return None
-    pin = [{"key": "metadata.name", "operator": "In", "values": [node_name]}]
+    pin = [_pin(node_name)]
     out = []
     for term in terms:
         if not isinstance(term, dict):
@@ -315,23 +322,64 @@ def _unpinned(required: Any, node_name: str) -> Any:
 class _Held:
     """What still holds a running pod to its node (the NodeAffinity filter), once per distinct node selection.
 
-    A pod's selection is compiled once per distinct ``nodeSelector``, required
-    node affinity and tolerations (replicas share one), and a DaemonSet's pods,
-    which differ only by the pin to their own node, share one compiled with a
-    stand-in pin that its own node always satisfies. The verdict is computed once
-    per selection and values of the label keys it reads (and node name, where a
-    ``matchFields`` reads it): the same verdict, the same explanation.
+    A pod's selection is compiled once per distinct ``nodeSelector`` and required
+    node affinity (replicas share one; tolerations do not hold a running pod), and
+    a DaemonSet's pods, which differ only by the pin to their own node, share one
+    compiled with a stand-in pin that its own node always satisfies. The verdict is
+    computed once per selection and values of the label keys it reads (and node
+    name, where a ``matchFields`` reads it): the same verdict, the same explanation.
     """
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, PodRequirements, bool]] = {}
+        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, bool]] = {}
         self._results: dict[tuple[Any, ...], Result] = {}
+        self._whole: dict[tuple[str, ...], PodRequirements] = {}
 
-    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> tuple[PodRequirements, Result]:
-        """``(compile_pod_spec(spec), its NodeAffinity filter's full verdict on node)`` for a pod bound to ``node``.
+    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> Result | None:
+        """The NodeAffinity filter's full verdict on ``node`` for a pod bound to it; ``None`` for a pod with
+        neither a nodeSelector nor a node affinity (nothing holds it).
 
         ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out of the compiled form.
         """
+        node_selector = spec.get("nodeSelector")
+        affinity = spec.get("affinity")
+        node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+        if not node_selector and not node_affinity:
+            return None
+        required = (
+            node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+            if isinstance(node_affinity, dict)
+            else None
+        )
+        pinned = False
+        shown = None
+        pin = {"key": "metadata.name", "operator": "In", "values": [node.name]} if daemon else None
+        if pin is not None and required == {"nodeSelectorTerms": [{"matchFields": [pin]}]}:
+            # the DaemonSet controller's affinity and nothing else (its pods' usual case): what _unpinned gives
+            required, shown, pinned = _PIN_ONLY, _PIN_ONLY_REPR, True
+        elif daemon:
+            unpinned = _unpinned(required, node.name)
+            pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
+            if pinned:
+                required = unpinned
+        key = (repr(node_selector), shown or repr(required), "pinned" if pinned else "")
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            req = compile_pod_spec(_selection(spec, required, tolerations=False)).affinity_only()
+            compiled = self._compiled[key] = (req, any(t.fields for t in req.terms or ()))
+        affinity_only, by_name = compiled
+        name = _PINNED if pinned else node.name
+        labels = node.labels
+        verdict_key = (key, name if by_name else "", *map(labels.get, affinity_only.label_keys))
+        result = self._results.get(verdict_key)
+        if result is None:
+            partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
+            result = self._results[verdict_key] = affinity_only.finish(partial, name)
+        return result
+
+    def requirements(self, spec: Mapping[str, Any]) -> PodRequirements:
+        """``compile_pod_spec`` of the pod's node selection and tolerations (not its nodeName): where else
+        it would go, once per distinct selection."""
         affinity = spec.get("affinity")
         node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
         required = (
@@ -339,30 +387,21 @@ class _Held:
             if isinstance(node_affinity, dict)
             else None
         )
-        pinned = False
-        if daemon:
-            unpinned = _unpinned(required, node.name)
-            pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
-            if pinned:
-                required = unpinned
-        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")), str(pinned))
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            # what compile_pod_spec reads of the spec, but for spec.nodeName (the NodeAffinity filter ignores it)
-            selection: dict[str, Any] = {k: spec[k] for k in ("nodeSelector", "tolerations") if k in spec}
-            if required is not None:
-                selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
-            req = compile_pod_spec(selection)
-            compiled = self._compiled[key] = (req, req.affinity_only(), any(t.fields for t in req.terms or ()))
-        req, affinity_only, by_name = compiled
-        name = _PINNED if pinned else node.name
-        labels = node.labels
-        verdict_key = (key, name if by_name else "", *[labels.get(k) for k in req.label_keys])
-        result = self._results.get(verdict_key)
-        if result is None:
-            partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
-            result = self._results[verdict_key] = affinity_only.finish(partial, name)
-        return req, result
+        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")))
+        req = self._whole.get(key)
+        if req is None:
+            req = self._whole[key] = compile_pod_spec(_selection(spec, required, tolerations=True))
+        return req
+
+
+def _selection(spec: Mapping[str, Any], required: Any, *, tolerations: bool) -> dict[str, Any]:
+    """What compile_pod_spec reads of ``spec`` but for spec.nodeName (the NodeAffinity filter ignores it),
+    with ``required`` as its required node affinity; its tolerations only if asked."""
+    keys = ("nodeSelector", "tolerations") if tolerations else ("nodeSelector",)
+    selection: dict[str, Any] = {k: spec[k] for k in keys if k in spec}
+    if required is not None:
+        selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    return selection
 
 
 def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
@@ -378,21 +417,22 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     held = _Held()
     out = []
     for pod in state.pods:
-        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or (namespace and pod.namespace != namespace):
             continue
         node = by_name.get(pod.node_name)
-        if node is None or not _constrained(pod.spec):
+        if node is None:
             continue
-        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
-        req, result = held.match(pod.spec, node, daemon=daemon)
-        if result.fits:
+        owners = pod.owners
+        daemon = bool(owners) and (owners[0][0] == "DaemonSet" or any(kind == "DaemonSet" for kind, _ in owners[1:]))
+        result = held.match(pod.spec, node, daemon=daemon)
+        if result is None or result.fits:
             continue
         count, names = 0, list[str]()
         if daemon:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
             index = index or NodeIndex(state.nodes)
-            unbound = req.unbound()
+            unbound = held.requirements(pod.spec).unbound()
             if unbound not in elsewhere:  # replicas share one answer
                 elsewhere[unbound] = fitting_nodes(unbound, index)
             count, names = elsewhere[unbound]

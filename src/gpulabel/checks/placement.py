@@ -89,6 +89,7 @@ class NodeIndex:
         self.nodes = tuple(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
         self._positions: dict[str, int] | None = None
+        self._kinds: list[int] | None = None  # per node, its (taints, unschedulable) as a number
         self._sizes: dict[tuple[str, ...], list[int]] = {}
         self.capacities = dict(capacities or {})
         self.capacity_group: list[int | None] = []
@@ -109,11 +110,14 @@ class NodeIndex:
         cached = self._groups.get(keys)
         if cached is not None:
             return cached
+        if self._kinds is None:  # nodes with the same taints and schedulability: one number (hashed once)
+            kinds: dict[Any, int] = {}
+            self._kinds = [kinds.setdefault((n.taints, n.unschedulable), len(kinds)) for n in self.nodes]
         seen: dict[Any, int] = {}
         member: list[int] = []
         reps: list[Node] = []
-        for node in self.nodes:
-            sig = (tuple(map(node.labels.get, keys)), node.taints, node.unschedulable)
+        for node, kind in zip(self.nodes, self._kinds, strict=True):
+            sig = (tuple(map(node.labels.get, keys)), kind)
             g = seen.get(sig)
             if g is None:
                 g = seen[sig] = len(reps)

@@ -127,7 +127,7 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
     result = pending_result(
         state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
     )
-    claims = any(p.spec.get("resourceClaims") and p.phase == "Pending" and not p.node_name for p in state.pods)
+    claims = any(p.phase == "Pending" and not p.node_name and p.spec.get("resourceClaims") for p in state.pods)
     if claims and "ResourceSlice" not in state.kinds:
         caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
         result = replace(result, caveats=(caveat,))

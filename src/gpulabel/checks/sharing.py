@@ -76,7 +76,7 @@ def sharing_node(node: Node) -> list[Finding]:
                 )
             )
     mps = strategy == "mps" or any(
-        v == "mps" for k, v in labels.items() if k.startswith("nvidia.com/mig-") and k.endswith(".sharing-strategy")
+        v == "mps" for k, v in G.mig_device_labels(labels) if k.endswith(".sharing-strategy")
     )
     if mps and G.mig_enabled(labels):
         found.append(

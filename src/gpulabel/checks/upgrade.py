@@ -97,9 +97,7 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
             )
     mig_working = labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting")
     upgrading = state in G.UPGRADE_IN_PROGRESS
-    for key in sorted(labels):
-        if not key.startswith(V.DEPLOY_PREFIX):
-            continue
+    for key in sorted([k for k in labels if k.startswith(V.DEPLOY_PREFIX)]):
         value = labels[key]
         if value == G.PAUSED_FOR_MIG_CHANGE and not mig_working:
             mig_state = labels.get(G.MIG_CONFIG_STATE, "absent")

@@ -84,6 +84,19 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
     return CELL_STATES["not-expected"], "" if value is None else f"not expected: {V.DEPLOY_PREFIX}{op}={value}"
 
 
+def _cells(
+    node: Node, columns: Sequence[str], found: Mapping[str, list[Finding]], off: set[str]
+) -> tuple[str, dict[str, str]]:
+    """The node's row of cells (a state code per column) and the hover texts by column number."""
+    codes, causes = [], {}
+    for c, op in enumerate(columns):
+        code, cause = _cell(node, op, found.get(op, []), off)
+        codes.append(code)
+        if cause:
+            causes[str(c)] = cause
+    return "".join(codes), causes
+
+
 def _pending_doc(result: Result) -> list[dict[str, Any]]:
     """The Pending pods of the ``pending`` result, replicas with the same verdicts together.
 
@@ -138,10 +151,11 @@ def collect(
     operand_findings = list(operand_result.findings)
     columns = _operand_columns(state, operand_findings)
     position = {n.name: i for i, n in enumerate(state.nodes)}
-    by_cell: dict[tuple[str, str], list[Finding]] = {}
+    by_cell: dict[str, dict[str, list[Finding]]] = {}  # node -> operand -> the cell's findings
     for f in operand_findings:
         if f.reason != "isolated":  # the node's cells say isolated
-            by_cell.setdefault((f.node, f.operand), []).append(f)
+            by_cell.setdefault(f.node, {}).setdefault(f.operand, []).append(f)
+    deploy_keys = [V.DEPLOY_PREFIX + op for op in columns]
     audit_by_node: dict[str, list[str]] = {}
     for f in audit_result.findings:
         audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
@@ -152,14 +166,19 @@ def collect(
     model_index = {m: i for i, m in enumerate(models)}
 
     rows = []
+    quiet: dict[tuple[str | None, ...], tuple[str, dict[str, str]]] = {}
     for node in state.nodes:
-        codes, causes = [], {}
-        for c, op in enumerate(columns):
-            code, cause = _cell(node, op, by_cell.get((node.name, op), []), off)
-            codes.append(code)
-            if cause:
-                causes[str(c)] = cause
-        product = node.labels.get(V.GPU_PRODUCT)
+        labels = node.labels
+        here = by_cell.get(node.name)
+        if here is None:  # no finding in the node's cells: they follow from its deploy labels alone
+            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, deploy_keys))
+            known = quiet.get(sig)
+            if known is None:
+                known = quiet[sig] = _cells(node, columns, {}, off)
+            cells, causes = known
+        else:
+            cells, causes = _cells(node, columns, here, off)
+        product = labels.get(V.GPU_PRODUCT)
         row: dict[str, Any] = {
             "name": node.name,
             "model": -1 if product is None else model_index[product],
@@ -168,11 +187,11 @@ def collect(
             "taints": ", ".join(map(str, node.taints)),
             "audit": "; ".join(audit_by_node.get(node.name, ())),
             "hazards": hazards_by_node.get(node.name, 0),
-            "cells": "".join(codes),
+            "cells": cells,
             "gpu": 1 if node.labels.get(V.GPU_PRESENT) == "true" else 0,
         }
         if causes:
-            row["causes"] = causes
+            row["causes"] = dict(causes)
         rows.append(row)
 
     def summary(findings: Sequence[Finding], skipped: str = "", **extra: int) -> dict[str, Any]:
