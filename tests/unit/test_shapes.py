@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.errors import SnapshotError
-from gpulabel.model import cluster
+from gpulabel.model import readers
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, fits
 from tests.unit.test_fuzz import N, json_values, label_maps, maybe, nodes, quantities, short, specs
 
@@ -103,16 +103,16 @@ def _outcome(read: Any, obj: Any) -> Any:
 @given(obj=pods)
 def test_a_pod_is_read_the_same_whether_it_fits_its_shape_or_not(obj: dict[str, Any]) -> None:
     event("fits" if fits(obj, POD_SHAPE) else "checked")
-    got = _outcome(lambda o: cluster.pod_from_json(o, WHERE, {}), obj)
-    assert got == _outcome(lambda o: cluster._checked_pod(o, WHERE, {}), obj)
+    got = _outcome(lambda o: readers.pod_from_json(o, WHERE, {}), obj)
+    assert got == _outcome(lambda o: readers._checked_pod(o, WHERE, {}), obj)
 
 
 @settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(obj=nodes)
 def test_a_node_is_read_the_same_whether_it_fits_its_shape_or_not(obj: dict[str, Any]) -> None:
     event("fits" if fits(obj, NODE_SHAPE) else "checked")
-    got = _outcome(lambda o: cluster.node_from_json(o, WHERE, {}), obj)
-    assert got == _outcome(lambda o: cluster._checked_node(o, WHERE), obj)
+    got = _outcome(lambda o: readers.node_from_json(o, WHERE, {}), obj)
+    assert got == _outcome(lambda o: readers._checked_node(o, WHERE), obj)
 
 
 def test_the_nodes_of_one_load_share_their_equal_quantities(tmp_path: Path) -> None:
@@ -135,15 +135,15 @@ def test_what_the_api_writes_fits_and_a_wrong_type_is_named_by_the_checking_read
         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
     }
     assert fits(pod, POD_SHAPE)
-    assert cluster.pod_from_json(pod, WHERE) == cluster._checked_pod(pod, WHERE, None)
+    assert readers.pod_from_json(pod, WHERE) == readers._checked_pod(pod, WHERE, None)
     bad = {**pod, "metadata": {**pod["metadata"], "labels": {"app": 1}}}
     assert not fits(bad, POD_SHAPE)
-    assert _outcome(lambda o: cluster.pod_from_json(o, WHERE), bad) == (
+    assert _outcome(lambda o: readers.pod_from_json(o, WHERE), bad) == (
         "error: s.json: items[0] (pod p): metadata.labels[app] is the number 1, not a string"
     )
     wrong = {**pod, "spec": {**pod["spec"], "nodeSelector": {"a": True}}}
     assert not fits(wrong, POD_SHAPE)
-    assert _outcome(lambda o: cluster.pod_from_json(o, WHERE), wrong).startswith("error: s.json: items[0] (pod p): ")
+    assert _outcome(lambda o: readers.pod_from_json(o, WHERE), wrong).startswith("error: s.json: items[0] (pod p): ")
 
 
 def _real_objects() -> list[dict[str, Any]]:
@@ -165,7 +165,7 @@ def test_every_pod_and_node_of_the_examples_and_synth_fits_and_reads_the_same() 
     for obj in objs:
         if obj["kind"] == "Pod":
             assert fits(obj, POD_SHAPE), obj["metadata"]["name"]
-            assert cluster.pod_from_json(obj, WHERE, {}) == cluster._checked_pod(obj, WHERE, {})
+            assert readers.pod_from_json(obj, WHERE, {}) == readers._checked_pod(obj, WHERE, {})
         else:
             assert fits(obj, NODE_SHAPE), obj["metadata"]["name"]
-            assert cluster.node_from_json(obj, WHERE, {}) == cluster._checked_node(obj, WHERE)
+            assert readers.node_from_json(obj, WHERE, {}) == readers._checked_node(obj, WHERE)

@@ -1,0 +1,139 @@
+"""The records gpulabel keeps of the API's objects: small, immutable, only the fields the checks use.
+
+Pod specs stay as the API's dicts (their scheduling part only), since the matcher parses them on its
+own terms. :mod:`gpulabel.model.readers` makes them from the API's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulabel.k8s.taints import Taint
+
+__all__ = ["JSON", "DaemonSet", "LabelWrite", "Node", "Pod"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelWrite:
+    """Who last wrote a label key, from ``metadata.managedFields``."""
+
+    manager: str
+    operation: str
+    time: str
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    conditions: Mapping[str, str] = field(default_factory=dict)
+    managed_fields: tuple[JSON, ...] = ()
+    # status.allocatable and status.capacity as the API gives them (quantity strings);
+    # None when the object has no status.allocatable (a hand-written snapshot).
+    allocatable: Mapping[str, str] | None = None
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    # status.allocatable in the scheduler's units (cpu in millicores), parsed once
+    amounts: Mapping[str, int] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.conditions.get("Ready") == "True"
+
+    def label_time(self, key: str) -> str | None:
+        """When ``key`` was last written (RFC 3339, from managedFields), or ``None`` if unknown."""
+        write = self.label_writers().get(key)
+        return write.time if write is not None and write.time else None
+
+    def label_writers(self) -> dict[str, LabelWrite]:
+        """The manager that last wrote each label key.
+
+        When several managers share a key (server-side apply), the most recent
+        entry wins; entries without a time sort first.
+        """
+        out: dict[str, LabelWrite] = {}
+        entries = sorted(self.managed_fields, key=lambda e: str(e.get("time") or ""))
+        for entry in entries:
+            fields = entry.get("fieldsV1") or {}
+            labels = (fields.get("f:metadata") or {}).get("f:labels") or {}
+            write = LabelWrite(
+                manager=str(entry.get("manager") or "unknown"),
+                operation=str(entry.get("operation") or ""),
+                time=str(entry.get("time") or ""),
+            )
+            for fkey in labels:
+                if fkey.startswith("f:"):
+                    out[fkey[2:]] = write
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    node_name: str
+    phase: str
+    labels: Mapping[str, str]
+    conditions: Mapping[str, JSON]
+    owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
+    spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
+    claim_statuses: tuple[JSON, ...] = ()
+    # What the scheduler counts for the pod (k8s.resources.pod_requests: containers,
+    # init containers, sidecars, pod-level resources and overhead), in its units.
+    requests: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
+    waiting: str = ""  # why it is not running: the first waiting (init) container's reason, "Init:1/3", ...
+    restarts: int = 0  # restartCount summed over its containers
+    gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def ready(self) -> bool:
+        return (self.conditions.get("Ready") or {}).get("status") == "True"
+
+    def condition_message(self, kind: str) -> str:
+        cond = self.conditions.get(kind) or {}
+        return str(cond.get("message") or "")
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSet:
+    namespace: str
+    name: str
+    uid: str
+    template_spec: JSON
+    status: Mapping[str, int]
+    selector: JSON = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def selector_string(self) -> str:
+        """``spec.selector`` in the API's labelSelector query syntax."""
+        parts = [f"{k}={v}" for k, v in sorted((self.selector.get("matchLabels") or {}).items())]
+        for expr in self.selector.get("matchExpressions") or ():
+            key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+            if op == "In":
+                parts.append(f"{key} in ({','.join(values)})")
+            elif op == "NotIn":
+                parts.append(f"{key} notin ({','.join(values)})")
+            elif op == "Exists":
+                parts.append(key)
+            elif op == "DoesNotExist":
+                parts.append(f"!{key}")
+        return ",".join(parts)
