@@ -229,7 +229,8 @@ def test_a_deleted_device_plugin_pod_fires_operands_not_running_until_it_is_back
             message=lambda: f"for GPULabelOperandsNotRunning on {node}: {prometheus.alerts()}",
         )
         (alert,) = active_on(prometheus, "GPULabelOperandsNotRunning", node)
-        assert alert["annotations"]["summary"] == f"GPU node {node}: an operand is missing"
+        assert alert["labels"]["operand"] == "device-plugin"
+        assert alert["annotations"]["summary"] == f"GPU node {node}: operand device-plugin is missing"
         assert f"gpulabel explain node/{node}" in alert["annotations"]["description"]
         assert alert["annotations"]["runbook_url"] == "docs/runbook.md#gpulabeloperandsnotrunning"
     finally:

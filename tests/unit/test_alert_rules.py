@@ -127,7 +127,9 @@ def test_every_alert_has_for_a_severity_a_summary_and_a_runbook_section() -> Non
         assert page == "docs/runbook.md" and anchor == name.lower() and anchor in anchors, name
 
 
-def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_name_the_node_or_pod() -> None:
+def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_name_the_node_or_pod_and_operand() -> (
+    None
+):
     """gpulabel_problem holds only error and warning findings: a reason graded info could never fire."""
     graded = {(command, row.reason): row.severity for row in catalogue() for command in row.commands}
     finding_alerts = [r for r in ALERTS.values() if "gpulabel_problem" in monitoring.metric_names(r["expr"])]
@@ -139,8 +141,10 @@ def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_n
             assert graded.get((check, reason)) in {"error", "warning"}, (rule["alert"], check, reason)
         (by,) = re.findall(r"max by \(([^)]*)\)", rule["expr"])
         subject = "pod" if check == "pending" else "node"
-        assert {s.strip() for s in by.split(",")} == {subject, "check", "reason"}, rule["alert"]
-        assert f"{{{{ $labels.{subject} }}}}" in rule["annotations"]["summary"], rule["alert"]
+        named = {subject, "operand"} if check == "operands" else {subject}  # an operands finding names its operand
+        assert {s.strip() for s in by.split(",")} == {*named, "check", "reason"}, rule["alert"]
+        for label in named:
+            assert f"{{{{ $labels.{label} }}}}" in rule["annotations"]["summary"], rule["alert"]
 
 
 def test_rules_and_dashboard_read_only_the_monitors_metrics() -> None:

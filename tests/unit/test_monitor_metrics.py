@@ -21,9 +21,9 @@ gpulabel_findings{check="operands",reason="paused",severity="info"} 1.0
 gpulabel_findings{check="pending",reason="untolerated-taint",severity="warning"} 1.0
 # HELP gpulabel_problem One series (=1) per current error or warning finding, worst first, capped
 # TYPE gpulabel_problem gauge
-gpulabel_problem{check="operands",node="gpu-a",pod="",reason="missing",severity="error"} 1.0
-gpulabel_problem{check="capacity",node="gpu-b",pod="",reason="cordoned",severity="warning"} 1.0
-gpulabel_problem{check="pending",node="",pod="ml/train-0",reason="untolerated-taint",severity="warning"} 1.0
+gpulabel_problem{check="operands",node="gpu-a",operand="device-plugin",pod="",reason="missing",severity="error"} 1.0
+gpulabel_problem{check="capacity",node="gpu-b",operand="",pod="",reason="cordoned",severity="warning"} 1.0
+gpulabel_problem{check="pending",node="",operand="",pod="ml/train-0",reason="untolerated-taint",severity="warning"} 1.0
 # HELP gpulabel_problem_series_dropped Problem series left out over the cap
 # TYPE gpulabel_problem_series_dropped gauge
 gpulabel_problem_series_dropped 0.0
@@ -118,7 +118,7 @@ def test_a_new_assessment_replaces_the_gauges_whole() -> None:
     metrics.publish(assessment([CORDONED]))
     text = metrics.render().decode()
     assert series(text, "gpulabel_problem") == [
-        'gpulabel_problem{check="capacity",node="gpu-b",pod="",reason="cordoned",severity="warning"} 1.0'
+        'gpulabel_problem{check="capacity",node="gpu-b",operand="",pod="",reason="cordoned",severity="warning"} 1.0'
     ]
     assert 'gpulabel_gpus_unusable{cause="operand-pod"} 0.0' in text
     assert 'reason="missing"' not in text

@@ -36,7 +36,7 @@ __all__ = ["DEFAULT_PROBLEM_SERIES", "EVALUATION_BUCKETS", "Level", "MonitorMetr
 DEFAULT_PROBLEM_SERIES = 1000
 EVALUATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
-ProblemLabels = tuple[str, str, str, str, str]  # check, reason, severity, node, pod
+ProblemLabels = tuple[str, str, str, str, str, str]  # check, reason, severity, node, pod, operand
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +91,9 @@ def _node_counts(nodes: Mapping[str, NodeFacts]) -> tuple[int, dict[str, int]]:
 
 
 def _problem_labels(f: Finding) -> ProblemLabels:
-    """A pod finding is about ``namespace/pod`` (node ""), any other about its node (pod "")."""
-    return (f.check, f.reason, f.severity, "" if f.pod else f.node, f.pod)
+    """A pod finding is about ``namespace/pod`` (node ""), any other about its node (pod ""); an operands
+    finding names its operand (``device-plugin``; "" for every other finding)."""
+    return (f.check, f.reason, f.severity, "" if f.pod else f.node, f.pod, f.operand)
 
 
 class Level:
@@ -246,7 +247,7 @@ class MonitorMetrics:
         yield gauge(
             "gpulabel_problem",
             "One series (=1) per current error or warning finding, worst first, capped",
-            ("check", "reason", "severity", "node", "pod"),
+            ("check", "reason", "severity", "node", "pod", "operand"),
             ((labels, 1) for labels in shown.problems),
         )
         yield gauge(
