@@ -40,12 +40,8 @@ _MANAGED_STRINGS = ("manager", "operation", "time", "apiVersion", "fieldsType", 
 
 def _managed_ok(entry: Any) -> bool:
     """Whether one managedFields entry is well typed (the common case, checked without building paths)."""
-    if type(entry) is not dict:
+    if not _strings_in([entry], _MANAGED_STRINGS):
         return False
-    for key in _MANAGED_STRINGS:
-        v = entry.get(key)
-        if v is not None and type(v) is not str:
-            return False
     fields = entry.get("fieldsV1")
     if fields is None:
         return True
