@@ -287,6 +287,8 @@ def pending(state: ClusterState, namespace: str | None = None, per_node: bool = 
     return [f for p in pending_pods(state, namespace) for f in p.grouped(state.nodes)]
 
 
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
 # Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
 _PINNED = "\x00pinned"
 _PIN = [{"key": "metadata.name", "operator": "In", "values": [_PINNED]}]
@@ -346,15 +348,10 @@ class _Held:
         node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
         if not node_selector and not node_affinity:
             return None
-        required = (
-            node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(node_affinity, dict)
-            else None
-        )
+        required = _required(node_affinity)
         pinned = False
         shown = None
-        pin = {"key": "metadata.name", "operator": "In", "values": [node.name]} if daemon else None
-        if pin is not None and required == {"nodeSelectorTerms": [{"matchFields": [pin]}]}:
+        if daemon and required == {"nodeSelectorTerms": [{"matchFields": [_pin(node.name)]}]}:
             # the DaemonSet controller's affinity and nothing else (its pods' usual case): what _unpinned gives
             required, shown, pinned = _PIN_ONLY, _PIN_ONLY_REPR, True
         elif daemon:
@@ -381,17 +378,17 @@ class _Held:
         """``compile_pod_spec`` of the pod's node selection and tolerations (not its nodeName): where else
         it would go, once per distinct selection."""
         affinity = spec.get("affinity")
-        node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-        required = (
-            node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-            if isinstance(node_affinity, dict)
-            else None
-        )
+        required = _required(affinity.get("nodeAffinity") if isinstance(affinity, dict) else None)
         key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")))
         req = self._whole.get(key)
         if req is None:
             req = self._whole[key] = compile_pod_spec(_selection(spec, required, tolerations=True))
         return req
+
+
+def _required(node_affinity: Any) -> Any:
+    """A node affinity's ``requiredDuringSchedulingIgnoredDuringExecution``, as written (None: none)."""
+    return node_affinity.get(_REQUIRED) if isinstance(node_affinity, dict) else None
 
 
 def _selection(spec: Mapping[str, Any], required: Any, *, tolerations: bool) -> dict[str, Any]:
@@ -417,13 +414,12 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     held = _Held()
     out = []
     for pod in state.pods:
-        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or (namespace and pod.namespace != namespace):
+        if not pod.node_name or pod.phase in ("Succeeded", "Failed") or not _in_namespace(pod, namespace):
             continue
         node = by_name.get(pod.node_name)
         if node is None:
             continue
-        owners = pod.owners
-        daemon = bool(owners) and (owners[0][0] == "DaemonSet" or any(kind == "DaemonSet" for kind, _ in owners[1:]))
+        daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
         result = held.match(pod.spec, node, daemon=daemon)
         if result is None or result.fits:
             continue
