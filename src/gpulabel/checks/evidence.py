@@ -13,16 +13,16 @@ the evidence and there is no cause: gpulabel does not guess.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpulabel.checks.operands import operand_of_daemonset, target_node
 from gpulabel.checks.rootcause import link_of
 from gpulabel.model.cluster import ClusterState, DaemonSet, Pod
 from gpulabel.model.evidence import EventNote, Evidence, LogTail
-from gpulabel.model.findings import Cell, Finding
+from gpulabel.model.findings import Cell, Finding, Result, Section
 from gpulabel.model.signatures import SIGNATURES, Signature
 
-__all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all"]
+__all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "evidence_section", "with_evidence"]
 
 UNKNOWN_LINES = 3  # the last lines shown when no signature matches
 _BLAMING = {("operands", "not-ready"), ("operands", "missing")}
@@ -208,3 +208,29 @@ def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
 
 def diagnose_all(blames: Iterable[Blame], evidence: Evidence) -> tuple[Diagnosis, ...]:
     return tuple(diagnose(b, evidence) for b in blames)
+
+
+def evidence_section(diagnoses: Sequence[Diagnosis]) -> Section:
+    """The ``evidence`` section: one row per line of evidence (structured output and tables only)."""
+    return Section("evidence", tuple(r for d in diagnoses for r in d.rows()))
+
+
+def with_evidence(result: Result, diagnoses: Sequence[Diagnosis]) -> Result:
+    """``check``'s result with each root-cause line's cause in wide output (``-- <cause> [<signature>]``) and the
+    ``evidence`` section; the plain lines are unchanged."""
+    if not diagnoses:
+        return result
+    by = {(d.blame.node, d.blame.operand): d for d in diagnoses}
+    sections = []
+    for s in result.sections:
+        if s.name == "causes":
+            wide = []
+            for row, line in zip(s.rows, s.text, strict=True):
+                operand = str(row.get("operand") or ("mig-manager" if row.get("link") == "mig" else ""))
+                d = by.get((str(row.get("node")), operand))
+                said = d.summary() if d is not None else ""
+                wide.append(f"{line} -- {said}" if said else line)
+            s = replace(s, wide=tuple(wide))
+        sections.append(s)
+    sections.append(evidence_section(diagnoses))
+    return replace(result, sections=tuple(sections))
