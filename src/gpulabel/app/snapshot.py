@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from gpulabel.app.evidence import EvidenceOptions
 from gpulabel.app.session import Outcome, Session
 from gpulabel.errors import InputError
-from gpulabel.model.findings import Result, Section
+from gpulabel.model.findings import Cell, Result, Section
 
 __all__ = ["SnapshotOptions", "run_snapshot"]
 
@@ -81,7 +81,6 @@ def _bundle(
     said = f"{len(blames)} blamed pod(s), {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)"
     text = (f"{path}: {notes[0] if notes else 'snapshot'}; evidence: {said}", *report.rstrip("\n").splitlines())
     warnings = tuple(f"evidence: {u}" for u in evidence.unread)
-    fields = {"file": path, "bytes": len(data), "blamed": len(blames)}
-    return Outcome(
-        Result("snapshot", sections=(Section("written", (), text),), ok="", fields=fields), warnings=warnings
-    )
+    fields: dict[str, Cell] = {"file": path, "bytes": len(data), "blamed": len(blames)}
+    result = Result("snapshot", sections=(Section("written", (), text),), ok="", fields=fields)
+    return Outcome(result, warnings=warnings)

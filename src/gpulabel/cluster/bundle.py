@@ -70,7 +70,7 @@ def make_bundle(snapshot: dict[str, Any], evidence: Evidence, mtime: float = 0.0
     report = r.report()
     members.append(("redaction.txt", report.encode()))
     raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    with tarfile.TarFile(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:  # in memory: write_file writes it
         for name, data in members:
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
