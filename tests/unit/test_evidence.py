@@ -353,7 +353,8 @@ def test_the_schema_rejects_an_evidence_object_without_its_line() -> None:
         "signature": None,
         "cause": None,
     }
-    doc = {"apiVersion": "gpulabel/v1", "kind": "CheckResult", "findings": [], "summary": {}, "evidence": [row]}
+    summary = {"findings": 0, "reasons": {}}
+    doc = {"apiVersion": "gpulabel/v1", "kind": "CheckResult", "findings": [], "summary": summary, "evidence": [row]}
     jsonschema.validate(doc, SCHEMA)
     for broken in ({k: v for k, v in row.items() if k != "line"}, {**row, "source": "guess"}):
         with pytest.raises(jsonschema.ValidationError):
