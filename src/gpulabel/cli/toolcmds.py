@@ -57,7 +57,7 @@ def add_tool_commands(add: AddCommand) -> None:
         metavar="FILE.tar.gz",
         help="write a support bundle instead: the snapshot, the log tails and Events of the operand pods the "
         "checks blame, and what was redacted (env values, Secret data, tokens in args, annotations and logs; "
-        "docs/bundle.md)",
+        "docs/evidence.md)",
     )
     from gpulabel.cli.evidenceflags import add_evidence_flags
 
