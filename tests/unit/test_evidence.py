@@ -359,3 +359,60 @@ def test_the_schema_rejects_an_evidence_object_without_its_line() -> None:
     for broken in ({k: v for k, v in row.items() if k != "line"}, {**row, "source": "guess"}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**doc, "evidence": [broken]}, SCHEMA)
+
+
+def test_the_monitors_node_event_says_why_once_per_series() -> None:
+    from gpulabel.app.checks import check_options
+    from gpulabel.app.monitorevidence import ExplainingPlanner
+    from gpulabel.checks.assessment import Accepted, Assessment, judged
+    from gpulabel.checks.registry import run_checks
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    state = load_snapshots([str(DRIFTED)])
+    result, causes = judged(run_checks(state, check_options()), state, Accepted())
+    asked: list[str] = []
+
+    def why(cause: Any, st: Any) -> str:
+        asked.append(cause.node)
+        return (
+            "the toolkit cannot read the runtime's configuration [toolkit-runtime-config]"
+            if cause.node == "lab-node-0"
+            else ""
+        )
+
+    planner = ExplainingPlanner(why)
+    now = Assessment(result, causes, state, 0.0)
+    specs = planner.plan(None, now).events
+    node0 = [s for s in specs if s.key.regarding.kind == "Node" and s.key.regarding.name == "lab-node-0"]
+    assert node0 and all(
+        s.note.endswith("; why: the toolkit cannot read the runtime's configuration [toolkit-runtime-config]")
+        for s in node0
+    )
+    others = [s for s in specs if s.key.regarding.kind != "Node" or s.key.regarding.name != "lab-node-0"]
+    assert others and not [s for s in others if "; why:" in s.note]
+    assert planner.plan(now, now).events == ()  # nothing new: nothing asked or written
+    assert len(asked) == len({s.key for s in specs if s.key.regarding.kind == "Node"})
+
+
+def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Path) -> None:
+    from gpulabel.app.monitorevidence import live_explainer
+    from gpulabel.checks.rootcause import Cause
+    from gpulabel.model.findings import Finding
+
+    api = EvidenceApi(POD_JSON, f"2026-11-30T10:12:01Z {TOOLKIT_LINE}\n", [])
+    from gpulabel.model.cluster import ClusterState, DaemonSet
+
+    ds = DaemonSet(
+        "gpu-operator",
+        "nvidia-container-toolkit-daemonset",
+        "uid-ds",
+        {"nodeSelector": {"nvidia.com/gpu.deploy.container-toolkit": "true"}},
+        {},
+    )
+    pod = Pod("gpu-operator", "tk-1", "gpu-1", "Running", {}, {}, (("DaemonSet", "uid-ds"),), {})
+    state = ClusterState(pods=(pod,), daemonsets=(ds,))
+    finding = Finding("operands", "not-ready", node="gpu-1", operand="container-toolkit", severity="error")
+    warned: list[str] = []
+    why = live_explainer(fake_client(tmp_path, api, FakeClock()), warned.append)
+    assert why(Cause("gpu-1", "operand-pod", 1, finding, 0), state).endswith("[toolkit-runtime-config]")
+    assert warned == []
