@@ -416,3 +416,11 @@ def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Pa
     why = live_explainer(fake_client(tmp_path, api, FakeClock()), warned.append)
     assert why(Cause("gpu-1", "operand-pod", 1, finding, 0), state).endswith("[toolkit-runtime-config]")
     assert warned == []
+
+
+def test_the_report_from_a_bundle_says_why_in_the_operand_cell(bundle: str) -> None:
+    code, page, err = run("report", "--snapshot", bundle, "--html", "-")
+    assert code == 0, err
+    assert "why: the toolkit cannot read the container runtime" in page and "[toolkit-runtime-config]" in page
+    _, plain, _ = run("report", "--snapshot", str(DRIFTED), "--html", "-")
+    assert "why:" not in plain
