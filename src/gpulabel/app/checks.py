@@ -235,7 +235,7 @@ def run_explain(
         text.extend(link.lines())
         text.extend(line for d in diagnoses if d.blame.link == link.name for line in d.text())
     sections = [Section("links", tuple(link.row() for link in links), tuple(text))]
-    if diagnoses:
+    if any(d.lines for d in diagnoses):
         sections.append(evidence_section(diagnoses))
     # the node's findings are in its links (text) and rows (JSON), not repeated as finding lines
     fields = {"node": node.name, "gpus": gpus, "first_broken": first}

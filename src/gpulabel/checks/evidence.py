@@ -232,5 +232,7 @@ def with_evidence(result: Result, diagnoses: Sequence[Diagnosis]) -> Result:
                 wide.append(f"{line} -- {said}" if said else line)
             s = replace(s, wide=tuple(wide))
         sections.append(s)
-    sections.append(evidence_section(diagnoses))
+    section = evidence_section(diagnoses)
+    if section.rows:  # nothing read (a kwok pod, a refused log): no evidence, as from a plain snapshot
+        sections.append(section)
     return replace(result, sections=tuple(sections))
