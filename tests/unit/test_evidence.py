@@ -424,3 +424,27 @@ def test_the_report_from_a_bundle_says_why_in_the_operand_cell(bundle: str) -> N
     assert "why: the toolkit cannot read the container runtime" in page and "[toolkit-runtime-config]" in page
     _, plain, _ = run("report", "--snapshot", str(DRIFTED), "--html", "-")
     assert "why:" not in plain
+
+
+def test_a_kubelet_that_does_not_answer_stops_the_log_reads(tmp_path: Path) -> None:
+    class Away(EvidenceApi):
+        def open(self, method: str, path: str, query: Any = None, *args: Any, **kwargs: Any) -> FakeResponse:
+            if path.endswith("/log"):
+                self.requests.append((method, path, dict(query or [])))
+                return FakeResponse(500, orjson.dumps({"kind": "Status", "message": "dial tcp: i/o timeout"}))
+            return super().open(method, path, query, *args, **kwargs)
+
+    api = Away(POD_JSON, "", [EVENT])
+    client = fake_client(tmp_path, api, FakeClock())
+    other = Blame(
+        "gpu-2",
+        "container-toolkit",
+        "operand-pod",
+        Pod("gpu-operator", "tk-2", "gpu-2", "Running", {}, {}, (), {}),
+        None,
+    )
+    ev = collect_evidence(client, [_blame(), other])
+    logs = {p for m, p, q in api.requests if p.endswith("/log")}
+    assert logs == {"/api/v1/namespaces/gpu-operator/pods/tk-1/log"}  # retried within its budget, then no other
+    assert "pods/log: the kubelet did not answer, no other log read" in ev.unread
+    assert ev.events  # the Events are still read

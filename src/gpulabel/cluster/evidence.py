@@ -26,9 +26,14 @@ from urllib.parse import quote
 
 from gpulabel.checks.evidence import Blame
 from gpulabel.cluster.client import KubeClient, _status_message
+from gpulabel.errors import ClusterError
 from gpulabel.model.evidence import EventNote, Evidence, LogTail, containers_to_read, event_from_json, parse_log
 
 __all__ = ["EvidenceLimits", "collect_evidence"]
+
+LOG_TIMEOUT = 15.0  # seconds to wait for a log (the API server asks the node's kubelet)
+_GRANT = "deploy/rbac/readonly-evidence.yaml; docs/evidence.md"
+LOG_BUDGET = 2.0  # seconds of retrying a log read that failed with 5xx
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +66,8 @@ class _Reader:
     def _refused(self, status: int, body: bytes, what: str, kind: str) -> None:
         line = f"{what}: {status} {_status_message(body)}"
         if status in (401, 403):
-            line = f"{kind}: {status} {_status_message(body)} (grant the role {kind}; see docs/install.md)"
+            verb = "get" if kind == "pods/log" else "list"
+            line = f"{kind}: {status}, {verb} not granted to this user ({_GRANT})"
             if kind == "pods/log":
                 self.logs_off = True
             else:
@@ -92,10 +98,18 @@ class _Reader:
             if c.previous:
                 query.append(("previous", "true"))
             self.note(f"log {namespace}/{name} {c.name}")
-            status, body = self.client.request_raw("GET", path + "/log", query=query)
+            try:  # the kubelet behind the API server may be away: a short wait, one retry budget of LOG_BUDGET
+                status, body = self.client.request_raw(
+                    "GET", path + "/log", query=query, timeout=LOG_TIMEOUT, budget=LOG_BUDGET
+                )
+            except ClusterError as err:
+                status, body = 504, str(err).encode()
             self.left -= len(body)
             if status >= 400:
                 self._refused(status, body, what, "pods/log")
+                if status >= 500:  # the kubelets do not answer: no more logs this run
+                    self.logs_off = True
+                    self.unread.append("pods/log: the kubelet did not answer, no other log read")
                 continue
             lines = parse_log(body.decode("utf-8", "replace"))
             self.logs.append(LogTail(f"{namespace}/{name}", c.name, c.init, c.previous, lines))
