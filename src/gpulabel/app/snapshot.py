@@ -75,6 +75,7 @@ def _bundle(
     if opts.evidence.enabled and blames:
         limits = EvidenceLimits(tail_lines=opts.evidence.log_lines, limit_bytes=opts.evidence.log_bytes)
         evidence = collect_evidence(session.client(), blames, limits, note=lambda what: line.show(f"evidence: {what}"))
+        line.show(f"evidence: {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)", final=True)
     line.done()
     data, report = make_bundle(doc, evidence, mtime=time.time())
     write_file(path, data)
