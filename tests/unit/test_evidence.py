@@ -448,3 +448,32 @@ def test_a_kubelet_that_does_not_answer_stops_the_log_reads(tmp_path: Path) -> N
     assert logs == {"/api/v1/namespaces/gpu-operator/pods/tk-1/log"}  # retried within its budget, then no other
     assert "pods/log: the kubelet did not answer, no other log read" in ev.unread
     assert ev.events  # the Events are still read
+
+
+def test_snapshot_bundle_captures_reads_the_blamed_pods_evidence_and_check_reads_it_back(tmp_path: Path) -> None:
+    from gpulabel.app.session import Session, Source
+    from gpulabel.app.snapshot import SnapshotOptions, run_snapshot
+
+    class Cluster(EvidenceApi):
+        def open(self, method: str, path: str, query: Any = None, *args: Any, **kwargs: Any) -> FakeResponse:
+            if "/pods/" in path or path.endswith("/events"):
+                return super().open(method, path, query, *args, **kwargs)
+            return FakeApi.open(self, method, path, query, *args, **kwargs)
+
+    api = Cluster(POD_JSON, f"2026-11-30T10:12:01Z {TOOLKIT_LINE}\n", [])
+    for obj in drifted()["items"]:
+        if obj["kind"] == "Node":
+            api.nodes[obj["metadata"]["name"]] = obj
+        else:
+            api.put(obj)
+    session = Session(Source(kubeconfig="unused"))
+    client = fake_client(tmp_path, api, FakeClock())
+    session._client = client  # the session's API client is the fake at the wire
+    out = tmp_path / "b.tar.gz"
+    outcome = run_snapshot(session, SnapshotOptions(bundle=str(out)))
+    assert outcome.code == 0 and outcome.result.fields["blamed"] >= 1
+    namespace, name = TOOLKIT.split("/")
+    assert f"/api/v1/namespaces/{namespace}/pods/{name}/log" in {p for _, p, _ in api.requests}
+    assert not [r for r in api.requests if r[0] != "GET"]
+    _, text, _ = run("explain", "node/lab-node-0", "--snapshot", str(out))
+    assert "[toolkit-runtime-config]" in text and TOOLKIT_LINE in text
