@@ -172,6 +172,8 @@ def test_the_byte_budget_stops_the_reading(tmp_path: Path) -> None:
     ev = collect_evidence(client, [_blame()], EvidenceLimits(total_bytes=4000))
     assert len(ev.logs) == 1 and not [r for r in api.requests if r[1].endswith("/events")]
     assert any("budget of 4000 bytes is spent" in u for u in ev.unread)
+    ev = collect_evidence(client, [_blame()] * 3, EvidenceLimits(max_blamed=1))
+    assert "2 more blamed pod(s) not read (at most 1)" in ev.unread
 
 
 # -- the bundle ------------------------------------------------------------------------------------------------

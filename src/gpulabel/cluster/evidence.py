@@ -43,6 +43,7 @@ class EvidenceLimits:
     total_bytes: int = 4 * 1024 * 1024  # everything read for evidence in one run
     event_page: int = 100
     event_pages: int = 2  # per object
+    max_blamed: int = 25  # pods (or DaemonSets) read per run; the rest is said, not read
 
 
 class _Reader:
@@ -156,8 +157,12 @@ def collect_evidence(
     note: Callable[[str], None] = lambda text: None,
 ) -> Evidence:
     """The log tails and Events of the blamed pods, their DaemonSets and nodes (``note`` is told each read)."""
-    r = _Reader(client, limits or EvidenceLimits(), note)
-    for b in blames:
+    limits = limits or EvidenceLimits()
+    r = _Reader(client, limits, note)
+    blames = list(blames)
+    if len(blames) > limits.max_blamed:
+        r.unread.append(f"{len(blames) - limits.max_blamed} more blamed pod(s) not read (at most {limits.max_blamed})")
+    for b in blames[: limits.max_blamed]:
         if b.pod is not None:
             r.pod_logs(b.pod.namespace, b.pod.name)
             r.object_events("Pod", b.pod.namespace, b.pod.name)
