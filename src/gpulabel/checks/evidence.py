@@ -202,8 +202,10 @@ def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
 
 
 def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
+    """What could not be read about this pod, and what could be read for no pod (a refused kind)."""
     ref = b.pod.ref if b.pod is not None else None
-    return tuple(u for u in evidence.unread if ref is None or ref in u or "pods/" not in u)
+    general = ("pods/log:", "events:")
+    return tuple(u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
 
 
 def diagnose_all(blames: Iterable[Blame], evidence: Evidence) -> tuple[Diagnosis, ...]:
