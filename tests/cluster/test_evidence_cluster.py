@@ -45,9 +45,9 @@ class LogProxy(FaultProxy):
 
     def handle(self, h: http.server.BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
-        bits = parts.path.split("/")  # /api/v1/namespaces/NS/pods/NAME/log
-        if h.command == "GET" and len(bits) == 8 and bits[4] == "pods" and bits[7] == "log":
-            served = self.logs.get((bits[3], bits[5]))
+        bits = parts.path.split("/")  # "", api, v1, namespaces, NS, pods, NAME, log
+        if h.command == "GET" and len(bits) == 8 and bits[5] == "pods" and bits[7] == "log":
+            served = self.logs.get((bits[4], bits[6]))
             if served is not None:
                 query = parse_qs(parts.query)
                 tail = int(query.get("tailLines", ["0"])[0] or 0)
