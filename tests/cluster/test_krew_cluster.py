@@ -38,9 +38,12 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """An HTTP server on 127.0.0.1 serving ``tmp_path/www``: its base URL and the directory."""
     www = tmp_path / "www"
     www.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
-    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(www)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", www
@@ -87,7 +90,9 @@ def test_krew_installs_gpulabel_from_a_local_index_and_kubectl_runs_it(
     }
 
     def krew_run(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([str(krew), *args], capture_output=True, text=True, timeout=300, env=env)
+        proc = subprocess.run(
+            [str(krew), *args], capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL
+        )
         print(f"$ krew {' '.join(args)}\n{proc.stdout}{proc.stderr}")
         return proc
 
