@@ -281,6 +281,7 @@ PLANTED = {
     "log-password": "hunter2-planted",
     "event-token": "ghp_PlantedGitHubToken0123456789ab",
     "last-applied": "last-applied-secret-5555",
+    "secret-data": "c2VjcmV0LWRhdGEtcGxhbnRlZA==",
 }
 
 
@@ -298,6 +299,14 @@ def _planted_document() -> dict[str, Any]:
     pod["metadata"]["annotations"]["example.com/header"] = f"Authorization: Bearer {PLANTED['bearer']}"
     pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
         {"spec": {"containers": [{"env": [{"name": "X", "value": PLANTED["last-applied"]}]}]}}
+    )
+    items.append(  # the capture reads no Secret; one in a merged file is redacted all the same
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "ngc", "namespace": "gpu-operator"},
+            "data": {"key": PLANTED["secret-data"]},
+        }
     )
     items.append(
         {
@@ -334,7 +343,7 @@ def test_a_bundle_holds_none_of_the_planted_secrets(tmp_path: Path) -> None:
         {"name": "FROM_SECRET", "valueFrom": {"secretKeyRef": {"name": "ngc", "key": "key"}}},
     ]
     assert ctr["args"] == ["--token=<redacted>", "--password", "<redacted>", "--verbose"]
-    for rule in ("env-value: 2", "last-applied: 1", "secret-argument: 1", "bearer: 1", "jwt: 1"):
+    for rule in ("env-value: 2", "last-applied: 1", "secret-data: 1", "secret-argument: 1", "bearer: 1", "jwt: 1"):
         assert f"  {rule}\n" in report, rule
     # and the bundle still reads: the redacted snapshot gives the findings of the unredacted one
     path, plain = tmp_path / "p.tar.gz", tmp_path / "p.json"
