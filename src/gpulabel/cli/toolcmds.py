@@ -43,9 +43,10 @@ def add_tool_commands(add: AddCommand) -> None:
         dest="file",
         metavar="FILE",
         default="-",
-        help="write here (default: stdout); an existing file is replaced atomically, a directory or a file "
-        "someone else creates meanwhile is refused",
+        help="write here (default: stdout); a snapshot gpulabel wrote is replaced atomically; any other file, "
+        "a FIFO, a device or a directory is refused (docs/hostile-input.md)",
     )
+    p.add_argument("--force", action="store_true", help="replace an existing file gpulabel did not write")
     p.add_argument(
         "--progress",
         action="store_true",
@@ -90,7 +91,11 @@ def cmd_diff(ctx: Context) -> int:
 def cmd_snapshot(ctx: Context) -> int:
     from gpulabel.app.snapshot import SnapshotOptions, run_snapshot
 
-    return ctx.finish(run_snapshot(ctx.session(), SnapshotOptions(output=ctx.args.file, progress=ctx.args.progress)))
+    return ctx.finish(
+        run_snapshot(
+            ctx.session(), SnapshotOptions(output=ctx.args.file, progress=ctx.args.progress, force=ctx.args.force)
+        )
+    )
 
 
 def cmd_version(ctx: Context) -> int:
