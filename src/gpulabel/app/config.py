@@ -160,15 +160,23 @@ def _ignore_rule(w: _Where, node: Any, key: str, known: dict[str, set[str]]) -> 
     )
 
 
+def read_text(path: str) -> str:
+    """The UTF-8 text of a small input file (bounded: cluster/inputs.py); one line when it is not text."""
+    from gpulabel.cluster.inputs import read_input
+
+    data = read_input(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}", "not UTF-8 text") from None
+
+
 def load_config(path: str) -> Config:
     """Read and validate the config file at ``path``; an :class:`InputError` naming file, line and key."""
     import yaml
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as err:
-        raise InputError(path, err.strerror or str(err)) from None
+    text = read_text(path)
     try:
         root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
@@ -224,11 +232,11 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
     """The findings of a previous ``-o json`` (``findings`` of the envelope)."""
     import orjson
 
+    from gpulabel.cluster.inputs import read_input
+
+    data = read_input(path)
     try:
-        with open(path, "rb") as f:
-            doc = orjson.loads(f.read())
-    except OSError as err:
-        raise InputError(path, err.strerror or str(err)) from None
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as err:
         raise InputError(path, f"not JSON (a previous gpulabel -o json): {err}") from None
     findings = doc.get("findings") if isinstance(doc, dict) else None

@@ -9,7 +9,6 @@ the run with the server's own message and field path.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,16 +93,9 @@ def workloads_from_bytes(
 
 
 def _read(path: str) -> bytes:
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_MANIFEST_BYTES + 1)
-    except OSError as err:
-        raise ManifestError(path, err.strerror or str(err)) from None
-    if len(data) > _MAX_MANIFEST_BYTES:
-        raise ManifestError(path, f"more than {_MAX_MANIFEST_BYTES} bytes: not a manifest")
-    return data
+    from gpulabel.cluster.inputs import max_input_bytes, read_input  # bounded; FIFOs and devices handled
+
+    return read_input(path, ManifestError, limit=min(_MAX_MANIFEST_BYTES, max_input_bytes()))
 
 
 def load_workloads(paths: Iterable[str], dra_objects: list[tuple[str, dict[str, Any]]] | None = None) -> list[Workload]:
