@@ -174,7 +174,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
             code = int(args.func(ctx))
         except GpulabelError as exc:
             out.flush()
-            err.write(f"{name}: {exc}\n")
+            from gpulabel.render.escape import printable
+
+            err.write(f"{name}: {printable(str(exc))}\n")
             return exc.exit_code
         out.flush()  # a full disk shows when the buffer is written: here, not at exit
         return code
