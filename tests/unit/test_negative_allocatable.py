@@ -34,7 +34,8 @@ def test_a_negative_allocatable_is_refused_with_the_servers_message(
 ) -> None:
     code, err = _gpus(tmp_path, {resource: value})
     assert code == 2 and err.count("\n") == 1
-    assert err.endswith(f'status.allocatable.{resource}: Invalid value: "{shown}": must be greater than or equal to 0\n')
+    message = f'status.allocatable.{resource}: Invalid value: "{shown}": must be greater than or equal to 0\n'
+    assert err.endswith(message)
 
 
 def test_zero_is_allowed(tmp_path: Path) -> None:
