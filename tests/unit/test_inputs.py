@@ -8,6 +8,7 @@ an unknown field ended in a RecursionError traceback.
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -208,3 +209,28 @@ def test_a_config_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
         "",
         f"gpulabel: {path}:2: not UTF-8 text\n",
     )
+
+
+def test_a_baseline_keeps_only_what_identifies_a_finding(tmp_path: Path) -> None:
+    from gpulabel.app.config import load_baseline
+
+    path = tmp_path / "b.json"
+    finding = {"check": "audit", "reason": "missing", "node": "n1", "detail": "x" * 999, "severity": "error", "args": []}
+    path.write_text(json.dumps({"apiVersion": "gpulabel/v1", "findings": [finding] * 3, "summary": {}}))
+    assert load_baseline(str(path)) == [{"check": "audit", "reason": "missing", "node": "n1", "args": []}] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"findings": [{"reason": "x"}]}', "not a gpulabel -o json envelope: Object missing required field `check`"),
+        ("[1]", "not a gpulabel -o json envelope: Expected `object`, got `array`"),
+        ("{", "not JSON (a previous gpulabel -o json)"),
+        ("{}", "not a gpulabel -o json envelope: no findings list"),
+    ],
+)
+def test_a_baseline_that_is_not_an_envelope_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(text)
+    code, _, err = run("check", "--snapshot", DRIFTED, "--baseline", str(path))
+    assert code == 2 and err.count("\n") == 1 and err.startswith(f"gpulabel: {path}: {message}")
