@@ -215,7 +215,7 @@ def test_a_baseline_keeps_only_what_identifies_a_finding(tmp_path: Path) -> None
     from gpulabel.app.config import load_baseline
 
     path = tmp_path / "b.json"
-    finding = {"check": "audit", "reason": "missing", "node": "n1", "detail": "x" * 999, "severity": "error", "args": []}
+    finding = {"check": "audit", "reason": "missing", "node": "n1", "detail": "x" * 99, "severity": "error", "args": []}
     path.write_text(json.dumps({"apiVersion": "gpulabel/v1", "findings": [finding] * 3, "summary": {}}))
     assert load_baseline(str(path)) == [{"check": "audit", "reason": "missing", "node": "n1", "args": []}] * 3
 
