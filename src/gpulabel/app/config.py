@@ -26,7 +26,6 @@ Default locations, first found: ``$GPULABEL_CONFIG``,
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -261,9 +260,8 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
 _BASELINE_FIELDS = ("check", "reason", "node", "pod", "operand", "key", "daemonset", "args", "change")
 
 
-@functools.cache
 def _baseline_envelope() -> Any:
-    """The msgspec type of a baseline envelope (made on first use: msgspec is not imported at start)."""
+    """The msgspec type of a baseline envelope (made when a baseline is read: msgspec is not imported at start)."""
     import msgspec
 
     scalar = str | int | float | bool | None

@@ -117,11 +117,11 @@ def _settle_flags(args: argparse.Namespace) -> None:
             setattr(args, name, default)
 
 
-class _OutputFailed(Exception):
+class _OutputFailed(GpulabelError):
     """Writing standard output failed (a full disk, an I/O error); a closed pipe is BrokenPipeError instead."""
 
     def __init__(self, err: OSError) -> None:
-        super().__init__(err.strerror or str(err))
+        super().__init__(f"standard output: {err.strerror or err}")
 
 
 class _Output:
@@ -172,6 +172,8 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
         try:
             _settle_flags(args)
             code = int(args.func(ctx))
+        except _OutputFailed:
+            raise
         except GpulabelError as exc:
             out.flush()
             from gpulabel.render.escape import printable
@@ -190,8 +192,8 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
     except _OutputFailed as exc:
         if raw is sys.stdout:
             _quiet_stdout()  # what is still buffered would fail again at exit
-        err.write(f"{name}: standard output: {exc}\n")
-        return 2
+        err.write(f"{name}: {exc}\n")
+        return exc.exit_code
 
 
 def run() -> None:
