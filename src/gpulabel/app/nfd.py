@@ -24,11 +24,11 @@ def load_nfd_config(path: str | None) -> NfdConfig:
         return NfdConfig()
     import yaml
 
+    from gpulabel.app.config import read_text
+
+    text = read_text(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except OSError as err:
-        raise InputError(path, err.strerror or str(err)) from None
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml bounds nesting
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else path

@@ -24,6 +24,7 @@ class ReportOptions:
     checks: CheckOptions = field(default_factory=CheckOptions)
     generated: str = ""  # when, as the page's header says it
     evidence: EvidenceOptions = field(default_factory=EvidenceOptions)
+    force: bool = False  # replace an existing file gpulabel did not write (cluster/files.py)
 
 
 def report_doc(
@@ -93,9 +94,10 @@ def run_report(session: Session, opts: ReportOptions) -> Outcome:
     if opts.html == "-":
         return Outcome(Result("report", ok=""), page=page, warnings=tuple(warnings))
     from gpulabel.cluster.files import write_file
+    from gpulabel.render.report import GENERATOR_MARK
 
     data = page.encode()
-    write_file(opts.html, data)
+    write_file(opts.html, data, marker=GENERATOR_MARK, force=opts.force)
     summary = doc["summary"]
     line = f"{opts.html}: {doc['totals']['nodes']} nodes, " + " ".join(
         f"{check}={'skipped' if s.get('skipped') else s['findings']}" for check, s in summary.items()

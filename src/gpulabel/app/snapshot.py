@@ -9,7 +9,7 @@ from gpulabel.app.session import Outcome, Session
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Cell, Result, Section
 
-__all__ = ["SnapshotOptions", "run_snapshot"]
+__all__ = ["GENERATOR_MARK", "SnapshotOptions", "run_snapshot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,12 +18,16 @@ class SnapshotOptions:
     progress: bool = False  # the progress line on stderr even when it is not a terminal (one line per step)
     bundle: str | None = None  # a support bundle (.tar.gz): the snapshot, the blamed pods' evidence, redacted
     evidence: EvidenceOptions = field(default_factory=EvidenceOptions)
+    force: bool = False  # replace an existing file gpulabel did not write
 
     def __post_init__(self) -> None:
         if self.bundle is not None and self.output != "-":
             raise InputError("--bundle", "writes its own file: give --bundle FILE or -o FILE, not both")
         if self.bundle == "-" or self.bundle == "":
             raise InputError("--bundle", "needs a file name (FILE.tar.gz)")
+
+
+GENERATOR_MARK = b'"generator": "gpulabel"'  # a top-level key of every snapshot gpulabel writes (before its items)
 
 
 def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
@@ -38,12 +42,14 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
     doc = capture(session.client(), notes.append, progress)
     if opts.bundle is not None:
         return _bundle(session, opts, opts.bundle, doc, notes, progress)
+    items = doc.pop("items")
+    doc = {**doc, "generator": "gpulabel", "items": items}  # the mark cluster/files.py knows its own files by
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     if opts.output == "-":
         return Outcome(Result("snapshot", ok=""), warnings=tuple(f"snapshot: {n}" for n in notes), page=data.decode())
     from gpulabel.cluster.files import write_file
 
-    write_file(opts.output, data)
+    write_file(opts.output, data, marker=GENERATOR_MARK, force=opts.force)
     line = f"{opts.output}: {notes[0]}" if notes else opts.output
     section = Section("written", (), (line,))
     return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": len(data)}))
@@ -58,7 +64,7 @@ def _bundle(
     from gpulabel.app.checks import Verdict, check_options, judge
     from gpulabel.checks.evidence import blamed
     from gpulabel.checks.registry import run_checks
-    from gpulabel.cluster.bundle import make_bundle
+    from gpulabel.cluster.bundle import BUNDLE_MARK, make_bundle
     from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
     from gpulabel.cluster.files import write_file
     from gpulabel.cluster.progress import Progress
@@ -78,7 +84,7 @@ def _bundle(
         line.show(f"evidence: {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)", final=True)
     line.done()
     data, report = make_bundle(doc, evidence, mtime=time.time())
-    write_file(path, data)
+    write_file(path, data, marker=BUNDLE_MARK, force=opts.force)
     said = f"{len(blames)} blamed pod(s), {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)"
     text = (f"{path}: {notes[0] if notes else 'snapshot'}; evidence: {said}", *report.rstrip("\n").splitlines())
     warnings = tuple(f"evidence: {u}" for u in evidence.unread)

@@ -20,6 +20,7 @@ and ``nodes`` (one row per node, always in structured output).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.advice import Advice, advise
@@ -89,13 +90,85 @@ def _workload_row(w: PlacedWorkload, fits: list[str], advice: Advice | None) -> 
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What every workload of one pod shape shares: the verdicts and their lines, before the workload's prefix."""
+
+    fits: list[str]
+    advice: Advice | None
+    nodes: list[dict[str, Cell]]  # per node, without "workload"
+    plain: list[str]
+    wide: list[str]
+    groups: list[dict[str, Cell]]
+    grouped: list[str]
+    grouped_wide: list[str]
+    fix: list[str]
+
+
+def _shape(
+    state: ClusterState,
+    index: NodeIndex,
+    w: PlacedWorkload,
+    *,
+    full: bool,
+    per_node: bool,
+    dra: DraEvaluator | None,
+) -> _Shape:
+    nodes = state.nodes
+    results = place(w.requirements, index, full=full, request=w.requests)
+    if w.resource_claims:
+        from gpulabel.checks.dra import claim_results
+
+        assert dra is not None
+        results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
+    fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
+    capacities = index.capacities
+    advice = (
+        advise(w.requirements, nodes, results, capacities=capacities, request=w.requests) if full and not fits else None
+    )
+    plain: list[str] = []
+    wide: list[str] = []
+    rows: list[dict[str, Cell]] = []
+    for n, r in zip(nodes, results, strict=True):
+        if per_node:  # the node-by-node lines are shown only then; the rows always (structured output)
+            plain.append(r.line(n.name))
+            wide.append(r.line(n.name))
+            wide.extend(f"    {f.filter}: {f.reason}: {f.why}" for f in r.failures)
+        rows.append({"node": n.name, "fits": r.fits, "reason": r.reason, "failures": _failures(r)})
+    groups: list[dict[str, Cell]] = []
+    grouped: list[str] = []
+    grouped_wide: list[str] = []
+    for g in group_verdicts(nodes, results):
+        grouped.append(g.line())
+        grouped_wide.append(g.line())
+        grouped_wide.extend(f"    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
+        groups.append(
+            {
+                "fits": g.result.fits,
+                "reason": g.reason,
+                "count": g.count,
+                "sample": g.sample,
+                "best": g.best,
+                "failures": _failures(g.result),
+            }
+        )
+    fix: list[str] = []
+    if advice is not None:
+        fix = _fix_lines("", advice)
+        fix.extend(f"    nfd: {h}" for h in label_hints(state, None, w.requirements.label_keys))
+    return _Shape(fits, advice, rows, plain, wide, groups, grouped, grouped_wide, fix)
+
+
 def place_result(
     state: ClusterState, workloads: Sequence[PlacedWorkload], *, full: bool, per_node: bool = False
 ) -> tuple[Result, bool]:
-    """The ``place`` result, and whether every workload fits some node."""
-    nodes = state.nodes
-    capacities = state.capacities()
-    index = NodeIndex(nodes, capacities)
+    """The ``place`` result, and whether every workload fits some node.
+
+    Workloads of one pod shape (the same ``requirements`` and ``requests`` objects, as
+    ``cluster.manifests`` hands out for identical pods, and no ResourceClaims) are placed
+    once: 50,000 copies of a Job's pod cost one placement and their output lines.
+    """
+    index = NodeIndex(state.nodes, state.capacities())
     several = len(workloads) > 1
     dra: DraEvaluator | None = None  # made for the first workload with claims, shared by the rest of this run
     plain: list[str] = []
@@ -105,51 +178,33 @@ def place_result(
     verdicts: list[dict[str, Cell]] = []
     groups: list[dict[str, Cell]] = []
     summaries: list[dict[str, Cell]] = []
+    shapes: dict[tuple[int, int], _Shape] = {}
     all_fit = True
     for w in workloads:
-        results = place(w.requirements, index, full=full, request=w.requests)
-        if w.resource_claims:
-            from gpulabel.checks.dra import claim_results
-            from gpulabel.k8s.dra.evaluator import DraEvaluator
+        key = (id(w.requirements), id(w.requests))
+        shape = None if w.resource_claims else shapes.get(key)
+        if shape is None:
+            if w.resource_claims:
+                from gpulabel.k8s.dra.evaluator import DraEvaluator
 
-            dra = dra or DraEvaluator(state.dra)
-            results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
-        fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
-        all_fit = all_fit and bool(fits)
-        advice = (
-            advise(w.requirements, nodes, results, capacities=capacities, request=w.requests)
-            if full and not fits
-            else None
-        )
+                dra = dra or DraEvaluator(state.dra)
+            shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra)
+            if not w.resource_claims:
+                shapes[key] = shape
+        all_fit = all_fit and bool(shape.fits)
         prefix = f"{w.ref} " if several else ""
-        for n, r in zip(nodes, results, strict=True):
-            plain.append(prefix + r.line(n.name))
-            wide.append(prefix + r.line(n.name))
-            wide.extend(f"{prefix}    {f.filter}: {f.reason}: {f.why}" for f in r.failures)
-            verdicts.append(
-                {"workload": w.ref, "node": n.name, "fits": r.fits, "reason": r.reason, "failures": _failures(r)}
-            )
-        for g in group_verdicts(nodes, results):
-            grouped.append(prefix + g.line())
-            grouped_wide.append(prefix + g.line())
-            grouped_wide.extend(f"{prefix}    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
-            groups.append(
-                {
-                    "workload": w.ref,
-                    "fits": g.result.fits,
-                    "reason": g.reason,
-                    "count": g.count,
-                    "sample": g.sample,
-                    "best": g.best,
-                    "failures": _failures(g.result),
-                }
-            )
-        if advice is not None:
-            fix_lines = _fix_lines(prefix, advice)
-            fix_lines.extend(f"{prefix}    nfd: {h}" for h in label_hints(state, None, w.requirements.label_keys))
-            wide.extend(fix_lines)
-            grouped_wide.extend(fix_lines)
-        summaries.append(_workload_row(w, fits, advice))
+        ref = w.ref
+        if per_node:
+            plain.extend(prefix + line for line in shape.plain)
+            wide.extend(prefix + line for line in shape.wide)
+            wide.extend(prefix + line for line in shape.fix)
+        else:
+            grouped.extend(prefix + line for line in shape.grouped)
+            grouped_wide.extend(prefix + line for line in shape.grouped_wide)
+            grouped_wide.extend(prefix + line for line in shape.fix)
+        verdicts.extend({"workload": ref, **row} for row in shape.nodes)
+        groups.extend({"workload": ref, **row} for row in shape.groups)
+        summaries.append(_workload_row(w, shape.fits, shape.advice))
     if per_node:
         group_section = Section("groups", tuple(groups))
         node_section = Section("nodes", tuple(verdicts), tuple(plain), tuple(wide))

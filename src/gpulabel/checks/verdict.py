@@ -149,12 +149,13 @@ def apply_baseline(result: Result, baseline: Iterable[Mapping[str, object]]) -> 
     check that was skipped or not run is not stale.
     """
     docs = [d for d in baseline if d.get("change") != "resolved"]
-    known = {identity_of_json(d) for d in docs}
+    ids = [identity_of_json(d) for d in docs]  # once each: a baseline may hold a million
+    known = set(ids)
     parts = tuple(_mark(p, known) for p in result.parts) if result.parts else ()
     ran = {p.command for p in parts if not p.skipped} if parts else {result.command}
     now = {identity(f) for f in result.findings}
     stale = [
-        _stale(d) for d in docs if identity_of_json(d) not in now and str(d.get("check")) in ran
+        _stale(d) for d, i in zip(docs, ids, strict=True) if i not in now and str(d.get("check")) in ran
     ]  # in the baseline's order
     if parts:
         by_check: dict[str, list[Finding]] = {}

@@ -164,7 +164,9 @@ class Context:
         return str(self.args.output)
 
     def warn(self, text: str) -> None:
-        self.err.write(f"gpulabel: {text}\n")
+        from gpulabel.render.escape import printable
+
+        self.err.write(f"gpulabel: {printable(text)}\n")
         self.err.flush()
 
     def source(self) -> Source:

@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, cast
 
 from gpulabel import __version__
 from gpulabel.cli.context import ALL_GROUPS, GROUP_FLAGS, SHARED_DEFAULTS, AddCommand, Command, Context, shared_flags
@@ -117,30 +117,94 @@ def _settle_flags(args: argparse.Namespace) -> None:
             setattr(args, name, default)
 
 
+class _OutputFailed(GpulabelError):
+    """Writing standard output failed (a full disk, an I/O error); a closed pipe is BrokenPipeError instead."""
+
+    def __init__(self, err: OSError) -> None:
+        super().__init__(f"standard output: {err.strerror or err}")
+
+
+class _Output:
+    """The output stream, whose write errors are told apart from every other OSError of a command."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _OutputFailed(err) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _OutputFailed(err) from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe: point stdout at /dev/null, so that the interpreter's last flush says nothing."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    out = out or sys.stdout
+    """Run one command; a write error on ``out`` is one line and exit 2, a closed pipe ends quietly (exit 0)."""
+    raw = out or sys.stdout
+    out = cast("IO[str]", _Output(raw))
     err = err or sys.stderr
     prog = prog_name()
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     ctx = Context(args, out, err, parser=parser)
+    name = prog.split()[-1]
     try:
-        _settle_flags(args)
-        return int(args.func(ctx))
-    except GpulabelError as exc:
-        out.flush()
-        err.write(f"{prog.split()[-1]}: {exc}\n")
-        return exc.exit_code
+        try:
+            _settle_flags(args)
+            code = int(args.func(ctx))
+        except _OutputFailed:
+            raise
+        except GpulabelError as exc:
+            out.flush()
+            from gpulabel.render.escape import printable
+
+            err.write(f"{name}: {printable(str(exc))}\n")
+            return exc.exit_code
+        out.flush()  # a full disk shows when the buffer is written: here, not at exit
+        return code
     except KeyboardInterrupt:
         err.write("gpulabel: interrupted\n")
         return 130
     except BrokenPipeError:
+        if raw is sys.stdout:
+            _quiet_stdout()
         return 0
+    except _OutputFailed as exc:
+        if raw is sys.stdout:
+            _quiet_stdout()  # what is still buffered would fail again at exit
+        err.write(f"{name}: {exc}\n")
+        return exc.exit_code
 
 
 def run() -> None:
     """Console-script entry point."""
     code = main()
-    with contextlib.suppress(BrokenPipeError):
+    try:
         sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    except OSError as exc:
+        _quiet_stdout()
+        sys.stderr.write(f"{prog_name().split()[-1]}: standard output: {exc.strerror or exc}\n")
+        code = 2
     raise SystemExit(code)

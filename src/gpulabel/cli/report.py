@@ -31,6 +31,7 @@ def add_report_command(add: AddCommand) -> None:
         exits="0 the page is written (whatever it reports), 2 bad input, an unusable cluster or an unwritable file",
     )
     p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
+    p.add_argument("--force", action="store_true", help="replace an existing file gpulabel did not write")
     p.add_argument("--strict", action="store_true", help="audit with --strict")
     p.add_argument(
         "--disabled", action="append", default=[], metavar="OPERAND", help=f"as for operands; one of: {OPERAND_NAMES}"
@@ -58,5 +59,6 @@ def cmd_report(ctx: Context) -> int:
         checks=options(ctx),  # every option checked before anything is read
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
         evidence=evidence_options(ctx.args),
+        force=ctx.args.force,
     )
     return ctx.finish(run_report(ctx.session(), opts))

@@ -43,9 +43,10 @@ def add_tool_commands(add: AddCommand) -> None:
         dest="file",
         metavar="FILE",
         default="-",
-        help="write here (default: stdout); an existing file is replaced atomically, a directory or a file "
-        "someone else creates meanwhile is refused",
+        help="write here (default: stdout); a snapshot gpulabel wrote is replaced atomically; any other file, "
+        "a FIFO, a device or a directory is refused (docs/hostile-input.md)",
     )
+    p.add_argument("--force", action="store_true", help="replace an existing file gpulabel did not write")
     p.add_argument(
         "--progress",
         action="store_true",
@@ -102,7 +103,9 @@ def cmd_snapshot(ctx: Context) -> int:
     from gpulabel.cli.evidenceflags import evidence_options
 
     a = ctx.args
-    opts = SnapshotOptions(output=a.file, progress=a.progress, bundle=a.bundle, evidence=evidence_options(a))
+    opts = SnapshotOptions(
+        output=a.file, progress=a.progress, bundle=a.bundle, evidence=evidence_options(a), force=a.force
+    )
     return ctx.finish(run_snapshot(ctx.session(), opts))
 
 

@@ -26,7 +26,10 @@ from gpulabel.cluster.redact import Redactor
 from gpulabel.errors import SnapshotError
 from gpulabel.model.evidence import EventNote, Evidence, LogLine, LogTail
 
-__all__ = ["GZIP_MAGIC", "bundle_evidence", "bundle_member", "make_bundle"]
+__all__ = ["BUNDLE_MARK", "GZIP_MAGIC", "bundle_evidence", "bundle_member", "make_bundle"]
+
+BUNDLE_NAME = "gpulabel-bundle.tar"  # the gzip header's file name (FNAME) of every bundle gpulabel writes
+BUNDLE_MARK = BUNDLE_NAME.encode() + b"\0"  # cluster/files.py's generator mark: in the header, uncompressed
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_MEMBER_BYTES = 1 << 30
@@ -75,7 +78,11 @@ def make_bundle(snapshot: dict[str, Any], evidence: Evidence, mtime: float = 0.0
             info = tarfile.TarInfo(name)
             info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
             tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue(), mtime=int(mtime)), report
+    out = io.BytesIO()
+    # The gzip header's file name is the generator mark cluster/files.py knows a bundle by (uncompressed, first bytes).
+    with gzip.GzipFile(filename=BUNDLE_NAME, mode="wb", fileobj=out, mtime=int(mtime)) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue(), report
 
 
 def bundle_member(data: bytes, path: str, member: str) -> bytes | None:

@@ -98,8 +98,8 @@ def split_json_list(data: bytes) -> tuple[dict[str, Any], Sequence[Any]] | None:
     """
     try:
         top = msgspec.json.decode(data, type=_ListShape)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None  # msgspec's skip of a deep unknown value recurses; jiter then bounds the depth
     if not isinstance(top.kind, str) or not (top.kind == "List" or top.kind.endswith("List")):
         return None
     items = top.items

@@ -1,34 +1,51 @@
-"""The one way gpulabel writes a file: never replace what it did not create.
+"""The one way gpulabel writes a file: never replace or modify what it did not create.
 
-``write_file`` looks at what is at the path before writing:
+``write_file(path, data, marker=..., force=...)`` looks at what is at the path first
+(a symbolic link is followed, and stays; the rules apply to what it points to):
 
-- nothing: the data goes to a temporary file in the same directory, which is
-  then hard-linked into place; ``link`` fails if something appeared there in the
-  meantime, so a file created by someone else is never replaced (the write is
-  refused instead);
-- a regular file with one link: replaced atomically (temporary file, then
-  ``rename``), keeping its permission bits, so a reader never sees half a page;
-- a regular file with several hard links: rewritten in place, so every name
-  still sees the same file;
-- a symbolic link: followed, and the rules above apply to what it points to;
-  the link itself stays;
-- a character device, a FIFO: opened and written through (``/dev/null``,
-  ``/dev/stdout``, a pipe), never replaced;
-- a directory, a socket, a block device: refused.
+- nothing: the data goes to a temporary file in the same directory, fsynced,
+  then hard-linked into place; ``link`` fails if something appeared there
+  meanwhile, so a file created by someone else is never replaced;
+- a regular file that gpulabel wrote (its first 4 KiB hold ``marker``, the
+  generator mark each output carries: ``<meta name="generator" content="gpulabel">``
+  in a report, ``"generator": "gpulabel"`` in a snapshot, ``"apiVersion":
+  "gpulabel/v1"`` in a findings file) or any regular file with ``force``:
+  replaced atomically (temporary file in the same directory, fsync, ``rename``),
+  keeping its permission bits (and, as root, its owner and group); a write that
+  fails midway (``ENOSPC``, ``EFBIG`` under ``ulimit -f``) removes the temporary
+  file and leaves the old one exactly as it was;
+- a regular file gpulabel did not write, without ``force``: refused;
+- a regular file with more than one hard link: refused, ``force`` or not (a
+  rewrite in place would change every other name's content; a rename would
+  silently split the names);
+- a file the caller could not have written itself with the shell's ``>``
+  (``os.access(W_OK)`` on the file, write and search on its directory): refused,
+  ``force`` or not. ``>`` run as root writes a mode 0444 file; gpulabel run as
+  root does not without ``force`` (a file with no write bit is a statement by its
+  owner). A file owned by another user (not root) is replaced only with ``force``,
+  and the replacement is then the caller's;
+- ``/dev/null`` (the character device 1:3, under any name): the data is
+  discarded, so ``--html /dev/null`` runs everything and keeps nothing;
+- anything else (a FIFO, which would wait for a reader forever, a character or
+  block device, a directory, a socket): refused.
 
-Errors are :class:`~gpulabel.errors.InputError` naming the path.
+``-`` (standard output) is handled by the commands, not here. Errors are
+:class:`~gpulabel.errors.InputError` naming the path: one line, exit 2.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
 from gpulabel.errors import InputError
 
-__all__ = ["write_file"]
+__all__ = ["MARK_HEAD", "write_file"]
 
 _NEW_FILE_MODE = 0o644
+MARK_HEAD = 4096  # the marker must be in a file's first bytes: looking never reads a whole file
+_DEV_NULL = os.makedev(1, 3)
 
 
 def _fail(path: str, err: OSError | str) -> InputError:
@@ -42,13 +59,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _temporary(directory: str, data: bytes, mode: int) -> str:
+def _temporary(directory: str, data: bytes, mode: int, owner: tuple[int, int] | None) -> str:
     import tempfile  # not at import time: the CLI builds its parser for every command, --help included
 
     fd, tmp = tempfile.mkstemp(prefix=".gpulabel-", dir=directory)
     try:
         _write_all(fd, data)
+        os.fsync(fd)
         os.fchmod(fd, mode)
+        if owner is not None:
+            os.fchown(fd, *owner)
     except BaseException:
         os.close(fd)
         os.unlink(tmp)
@@ -58,53 +78,95 @@ def _temporary(directory: str, data: bytes, mode: int) -> str:
 
 
 def _create(path: str, data: bytes) -> None:
-    tmp = _temporary(os.path.dirname(path) or ".", data, _NEW_FILE_MODE)
+    tmp = _temporary(os.path.dirname(path) or ".", data, _NEW_FILE_MODE, None)
     try:
         os.link(tmp, path)  # fails with EEXIST rather than replace anything
     finally:
         os.unlink(tmp)
 
 
-def _replace(path: str, data: bytes, mode: int) -> None:
-    tmp = _temporary(os.path.dirname(path) or ".", data, mode)
+def _written_by_gpulabel(path: str, st: os.stat_result, marker: bytes) -> bool:
+    """Whether the file at ``path`` (still the inode ``st``) holds ``marker`` in its first bytes."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
     try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(now.st_mode):
+            return False
+        return marker in os.read(fd, MARK_HEAD)
+    finally:
+        os.close(fd)
+
+
+def _may_replace(path: str, st: os.stat_result, marker: bytes, force: bool) -> str | None:
+    """Why the regular file ``st`` at ``path`` must not be replaced; ``None`` when it may."""
+    if st.st_nlink > 1:
+        return f"has {st.st_nlink} hard links; not replaced (a write would reach every name)"
+    directory = os.path.dirname(path) or "."
+    if not os.access(path, os.W_OK) or not os.access(directory, os.W_OK | os.X_OK):
+        return "permission denied (the shell's > would fail too); not replaced"
+    if os.geteuid() == 0 and not st.st_mode & 0o222 and not force:
+        return f"read-only file (mode {stat.S_IMODE(st.st_mode):04o}); not replaced without --force"
+    if force:
+        return None
+    if os.geteuid() not in (0, st.st_uid):
+        return f"owned by uid {st.st_uid}; not replaced without --force"
+    if not _written_by_gpulabel(path, st, marker):
+        return "exists and was not written by gpulabel; not replaced without --force"
+    return None
+
+
+def _replace(path: str, st: os.stat_result, data: bytes) -> None:
+    owner = (st.st_uid, st.st_gid) if os.geteuid() == 0 else None
+    tmp = _temporary(os.path.dirname(path) or ".", data, stat.S_IMODE(st.st_mode), owner)
+    try:
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino, now.st_nlink) != (st.st_dev, st.st_ino, st.st_nlink):
+            raise _fail(path, "changed by someone else while writing; not replaced")
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
 
 
-def _write_through(path: str, data: bytes, truncate: bool) -> None:
-    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | (os.O_TRUNC if truncate else 0)
-    fd = os.open(path, flags)  # no O_CREAT: the thing must still be there
-    try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
+def _target(path: str) -> str:
+    """The path the rules apply to: a symbolic link's final target (made absolute)."""
+    return os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
 
 
-def write_file(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` by the rules in the module docstring."""
-    target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+def write_file(path: str, data: bytes, *, marker: bytes, force: bool = False) -> None:
+    """Write ``data`` to ``path`` by the rules in the module docstring.
+
+    ``marker`` is the generator mark ``data`` carries in its first bytes (checked
+    here, so that every output can be recognised when it is replaced later).
+    """
+    if marker not in data[:MARK_HEAD]:
+        raise ValueError("the data does not carry its generator marker in its first bytes")
+    target = _target(path)
     try:
         try:
-            st = os.stat(target)
+            st = os.lstat(target)
         except FileNotFoundError:
             _create(target, data)
             return
         kind = st.st_mode
         if stat.S_ISREG(kind):
-            if st.st_nlink > 1:
-                _write_through(target, data, truncate=True)
-            else:
-                _replace(target, data, stat.S_IMODE(kind))
-        elif stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
-            _write_through(target, data, truncate=False)
+            why = _may_replace(target, st, marker, force)
+            if why is not None:
+                raise _fail(path, why)
+            _replace(target, st, data)
+        elif stat.S_ISCHR(kind) and st.st_rdev == _DEV_NULL:
+            return  # /dev/null: nothing kept, nothing to write
         elif stat.S_ISDIR(kind):
             raise _fail(path, "Is a directory")
+        elif stat.S_ISLNK(kind):
+            raise _fail(path, "too many levels of symbolic links")
         else:
-            raise _fail(path, "not a regular file, a character device or a FIFO; not replaced")
+            what = "a FIFO" if stat.S_ISFIFO(kind) else "a device" if stat.S_ISCHR(kind) or stat.S_ISBLK(kind) else ""
+            raise _fail(path, f"not a regular file{' (' + what + ')' if what else ''}; not written (- is stdout)")
     except FileExistsError:
         raise _fail(path, "created by someone else while writing; not replaced") from None
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _fail(path, "too many levels of symbolic links") from None
         raise _fail(path, err) from None

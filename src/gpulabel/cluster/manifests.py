@@ -9,7 +9,6 @@ the run with the server's own message and field path.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,20 +89,48 @@ def workloads_from_bytes(
         raise ManifestError(err.where, err.message) from None
     if dra_objects is not None:
         dra_objects.extend((w, obj) for w, obj in found if obj.get("kind") in DRA_KINDS)
-    return [workload_from_object(obj, w) for w, obj in found if obj.get("kind") in WORKLOAD_KINDS]
+    return _workloads(found)
+
+
+def _workloads(found: list[tuple[str, dict[str, Any]]]) -> list[Workload]:
+    """Each workload object checked and parsed; objects equal but for their metadata are checked and parsed once.
+
+    What ``workload_from_object`` checks and parses is the object without its ``metadata``
+    (the name appears only in a refusal, and the first refusal ends the run), so a copy
+    shares the first one's requirements and requests: ``place`` then places the shape once.
+    """
+    import dataclasses
+
+    import orjson
+
+    shapes: dict[bytes, Workload] = {}
+    out: list[Workload] = []
+    for where, obj in found:
+        if obj.get("kind") not in WORKLOAD_KINDS:
+            continue
+        try:
+            key = orjson.dumps({k: v for k, v in obj.items() if k != "metadata"}, option=orjson.OPT_SORT_KEYS)
+        except (TypeError, orjson.JSONEncodeError):  # a YAML value JSON cannot hold (a date): no sharing
+            key = b""
+        first = shapes.get(key) if key else None
+        if first is None:
+            first = workload_from_object(obj, where)
+            if key:
+                shapes[key] = first
+            out.append(first)
+            continue
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        name = str(meta.get("name") or meta.get("generateName") or "")
+        namespace = str(meta.get("namespace") or "default")
+        out.append(dataclasses.replace(first, name=name, namespace=namespace, where=where))
+    return out
 
 
 def _read(path: str) -> bytes:
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_MANIFEST_BYTES + 1)
-    except OSError as err:
-        raise ManifestError(path, err.strerror or str(err)) from None
-    if len(data) > _MAX_MANIFEST_BYTES:
-        raise ManifestError(path, f"more than {_MAX_MANIFEST_BYTES} bytes: not a manifest")
-    return data
+    from gpulabel.cluster.inputs import max_input_bytes, read_input  # bounded; FIFOs and devices handled
+
+    return read_input(path, ManifestError, limit=min(_MAX_MANIFEST_BYTES, max_input_bytes()))
 
 
 def load_workloads(paths: Iterable[str], dra_objects: list[tuple[str, dict[str, Any]]] | None = None) -> list[Workload]:

@@ -56,4 +56,5 @@ class FindingsDump:
         from gpulabel.cluster.files import write_file
 
         doc = {**assessment.result.envelope(), "at": assessment.at}
-        write_file(self.path, orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS))  # replaced atomically
+        data = orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)  # starts with "apiVersion":"gpulabel/v1"
+        write_file(self.path, data, marker=b'"apiVersion":"gpulabel/v1"')  # replaced atomically

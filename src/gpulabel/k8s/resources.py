@@ -282,8 +282,20 @@ def scheduler_amounts(reqs: Mapping[str, int]) -> dict[str, int]:
 
 
 def node_amounts(allocatable: Mapping[str, str], where: str = "status.allocatable") -> dict[str, int]:
-    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included)."""
-    out = scheduler_amounts(_resource_list(allocatable, where))
+    """A node's ``status.allocatable`` as the scheduler holds it (``pods`` included).
+
+    A negative amount is refused as the API server refuses it (``ValidateNodeResources``:
+    ``ValidateNonnegativeQuantity``, ``must be greater than or equal to 0``).
+    """
+    parsed = _resource_list(allocatable, where)
+    for name, nanos in parsed.items():
+        if nanos < 0:
+            from gpulabel.k8s import field
+            from gpulabel.k8s.quantity import resource_list_form
+
+            shown = resource_list_form(str(allocatable[name]))  # Quantity.String(), as the server stores it
+            raise QuantityError(field.invalid(f"{where}.{name}", shown, "must be greater than or equal to 0"))
+    out = scheduler_amounts(parsed)
     if PODS in allocatable:
         out[PODS] = _value(decode_nanos(allocatable[PODS]))
     return out

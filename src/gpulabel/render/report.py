@@ -27,7 +27,9 @@ from gpulabel.render.assets import CSS, JS
 if TYPE_CHECKING:
     from gpulabel.checks.gpus import InventoryRow
 
-__all__ = ["CELL_STATES", "collect", "render_html"]
+__all__ = ["CELL_STATES", "GENERATOR_MARK", "collect", "render_html"]
+
+GENERATOR_MARK = b'<meta name="generator" content="gpulabel">'  # how cluster/files.py knows a page as its own
 
 # Operand cell states: the code each has in the page's data, most severe first.
 CELL_STATES: Mapping[str, str] = {
@@ -295,6 +297,7 @@ def render_html(doc: Mapping[str, Any], title: str = "gpulabel report") -> str:
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="generator" content="gpulabel">
 <meta http-equiv="Content-Security-Policy" content="{e(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">

@@ -38,8 +38,10 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], style: T
     """The table as text: one line per row (and a header line), columns padded, the last one cut to the width."""
     if not rows and not style.headers:
         return ""
-    heads = [h.upper() for h in headers]
-    cells = [[c.replace("\n", " ") for c in row] for row in rows]
+    from gpulabel.render.escape import printable
+
+    heads = [printable(h.upper()) for h in headers]
+    cells = [[printable(c) for c in row] for row in rows]
     widths = [max([len(h) if style.headers else 0, *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
     lines = []
     if style.headers:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from gpulabel.model.findings import Cell, Finding, Result, Section, summarize
+from gpulabel.render.escape import printable
 from gpulabel.render.table import TableStyle, format_table
 
 __all__ = ["FORMATS", "LINE_FORMATS", "emit", "emit_json", "emit_yaml", "finding_line"]
@@ -95,7 +96,7 @@ LINE_FORMATS: dict[str, Callable[[Finding], str]] = {
 
 def finding_line(f: Finding) -> str:
     fmt = LINE_FORMATS.get(f.check)
-    line = fmt(f) if fmt is not None else f.line()
+    line = printable(fmt(f) if fmt is not None else f.line())  # a name from the input adds no line
     if f.change:
         return f"{'+' if f.change == 'appeared' else '-'} {f.check} {line}"
     return line
@@ -217,10 +218,10 @@ def emit(result: Result, fmt: str, out: IO[str], style: TableStyle | None = None
     elif fmt == "yaml":
         emit_yaml(result.envelope(), out)
     elif fmt == "name":
-        out.write("".join(n + "\n" for n in _names(result)))
+        out.write("".join(printable(n) + "\n" for n in _names(result)))
     elif result.parts:
-        out.write("".join(line + "\n" for s in result.sections for line in s.lines(fmt == "wide")))
-        out.write("".join(summary_line(p) + "\n" for p in result.parts))
+        out.write("".join(printable(line) + "\n" for s in result.sections for line in s.lines(fmt == "wide")))
+        out.write("".join(printable(summary_line(p)) + "\n" for p in result.parts))
         if result.graded:
             out.write(total_line(result) + "\n")
         if fmt in ("wide", "table"):
@@ -231,8 +232,8 @@ def emit(result: Result, fmt: str, out: IO[str], style: TableStyle | None = None
                         out.write(f"{p.command}:\n" if style.headers else "")
                         out.write(_table(p, style))
                     else:
-                        out.write("".join(line + "\n" for line in _plain(p, True)))
+                        out.write("".join(printable(line) + "\n" for line in _plain(p, True)))
     elif fmt == "table":
         out.write(_table(result, style))
     else:
-        out.write("".join(line + "\n" for line in _plain(result, fmt == "wide")))
+        out.write("".join(printable(line) + "\n" for line in _plain(result, fmt == "wide")))

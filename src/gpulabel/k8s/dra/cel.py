@@ -41,14 +41,18 @@ from gpulabel.k8s.dra.values import (
 from gpulabel.k8s.quantity import NANOS, Quantity
 
 __all__ = [
+    "COST_LIMIT_EXCEEDED",
     "MAX_EXPRESSION_LENGTH",
     "CelError",
     "Selector",
     "compile_selector",
     "device_input",
+    "selector_cost",
 ]
 
-MAX_EXPRESSION_LENGTH = 10 * 1024
+MAX_EXPRESSION_LENGTH = 10 * 1024  # resource.CELSelectorExpressionMaxLength, in bytes
+COST_LIMIT_EXCEEDED = "too complex, exceeds cost limit"  # validateCELSelector, over CELSelectorExpressionMaxCost
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _SEMVER = "$kubernetes.Semver"
 _QUANTITY = "$kubernetes.Quantity"
 
@@ -352,9 +356,11 @@ def _runtime_message(raw: str) -> str:
 def compile_selector(expression: str) -> Selector:
     """``expression`` compiled (each call compiles: a run keeps its selectors in a ``DraEvaluator``)."""
     envs = _Envs.get()
-    if len(expression) > MAX_EXPRESSION_LENGTH:
+    expression = _SURROGATE_RE.sub("\ufffd", expression)  # as Go's decoders read invalid UTF-8: U+FFFD
+    if len(expression.encode()) > MAX_EXPRESSION_LENGTH:  # Go's len: bytes
         return Selector(expression, f"must be no more than {MAX_EXPRESSION_LENGTH} bytes", None)
     out_type: str | None = None
+    checked = None
     try:
         checked = envs.check.compile(_typed_fields(expression))
         out_type = checked.return_type().name()
@@ -373,11 +379,23 @@ def compile_selector(expression: str) -> Selector:
     if out_type not in ("BOOL", "DYN"):
         return Selector(expression, f"must evaluate to bool or the unknown type, not {go_type_name(out_type)}", None)
     program = envs.run.compile(expression, disable_check=True)
+    from gpulabel.k8s.dra.celcost import MAX_COST, estimate_cost
+
+    # checked: with types and overloads, as the API server estimates; else (1 < 2.0) the parsed tree
+    if estimate_cost((checked if checked is not None else program).serialize()) > MAX_COST:
+        return Selector(expression, COST_LIMIT_EXCEEDED, None)  # validateCELSelector: field.Forbidden
     names: frozenset[str] | None = None
     if not _OPAQUE_RE.search(_STRING_RE.sub('""', expression)):
         literals = {_unquote(s) for s in _STRING_RE.findall(expression)}
         names = frozenset(_IDENT_RE.findall(_STRING_RE.sub(" ", expression))) | literals
     return Selector(expression, None, names, program)
+
+
+def selector_cost(expression: str) -> int:
+    """The API server's estimated worst-case cost of a selector that type-checks (``CompilationResult.MaxCost``)."""
+    from gpulabel.k8s.dra.celcost import estimate_cost
+
+    return estimate_cost(_Envs.get().check.compile(_typed_fields(expression)).serialize())
 
 
 _FIELD_TOKEN_RE = re.compile(r"(?<![\w.])device\.(driver|allowMultipleAllocations|attributes|capacity)\b")

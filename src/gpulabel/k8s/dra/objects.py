@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.limits import refuse_over_limits
 from gpulabel.k8s.dra.validation import resource_slice_errors, slice_invalid_message
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
 from gpulabel.k8s.quantity import json_text, parse_nanos
@@ -274,6 +275,7 @@ def class_from_json(obj: JSON, where: str = "") -> DeviceClass:
     _, name, _ = _meta(obj, where)
     here = f"{where} (deviceclass {name})" if where else f"deviceclass {name}"
     spec = _dict(obj.get("spec"), here, "spec")
+    refuse_over_limits("DeviceClass", name, spec, here)
     return DeviceClass(name, _selectors(spec.get("selectors"), here, "spec.selectors"))
 
 
@@ -360,6 +362,7 @@ def _claim_spec(
 def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
     ns, name, uid = _meta(obj, where)
     here = f"{where} (resourceclaim {ns}/{name})" if where else f"resourceclaim {ns}/{name}"
+    refuse_over_limits("ResourceClaim", name, _dict(obj.get("spec"), here, "spec"), here)
     return _claim_spec(
         _dict(obj.get("spec"), here, "spec"), ns, name, here, _dict(obj.get("status"), here, "status"), uid
     )
@@ -368,5 +371,6 @@ def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
 def template_from_json(obj: JSON, where: str = "") -> ResourceClaimTemplate:
     ns, name, _ = _meta(obj, where)
     here = f"{where} (resourceclaimtemplate {ns}/{name})" if where else f"resourceclaimtemplate {ns}/{name}"
+    refuse_over_limits("ResourceClaimTemplate", name, _dict(obj.get("spec"), here, "spec"), here)
     spec = _dict(_dict(obj.get("spec"), here, "spec").get("spec"), here, "spec.spec")
     return ResourceClaimTemplate(ns or "default", name, _claim_spec(spec, ns, name, here))

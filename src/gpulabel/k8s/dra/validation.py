@@ -138,6 +138,9 @@ def resource_slice_errors(spec: Mapping[str, Any], path: str = "spec") -> list[s
         out.append(field.invalid(path, "{" + ", ".join(chosen) + "}", _ONE_OF + ", but multiple fields are set"))
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         out.append(field.invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
+    from gpulabel.k8s.dra.limits import slice_limit_errors
+
+    out.extend(slice_limit_errors(spec, path))  # the sizes: devices, attributes, taints, counters (limits.py)
     return out
 
 
