@@ -350,3 +350,20 @@ def test_nothing_gpulabel_did_not_create_is_modified(
         now = after[written.name]
         assert (now[1], now[2]) == (old[1], old[2])  # owner and mode kept; only the content is new
     assert set(after) == set(before) | {"out"}  # no temporary file left
+
+
+def test_a_bundle_replaces_a_bundle_gpulabel_wrote_and_nothing_else(tmp_path: Path) -> None:
+    from gpulabel.cluster.bundle import BUNDLE_MARK, make_bundle
+    from gpulabel.model.evidence import Evidence
+
+    data, _ = make_bundle({"apiVersion": "v1", "kind": "List", "items": []}, Evidence())
+    assert BUNDLE_MARK in data[:64]  # the gzip header's file name, before the compressed bytes
+    path = tmp_path / "b.tar.gz"
+    write_file(str(path), data, marker=BUNDLE_MARK)
+    write_file(str(path), data, marker=BUNDLE_MARK)  # its own bundle: replaced
+    theirs = tmp_path / "theirs.tar.gz"
+    theirs.write_bytes(b"\x1f\x8b\x08\x00somebody else's archive")
+    before = state(theirs)
+    with pytest.raises(InputError):
+        write_file(str(theirs), data, marker=BUNDLE_MARK)
+    assert state(theirs) == before
