@@ -17,10 +17,16 @@ leaves too few:
 ``taint``           the matching devices carry taints the request does not
                     tolerate
 ``allocated``       the matching devices are allocated to other claims (named)
+``counter``         the free matching devices consume more of a shared counter
+                    (partitionable devices) than is left: names the counter
+                    and how much is left
 ``count``           fewer free matching devices than the request's count (or
                     the pod's requests compete for the same devices)
 ``match-attribute`` enough free devices, but no set of them agrees on the
-                    constrained attribute
+                    constrained attribute (or, ``distinctAttribute``, differs)
+``invalid-pool``    the node's only pools are invalid (duplicate device names,
+                    counter sets or counters that do not exist)
+``unmodelled``      a field gpulabel does not model: no answer, the field named
 ==================  =========================================================
 """
 
@@ -31,7 +37,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import CelError
-from gpulabel.k8s.dra.allocator import DeviceID, Pool, device_id_text, taint_prevents
+from gpulabel.k8s.dra.allocator import (
+    DeviceID,
+    Pool,
+    counter_shortfall,
+    counters_left,
+    device_id_text,
+    taint_prevents,
+)
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.k8s.dra.plugin import pod_claims
@@ -59,8 +72,11 @@ REASONS = {
     "cel-error": "an expression fails on the devices: the scheduler's message",
     "taint": "the matching devices carry taints the request does not tolerate",
     "allocated": "the matching devices are allocated to other claims",
+    "counter": "the free matching devices consume more of a shared counter than is left (names it and what is left)",
     "count": "fewer free matching devices than the count, or the pod's requests compete for them",
-    "match-attribute": "enough free devices, but no set of them agrees on the constrained attribute",
+    "match-attribute": "enough free devices, but no set of them agrees on (or differs in) the constrained attribute",
+    "invalid-pool": "the node's only pools are invalid: duplicate device names, unknown counter sets or counters",
+    "unmodelled": "a field gpulabel does not model (named): it gives no answer rather than a guess",
 }
 
 
@@ -93,12 +109,15 @@ class ClaimVerdict:
 
 
 def _devices(pools: Sequence[Pool]) -> list[tuple[DeviceID, Device]]:
+    """The devices the search can reach on the node: complete, valid pools; a device whose own node
+    selection names another node is left out."""
     return [
         (DeviceID(driver=p.driver, pool=p.name, device=d.name), d)
         for p in pools
-        if not p.incomplete
+        if not p.incomplete and not p.invalid
         for s in p.slices
         for d in s.devices
+        if d.name not in p.off_node
     ]
 
 
@@ -150,6 +169,9 @@ def _explain_request(
     incomplete = [p.id_text for p in pools if p.incomplete]
     devices = _devices(pools)
     if not devices:
+        invalid = [f"{p.id_text} ({p.invalid})" for p in pools if p.invalid]
+        if invalid:
+            return verdict("invalid-pool", f"pool(s) {', '.join(invalid)} invalid", pools=invalid)
         if incomplete:
             return verdict(
                 "incomplete-pool", f"pool(s) {', '.join(incomplete)} not completely published", pools=incomplete
@@ -200,10 +222,11 @@ def _explain_request(
         )
     untainted = [(d, dev) for d, dev in matching if not taint_prevents(dev, req)]
     if (req.mode == "All" and len(untainted) < len(matching)) or not untainted:
-        taints = sorted({str(t) for _, dev in matching for t in dev.taints})
+        taints = sorted({_taint_text(dev, t) for _, dev in matching for t in _blocking(dev, req)})
         return verdict("taint", f"matching devices carry untolerated taint(s) {', '.join(taints)}", taints=taints)
-    free = [(d, dev) for d, dev in untainted if d not in ev.in_use]
-    holders = sorted({ev.in_use[d] for d, _ in untainted if d in ev.in_use})
+    admin = req.admin_access and "/" not in name  # admin access: devices other claims hold are usable
+    free = [(d, dev) for d, dev in untainted if admin or d not in ev.in_use]
+    holders = sorted({ev.in_use[d] for d, _ in untainted if d in ev.in_use}) if not admin else []
     tainted = [d for d, dev in matching if taint_prevents(dev, req)]
     unusable = (
         "; tainted, not used: "
@@ -218,8 +241,23 @@ def _explain_request(
             claims=holders,
             tainted=[device_id_text(d) for d in tainted],
         )
-    if req.mode == "ExactCount" and len(free) < req.count:
+    short = _counter_shortfalls(ev, pools, free)
+    if short and len(short) == len(free):
+        (did, (set_name, counter, need, left)), *_ = short.items()
+        return verdict(
+            "counter",
+            f"{len(free)} free matching device(s) consume more shared counters than are left; "
+            f"{device_id_text(did)} needs {_q(need)} of counter {counter} in set {set_name}, {_q(left)} left",
+            counter_set=set_name,
+            counter=counter,
+            needs=_q(need),
+            left=_q(left),
+        )
+    if req.mode == "ExactCount" and len(free) - len(short) < req.count:
+        free = [f for f in free if f[0] not in short]
         held = f" ({len(untainted) - len(free)} allocated to {', '.join(holders)})" if holders else ""
+        if short:
+            held += f" ({len(short)} short of a shared counter)"
         return verdict(
             "count",
             f"needs {req.count} device(s), {len(free)} free matching{held}{unusable}",
@@ -229,9 +267,57 @@ def _explain_request(
     return None
 
 
+def _blocking(device: Device, req: DeviceRequest) -> list[int]:
+    """The indexes of the device's taints that refuse the request (NoSchedule/NoExecute, not tolerated)."""
+    return [
+        i
+        for i, t in enumerate(device.taints)
+        if t.effect in ("NoSchedule", "NoExecute") and not any(x.tolerates(t) for x in req.tolerations)
+    ]
+
+
+def _taint_text(device: Device, i: int) -> str:
+    """``key=value:effect``, and the DeviceTaintRule that put it there."""
+    rule = device.taint_rules[i] if i < len(device.taint_rules) else ""
+    return f"{device.taints[i]} (devicetaintrule {rule})" if rule else str(device.taints[i])
+
+
+def _q(nanos: int) -> str:
+    """A counter amount as a quantity: binary suffixes where exact, else whole, milli- or nano-units."""
+    if nanos % 10**9 == 0:
+        units = nanos // 10**9
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if units and units % size == 0:
+                return f"{units // size}{suffix}"
+        return str(units)
+    if nanos % 10**6 == 0:
+        return f"{nanos // 10**6}m"
+    return f"{nanos}n"
+
+
+def _counter_shortfalls(
+    ev: DraEvaluator, pools: Sequence[Pool], free: Sequence[tuple[DeviceID, Device]]
+) -> dict[DeviceID, tuple[str, str, int, int]]:
+    """The free devices that alone consume more of a counter than their pool has left."""
+    by_pool = {(p.driver, p.name): p for p in pools}
+    out = {}
+    for did, device in free:
+        if not device.consumes:
+            continue
+        pool = by_pool[(did.driver, did.pool)]
+        consumed: dict[tuple[str, str], int] = {}
+        for set_name, counters in device.consumes:
+            for counter, amount in counters:
+                consumed[(set_name, counter)] = consumed.get((set_name, counter), 0) + amount
+        short = counter_shortfall(counters_left(pool, ev.in_use), consumed)
+        if short is not None:
+            out[did] = short
+    return out
+
+
 def state_device_taints(matching: Sequence[tuple[DeviceID, Device]], did: DeviceID) -> list[str]:
     """The taints of device ``did`` among ``matching``, as ``key=value:effect``."""
-    return [str(t) for d, dev in matching if d == did for t in dev.taints]
+    return [_taint_text(dev, i) for d, dev in matching if d == did for i in range(len(dev.taints))]
 
 
 class _Verdict:
@@ -255,6 +341,11 @@ def explain_node(ev: DraEvaluator, node: Node, claims: Sequence[ResourceClaim]) 
     if outcome.ok:
         return []
     out: list[ClaimVerdict] = []
+    if outcome.unmodelled is not None:
+        claim = next((c for c in claims if f"claim {c.ref}," in outcome.unmodelled), claims[0] if claims else None)
+        if claim is not None:
+            at = _request_in(outcome.unmodelled, claim)
+            return [ClaimVerdict(node.name, claim.ref, at, "unmodelled", outcome.unmodelled, {"unmodelled": True})]
     if outcome.error is not None:
         claim = next((c for c in claims if f"claim {c.ref}" in outcome.error), claims[0] if claims else None)
         if claim is not None:
@@ -285,13 +376,16 @@ def explain_node(ev: DraEvaluator, node: Node, claims: Sequence[ResourceClaim]) 
         if not failed and not out:
             # each request alone fits: they fail together
             reason = "match-attribute" if claim.constraints else "count"
-            attrs = [c.match_attribute for c in claim.constraints if c.match_attribute]
+            attrs = [f"agrees on {c.match_attribute}" for c in claim.constraints if c.match_attribute]
+            attrs += [f"differs in {c.distinct_attribute}" for c in claim.constraints if c.distinct_attribute]
             detail = (
-                f"no set of free devices agrees on {', '.join(attrs)}"
+                f"no set of free devices {' and '.join(attrs)}"
                 if attrs
                 else "the requests of the pod's claims compete for the same devices"
             )
             out.append(ClaimVerdict(node.name, claim.ref, ",".join(r.name for r in claim.requests), reason, detail))
+    if outcome.invalid:
+        out = [ClaimVerdict(v.node, v.claim, v.request, v.reason, v.detail, {**v.data, "invalid": True}) for v in out]
     if not out and claims:
         out.append(
             ClaimVerdict(

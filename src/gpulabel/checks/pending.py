@@ -273,10 +273,17 @@ def _claim_findings(
     # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
     # where preemption decides the message's tail).
     simple = all(r.fits or r.filter in SCHEDULER_REASONS for r in results)
-    if predicted is None and simple and len(findings) == len(passing):
+    # a refusal (a field gpulabel does not model) predicts nothing
+    refused = any(v.data.get("unmodelled") for vs in verdicts.values() for v in vs)
+    if predicted is None and simple and not refused and len(findings) == len(passing):
         others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
+        invalid = sum(1 for vs in verdicts.values() if any(v.data.get("invalid") for v in vs))
+        if invalid:
+            others["invalid resource pools were encountered"] += invalid
         errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
-        predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)
+        predicted = dra_scheduler_message(
+            len(state.nodes), others, len(passing) - invalid, errors[0] if errors else None
+        )
     return findings, predicted
 
 

@@ -1,22 +1,29 @@
 """The scheduler's structured allocator for one node (``k8s.io/dynamic-resource-allocation/structured``).
 
 Mirrors the variant kube-scheduler 1.37 runs with its default feature gates
-(``internal/incubating``): pools are gathered from the slices that target the
-node (``nodeName``, ``allNodes``, ``nodeSelector``), the newest generation of
+(``internal/incubating``, v0.37.2): pools are gathered from the slices that
+target the node (``nodeName``, ``allNodes``, ``nodeSelector``, or, with
+``perDeviceNodeSelection``, any of its devices' own), the newest generation of
 each pool wins, a pool whose slices are not all published is incomplete and
-skipped (and fails a request for ``All`` devices); pools are searched in
-(driver, pool) order, slices by name, devices in slice order. A device is
-selectable when the class's selectors and then the request's selectors all
-evaluate to true; a CEL error on any device the search reaches fails the
-whole node with the scheduler's message. Devices in use by other claims are
-skipped, untolerated ``NoSchedule``/``NoExecute`` device taints refuse a
-device, ``matchAttribute`` constraints are checked as devices are added, and
-the search backtracks exactly as upstream, ``firstAvailable`` subrequests in
-order.
+skipped (and fails a request for ``All`` devices), a pool with duplicate device
+names or counters that do not exist is invalid; pools are searched in (driver,
+pool) order, those with binding conditions last, slices by name, devices in
+slice order. A device is selectable when the class's selectors, the request's
+selectors and its own node selection all hold; a CEL error on any device the
+search reaches fails the whole node with the scheduler's message. Devices in
+use by other claims are skipped (admin-access requests may use them, and
+admin-access results hold nothing), a device's counter consumption must leave
+every counter of its pool's shared counter sets non-negative (counting what
+allocated devices on any node consume), untolerated ``NoSchedule``/``NoExecute``
+device taints (the slice's and DeviceTaintRules') refuse a device,
+``matchAttribute`` and ``distinctAttribute`` constraints are checked as devices
+are added, and the search backtracks exactly as upstream, ``firstAvailable``
+subrequests in order.
 
-Not modelled (not used by gpulabel's tests; reported as unsupported):
-partitionable devices (counters), consumable capacity requests, admin
-access, binding conditions, per-device node selection.
+Not modelled, refused in one line naming the field (``Outcome.unmodelled``):
+consumable capacity (``allowMultipleAllocations``, ``requestPolicy``, capacity
+requests) and the alpha fields ``partitionTypeAttribute``,
+``skipNodeOperations``, ``nodeAllocatableResources``.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class DeviceID(NamedTuple):
     device: str
 
 
+JSON = dict[str, Any]
 NodeMatcher = Callable[[Mapping[str, Any]], bool]  # a NodeSelector (API JSON) -> does the node match
 InputOf = Callable[[DeviceID, Device], DeviceInput]  # a device as CEL reads it
 
@@ -58,24 +66,93 @@ def device_id_text(d: DeviceID) -> str:
 
 @dataclass
 class Pool:
+    """``Pool`` of pools_incubating.go: the device slices that target the node (sorted by name), the
+    pool's counter sets, the device slices of the pool that do not target the node (their allocated
+    devices consume the same counters), and the devices a per-device node selection puts elsewhere."""
+
     driver: str
     name: str
     slices: list[ResourceSlice] = field(default_factory=list)  # targeting the node, sorted by name
     incomplete: bool = False
+    invalid: str = ""  # why the pool is invalid (duplicate device names, unknown counter sets or counters)
+    counter_sets: dict[str, Mapping[str, int]] = field(default_factory=dict)
+    others: list[ResourceSlice] = field(default_factory=list)  # device slices not targeting the node
+    off_node: frozenset[str] = frozenset()  # devices whose own node selection does not match the node
+    binding: bool = False  # a device has bindingConditions: such pools are searched last
 
     @property
     def id_text(self) -> str:
         return f"{self.driver}/{self.name}"
 
 
-def _slice_targets(s: ResourceSlice, node_name: str, selector_matches: NodeMatcher) -> bool | None:
-    if s.node_name:
-        return s.node_name == node_name
-    if s.all_nodes:
+def _targets(node_name: str, name: str, all_nodes: bool, selector: JSON | None, matches: NodeMatcher) -> bool:
+    """``NodeMatches``: a node name, all nodes, or a node selector."""
+    if name:
+        return name == node_name
+    if all_nodes:
         return True
-    if s.node_selector is not None:
-        return selector_matches(s.node_selector)
-    return None  # per-device node selection or no node selection: not for this gather
+    if selector is not None:
+        return matches(selector)
+    return False
+
+
+def _slice_targets(s: ResourceSlice, node_name: str, selector_matches: NodeMatcher) -> bool | None:
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        return _targets(node_name, s.node_name, s.all_nodes, s.node_selector, selector_matches)
+    if s.per_device_node_selection:
+        return any(_targets(node_name, d.node_name, d.all_nodes, d.node_selector, selector_matches) for d in s.devices)
+    return None  # no node selection: not for this gather
+
+
+def _build_pool(
+    driver: str,
+    name: str,
+    mine: list[ResourceSlice],
+    everywhere: Sequence[ResourceSlice],
+    node_name: str,
+    matches: NodeMatcher,
+) -> Pool:
+    """``buildPool``: device slices and counter sets, validated as the allocator validates them."""
+    pool = Pool(driver, name)
+    own = {s.name for s in mine}
+    counter_slices = [s for s in mine if s.counter_sets]
+    pool.slices = sorted((s for s in mine if not s.counter_sets), key=lambda s: s.name)
+    for s in everywhere:
+        if s.name not in own:
+            (counter_slices if s.counter_sets else pool.others).append(s)
+    seen: set[str] = set()
+    for s in pool.slices:
+        for d in s.devices:
+            if d.name in seen:
+                pool.invalid = f"duplicate device name {d.name}"
+                return pool
+            seen.add(d.name)
+    for s in counter_slices:
+        for set_name, counters in s.counter_sets.items():
+            if set_name in pool.counter_sets:
+                pool.invalid = f"duplicate counter set name {set_name}"
+                return pool
+            pool.counter_sets[set_name] = counters
+    for s in (*pool.slices, *pool.others):
+        for d in s.devices:
+            for set_name, consumption in d.consumes:
+                have = pool.counter_sets.get(set_name)
+                if have is None:
+                    pool.invalid = f"counter set {set_name} not found"
+                    return pool
+                for counter, _ in consumption:
+                    if counter not in have:
+                        pool.invalid = f"counter {counter} not found in counter set {set_name}"
+                        return pool
+    pool.off_node = frozenset(
+        d.name
+        for s in pool.slices
+        if s.per_device_node_selection
+        for d in s.devices
+        if not _targets(node_name, d.node_name, d.all_nodes, d.node_selector, matches)
+    )
+    pool.binding = any(d.binding_conditions for s in pool.slices for d in s.devices)
+    return pool
 
 
 def gather_pools(
@@ -84,11 +161,12 @@ def gather_pools(
     selector_matches: NodeMatcher,
     all_by_pool: Mapping[tuple[str, str], Sequence[ResourceSlice]] | None = None,
 ) -> list[Pool]:
-    """``GatherPools``: the pools the node sees, sorted by driver then pool name."""
+    """``GatherPools``: the pools the node sees, sorted by driver then pool name; pools with devices
+    that have binding conditions after the others (sorted the same way)."""
     found: dict[tuple[str, str], list[ResourceSlice]] = {}
     for s in slices:
-        if s.per_device_node_selection or s.shared_counters:
-            continue  # partitionable devices: not modelled
+        if s.compatibility_groups:
+            continue  # the 1.37 allocator ignores such slices (DRADeviceCompatibilityGroups is off)
         if not _slice_targets(s, node_name, selector_matches):
             continue
         key = (s.driver, s.pool)
@@ -99,25 +177,60 @@ def gather_pools(
             have.append(s)
     pools = []
     for (driver, name), members in found.items():
-        complete = len(members) == members[0].slice_count
-        if not complete and all_by_pool is not None:
+        everywhere: Sequence[ResourceSlice] = ()
+        if len(members) != members[0].slice_count and all_by_pool is not None:
             generation = members[0].generation
-            everywhere = [s for s in all_by_pool.get((driver, name), ()) if s.generation >= generation]
-            if any(s.generation > generation for s in everywhere):
+            pool_slices = all_by_pool.get((driver, name), ())
+            if any(s.generation > generation for s in pool_slices):
                 continue  # obsolete: a newer generation exists elsewhere
-            complete = len(everywhere) == members[0].slice_count
-        pools.append(Pool(driver, name, sorted(members, key=lambda s: s.name), incomplete=not complete))
-    pools.sort(key=lambda p: (p.driver, p.name))
+            everywhere = [s for s in pool_slices if s.generation == generation and not s.compatibility_groups]
+        if len(members) != members[0].slice_count and len(everywhere) != members[0].slice_count:
+            pools.append(Pool(driver, name, incomplete=True))
+            continue
+        pools.append(_build_pool(driver, name, members, everywhere, node_name, selector_matches))
+    pools.sort(key=lambda p: (p.binding, p.driver, p.name))
     return pools
 
 
 def in_use_devices(claims: Sequence[ResourceClaim]) -> dict[DeviceID, str]:
-    """Every allocated device and the claim (``ns/name``) that holds it."""
+    """Every allocated device and the claim (``ns/name``) that holds it; an admin-access result holds
+    nothing (``foreachAllocatedDevice`` in the scheduler's allocateddevices.go)."""
     out: dict[DeviceID, str] = {}
     for c in claims:
         for d in c.allocated or ():
-            out[DeviceID(driver=d.driver, pool=d.pool, device=d.device)] = c.ref
+            if not d.admin_access:
+                out[DeviceID(driver=d.driver, pool=d.pool, device=d.device)] = c.ref
     return out
+
+
+Counters = dict[str, dict[str, int]]  # counter set -> counter -> nano-units
+
+
+def counters_left(pool: Pool, in_use: Mapping[DeviceID, str]) -> Counters:
+    """``checkAvailableCounters``' first half: the pool's counter sets minus what its allocated devices
+    (on any node) consume."""
+    left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+    for s in (*pool.slices, *pool.others):
+        for d in s.devices:
+            if d.consumes and DeviceID(s.driver, s.pool, d.name) in in_use:
+                for set_name, counters in d.consumes:
+                    have = left.get(set_name, {})
+                    for counter, amount in counters:
+                        if counter in have:
+                            have[counter] -= amount
+    return left
+
+
+def counter_shortfall(left: Counters, consumed: Mapping[tuple[str, str], int]) -> tuple[str, str, int, int] | None:
+    """The first counter (set, name, consumed, left) of which less is left than ``consumed`` takes;
+    every counter of the pool is compared, as upstream compares them (a counter already overdrawn
+    refuses every device of the pool)."""
+    for set_name, counters in sorted(left.items()):
+        for counter, have in sorted(counters.items()):
+            used = consumed.get((set_name, counter), 0)
+            if have < used or have < 0:
+                return set_name, counter, used, have
+    return None
 
 
 @dataclass
@@ -127,6 +240,10 @@ class _Req:
     cls: DeviceClass | None
     num: int = 0
     all_devices: list[tuple[DeviceID, Device, Pool]] = field(default_factory=list)
+
+    @property
+    def admin(self) -> bool:
+        return self.request.admin_access and self.parent is None  # a subrequest has no admin access
 
     @property
     def base_name(self) -> str:
@@ -144,6 +261,8 @@ class Outcome:
     ok: bool
     devices: tuple[tuple[tuple[str, DeviceID], ...], ...] = ()  # per claim: (request name, device)
     error: str | None = None
+    unmodelled: str | None = None  # gpulabel refuses to answer: the field it does not model
+    invalid: bool = False  # not found, and an invalid pool was met: "invalid resource pools were encountered"
 
 
 class _MatchAttribute:
@@ -177,6 +296,33 @@ class _MatchAttribute:
             self.n -= 1
 
 
+class _DistinctAttribute:
+    """``distinctAttributeConstraint``: every device of the requests has the attribute, no two equal."""
+
+    def __init__(self, c: Constraint) -> None:
+        self.requests = frozenset(c.requests)
+        self.attribute = c.distinct_attribute or ""
+        self.values: list[tuple[str, Any]] = []
+
+    def _applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, device: Device, did: DeviceID) -> bool:
+        if not self._applies(base, sub):
+            return True
+        value = lookup_attribute(device, did, self.attribute)
+        if value is None or any(v[0] == value[0] and v[1] == value[1] for v in self.values):
+            return False
+        self.values.append(value)
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self._applies(base, sub):
+            self.values.pop()
+
+
 def lookup_attribute(device: Device, did: DeviceID, name: str) -> tuple[str, Any] | None:
     """``lookupAttribute``: the fully qualified name, or the bare name when its domain is the driver."""
     found = device.attributes.get(name)
@@ -207,8 +353,10 @@ class Allocator:
         self.device_input = inputs or _device_input
         self.selector = selector
         self.req: dict[tuple[int, int, int], _Req] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
-        self.allocating: set[DeviceID] = set()
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}  # device -> the claims allocating it
+        self.left: dict[tuple[str, str], Counters] = {}
+        self.consumed: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
         self.result: list[list[tuple[str, DeviceID]]] = [[] for _ in self.claims]
         self.match_cache: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.selected_sub: dict[tuple[int, int], int] = {}
@@ -239,18 +387,21 @@ class Allocator:
                 return False
         return True
 
-    def selectable(self, key: tuple[int, int, int], rd: _Req, did: DeviceID, device: Device) -> bool:
-        if device.binding_conditions:
-            pass  # DRADeviceBindingConditions is on by default: such devices are selectable
+    def selectable(
+        self, key: tuple[int, int, int], rd: _Req, did: DeviceID, device: Device, pool: Pool | None = None
+    ) -> bool:
+        """``isSelectable``: the class's selectors, the request's, then a per-device node selection.
+
+        Devices with binding conditions are selectable (DRADeviceBindingConditions is on in 1.37)."""
         mk = (did, *key)
         hit = self.match_cache.get(mk)
         if hit is not None:
             return hit
-        ok = True
-        if (
-            rd.cls is not None and not self._selectors_match(key[0], did, device, rd.cls, rd.cls.selectors)
-        ) or not self._selectors_match(key[0], did, device, None, rd.request.selectors):
-            ok = False
+        ok = (
+            (rd.cls is None or self._selectors_match(key[0], did, device, rd.cls, rd.cls.selectors))
+            and self._selectors_match(key[0], did, device, None, rd.request.selectors)
+            and (pool is None or device.name not in pool.off_node)
+        )
         self.match_cache[mk] = ok
         return ok
 
@@ -258,9 +409,10 @@ class Allocator:
 
     def _validate(self, key: tuple[int, int, int], request: DeviceRequest, parent: str | None) -> _Req:
         claim = self.claims[key[0]]
-        if request.admin_access:
+        if request.derived_attributes:
             raise AllocationError(
-                f"claim {claim.ref}, request {request.name}: admin access is not modelled by gpulabel"
+                f"claim {claim.ref}, request {request.name}: cannot handle request with derived attributes, "
+                "the feature is disabled"
             )
         if not request.class_name:
             raise AllocationError(
@@ -282,17 +434,38 @@ class Allocator:
                         f"claim {claim.ref}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.id_text} is currently being updated"
                     )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"claim {claim.ref}, request {request.name}: asks for all devices, "
+                        f"but resource pool {pool.id_text} is currently invalid"
+                    )
                 for s in pool.slices:
                     for device in s.devices:
                         did = DeviceID(driver=s.driver, pool=s.pool, device=device.name)
-                        if self.selectable(key, rd, did, device):
+                        if self.selectable(key, rd, did, device, pool):
                             rd.all_devices.append((did, device, pool))
             rd.num = len(rd.all_devices)
         else:
             raise AllocationError(f"claim {claim.ref}, request {request.name}: unsupported count mode {request.mode}")
         return rd
 
+    def _refusal(self) -> str | None:
+        """The first field of the node's pools or the claims that gpulabel does not model."""
+        for pool in self.pools:
+            for s in pool.slices:
+                if s.unmodelled:
+                    return f"resourceslice {s.name}: {s.unmodelled[0]} is not modelled by gpulabel"
+        for claim in self.claims:
+            for request in claim.requests:
+                for alt in request.alternatives():
+                    if alt.unmodelled:
+                        return f"claim {claim.ref}, request {alt.name}: {alt.unmodelled[0]} is not modelled by gpulabel"
+        return None
+
     def run(self) -> Outcome:
+        refusal = self._refusal()
+        if refusal is not None:
+            return Outcome(False, unmodelled=refusal)
         try:
             for ci, claim in enumerate(self.claims):
                 for ri, request in enumerate(claim.requests):
@@ -305,20 +478,22 @@ class Allocator:
                         raise AllocationError(
                             f"claim {claim.ref}, request {request.name}: neither exactly nor firstAvailable"
                         )
-                cons = []
+                cons: list[_MatchAttribute | _DistinctAttribute] = []
                 for i, c in enumerate(claim.constraints):
                     if c.match_attribute:
                         cons.append(_MatchAttribute(c))
+                    elif c.distinct_attribute:
+                        cons.append(_DistinctAttribute(c))
                     else:
                         raise AllocationError(
-                            f"claim {claim.ref}, constraint #{i}: only matchAttribute is modelled by gpulabel"
+                            f"claim {claim.ref}, constraint #{i}: empty constraint (unsupported constraint type?)"
                         )
                 self.constraints.append(cons)
             done = self._one(0, 0, 0, 0, False, (0, 0, 0))
         except AllocationError as err:
             return Outcome(False, error=str(err))
         if not done:
-            return Outcome(False)
+            return Outcome(False, invalid=any(p.invalid for p in self.pools))
         return Outcome(True, tuple(tuple(r) for r in self.result))
 
     # -- the search --------------------------------------------------------------------
@@ -344,7 +519,7 @@ class Allocator:
             return self._one(ci, ri + 1, 0, 0, False, (0, 0, 0))
         if rd.request.mode == "All":
             did, device, pool = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, did, device, must=True)
+            undo = self._allocate_device(ci, rd, did, device, pool, must=True)
             if undo is None:
                 return False
             if self._one(ci, ri, si, di + 1, in_sub, (0, 0, 0)):
@@ -353,7 +528,7 @@ class Allocator:
             return False
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
-            if pool.incomplete:
+            if pool.incomplete or pool.invalid:
                 continue
             s0 = start[1] if pi == start[0] else 0
             for sj in range(s0, len(pool.slices)):
@@ -362,11 +537,14 @@ class Allocator:
                 for dk in range(d0, len(s.devices)):
                     device = s.devices[dk]
                     did = DeviceID(driver=pool.driver, pool=pool.name, device=device.name)
-                    if did in self.in_use or did in self.allocating:
+                    if rd.admin:
+                        if ci in self.allocating.get(did, ()):
+                            continue
+                    elif did in self.in_use or self.allocating.get(did):
                         continue
-                    if not self.selectable((ci, ri, si), rd, did, device):
+                    if not self.selectable((ci, ri, si), rd, did, device, pool):
                         continue
-                    undo = self._allocate_device(ci, rd, did, device, must=False)
+                    undo = self._allocate_device(ci, rd, did, device, pool, must=False)
                     if undo is None:
                         continue
                     if self._one(ci, ri, si, di + 1, in_sub, (pi, sj, dk + 1)):
@@ -374,18 +552,49 @@ class Allocator:
                     undo()
         return False
 
+    def _reserve_counters(self, pool: Pool, device: Device) -> bool:
+        """``checkAvailableCounters``: add the device's consumption; keep it only if every counter holds."""
+        key = (pool.driver, pool.name)
+        left = self.left.get(key)
+        if left is None:
+            left = self.left[key] = counters_left(pool, self.in_use)
+        consumed = self.consumed.setdefault(key, {})
+        for set_name, counters in device.consumes:
+            for counter, amount in counters:
+                consumed[(set_name, counter)] = consumed.get((set_name, counter), 0) + amount
+        if counter_shortfall(left, consumed) is not None:
+            self._release_counters(pool, device)
+            return False
+        return True
+
+    def _release_counters(self, pool: Pool, device: Device) -> None:
+        consumed = self.consumed[(pool.driver, pool.name)]
+        for set_name, counters in device.consumes:
+            for counter, amount in counters:
+                consumed[(set_name, counter)] -= amount
+
     def _allocate_device(
-        self, ci: int, rd: _Req, did: DeviceID, device: Device, must: bool
+        self, ci: int, rd: _Req, did: DeviceID, device: Device, pool: Pool, must: bool
     ) -> Callable[[], None] | None:
-        if did in self.in_use or did in self.allocating:
+        """``allocateDevice``: in use, counters, taints, constraints, in upstream's order."""
+        if rd.admin and ci in self.allocating.get(did, ()):
+            return None
+        if not rd.admin and (did in self.in_use or self.allocating.get(did)):
+            return None
+        counters = bool(device.consumes)
+        if counters and not self._reserve_counters(pool, device):
             return None
         if taint_prevents(device, rd.request):
+            if counters:
+                self._release_counters(pool, device)
             return None
-        added: list[_MatchAttribute] = []
+        added: list[_MatchAttribute | _DistinctAttribute] = []
         for c in self.constraints[ci]:
             if not c.add(rd.base_name, rd.sub_name, device, did):
                 for a in reversed(added):
                     a.remove(rd.base_name, rd.sub_name)
+                if counters:
+                    self._release_counters(pool, device)
                 if must:
                     raise AllocationError(
                         f"claim {self.claims[ci].ref}, request {rd.request.name}: cannot add device "
@@ -393,15 +602,17 @@ class Allocator:
                     )
                 return None
             added.append(c)
-        self.allocating.add(did)
+        self.allocating.setdefault(did, set()).add(ci)
         name = rd.base_name if rd.parent is None else f"{rd.base_name}/{rd.sub_name}"
         self.result[ci].append((name, did))
 
         def undo() -> None:
             self.result[ci].pop()
-            self.allocating.discard(did)
+            self.allocating[did].discard(ci)
             for a in reversed(added):
                 a.remove(rd.base_name, rd.sub_name)
+            if counters:
+                self._release_counters(pool, device)
 
         return undo
 

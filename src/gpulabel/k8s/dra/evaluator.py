@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools
+from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, counters_left, gather_pools
 from gpulabel.k8s.dra.cel import DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Device, DeviceClass, ResourceClaim
 from gpulabel.k8s.dra.plugin import DraState
@@ -137,11 +137,21 @@ class DraEvaluator:
             (
                 p.driver,
                 p.incomplete,
+                p.invalid,
+                any(s.unmodelled for s in p.slices),
                 tuple(
-                    (self._device_content(d, names), (p.driver, p.name, d.name) in in_use)
+                    (
+                        self._device_content(d, names),
+                        (p.driver, p.name, d.name) in in_use,
+                        d.name in p.off_node,
+                        d.consumes,
+                    )
                     for s in p.slices
                     for d in s.devices
                 ),
+                tuple(sorted((k, tuple(sorted(v.items()))) for k, v in counters_left(p, in_use).items()))
+                if p.counter_sets
+                else (),
             )
             for p in self.pools(node)
         )

@@ -8,7 +8,7 @@ document) and a ``where`` that names it in errors; malformed fields raise
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
@@ -25,6 +25,7 @@ __all__ = [
     "DeviceClass",
     "DeviceRequest",
     "DeviceTaint",
+    "DeviceTaintRule",
     "DeviceToleration",
     "Request",
     "ResourceClaim",
@@ -33,10 +34,11 @@ __all__ = [
     "claim_from_json",
     "class_from_json",
     "slice_from_json",
+    "taint_rule_from_json",
     "template_from_json",
 ]
 
-DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 JSON = dict[str, Any]
 _ATTR_TYPES = ("int", "bool", "string", "version")
 
@@ -54,8 +56,16 @@ class Device:
     capacity: Mapping[str, str]  # qualified name -> quantity string
     taints: tuple[DeviceTaint, ...] = ()
     allow_multiple: bool = False
-    binding_conditions: bool = False
-    consumes_counters: bool = False
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    # counter set -> ((counter, amount in nano-units), ...), in the order published
+    consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    # per-device node selection (a slice with ``perDeviceNodeSelection``): nodeName, nodeSelector, allNodes
+    node_name: str = ""
+    node_selector: JSON | None = None
+    all_nodes: bool = False
+    taint_rules: tuple[str, ...] = ()  # per taint: the DeviceTaintRule that added it ("" for the slice's own)
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the device)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +80,34 @@ class ResourceSlice:
     all_nodes: bool
     per_device_node_selection: bool
     devices: tuple[Device, ...]
-    shared_counters: bool = False
+    counter_sets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # set -> counter -> nano-units
+    compatibility_groups: bool = False  # a device names compatibilityGroups: the 1.37 allocator ignores the slice
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model: ``spec.<path>``
+
+    @property
+    def shared_counters(self) -> bool:
+        return bool(self.counter_sets)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule: its taint on every device its selector names (an absent selector names none)."""
+
+    name: str
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: DeviceTaint
+    selects: bool = True  # False: no deviceSelector
+
+    def applies(self, s: ResourceSlice, device: Device) -> bool:
+        """``Tracker.applyPatches``: driver, pool and device, each when set."""
+        return (
+            self.selects
+            and (self.driver is None or self.driver == s.driver)
+            and (self.pool is None or self.pool == s.pool)
+            and (self.device is None or self.device == device.name)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +127,8 @@ class DeviceRequest:
     count: int
     tolerations: tuple[DeviceToleration, ...] = ()
     admin_access: bool = False
+    derived_attributes: bool = False
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the claim)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +154,8 @@ class AllocatedDevice:
     driver: str
     pool: str
     device: str
+    admin_access: bool = False  # not counted as holding the device (allocateddevices.go foreachAllocatedDevice)
+    share_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +256,25 @@ def _quantity(value: Any, where: str, what: str) -> str:
     return text
 
 
-def _device(value: Any, where: str, what: str) -> Device:
+def _counters(value: Any, where: str, what: str) -> tuple[tuple[str, int], ...]:
+    """``counters``: name -> ``{value: <quantity>}``, as (name, nano-units)."""
+    return tuple(
+        (str(k), parse_nanos(_quantity(_dict(v, where, f"{what}[{k}]").get("value", "0"), where, f"{what}[{k}]")))
+        for k, v in _dict(value, where, what).items()
+    )
+
+
+def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
+    return tuple(str(x) for x in _list(value, where, what))
+
+
+# Device fields the 1.37 allocator reads that gpulabel does not model yet: refused, never guessed.
+_UNMODELLED_DEVICE = ("allowMultipleAllocations", "nodeAllocatableResources")
+_UNMODELLED_SLICE = ("partitionTypeAttribute", "skipNodeOperations")
+
+
+def _device(value: Any, where: str, what: str) -> tuple[Device, bool]:
+    """The device, and whether it names ``compatibilityGroups``."""
     d = _dict(value, where, what)
     name = d.get("name")
     if not isinstance(name, str) or not name:
@@ -224,25 +283,40 @@ def _device(value: Any, where: str, what: str) -> Device:
         str(k): _attribute(v, where, f"{what}.attributes[{k}]")
         for k, v in _dict(d.get("attributes"), where, f"{what}.attributes").items()
     }
+    unmodelled = [f for f in _UNMODELLED_DEVICE if d.get(f)]
     caps = {}
     for k, v in _dict(d.get("capacity"), where, f"{what}.capacity").items():
-        caps[str(k)] = _quantity(
-            _dict(v, where, f"{what}.capacity[{k}]").get("value", "0"), where, f"{what}.capacity[{k}]"
-        )
+        entry = _dict(v, where, f"{what}.capacity[{k}]")
+        caps[str(k)] = _quantity(entry.get("value", "0"), where, f"{what}.capacity[{k}]")
+        if entry.get("requestPolicy") is not None:
+            unmodelled.append(f"capacity[{k}].requestPolicy")
     taints = tuple(
         DeviceTaint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
         for t in _list(d.get("taints"), where, f"{what}.taints")
         if isinstance(t, dict)
     )
-    return Device(
+    consumes = []
+    for i, c in enumerate(_list(d.get("consumesCounters"), where, f"{what}.consumesCounters")):
+        here = f"{what}.consumesCounters[{i}]"
+        c = _dict(c, where, here)
+        consumes.append((str(c.get("counterSet", "")), _counters(c.get("counters"), where, f"{here}.counters")))
+    selector = d.get("nodeSelector")
+    device = Device(
         name,
         attrs,
         caps,
         taints,
         bool(d.get("allowMultipleAllocations", False)),
-        bool(d.get("bindingConditions")),
-        bool(d.get("consumesCounters")),
+        _strings(d.get("bindingConditions"), where, f"{what}.bindingConditions"),
+        _strings(d.get("bindingFailureConditions"), where, f"{what}.bindingFailureConditions"),
+        tuple(consumes),
+        str(d.get("nodeName") or ""),
+        selector if isinstance(selector, dict) else None,
+        bool(d.get("allNodes", False)),
+        ("",) * len(taints),
+        tuple(f"{what}.{f}" for f in unmodelled),
     )
+    return device, bool(d.get("compatibilityGroups"))
 
 
 def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
@@ -252,9 +326,17 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
     pool = _dict(spec.get("pool"), here, "spec.pool")
     if errors := resource_slice_errors(spec):
         raise SnapshotError(here, slice_invalid_message(name, errors))
-    devices = tuple(
+    parsed = [
         _device(d, here, f"spec.devices[{i}]") for i, d in enumerate(_list(spec.get("devices"), here, "spec.devices"))
-    )
+    ]
+    counter_sets: dict[str, dict[str, int]] = {}
+    for i, cs in enumerate(_list(spec.get("sharedCounters"), here, "spec.sharedCounters")):
+        cs = _dict(cs, here, f"spec.sharedCounters[{i}]")
+        counter_sets[str(cs.get("name", ""))] = dict(
+            _counters(cs.get("counters"), here, f"spec.sharedCounters[{i}].counters")
+        )
+    unmodelled = [f"spec.{f}" for f in _UNMODELLED_SLICE if spec.get(f)]
+    unmodelled.extend(u for d, _ in parsed for u in d.unmodelled)
     return ResourceSlice(
         name=name,
         driver=str(spec.get("driver", "")),
@@ -265,8 +347,27 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
         node_selector=spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else None,
         all_nodes=bool(spec.get("allNodes", False)),
         per_device_node_selection=bool(spec.get("perDeviceNodeSelection", False)),
-        devices=devices,
-        shared_counters=bool(spec.get("sharedCounters")),
+        devices=tuple(d for d, _ in parsed),
+        counter_sets=counter_sets,
+        compatibility_groups=any(g for _, g in parsed),
+        unmodelled=tuple(unmodelled),
+    )
+
+
+def taint_rule_from_json(obj: JSON, where: str = "") -> DeviceTaintRule:
+    _, name, _ = _meta(obj, where)
+    here = f"{where} (devicetaintrule {name})" if where else f"devicetaintrule {name}"
+    spec = _dict(obj.get("spec"), here, "spec")
+    sel = spec.get("deviceSelector")
+    selector = _dict(sel, here, "spec.deviceSelector")
+    taint = _dict(spec.get("taint"), here, "spec.taint")
+    return DeviceTaintRule(
+        name,
+        _opt_str(selector.get("driver"), here, "spec.deviceSelector.driver"),
+        _opt_str(selector.get("pool"), here, "spec.deviceSelector.pool"),
+        _opt_str(selector.get("device"), here, "spec.deviceSelector.device"),
+        DeviceTaint(str(taint.get("key", "")), str(taint.get("value", "") or ""), str(taint.get("effect", ""))),
+        sel is not None,
     )
 
 
@@ -299,6 +400,8 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
         count=_int(d.get("count"), where, f"{what}.count", 1),
         tolerations=_tolerations(d.get("tolerations"), where, f"{what}.tolerations"),
         admin_access=bool(d.get("adminAccess", False)),
+        derived_attributes=bool(d.get("derivedAttributes")),
+        unmodelled=(f"{what}.capacity",) if _dict(d.get("capacity"), where, f"{what}.capacity").get("requests") else (),
     )
 
 
@@ -343,6 +446,8 @@ def _claim_spec(
                     str(x.get("driver", "")),
                     str(x.get("pool", "")),
                     str(x.get("device", "")),
+                    x.get("adminAccess") is True,
+                    str(x.get("shareID") or ""),
                 )
                 for x in _list(
                     _dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results"

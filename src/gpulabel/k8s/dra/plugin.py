@@ -12,19 +12,21 @@ every other claim already holds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices
 from gpulabel.k8s.dra.objects import (
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
     claim_from_json,
     class_from_json,
     slice_from_json,
+    taint_rule_from_json,
     template_from_json,
 )
 
@@ -46,6 +48,7 @@ class DraState:
     classes: Mapping[str, DeviceClass] = field(default_factory=dict)
     claims: tuple[ResourceClaim, ...] = ()
     templates: Mapping[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)
+    rules: tuple[DeviceTaintRule, ...] = ()  # DeviceTaintRules: their taints are on the slices' devices
     by_pool: Mapping[tuple[str, str], tuple[ResourceSlice, ...]] = field(init=False, repr=False, compare=False)
     by_node: Mapping[str, tuple[ResourceSlice, ...]] = field(init=False, repr=False, compare=False)
     shared: tuple[ResourceSlice, ...] = field(init=False, repr=False, compare=False)  # not bound to one node
@@ -53,6 +56,8 @@ class DraState:
     _claims: Mapping[tuple[str, str], ResourceClaim] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.rules:
+            object.__setattr__(self, "slices", tuple(with_rule_taints(s, self.rules) for s in self.slices))
         by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
         by_node: dict[str, list[ResourceSlice]] = {}
         shared = []
@@ -74,10 +79,12 @@ class DraState:
 
     @classmethod
     def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> DraState:
-        slices, classes, claims, templates = [], {}, [], {}
+        slices, classes, claims, templates, rules = [], {}, [], {}, []
         for where, obj in objects:
             kind = obj.get("kind")
-            if kind == "ResourceSlice":
+            if kind == "DeviceTaintRule":
+                rules.append(taint_rule_from_json(obj, where))
+            elif kind == "ResourceSlice":
                 slices.append(slice_from_json(obj, where))
             elif kind == "DeviceClass":
                 c = class_from_json(obj, where)
@@ -87,7 +94,7 @@ class DraState:
             elif kind == "ResourceClaimTemplate":
                 t = template_from_json(obj, where)
                 templates[(t.namespace, t.name)] = t
-        return cls(slices=tuple(slices), classes=classes, claims=tuple(claims), templates=templates)
+        return cls(slices=tuple(slices), classes=classes, claims=tuple(claims), templates=templates, rules=tuple(rules))
 
     def with_objects(self, objects: Iterable[tuple[str, JSON]], namespace: str = "default") -> DraState:
         """This state plus ``objects`` (e.g. from manifests; namespaced ones default to ``namespace``)."""
@@ -100,10 +107,29 @@ class DraState:
             classes={**self.classes, **extra.classes},
             claims=tuple(c for c in self.claims if (c.namespace, c.name) not in mine) + extra.claims,
             templates={**self.templates, **extra.templates},
+            rules=self.rules + tuple(r for r in extra.rules if r.name not in {x.name for x in self.rules}),
         )
 
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims.get((namespace, name))
+
+
+def with_rule_taints(s: ResourceSlice, rules: Iterable[DeviceTaintRule]) -> ResourceSlice:
+    """The slice with each rule's taint added to the devices it selects (``Tracker.applyPatches``,
+    k8s.io/dynamic-resource-allocation/resourceslice/tracker), each rule once."""
+    devices = []
+    changed = False
+    for device in s.devices:
+        added = [r for r in rules if r.name not in device.taint_rules and r.applies(s, device)]
+        if added:
+            changed = True
+            device = replace(
+                device,
+                taints=device.taints + tuple(r.taint for r in added),
+                taint_rules=device.taint_rules + tuple(r.name for r in added),
+            )
+        devices.append(device)
+    return replace(s, devices=tuple(devices)) if changed else s
 
 
 @dataclass(frozen=True)

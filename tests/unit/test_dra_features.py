@@ -1,0 +1,280 @@
+"""The 1.37 allocator's features on hand-made clusters: shared counters, per-device node selection,
+admin access, distinctAttribute, DeviceTaintRules, pool order, and the refusals of what is not modelled.
+
+Each row follows ``k8s.io/dynamic-resource-allocation@v0.37.2/structured/internal/incubating``
+(``allocator_incubating.go``, ``pools_incubating.go``, ``constraint.go``) and the tracker that applies
+DeviceTaintRules (``resourceslice/tracker/tracker.go`` ``applyPatches``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpulabel.checks.dra import explain_node
+from gpulabel.k8s.dra.evaluator import DraEvaluator
+from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.model.cluster import node_from_json
+from tests import draobjects as dra
+from tests.objects import node
+
+A = f'device.attributes["{dra.DRIVER}"]'
+MEM = f'device.capacity["{dra.DRIVER}"].memory'
+A100 = dra.GPUS[0]
+XID = {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"}
+
+
+ANY = dra.device_class("any.example.com", f'device.driver == "{dra.DRIVER}"')
+
+
+def one(*selectors: str, count: int = 1, **kw: Any) -> dict[str, Any]:
+    return dra.claim_spec([dra.request("r", dra.exactly("any.example.com", *selectors, count=count, **kw))])
+
+
+def run(objects: list[dict[str, Any]], spec: dict[str, Any], node_name: str = "n1", **labels: str) -> Any:
+    """The allocation outcome and the explanation for claim ``c`` on the node."""
+    state = DraState.from_objects((f"obj{i}", o) for i, o in enumerate([ANY, *objects, dra.claim("c", spec)]))
+    claims = pod_claims("default", "p", dra.dra_pod("p", [("gpu", "claim", "c")])["spec"], {}, state).to_allocate
+    n = node_from_json(node(node_name, labels))
+    ev = DraEvaluator(state)
+    return ev.allocate(n, claims), explain_node(ev, n, claims)
+
+
+def devices(got: Any) -> list[str]:
+    return [d[1][2] for d in got.devices[0]]
+
+
+def parts(*extra: dict[str, Any], node_name: str = "n1") -> list[dict[str, Any]]:
+    """One GPU of 80Gi as counters; the whole GPU, two halves and a 60Gi partition consume them."""
+    return [
+        dra.counter_slice(f"{node_name}-counters", {"gpu-0": {"memory": "80Gi"}}, node=node_name, pool="parts"),
+        dra.resource_slice(
+            f"{node_name}-devices",
+            [
+                dra.partition("gpu-0", "gpu-0", {"memory": "80Gi"}),
+                dra.partition("gpu-0-a", "gpu-0", {"memory": "40Gi"}, kind="part"),
+                dra.partition("gpu-0-b", "gpu-0", {"memory": "40Gi"}, kind="part"),
+                dra.partition("gpu-0-60", "gpu-0", {"memory": "60Gi"}, kind="part"),
+            ],
+            node=node_name,
+            pool="parts",
+            count=2,
+        ),
+        *extra,
+    ]
+
+
+def held(name: str, device: str, pool: str = "parts", admin: bool = False) -> dict[str, Any]:
+    obj = dra.claim(name, one(), allocation=[("r", dra.DRIVER, pool, device)])
+    if admin:
+        obj["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True
+    return obj
+
+
+# -- partitionable devices -----------------------------------------------------------
+
+
+def test_a_whole_gpu_and_a_60gi_partition_do_not_fit_after_a_half_is_allocated() -> None:
+    whole, explained = run(parts(held("half", "gpu-0-a")), one(f'{A}.type == "gpu"'))
+    assert not whole.ok and whole.error is None
+    assert [v.reason for v in explained] == ["counter"]
+    assert "needs 80Gi of counter memory in set gpu-0, 40Gi left" in explained[0].detail
+    big, _ = run(parts(held("half", "gpu-0-a")), one(f'{MEM}.compareTo(quantity("60Gi")) == 0'))
+    assert not big.ok
+    other_half, _ = run(parts(held("half", "gpu-0-a")), one(f'{A}.type == "part"'))
+    assert devices(other_half) == ["gpu-0-b"]
+
+
+def test_counters_are_consumed_within_one_allocation_too() -> None:
+    got, _ = run(parts(), one(f'{A}.type == "part"', count=2))
+    assert devices(got) == ["gpu-0-a", "gpu-0-b"]  # 40 + 60 would overdraw: the search backtracks
+    got, explained = run(parts(), one(f'{A}.type == "part"', count=3))
+    assert not got.ok and [v.reason for v in explained] == ["count"]
+
+
+def test_counters_of_a_pool_are_shared_across_its_slices_and_nodes() -> None:
+    # the counter set is published once for all nodes; a device on another node consumes it too
+    objs = [
+        dra.counter_slice("counters", {"gpu-0": {"memory": "80Gi"}}, pool="p", count=3),
+        dra.resource_slice("a", [dra.partition("a-half", "gpu-0", {"memory": "40Gi"})], node="n1", pool="p", count=3),
+        dra.resource_slice("b", [dra.partition("b-60", "gpu-0", {"memory": "60Gi"})], node="n2", pool="p", count=3),
+        held("other", "b-60", pool="p"),
+    ]
+    got, explained = run(objs, one())
+    assert not got.ok and [v.reason for v in explained] == ["counter"]
+    assert "20Gi left" in explained[0].detail
+
+
+def test_an_unknown_counter_set_makes_the_pool_invalid_with_the_schedulers_status() -> None:
+    objs = [
+        dra.counter_slice("c", {"gpu-0": {"memory": "80Gi"}}, node="n1", pool="p"),
+        dra.resource_slice("d", [dra.partition("x", "gpu-9", {"memory": "1Gi"})], node="n1", pool="p", count=2),
+    ]
+    got, explained = run(objs, one())
+    assert not got.ok and got.invalid
+    assert [v.reason for v in explained] == ["invalid-pool"]
+    assert run(objs, one(mode="All"))[0].error == (
+        "claim default/c, request r: asks for all devices, but resource pool gpu.nvidia.com/p is currently invalid"
+    )
+
+
+# -- per-device node selection -------------------------------------------------------
+
+
+def test_per_device_node_selection_puts_each_device_on_its_node() -> None:
+    pool = [
+        dra.counter_slice("counters", {"gpu-0": {"memory": "80Gi"}, "gpu-1": {"memory": "80Gi"}}, pool="pd"),
+        dra.per_device_slice(
+            "pd",
+            [
+                dra.partition("gpu-0", "gpu-0", {"memory": "80Gi"}, node_name="n1"),
+                dra.partition("gpu-1", "gpu-1", {"memory": "80Gi"}, node_name="n2"),
+            ],
+            pool="pd",
+        ),
+    ]
+    assert devices(run(pool, one())[0]) == ["gpu-0"]
+    assert devices(run(pool, one(), node_name="n2")[0]) == ["gpu-1"]
+    got, explained = run(pool, one(), node_name="n3")
+    assert not got.ok and [v.reason for v in explained] == ["no-devices"]
+
+
+def test_a_device_selected_by_all_nodes_is_everywhere() -> None:
+    pool = [dra.per_device_slice("pd", [dra.partition("g", "s", {"memory": "1Gi"}, all_nodes=True)], pool="pd")]
+    pool.insert(0, dra.counter_slice("counters", {"s": {"memory": "1Gi"}}, pool="pd"))
+    assert run(pool, one(), node_name="anywhere")[0].ok
+
+
+# -- admin access, distinctAttribute ---------------------------------------------------
+
+
+def test_admin_access_uses_a_held_device_and_holds_nothing() -> None:
+    gpus = dra.resource_slice("n1", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1")
+    admin = dra.claim_spec([dra.request("r", {**dra.exactly("any.example.com"), "adminAccess": True})])
+    assert devices(run([gpus, held("user", "gpu-0", pool="n1")], admin)[0]) == ["gpu-0"]
+    # an admin-access allocation does not hold its device
+    assert devices(run([gpus, held("monitor", "gpu-0", pool="n1", admin=True)], one())[0]) == ["gpu-0"]
+
+
+def test_distinct_attribute_needs_devices_that_differ() -> None:
+    two = dra.resource_slice(
+        "n1",
+        [dra.gpu_device("gpu-0", 0, A100, "550.54.15"), dra.gpu_device("gpu-1", 1, A100, "550.54.15")],
+        node="n1",
+    )
+    spec = one(count=2)
+    spec["devices"]["constraints"] = [{"distinctAttribute": f"{dra.DRIVER}/productName"}]
+    got, explained = run([two], spec)
+    assert not got.ok and [v.reason for v in explained] == ["match-attribute"]
+    assert "differs in gpu.nvidia.com/productName" in explained[0].detail
+    spec["devices"]["constraints"] = [{"distinctAttribute": f"{dra.DRIVER}/index"}]
+    assert devices(run([two], spec)[0]) == ["gpu-0", "gpu-1"]
+
+
+# -- DeviceTaintRules ------------------------------------------------------------------
+
+
+GPU = dra.resource_slice("n1", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1")
+
+
+def test_a_taint_rule_taints_the_devices_it_selects_and_is_named() -> None:
+    rule = dra.taint_rule("xid-79", XID, pool="n1", device="gpu-0")
+    got, explained = run([GPU, rule], one())
+    assert not got.ok and [v.reason for v in explained] == ["taint"]
+    assert "gpu.nvidia.com/xid=79:NoSchedule (devicetaintrule xid-79)" in explained[0].detail
+    tolerate = [{"key": "gpu.nvidia.com/xid", "operator": "Exists"}]
+    assert run([GPU, rule], one(tolerations=tolerate))[0].ok
+
+
+@pytest.mark.parametrize(
+    ("selector", "taints"),
+    [
+        ({"driver": "other.example.com"}, False),
+        ({"pool": "elsewhere"}, False),
+        ({"device": "gpu-1"}, False),
+        ({}, True),  # an empty selector (no driver, pool or device) selects every device
+    ],
+)
+def test_a_rule_selects_by_driver_pool_and_device(selector: dict[str, str], taints: bool) -> None:
+    rule = dra.taint_rule("r", XID, driver=None)
+    rule["spec"]["deviceSelector"] = selector
+    assert run([GPU, rule], one())[0].ok is not taints
+
+
+def test_effect_none_and_a_rule_without_selector_do_not_block() -> None:
+    none = dra.taint_rule("watch", {"key": "gpu.nvidia.com/ecc", "value": "1", "effect": "None"})
+    assert run([GPU, none], one())[0].ok
+    nosel = dra.taint_rule("nosel", XID)
+    del nosel["spec"]["deviceSelector"]
+    assert run([GPU, nosel], one())[0].ok
+
+
+# -- pools: order and slices the allocator ignores ------------------------------------
+
+
+def test_pools_with_binding_conditions_are_searched_last() -> None:
+    waiting = {**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "bindingConditions": ["Attached"]}
+    objs = [
+        dra.resource_slice("a", [waiting], node="n1", pool="a-pool"),
+        dra.resource_slice("b", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1", pool="b-pool"),
+    ]
+    got, _ = run(objs, one())
+    assert got.devices[0][0][1] == (dra.DRIVER, "b-pool", "gpu-0")
+
+
+def test_a_slice_with_compatibility_groups_is_ignored() -> None:
+    grouped = {**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "compatibilityGroups": ["g"]}
+    got, explained = run([dra.resource_slice("n1", [grouped], node="n1")], one())
+    assert not got.ok and [v.reason for v in explained] == ["no-devices"]
+
+
+# -- refusals: nothing unmodelled is answered ------------------------------------------
+
+
+def _with_device(**fields: Any) -> dict[str, Any]:
+    return dra.resource_slice("n1", [{**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), **fields}], node="n1")
+
+
+@pytest.mark.parametrize(
+    ("objects", "spec", "field"),
+    [
+        (
+            [_with_device(allowMultipleAllocations=True)],
+            one(),
+            "resourceslice n1: spec.devices[0].allowMultipleAllocations",
+        ),
+        (
+            [_with_device(capacity={"memory": {"value": "80Gi", "requestPolicy": {"default": "1Gi"}}})],
+            one(),
+            "resourceslice n1: spec.devices[0].capacity[memory].requestPolicy",
+        ),
+        (
+            [{**GPU, "spec": {**GPU["spec"], "partitionTypeAttribute": "gpu.nvidia.com/type"}}],
+            one(),
+            "resourceslice n1: spec.partitionTypeAttribute",
+        ),
+        (
+            [GPU],
+            dra.claim_spec(
+                [dra.request("r", {**dra.exactly("any.example.com"), "capacity": {"requests": {"memory": "10Gi"}}})]
+            ),
+            "claim default/c, request r: spec.devices.requests[0].exactly.capacity",
+        ),
+    ],
+    ids=["allowMultipleAllocations", "requestPolicy", "partitionTypeAttribute", "capacity-requests"],
+)
+def test_an_unmodelled_field_is_refused_and_named(
+    objects: list[dict[str, Any]], spec: dict[str, Any], field: str
+) -> None:
+    got, explained = run(objects, spec)
+    assert not got.ok and got.error is None
+    assert got.unmodelled == f"{field} is not modelled by gpulabel"
+    assert [(v.reason, v.detail) for v in explained] == [("unmodelled", got.unmodelled)]
+
+
+def test_derived_attributes_fail_with_the_schedulers_text() -> None:
+    spec = dra.claim_spec([dra.request("r", {**dra.exactly("any.example.com"), "derivedAttributes": [{"name": "x"}]})])
+    assert run([GPU], spec)[0].error == (
+        "claim default/c, request r: cannot handle request with derived attributes, the feature is disabled"
+    )
