@@ -250,6 +250,7 @@ def counter_slice(
     driver: str = DRIVER,
     generation: int = 1,
     count: int = 2,
+    node_selector: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A slice of counter sets only (resource/v1 allows counters or devices in a slice, not both)."""
     spec: dict[str, Any] = {
@@ -262,6 +263,8 @@ def counter_slice(
     }
     if node:
         spec["nodeName"] = node
+    elif node_selector is not None:
+        spec["nodeSelector"] = node_selector
     else:
         spec["allNodes"] = True
     return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
@@ -275,7 +278,9 @@ def partition(
     kind: str = "gpu",
     node_name: str | None = None,
     all_nodes: bool = False,
+    node_selector: dict[str, Any] | None = None,
     taints: list[dict[str, str]] | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """A partitionable device: a whole GPU or a partition consuming ``counters`` of ``counter_set``."""
     device: dict[str, Any] = {
@@ -284,10 +289,14 @@ def partition(
         "capacity": {c: {"value": v} for c, v in counters.items()},
         "consumesCounters": [{"counterSet": counter_set, "counters": {c: {"value": v} for c, v in counters.items()}}],
     }
+    if profile is not None:
+        device["attributes"]["profile"] = attr("string", profile)
     if node_name:
         device["nodeName"] = node_name
     elif all_nodes:
         device["allNodes"] = True
+    elif node_selector is not None:
+        device["nodeSelector"] = node_selector
     if taints:
         device["taints"] = taints
     return device

@@ -278,3 +278,28 @@ def test_derived_attributes_fail_with_the_schedulers_text() -> None:
     assert run([GPU], spec)[0].error == (
         "claim default/c, request r: cannot handle request with derived attributes, the feature is disabled"
     )
+
+
+# -- claims already allocated ----------------------------------------------------------
+
+
+def test_an_allocated_claim_is_available_only_where_its_node_selector_says() -> None:
+    from gpulabel.checks.dra import pod_claim_verdicts
+    from gpulabel.checks.pending import pending_pods
+    from gpulabel.model.cluster import ClusterState
+
+    claim = held("c", "gpu-0", pool="n1")
+    claim["status"]["allocation"]["nodeSelector"] = {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]
+    }
+    pod = {**dra.dra_pod("p", [("gpu", "claim", "c")]), "status": {"phase": "Pending"}}
+    state = ClusterState.from_objects((str(i), o) for i, o in enumerate([ANY, GPU, claim, pod, node("n1"), node("n2")]))
+    verdicts = pod_claim_verdicts(state, state.pods[0], state.nodes)
+    assert verdicts["n1"] == ()
+    assert [v.reason for v in verdicts["n2"]] == ["elsewhere"]
+    # the scheduler's message counts n2 as "resourceclaim not available on the node"
+    state2 = ClusterState.from_objects(
+        (str(i), o) for i, o in enumerate([ANY, GPU, claim, pod, node("n2"), node("n3")])
+    )
+    (waiting,) = pending_pods(state2)
+    assert waiting.predicted is not None and "2 resourceclaim not available on the node" in waiting.predicted

@@ -24,6 +24,8 @@ leaves too few:
                     the pod's requests compete for the same devices)
 ``match-attribute`` enough free devices, but no set of them agrees on the
                     constrained attribute (or, ``distinctAttribute``, differs)
+``elsewhere``       the claim is already allocated, to devices its
+                    allocation's node selector puts on other nodes
 ``invalid-pool``    the node's only pools are invalid (duplicate device names,
                     counter sets or counters that do not exist)
 ``unmodelled``      a field gpulabel does not model: no answer, the field named
@@ -75,6 +77,7 @@ REASONS = {
     "counter": "the free matching devices consume more of a shared counter than is left (names it and what is left)",
     "count": "fewer free matching devices than the count, or the pod's requests compete for them",
     "match-attribute": "enough free devices, but no set of them agrees on (or differs in) the constrained attribute",
+    "elsewhere": "the claim is already allocated, to devices its allocation's node selector puts on other nodes",
     "invalid-pool": "the node's only pools are invalid: duplicate device names, unknown counter sets or counters",
     "unmodelled": "a field gpulabel does not model (named): it gives no answer rather than a guess",
 }
@@ -448,7 +451,17 @@ def pod_claim_verdicts(
         ref = claims.missing_ref or pod.ref
         return {n.name: (ClaimVerdict(n.name, ref, "", "no-claim", claims.missing),) for n in nodes}
     out: dict[str, tuple[ClaimVerdict, ...]] = {}
-    for group in explain_pod(dra or DraEvaluator(state.dra), nodes, claims.to_allocate):
+    ev = dra or DraEvaluator(state.dra)
+    # an allocated claim whose allocation's node selector does not select the node (Filter, before allocating)
+    for claim in claims.allocated:
+        if claim.node_selector is None:
+            continue
+        for n in nodes:
+            if n.name not in out and not ev.selects(claim.node_selector, n):
+                detail = "allocated to devices its allocation's node selector puts on other nodes"
+                out[n.name] = (ClaimVerdict(n.name, claim.ref, "", "elsewhere", detail, {"not_available": True}),)
+    nodes = [n for n in nodes if n.name not in out]
+    for group in explain_pod(ev, nodes, claims.to_allocate):
         for name in group.nodes:
             out[name] = tuple(
                 v if v.node == name else ClaimVerdict(name, v.claim, v.request, v.reason, v.detail, v.data)

@@ -280,6 +280,10 @@ def _claim_findings(
         invalid = sum(1 for vs in verdicts.values() if any(v.data.get("invalid") for v in vs))
         if invalid:
             others["invalid resource pools were encountered"] += invalid
+        elsewhere = sum(1 for vs in verdicts.values() if any(v.data.get("not_available") for v in vs))
+        if elsewhere:
+            others["resourceclaim not available on the node"] += elsewhere
+            invalid += elsewhere  # not "cannot allocate all claims" either
         errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
         predicted = dra_scheduler_message(
             len(state.nodes), others, len(passing) - invalid, errors[0] if errors else None

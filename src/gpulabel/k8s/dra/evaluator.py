@@ -61,13 +61,18 @@ class DraEvaluator:
             found = self._inputs[key] = device_input(did[0], device.attributes, device.capacity, device.allow_multiple)
         return found
 
+    @staticmethod
+    def selects(selector: Mapping[str, Any], node: SchedulingNode) -> bool:
+        """Whether a node selector (API JSON: ``nodeSelectorTerms``) selects the node."""
+        spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
+        return compile_pod_spec(spec).affinity_only().match(node).fits
+
     def pools(self, node: SchedulingNode) -> list[Pool]:
         found = self._pools.get(node.name)
         if found is None:
 
             def matches(selector: Mapping[str, Any]) -> bool:
-                spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
-                return compile_pod_spec(spec).affinity_only().match(node).fits
+                return self.selects(selector, node)
 
             mine = [*self.state.by_node.get(node.name, ()), *self.state.shared]
             found = self._pools[node.name] = gather_pools(node.name, mine, matches, self.state.by_pool)

@@ -167,6 +167,7 @@ class ResourceClaim:
     allocated: tuple[AllocatedDevice, ...] | None = None  # None: not allocated
     reserved_for: tuple[str, ...] = ()
     uid: str = ""
+    node_selector: JSON | None = None  # status.allocation.nodeSelector: where the allocated devices are
 
     @property
     def ref(self) -> str:
@@ -437,9 +438,12 @@ def _claim_spec(
     )
     allocated = None
     reserved: tuple[str, ...] = ()
+    selector: JSON | None = None
     if status:
         alloc = status.get("allocation")
         if isinstance(alloc, dict):
+            found = alloc.get("nodeSelector")
+            selector = found if isinstance(found, dict) else None
             allocated = tuple(
                 AllocatedDevice(
                     str(x.get("request", "")),
@@ -459,7 +463,7 @@ def _claim_spec(
             for r in _list(status.get("reservedFor"), where, "status.reservedFor")
             if isinstance(r, dict)
         )
-    return ResourceClaim(namespace or "default", name, tuple(requests), constraints, allocated, reserved, uid)
+    return ResourceClaim(namespace or "default", name, tuple(requests), constraints, allocated, reserved, uid, selector)
 
 
 def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
