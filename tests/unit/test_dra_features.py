@@ -237,37 +237,26 @@ def _with_device(**fields: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("objects", "spec", "field"),
+    ("objects", "field"),
     [
         (
-            [_with_device(allowMultipleAllocations=True)],
-            one(),
-            "resourceslice n1: spec.devices[0].allowMultipleAllocations",
+            [_with_device(nodeAllocatableResources={"cpu": {"perPod": "1"}})],
+            "resourceslice n1: spec.devices[0].nodeAllocatableResources",
         ),
         (
-            [_with_device(capacity={"memory": {"value": "80Gi", "requestPolicy": {"default": "1Gi"}}})],
-            one(),
-            "resourceslice n1: spec.devices[0].capacity[memory].requestPolicy",
+            [_with_device(capacity={"memory": {"value": "8", "requestPolicy": {"validRange": {"min": "500m"}}}})],
+            "resourceslice n1: spec.devices[0].capacity[memory].requestPolicy (a step or minimum that is not a whole"
+            " number)",
         ),
         (
             [{**GPU, "spec": {**GPU["spec"], "partitionTypeAttribute": "gpu.nvidia.com/type"}}],
-            one(),
             "resourceslice n1: spec.partitionTypeAttribute",
         ),
-        (
-            [GPU],
-            dra.claim_spec(
-                [dra.request("r", {**dra.exactly("any.example.com"), "capacity": {"requests": {"memory": "10Gi"}}})]
-            ),
-            "claim default/c, request r: spec.devices.requests[0].exactly.capacity",
-        ),
     ],
-    ids=["allowMultipleAllocations", "requestPolicy", "partitionTypeAttribute", "capacity-requests"],
+    ids=["nodeAllocatableResources", "fractional-step", "partitionTypeAttribute"],
 )
-def test_an_unmodelled_field_is_refused_and_named(
-    objects: list[dict[str, Any]], spec: dict[str, Any], field: str
-) -> None:
-    got, explained = run(objects, spec)
+def test_an_unmodelled_field_is_refused_and_named(objects: list[dict[str, Any]], field: str) -> None:
+    got, explained = run(objects, one())
     assert not got.ok and got.error is None
     assert got.unmodelled == f"{field} is not modelled by gpulabel"
     assert [(v.reason, v.detail) for v in explained] == [("unmodelled", got.unmodelled)]
@@ -303,3 +292,91 @@ def test_an_allocated_claim_is_available_only_where_its_node_selector_says() -> 
     )
     (waiting,) = pending_pods(state2)
     assert waiting.predicted is not None and "2 resourceclaim not available on the node" in waiting.predicted
+
+
+# -- consumable capacity ----------------------------------------------------------------
+
+
+def shared_gpu(policy: dict[str, Any] | None = None, value: str = "80Gi") -> dict[str, Any]:
+    memory: dict[str, Any] = {"value": value}
+    if policy is not None:
+        memory["requestPolicy"] = policy
+    device = {**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "allowMultipleAllocations": True}
+    device["capacity"] = {"memory": memory}
+    return dra.resource_slice("n1", [device], node="n1")
+
+
+def asks(memory: str | None, count: int = 1) -> dict[str, Any]:
+    exactly = dra.exactly("any.example.com", count=count)
+    if memory is not None:
+        exactly["capacity"] = {"requests": {"memory": memory}}
+    return dra.claim_spec([dra.request("r", exactly)])
+
+
+def share(name: str, memory: str) -> dict[str, Any]:
+    obj = held(name, "gpu-0", pool="n1")
+    result = obj["status"]["allocation"]["devices"]["results"][0]
+    result["shareID"] = f"uid-{name}"
+    result["consumedCapacity"] = {"memory": memory}
+    return obj
+
+
+STEP = {"default": "4Gi", "validRange": {"min": "4Gi", "max": "40Gi", "step": "4Gi"}}
+
+
+def test_a_shared_device_takes_claims_while_capacity_is_left() -> None:
+    assert devices(run([shared_gpu(), share("a", "60Gi")], asks("20Gi"))[0]) == ["gpu-0"]
+    got, explained = run([shared_gpu(), share("a", "60Gi")], asks("30Gi"))
+    assert not got.ok and [v.reason for v in explained] == ["capacity"]
+    assert "capacity memory 80Gi, 60Gi consumed by other shares: a request of 30Gi is charged 30Gi, 20Gi left" in (
+        explained[0].detail
+    )
+    # two requests of one claim may share a device (one request takes a device once: the search moves on)
+    two = asks("40Gi")
+    two["devices"]["requests"].append({**two["devices"]["requests"][0], "name": "r2"})
+    assert devices(run([shared_gpu()], two)[0]) == ["gpu-0", "gpu-0"]
+    assert not run([shared_gpu()], asks("40Gi", count=2))[0].ok
+    # without a request, a share is charged the whole capacity (no default)
+    assert not run([shared_gpu(), share("a", "1Gi")], asks(None))[0].ok
+
+
+@pytest.mark.parametrize(
+    ("requested", "charged_fits"),
+    [
+        ("3Gi", True),  # rounds up to 4Gi: 36 + 4 = 40 of 40
+        ("5Gi", False),  # rounds up to 8Gi: 44 > 40
+        ("1Gi", True),  # below the minimum: charged 4Gi
+        ("41Gi", False),  # above the maximum: the policy refuses
+        (None, True),  # the default, 4Gi
+    ],
+)
+def test_a_request_policy_rounds_up_to_its_step(requested: str | None, charged_fits: bool) -> None:
+    assert run([shared_gpu(STEP, "40Gi"), share("a", "36Gi")], asks(requested))[0].ok is charged_fits
+
+
+def test_valid_values_round_up_to_the_next_value() -> None:
+    values = {"validValues": ["10Gi", "20Gi", "40Gi"]}
+    assert run([shared_gpu(values, "40Gi"), share("a", "20Gi")], asks("15Gi"))[0].ok  # charged 20Gi
+    assert not run([shared_gpu(values, "40Gi"), share("a", "20Gi")], asks("25Gi"))[0].ok  # charged 40Gi
+    assert not run([shared_gpu(values, "80Gi")], asks("50Gi"))[0].ok  # beyond every value: not a valid value
+
+
+def test_capacity_requests_are_checked_against_exclusive_devices_too() -> None:
+    exclusive = dra.resource_slice("n1", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1")  # 80Gi
+    assert run([exclusive], asks("80Gi"))[0].ok
+    got, explained = run([exclusive], asks("81Gi"))
+    assert not got.ok and [v.reason for v in explained] == ["capacity"]
+    spec = dra.claim_spec(
+        [dra.request("r", {**dra.exactly("any.example.com"), "capacity": {"requests": {"cores": "1"}}})]
+    )
+    got, explained = run([exclusive], spec)
+    assert not got.ok and "asks for capacity cores, which the device does not have" in explained[0].detail
+
+
+def test_a_shared_device_consumes_its_counters_once() -> None:
+    counters = dra.counter_slice("c", {"g": {"memory": "80Gi"}}, node="n1", pool="p")
+    device = {**dra.partition("g", "g", {"memory": "80Gi"}), "allowMultipleAllocations": True}
+    objs = [counters, dra.resource_slice("d", [device], node="n1", pool="p", count=2)]
+    two = asks("10Gi")
+    two["devices"]["requests"].append({**two["devices"]["requests"][0], "name": "r2"})
+    assert devices(run(objs, two)[0]) == ["g", "g"]

@@ -50,8 +50,10 @@ PARTS = [
 ]
 HALF_HELD = dra.claim("half", one(), allocation=[("r", dra.DRIVER, "parts", "gpu-0-a")])
 WHOLE = f'{A}.type == "gpu" && device.capacity["{dra.DRIVER}"].memory.compareTo(quantity("80Gi")) == 0'
-SHARED = dra.resource_slice(
-    "n1", [{**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "allowMultipleAllocations": True}], node="n1"
+ALPHA = dra.resource_slice(
+    "n1",
+    [{**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "nodeAllocatableResources": {"cpu": {"perPod": "1"}}}],
+    node="n1",
 )
 BAD_COUNTER = [
     dra.counter_slice("n1-counters", {"gpu-0": {"memory": "80Gi"}}, node="n1", pool="parts"),
@@ -77,11 +79,20 @@ TABLE = [
         "gpu.nvidia.com/parts (counter set gpu-1 not found)",
     ),
     (
-        "a shared device (allowMultipleAllocations) is refused, the field named",
-        [SHARED],
+        "an alpha field (nodeAllocatableResources) is refused, the field named",
+        [ALPHA],
         one(),
         "unmodelled",
-        "resourceslice n1: spec.devices[0].allowMultipleAllocations is not modelled by gpulabel",
+        "resourceslice n1: spec.devices[0].nodeAllocatableResources is not modelled by gpulabel",
+    ),
+    (
+        "a GPU of 80Gi asked for 81Gi of memory",
+        [gpu_slice(A100)],
+        dra.claim_spec(
+            [dra.request("r", {**dra.exactly("gpu.nvidia.com"), "capacity": {"requests": {"memory": "81Gi"}}})]
+        ),
+        "capacity",
+        "a request of 81Gi is charged 81Gi, 80Gi left",
     ),
     (
         "a node whose only pool is half published has an incomplete pool",

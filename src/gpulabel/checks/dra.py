@@ -17,6 +17,9 @@ leaves too few:
 ``taint``           the matching devices carry taints the request does not
                     tolerate
 ``allocated``       the matching devices are allocated to other claims (named)
+``capacity``        the free matching devices lack the capacity the request
+                    asks (consumable capacity): names it, the charge after
+                    the requestPolicy's rounding, and what is left
 ``counter``         the free matching devices consume more of a shared counter
                     (partitionable devices) than is left: names the counter
                     and how much is left
@@ -47,6 +50,7 @@ from gpulabel.k8s.dra.allocator import (
     device_id_text,
     taint_prevents,
 )
+from gpulabel.k8s.dra.capacity import Charge, fits_capacity
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.k8s.dra.plugin import pod_claims
@@ -74,6 +78,7 @@ REASONS = {
     "cel-error": "an expression fails on the devices: the scheduler's message",
     "taint": "the matching devices carry taints the request does not tolerate",
     "allocated": "the matching devices are allocated to other claims",
+    "capacity": "the free matching devices lack the capacity asked (names it, the policy's charge and what is left)",
     "counter": "the free matching devices consume more of a shared counter than is left (names it and what is left)",
     "count": "fewer free matching devices than the count, or the pod's requests compete for them",
     "match-attribute": "enough free devices, but no set of them agrees on (or differs in) the constrained attribute",
@@ -244,6 +249,16 @@ def _explain_request(
             claims=holders,
             tainted=[device_id_text(d) for d in tainted],
         )
+    refused = {d: c for d, dev in free if (c := _capacity_refusal(ev, req, d, dev)) is not None}
+    if refused and len(refused) == len(free):
+        did, charge = next(iter(refused.items()))
+        return verdict(
+            "capacity",
+            f"{len(free)} free matching device(s) lack the capacity asked; {device_id_text(did)}: {_charge_text(charge)}",
+            capacity=charge.capacity,
+            device=device_id_text(did),
+        )
+    free = [f for f in free if f[0] not in refused]
     short = _counter_shortfalls(ev, pools, free)
     if short and len(short) == len(free):
         (did, (set_name, counter, need, left)), *_ = short.items()
@@ -283,6 +298,22 @@ def _taint_text(device: Device, i: int) -> str:
     """``key=value:effect``, and the DeviceTaintRule that put it there."""
     rule = device.taint_rules[i] if i < len(device.taint_rules) else ""
     return f"{device.taints[i]} (devicetaintrule {rule})" if rule else str(device.taints[i])
+
+
+def _capacity_refusal(ev: DraEvaluator, req: DeviceRequest, did: DeviceID, device: Device) -> Charge | None:
+    """Why the device's capacity refuses the request, given what other claims' shares consume."""
+    return fits_capacity(req.capacity, device.amounts, device.policies, ev.state.shares.get(did, {}))
+
+
+def _charge_text(c: Charge) -> str:
+    if c.missing:
+        return f"the request asks for capacity {c.capacity}, which the device does not have"
+    asked = "no request (its default)" if c.requested is None else f"a request of {_q(c.requested)}"
+    charged = f"{asked} is charged {_q(c.charged)}"
+    if c.violates:
+        return f"capacity {c.capacity}: {charged}, which its requestPolicy does not allow"
+    used = f", {_q(c.consumed)} consumed by other shares" if c.consumed else ""
+    return f"capacity {c.capacity} {_q(c.value)}{used}: {charged}, {_q(c.value - c.consumed)} left"
 
 
 def _q(nanos: int) -> str:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from gpulabel.errors import AllocationError
+from gpulabel.k8s.dra.capacity import Charge, consumption, fits_capacity
 from gpulabel.k8s.dra.cel import CelError, DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim, ResourceSlice
 
@@ -198,15 +199,28 @@ def in_use_devices(claims: Sequence[ResourceClaim]) -> dict[DeviceID, str]:
     out: dict[DeviceID, str] = {}
     for c in claims:
         for d in c.allocated or ():
-            if not d.admin_access:
+            if not d.admin_access and not d.share_id:
                 out[DeviceID(driver=d.driver, pool=d.pool, device=d.device)] = c.ref
+    return out
+
+
+def shared_use(claims: Sequence[ResourceClaim]) -> dict[DeviceID, dict[str, int]]:
+    """Devices allocated in shares (``shareID``): what the shares consume of each capacity, summed
+    (the scheduler's ``AggregatedCapacity``; such a device is allocated, not held)."""
+    out: dict[DeviceID, dict[str, int]] = {}
+    for c in claims:
+        for d in c.allocated or ():
+            if d.share_id and not d.admin_access:
+                have = out.setdefault(DeviceID(driver=d.driver, pool=d.pool, device=d.device), {})
+                for name, amount in d.consumed.items():
+                    have[name] = have.get(name, 0) + amount
     return out
 
 
 Counters = dict[str, dict[str, int]]  # counter set -> counter -> nano-units
 
 
-def counters_left(pool: Pool, in_use: Mapping[DeviceID, str]) -> Counters:
+def counters_left(pool: Pool, in_use: Mapping[DeviceID, Any]) -> Counters:
     """``checkAvailableCounters``' first half: the pool's counter sets minus what its allocated devices
     (on any node) consume."""
     left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
@@ -345,8 +359,12 @@ class Allocator:
         in_use: Mapping[DeviceID, str],
         inputs: InputOf | None = None,
         selector: Callable[[str], Selector] = compile_selector,
+        shares: Mapping[DeviceID, Mapping[str, int]] | None = None,
     ) -> None:
         self.pools = pools
+        self.shares = shares or {}
+        self.allocated = {**in_use, **dict.fromkeys(self.shares, "")}  # IsDeviceAllocated: held or shared
+        self.allocating_cap: dict[DeviceID, dict[str, int]] = {}
         self.claims = list(claims)
         self.classes = classes
         self.in_use = in_use
@@ -442,7 +460,9 @@ class Allocator:
                 for s in pool.slices:
                     for device in s.devices:
                         did = DeviceID(driver=s.driver, pool=s.pool, device=device.name)
-                        if self.selectable(key, rd, did, device, pool):
+                        if self.selectable(key, rd, did, device, pool) and (
+                            fits_capacity(request.capacity, device.amounts, device.policies, {}) is None
+                        ):
                             rd.all_devices.append((did, device, pool))
             rd.num = len(rd.all_devices)
         else:
@@ -544,6 +564,8 @@ class Allocator:
                         continue
                     if not self.selectable((ci, ri, si), rd, did, device, pool):
                         continue
+                    if self._capacity(rd, did, device) is not None:
+                        continue
                     undo = self._allocate_device(ci, rd, did, device, pool, must=False)
                     if undo is None:
                         continue
@@ -557,7 +579,7 @@ class Allocator:
         key = (pool.driver, pool.name)
         left = self.left.get(key)
         if left is None:
-            left = self.left[key] = counters_left(pool, self.in_use)
+            left = self.left[key] = counters_left(pool, self.allocated)
         consumed = self.consumed.setdefault(key, {})
         for set_name, counters in device.consumes:
             for counter, amount in counters:
@@ -573,15 +595,24 @@ class Allocator:
             for counter, amount in counters:
                 consumed[(set_name, counter)] -= amount
 
+    def _capacity(self, rd: _Req, did: DeviceID, device: Device) -> Charge | None:
+        """``CmpRequestOverCapacity`` with what other claims' shares and this allocation consume."""
+        consumed = dict(self.shares.get(did, {}))
+        for name, amount in self.allocating_cap.get(did, {}).items():
+            consumed[name] = consumed.get(name, 0) + amount
+        return fits_capacity(rd.request.capacity, device.amounts, device.policies, consumed)
+
     def _allocate_device(
         self, ci: int, rd: _Req, did: DeviceID, device: Device, pool: Pool, must: bool
     ) -> Callable[[], None] | None:
-        """``allocateDevice``: in use, counters, taints, constraints, in upstream's order."""
-        if rd.admin and ci in self.allocating.get(did, ()):
+        """``allocateDevice``: in use, counters, taints, constraints, capacity, in upstream's order."""
+        multiple = device.allow_multiple
+        if not multiple and rd.admin and ci in self.allocating.get(did, ()):
             return None
         if not rd.admin and (did in self.in_use or self.allocating.get(did)):
             return None
-        counters = bool(device.consumes)
+        # a device already shared consumed its counters with its first share
+        counters = bool(device.consumes) and not (multiple and (did in self.shares or did in self.allocating_cap))
         if counters and not self._reserve_counters(pool, device):
             return None
         if taint_prevents(device, rd.request):
@@ -602,13 +633,37 @@ class Allocator:
                     )
                 return None
             added.append(c)
-        self.allocating.setdefault(did, set()).add(ci)
+        if not multiple:
+            self.allocating.setdefault(did, set()).add(ci)
+        share: dict[str, int] = {}
+        existed = did in self.allocating_cap
+        if self._capacity(rd, did, device) is not None:
+            if not multiple:
+                self.allocating[did].discard(ci)
+            for a in reversed(added):
+                a.remove(rd.base_name, rd.sub_name)
+            if counters:
+                self._release_counters(pool, device)
+            return None
+        if multiple:
+            share = consumption(rd.request.capacity, device.amounts, device.policies)
+            mine = self.allocating_cap.setdefault(did, {})
+            for cap, amount in share.items():
+                mine[cap] = mine.get(cap, 0) + amount
         name = rd.base_name if rd.parent is None else f"{rd.base_name}/{rd.sub_name}"
         self.result[ci].append((name, did))
 
         def undo() -> None:
             self.result[ci].pop()
-            self.allocating[did].discard(ci)
+            if multiple:
+                if not existed:
+                    del self.allocating_cap[did]
+                else:
+                    mine = self.allocating_cap[did]
+                    for cap, amount in share.items():
+                        mine[cap] -= amount
+            else:
+                self.allocating[did].discard(ci)
             for a in reversed(added):
                 a.remove(rd.base_name, rd.sub_name)
             if counters:
@@ -631,13 +686,15 @@ def allocate(
     in_use: Mapping[DeviceID, str],
     inputs: InputOf | None = None,
     selector: Callable[[str], Selector] = compile_selector,
+    shares: Mapping[DeviceID, Mapping[str, int]] | None = None,
 ) -> Outcome:
     """Allocate ``claims`` together on the node whose ``pools`` are given, as ``Allocator.Allocate`` does.
 
     ``inputs`` and ``selector`` give devices as CEL reads them and compiled
     selectors; a :class:`~gpulabel.k8s.dra.evaluator.DraEvaluator` passes its own, kept for the run.
+    ``shares``: what other claims' shares consume of devices that allow multiple allocations.
     """
-    return Allocator(pools, claims, classes, in_use, inputs, selector).run()
+    return Allocator(pools, claims, classes, in_use, inputs, selector, shares).run()
 
 
 def _device_input(did: DeviceID, device: Device) -> DeviceInput:

@@ -105,7 +105,16 @@ class DraEvaluator:
                 a, c = device.attributes, device.capacity
                 attrs = tuple((k, a[k]) for k in attr_keys if k in a)
                 caps = tuple((k, c[k]) for k in cap_keys if k in c)
-            content = (attrs, caps, device.taints, device.allow_multiple)
+            # capacity amounts count whatever the selectors read when a policy or sharing can refuse on them
+            amounts = tuple(sorted(device.amounts.items())) if device.policies or device.allow_multiple else ()
+            content = (
+                attrs,
+                caps,
+                device.taints,
+                device.allow_multiple,
+                tuple(sorted(device.policies.items())),
+                amounts,
+            )
             found = self._content[key] = self._intern.setdefault(content, len(self._intern))
         return found
 
@@ -118,6 +127,7 @@ class DraEvaluator:
                     names.add(c.match_attribute.rsplit("/", 1)[-1])
             for request in claim.requests:
                 for alt in request.alternatives():
+                    names.update(k.rsplit("/", 1)[-1] for k in alt.capacity)  # capacity requests read amounts
                     cls = self.state.classes.get(alt.class_name)
                     for expr in (*(cls.selectors if cls else ()), *alt.selectors):
                         sel = self.selector(expr)
@@ -148,13 +158,19 @@ class DraEvaluator:
                     (
                         self._device_content(d, names),
                         (p.driver, p.name, d.name) in in_use,
+                        tuple(sorted(self.state.shares.get(DeviceID(p.driver, p.name, d.name), {}).items())),
                         d.name in p.off_node,
                         d.consumes,
                     )
                     for s in p.slices
                     for d in s.devices
                 ),
-                tuple(sorted((k, tuple(sorted(v.items()))) for k, v in counters_left(p, in_use).items()))
+                tuple(
+                    sorted(
+                        (k, tuple(sorted(v.items())))
+                        for k, v in counters_left(p, {**in_use, **dict.fromkeys(self.state.shares, "")}).items()
+                    )
+                )
                 if p.counter_sets
                 else (),
             )
@@ -178,4 +194,6 @@ class DraEvaluator:
 
     def allocate(self, node: SchedulingNode, claims: Sequence[ResourceClaim]) -> Outcome:
         state = self.state
-        return allocate(self.pools(node), claims, state.classes, state.in_use, self.device_input, self.selector)
+        return allocate(
+            self.pools(node), claims, state.classes, state.in_use, self.device_input, self.selector, state.shares
+        )

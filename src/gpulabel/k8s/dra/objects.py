@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.capacity import NANO, CapacityPolicy
 from gpulabel.k8s.dra.validation import resource_slice_errors, slice_invalid_message
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
 from gpulabel.k8s.quantity import json_text, parse_nanos
@@ -66,6 +67,8 @@ class Device:
     all_nodes: bool = False
     taint_rules: tuple[str, ...] = ()  # per taint: the DeviceTaintRule that added it ("" for the slice's own)
     unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the device)
+    amounts: Mapping[str, int] = field(default_factory=dict)  # capacity in nano-units
+    policies: Mapping[str, CapacityPolicy] = field(default_factory=dict)  # capacity -> its requestPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,7 @@ class DeviceRequest:
     admin_access: bool = False
     derived_attributes: bool = False
     unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the claim)
+    capacity: Mapping[str, int] = field(default_factory=dict)  # capacity.requests in nano-units
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +159,8 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False  # not counted as holding the device (allocateddevices.go foreachAllocatedDevice)
-    share_id: str = ""
+    share_id: str = ""  # a share of a device that allows multiple allocations
+    consumed: Mapping[str, int] = field(default_factory=dict)  # consumedCapacity in nano-units
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +270,37 @@ def _counters(value: Any, where: str, what: str) -> tuple[tuple[str, int], ...]:
     )
 
 
+def _policy(value: Any, where: str, what: str) -> CapacityPolicy | None:
+    """A ``requestPolicy``; ``None`` when a range's minimum or step is not a whole number (not modelled)."""
+    p = _dict(value, where, what)
+
+    def q(v: Any, name: str) -> int | None:
+        return None if v is None else parse_nanos(_quantity(v, where, f"{what}.{name}"))
+
+    rng = p.get("validRange")
+    r = _dict(rng, where, f"{what}.validRange")
+    low, step = q(r.get("min"), "validRange.min"), q(r.get("step"), "validRange.step")
+    if any(x is not None and x % NANO for x in (low, step)):
+        return None
+    values = p.get("validValues")
+    return CapacityPolicy(
+        default=q(p.get("default"), "default"),
+        has_range=rng is not None,
+        min=low,
+        max=q(r.get("max"), "validRange.max"),
+        step=step,
+        values=None
+        if values is None
+        else tuple(sorted(q(x, "validValues") or 0 for x in _list(values, where, f"{what}.validValues"))),
+    )
+
+
 def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
     return tuple(str(x) for x in _list(value, where, what))
 
 
 # Device fields the 1.37 allocator reads that gpulabel does not model yet: refused, never guessed.
-_UNMODELLED_DEVICE = ("allowMultipleAllocations", "nodeAllocatableResources")
+_UNMODELLED_DEVICE = ("nodeAllocatableResources",)
 _UNMODELLED_SLICE = ("partitionTypeAttribute", "skipNodeOperations")
 
 
@@ -286,11 +316,18 @@ def _device(value: Any, where: str, what: str) -> tuple[Device, bool]:
     }
     unmodelled = [f for f in _UNMODELLED_DEVICE if d.get(f)]
     caps = {}
+    amounts = {}
+    policies = {}
     for k, v in _dict(d.get("capacity"), where, f"{what}.capacity").items():
         entry = _dict(v, where, f"{what}.capacity[{k}]")
         caps[str(k)] = _quantity(entry.get("value", "0"), where, f"{what}.capacity[{k}]")
+        amounts[str(k)] = parse_nanos(caps[str(k)])
         if entry.get("requestPolicy") is not None:
-            unmodelled.append(f"capacity[{k}].requestPolicy")
+            policy = _policy(entry["requestPolicy"], where, f"{what}.capacity[{k}].requestPolicy")
+            if policy is None:
+                unmodelled.append(f"capacity[{k}].requestPolicy (a step or minimum that is not a whole number)")
+            else:
+                policies[str(k)] = policy
     taints = tuple(
         DeviceTaint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
         for t in _list(d.get("taints"), where, f"{what}.taints")
@@ -316,6 +353,8 @@ def _device(value: Any, where: str, what: str) -> tuple[Device, bool]:
         bool(d.get("allNodes", False)),
         ("",) * len(taints),
         tuple(f"{what}.{f}" for f in unmodelled),
+        amounts,
+        policies,
     )
     return device, bool(d.get("compatibilityGroups"))
 
@@ -402,7 +441,12 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
         tolerations=_tolerations(d.get("tolerations"), where, f"{what}.tolerations"),
         admin_access=bool(d.get("adminAccess", False)),
         derived_attributes=bool(d.get("derivedAttributes")),
-        unmodelled=(f"{what}.capacity",) if _dict(d.get("capacity"), where, f"{what}.capacity").get("requests") else (),
+        capacity={
+            str(k): parse_nanos(_quantity(v, where, f"{what}.capacity.requests[{k}]"))
+            for k, v in _dict(
+                _dict(d.get("capacity"), where, f"{what}.capacity").get("requests"), where, f"{what}.capacity.requests"
+            ).items()
+        },
     )
 
 
@@ -452,6 +496,10 @@ def _claim_spec(
                     str(x.get("device", "")),
                     x.get("adminAccess") is True,
                     str(x.get("shareID") or ""),
+                    {
+                        str(k): parse_nanos(_quantity(v, where, f"consumedCapacity[{k}]"))
+                        for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
+                    },
                 )
                 for x in _list(
                     _dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices
+from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices, shared_use
 from gpulabel.k8s.dra.objects import (
     DeviceClass,
     DeviceTaintRule,
@@ -53,6 +53,7 @@ class DraState:
     by_node: Mapping[str, tuple[ResourceSlice, ...]] = field(init=False, repr=False, compare=False)
     shared: tuple[ResourceSlice, ...] = field(init=False, repr=False, compare=False)  # not bound to one node
     in_use: Mapping[DeviceID, str] = field(init=False, repr=False, compare=False)  # device -> claim holding it
+    shares: Mapping[DeviceID, Mapping[str, int]] = field(init=False, repr=False, compare=False)  # shared: consumed
     _claims: Mapping[tuple[str, str], ResourceClaim] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -72,6 +73,7 @@ class DraState:
             "by_node": MappingProxyType({k: tuple(v) for k, v in by_node.items()}),
             "shared": tuple(shared),
             "in_use": MappingProxyType(in_use_devices(self.claims)),
+            "shares": MappingProxyType(shared_use(self.claims)),
             "_claims": MappingProxyType({(c.namespace, c.name): c for c in self.claims}),
         }
         for name, value in derived.items():
