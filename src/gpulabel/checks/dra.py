@@ -254,7 +254,8 @@ def _explain_request(
         did, charge = next(iter(refused.items()))
         return verdict(
             "capacity",
-            f"{len(free)} free matching device(s) lack the capacity asked; {device_id_text(did)}: {_charge_text(charge)}",
+            f"{len(free)} free matching device(s) lack the capacity asked; "
+            f"{device_id_text(did)}: {_charge_text(charge)}",
             capacity=charge.capacity,
             device=device_id_text(did),
         )

@@ -136,12 +136,12 @@ def _build_pool(
             pool.counter_sets[set_name] = counters
     for s in (*pool.slices, *pool.others):
         for d in s.devices:
-            for set_name, consumption in d.consumes:
+            for set_name, amounts in d.consumes:
                 have = pool.counter_sets.get(set_name)
                 if have is None:
                     pool.invalid = f"counter set {set_name} not found"
                     return pool
-                for counter, _ in consumption:
+                for counter, _ in amounts:
                     if counter not in have:
                         pool.invalid = f"counter {counter} not found in counter set {set_name}"
                         return pool
