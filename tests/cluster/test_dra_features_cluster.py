@@ -75,6 +75,28 @@ def gpu_devices(rng: random.Random, gpu: str, **where: Any) -> list[dict[str, An
     return out
 
 
+POLICIES = [
+    {"default": "4Gi", "validRange": {"min": "4Gi", "max": "40Gi", "step": "4Gi"}},
+    {"default": "10Gi", "validValues": ["10Gi", "20Gi", "40Gi"]},
+    {"default": "1Gi", "validRange": {"min": "1Gi"}},
+    None,
+]
+
+
+def shared_device(rng: random.Random, name: str) -> dict[str, Any]:
+    """A GPU shared across claims: 40Gi of memory under a random request policy."""
+    memory: dict[str, Any] = {"value": "40Gi"}
+    policy = rng.choice(POLICIES)
+    if policy is not None:
+        memory["requestPolicy"] = policy
+    return {
+        "name": name,
+        "allowMultipleAllocations": True,
+        "attributes": {"type": {"string": "shared"}, "parent": {"string": name}},
+        "capacity": {"memory": memory},
+    }
+
+
 def counters(gpus: list[str]) -> dict[str, dict[str, str]]:
     return {g: {"memory": "80Gi", "slices": "7"} for g in gpus}
 
@@ -117,6 +139,14 @@ def publish(client: KubeClient, rng: random.Random, tag: str, batch: str, nodes:
             create(client, f"{RES}/resourceslices", s)
             made.append(f"{RES}/resourceslices/{s['metadata']['name']}")
         pools.append((pool, [d["name"] for d in devices]))
+    if rng.random() < 0.6:  # shared devices (allowMultipleAllocations) with a request policy on one node
+        node = rng.choice(nodes)
+        pool = f"{tag}-{node}-shared"
+        devices = [shared_device(rng, f"sh{i}") for i in range(rng.randint(1, 2))]
+        s = dra.resource_slice(pool, devices, node=node, pool=pool)
+        create(client, f"{RES}/resourceslices", s)
+        made.append(f"{RES}/resourceslices/{pool}")
+        pools.append((pool, [d["name"] for d in devices]))
     rules = 0
     for pool, names in pools:
         if rng.random() < 0.35:
@@ -144,9 +174,13 @@ def random_request(rng: random.Random, name: str, admin_ok: bool) -> dict[str, A
         else:
             selectors = []
         tolerations = [{"key": FLAKY, "operator": "Exists"}] if rng.random() < 0.2 else None
-        return dra.exactly(
-            "part.example.com", *selectors, count=rng.choice([1, 1, 1, 2, 2, 3]), tolerations=tolerations
-        )
+        out = dra.exactly("part.example.com", *selectors, count=rng.choice([1, 1, 1, 2, 2, 3]), tolerations=tolerations)
+        if rng.random() < 0.3:  # a capacity request: shared devices, or partitions of that much memory
+            out["selectors"] = [{"cel": {"expression": f'{A}.type == "shared"'}}] if rng.random() < 0.8 else []
+            out["capacity"] = {
+                "requests": {"memory": rng.choice(["1Gi", "3Gi", "5Gi", "10Gi", "15Gi", "25Gi", "41Gi"])}
+            }
+        return out
 
     if rng.random() < 0.15:
         return dra.request(name, first_available=[("a", one()), ("b", one())])
@@ -204,6 +238,7 @@ def features(spec: dict[str, Any]) -> list[str]:
             ("match", "matchAttribute" in text),
             ("first-available", "firstAvailable" in text),
             ("toleration", "tolerations" in text),
+            ("capacity", '"capacity"' in text),
         )
         if present
     ]
