@@ -380,3 +380,56 @@ def test_a_shared_device_consumes_its_counters_once() -> None:
     two = asks("10Gi")
     two["devices"]["requests"].append({**two["devices"]["requests"][0], "name": "r2"})
     assert devices(run(objs, two)[0]) == ["g", "g"]
+
+
+# -- binding conditions -------------------------------------------------------------------
+
+
+def _waiting_claim(conditions: list[dict[str, str]] | None) -> dict[str, Any]:
+    claim = held("c", "gpu-0", pool="n1")
+    allocation = claim["status"]["allocation"]
+    allocation["allocationTimestamp"] = "2026-12-01T21:00:00Z"
+    allocation["devices"]["results"][0].update(
+        bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"]
+    )
+    if conditions is not None:
+        claim["status"]["devices"] = [{"driver": dra.DRIVER, "pool": "n1", "device": "gpu-0", "conditions": conditions}]
+    return claim
+
+
+@pytest.mark.parametrize(
+    ("conditions", "reason", "detail"),
+    [
+        (
+            None,
+            "binding-wait",
+            "device gpu.nvidia.com/n1/gpu-0 waits for binding condition(s) Attached to be True since",
+        ),
+        (
+            [{"type": "Attached", "status": "False"}],
+            "binding-wait",
+            "2026-12-01T21:00:00Z; the scheduler waits up to 600s",
+        ),
+        (
+            [{"type": "AttachFailed", "status": "True", "reason": "NoFabric", "message": "switch down"}],
+            "binding-failed",
+            "binding failure condition AttachFailed is True (NoFabric: switch down)",
+        ),
+        ([{"type": "Attached", "status": "True"}], None, ""),
+    ],
+    ids=["no-status", "not-true", "failed", "ready"],
+)
+def test_pending_says_which_binding_conditions_a_pod_waits_for(
+    conditions: list[dict[str, str]] | None, reason: str | None, detail: str
+) -> None:
+    from gpulabel.checks.dra import pod_claim_verdicts
+    from gpulabel.model.cluster import ClusterState
+
+    pod = {**dra.dra_pod("p", [("gpu", "claim", "c")]), "status": {"phase": "Pending"}}
+    objs = [ANY, GPU, _waiting_claim(conditions), pod, node("n1")]
+    state = ClusterState.from_objects((str(i), o) for i, o in enumerate(objs))
+    verdicts = pod_claim_verdicts(state, state.pods[0], state.nodes)["n1"]
+    if reason is None:
+        assert verdicts == ()
+    else:
+        assert [v.reason for v in verdicts] == [reason] and detail in verdicts[0].detail

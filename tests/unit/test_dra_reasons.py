@@ -180,8 +180,9 @@ def test_reason(objects: list[dict[str, Any]], spec: dict[str, Any], reason: str
 
 
 def test_the_table_covers_every_reason() -> None:
-    # "elsewhere" is decided before allocation (an allocated claim's node selector): test_dra_features.py
-    assert sorted({row[3] for row in TABLE}) == sorted(set(REASONS) - {"elsewhere"})
+    # decided before allocation, from an allocated claim's status: test_dra_features.py
+    before = {"elsewhere", "binding-wait", "binding-failed"}
+    assert sorted({row[3] for row in TABLE}) == sorted(set(REASONS) - before)
 
 
 def test_a_node_that_fits_has_no_verdicts() -> None:

@@ -27,6 +27,10 @@ leaves too few:
                     the pod's requests compete for the same devices)
 ``match-attribute`` enough free devices, but no set of them agrees on the
                     constrained attribute (or, ``distinctAttribute``, differs)
+``binding-wait``    the claim is allocated; its device waits for its binding
+                    conditions (which, since when, the timeout)
+``binding-failed``  the claim is allocated; a binding failure condition of
+                    its device is True
 ``elsewhere``       the claim is already allocated, to devices its
                     allocation's node selector puts on other nodes
 ``invalid-pool``    the node's only pools are invalid (duplicate device names,
@@ -50,6 +54,7 @@ from gpulabel.k8s.dra.allocator import (
     device_id_text,
     taint_prevents,
 )
+from gpulabel.k8s.dra.binding import binding_state
 from gpulabel.k8s.dra.capacity import Charge, fits_capacity
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
@@ -82,6 +87,8 @@ REASONS = {
     "counter": "the free matching devices consume more of a shared counter than is left (names it and what is left)",
     "count": "fewer free matching devices than the count, or the pod's requests compete for them",
     "match-attribute": "enough free devices, but no set of them agrees on (or differs in) the constrained attribute",
+    "binding-wait": "the claim is allocated; its device waits for binding conditions (which, since when, the timeout)",
+    "binding-failed": "the claim is allocated; a binding failure condition of its device is True (names it)",
     "elsewhere": "the claim is already allocated, to devices its allocation's node selector puts on other nodes",
     "invalid-pool": "the node's only pools are invalid: duplicate device names, unknown counter sets or counters",
     "unmodelled": "a field gpulabel does not model (named): it gives no answer rather than a guess",
@@ -492,6 +499,13 @@ def pod_claim_verdicts(
             if n.name not in out and not ev.selects(claim.node_selector, n):
                 detail = "allocated to devices its allocation's node selector puts on other nodes"
                 out[n.name] = (ClaimVerdict(n.name, claim.ref, "", "elsewhere", detail, {"not_available": True}),)
+    nodes = [n for n in nodes if n.name not in out]
+    # an allocated claim waiting for its devices' binding conditions (PreBind), or whose binding failed
+    for claim in claims.allocated:
+        waiting = binding_state(claim)
+        if waiting is not None:
+            for n in nodes:
+                out.setdefault(n.name, (ClaimVerdict(n.name, claim.ref, "", *waiting, {"binding": True}),))
     nodes = [n for n in nodes if n.name not in out]
     for group in explain_pod(ev, nodes, claims.to_allocate):
         for name in group.nodes:

@@ -161,6 +161,8 @@ class AllocatedDevice:
     admin_access: bool = False  # not counted as holding the device (allocateddevices.go foreachAllocatedDevice)
     share_id: str = ""  # a share of a device that allows multiple allocations
     consumed: Mapping[str, int] = field(default_factory=dict)  # consumedCapacity in nano-units
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +175,9 @@ class ResourceClaim:
     reserved_for: tuple[str, ...] = ()
     uid: str = ""
     node_selector: JSON | None = None  # status.allocation.nodeSelector: where the allocated devices are
+    allocated_at: str = ""  # status.allocation.allocationTimestamp
+    # status.devices: (driver, pool, device) -> condition type -> (status, reason, message)
+    device_conditions: Mapping[tuple[str, str, str], Mapping[str, tuple[str, str, str]]] = field(default_factory=dict)
 
     @property
     def ref(self) -> str:
@@ -483,11 +488,14 @@ def _claim_spec(
     allocated = None
     reserved: tuple[str, ...] = ()
     selector: JSON | None = None
+    allocated_at = ""
+    conditions: dict[tuple[str, str, str], dict[str, tuple[str, str, str]]] = {}
     if status:
         alloc = status.get("allocation")
         if isinstance(alloc, dict):
             found = alloc.get("nodeSelector")
             selector = found if isinstance(found, dict) else None
+            allocated_at = str(alloc.get("allocationTimestamp") or "")
             allocated = tuple(
                 AllocatedDevice(
                     str(x.get("request", "")),
@@ -500,18 +508,42 @@ def _claim_spec(
                         str(k): parse_nanos(_quantity(v, where, f"consumedCapacity[{k}]"))
                         for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
                     },
+                    _strings(x.get("bindingConditions"), where, "bindingConditions"),
+                    _strings(x.get("bindingFailureConditions"), where, "bindingFailureConditions"),
                 )
                 for x in _list(
                     _dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results"
                 )
                 if isinstance(x, dict)
             )
+        for entry in _list(status.get("devices"), where, "status.devices"):
+            if isinstance(entry, dict):
+                conditions[(str(entry.get("driver", "")), str(entry.get("pool", "")), str(entry.get("device", "")))] = {
+                    str(c.get("type", "")): (
+                        str(c.get("status", "")),
+                        str(c.get("reason", "")),
+                        str(c.get("message", "")),
+                    )
+                    for c in _list(entry.get("conditions"), where, "status.devices.conditions")
+                    if isinstance(c, dict)
+                }
         reserved = tuple(
             str(r.get("name", ""))
             for r in _list(status.get("reservedFor"), where, "status.reservedFor")
             if isinstance(r, dict)
         )
-    return ResourceClaim(namespace or "default", name, tuple(requests), constraints, allocated, reserved, uid, selector)
+    return ResourceClaim(
+        namespace or "default",
+        name,
+        tuple(requests),
+        constraints,
+        allocated,
+        reserved,
+        uid,
+        selector,
+        allocated_at,
+        conditions,
+    )
 
 
 def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
