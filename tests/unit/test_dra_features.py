@@ -433,3 +433,74 @@ def test_pending_says_which_binding_conditions_a_pod_waits_for(
         assert verdicts == ()
     else:
         assert [v.reason for v in verdicts] == [reason] and detail in verdicts[0].detail
+
+
+# -- extended resources backed by DRA ------------------------------------------------------
+
+
+def _ext_pod(resource: str, amount: str = "1") -> dict[str, Any]:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {resource: amount}}}]},
+        "status": {"phase": "Pending"},
+    }
+    return pod
+
+
+def _with_allocatable(n: dict[str, Any], resources: dict[str, str]) -> dict[str, Any]:
+    n["status"]["allocatable"] = {"cpu": "8", "memory": "32Gi", "pods": "110", **resources}
+    return n
+
+
+def _pending(objects: list[dict[str, Any]]) -> Any:
+    from gpulabel.checks.pending import pending_pods
+    from gpulabel.model.cluster import ClusterState
+
+    state = ClusterState.from_objects((str(i), o) for i, o in enumerate(objects))
+    (waiting,) = pending_pods(state)
+    return waiting, state
+
+
+def test_an_extended_resource_a_class_maps_is_allocated_through_its_devices() -> None:
+    mapped = {**ANY, "spec": {**ANY["spec"], "extendedResourceName": "example.com/gpu"}}
+    two = dra.resource_slice(
+        "n1",
+        [dra.gpu_device("gpu-0", 0, A100, "550.54.15"), dra.gpu_device("gpu-1", 1, A100, "550.54.15")],
+        node="n1",
+    )
+    nodes = [_with_allocatable(node("n1"), {}), _with_allocatable(node("n2"), {})]
+    waiting, state = _pending([mapped, two, *nodes, _ext_pod("example.com/gpu", "2")])
+    fits = {n.name for n, r in zip(state.nodes, waiting.results, strict=True) if r.fits}
+    assert fits == {"n1", "n2"}  # NodeResourcesFit leaves it to DRA on both
+    assert "n1" not in waiting.claims  # two devices: the scheduler's claim fits there
+    (finding,) = waiting.claims["n2"]
+    assert finding.args == ("p-extended-resources/example.com/gpu", "no-devices")
+    # three asked of two devices
+    waiting, _ = _pending([mapped, two, *nodes, _ext_pod("example.com/gpu", "3")])
+    assert [f.args[-1] for f in waiting.claims["n1"]] == ["count"]
+
+
+def test_the_implicit_name_and_a_node_that_advertises_the_resource() -> None:
+    implicit = f"deviceclass.resource.kubernetes.io/{ANY['metadata']['name']}"
+    one_gpu = dra.resource_slice("n1", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1")
+    nodes = [_with_allocatable(node("n1"), {}), _with_allocatable(node("n2"), {implicit: "4"})]
+    waiting, _ = _pending([ANY, one_gpu, *nodes, _ext_pod(implicit)])
+    assert "n1" not in waiting.claims
+    assert "n2" not in (waiting.claims or {})  # the device plugin's: NodeResourcesFit, not DRA
+    # a resource no class maps stays NodeResourcesFit's
+    waiting, _ = _pending([ANY, one_gpu, *nodes, _ext_pod("example.com/other")])
+    assert not any(r.fits for r in waiting.results)
+
+
+def test_of_two_classes_naming_one_resource_the_newer_wins() -> None:
+    from gpulabel.k8s.dra.extended import extended_classes
+    from gpulabel.k8s.dra.objects import DeviceClass
+
+    old = DeviceClass("b-old", (), "example.com/gpu", "2026-01-01T00:00:00Z")
+    new = DeviceClass("z-new", (), "example.com/gpu", "2026-06-01T00:00:00Z")
+    tie = DeviceClass("a-tie", (), "example.com/gpu", "2026-06-01T00:00:00Z")
+    assert extended_classes([old, new])["example.com/gpu"].name == "z-new"
+    assert extended_classes([new, tie])["example.com/gpu"].name == "a-tie"
+    assert extended_classes([old])["deviceclass.resource.kubernetes.io/b-old"].name == "b-old"

@@ -57,6 +57,7 @@ from gpulabel.k8s.dra.allocator import (
 from gpulabel.k8s.dra.binding import binding_state
 from gpulabel.k8s.dra.capacity import Charge, fits_capacity
 from gpulabel.k8s.dra.evaluator import DraEvaluator
+from gpulabel.k8s.dra.extended import extended_claim
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.k8s.dra.plugin import pod_claims
 from gpulabel.k8s.nodeaffinity import Failure, Result
@@ -474,7 +475,11 @@ def explain_pod(ev: DraEvaluator, nodes: Sequence[Node], claims: Sequence[Resour
 
 
 def pod_claim_verdicts(
-    state: ClusterState, pod: Pod, nodes: Sequence[Node], dra: DraEvaluator | None = None
+    state: ClusterState,
+    pod: Pod,
+    nodes: Sequence[Node],
+    dra: DraEvaluator | None = None,
+    delegated: Mapping[str, frozenset[str]] | None = None,
 ) -> dict[str, tuple[ClaimVerdict, ...]]:
     """For a pod with ``resourceClaims``: each node's claim verdicts (empty: its claims fit there).
 
@@ -491,8 +496,10 @@ def pod_claim_verdicts(
         return {n.name: (ClaimVerdict(n.name, ref, "", "no-claim", claims.missing),) for n in nodes}
     out: dict[str, tuple[ClaimVerdict, ...]] = {}
     ev = dra or DraEvaluator(state.dra)
+    made = next((c for c in state.dra.claims if c.extended_for == pod.name and c.namespace == pod.namespace), None)
+    allocated = [*claims.allocated, *((made,) if made is not None and made.allocated is not None else ())]
     # an allocated claim whose allocation's node selector does not select the node (Filter, before allocating)
-    for claim in claims.allocated:
+    for claim in allocated:
         if claim.node_selector is None:
             continue
         for n in nodes:
@@ -501,19 +508,35 @@ def pod_claim_verdicts(
                 out[n.name] = (ClaimVerdict(n.name, claim.ref, "", "elsewhere", detail, {"not_available": True}),)
     nodes = [n for n in nodes if n.name not in out]
     # an allocated claim waiting for its devices' binding conditions (PreBind), or whose binding failed
-    for claim in claims.allocated:
+    for claim in allocated:
         waiting = binding_state(claim)
         if waiting is not None:
             for n in nodes:
                 out.setdefault(n.name, (ClaimVerdict(n.name, claim.ref, "", *waiting, {"binding": True}),))
     nodes = [n for n in nodes if n.name not in out]
-    for group in explain_pod(ev, nodes, claims.to_allocate):
+    # extended resources a DeviceClass backs, on nodes that do not advertise them: the scheduler's claim
+    by_lacking: dict[frozenset[str], list[Node]] = {}
+    for n in nodes:
+        by_lacking.setdefault((delegated or {}).get(n.name, frozenset()), []).append(n)
+    for lacking, members in by_lacking.items():
+        to_allocate = list(claims.to_allocate)
+        if lacking and (made is None or made.allocated is None):
+            extra = extended_claim(pod.namespace, pod.name, pod.requests, lacking, state.dra.extended)
+            if extra is not None:
+                to_allocate.append(extra)
+        _explain_into(out, ev, members, to_allocate)
+    return out
+
+
+def _explain_into(
+    out: dict[str, tuple[ClaimVerdict, ...]], ev: DraEvaluator, nodes: Sequence[Node], claims: Sequence[ResourceClaim]
+) -> None:
+    for group in explain_pod(ev, nodes, claims):
         for name in group.nodes:
             out[name] = tuple(
                 v if v.node == name else ClaimVerdict(name, v.claim, v.request, v.reason, v.detail, v.data)
                 for v in group.verdicts
             )
-    return out
 
 
 def verdict_finding(pod: Pod, verdict: ClaimVerdict) -> Finding:

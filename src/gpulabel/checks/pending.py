@@ -30,6 +30,7 @@ from gpulabel.model.severity import Reason
 
 if TYPE_CHECKING:
     from gpulabel.k8s.dra.evaluator import DraEvaluator
+    from gpulabel.k8s.resources import NodeCapacity
 
 __all__ = [
     "PENDING_SAMPLE",
@@ -227,7 +228,8 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         if gpu is not None and pod not in gpu:
             continue
-        with_claims = bool(pod.spec.get("resourceClaims")) and "ResourceSlice" in state.kinds
+        backed = [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
+        with_claims = bool(pod.spec.get("resourceClaims") or backed) and "ResourceSlice" in state.kinds
         key = (repr(pod.spec), tuple(sorted(pod.requests.items())), pod.priority)
         same = None if with_claims else distinct.get(key)
         if same is not None:
@@ -235,6 +237,9 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
+        delegated = _delegated(state, capacities, backed) if with_claims and backed else {}
+        if delegated:  # the device plugin does not advertise them there: DRA allocates them, not NodeResourcesFit
+            results = _without(req, index, pod.requests, results, state, delegated)
         message = scheduler_message(
             req,
             state.nodes,
@@ -249,7 +254,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = DraEvaluator(state.dra)
-            claims, message = _claim_findings(state, pod, results, message, dra)
+            claims, message = _claim_findings(state, pod, results, message, dra, delegated)
         out.append(PendingPod(pod, tuple(results), message, claims))
         if not with_claims:
             distinct[key] = out[-1]
@@ -262,13 +267,55 @@ def other_pending(state: ClusterState, namespace: str | None, gpu_pods: int) -> 
     return total - gpu_pods
 
 
+def _delegated(
+    state: ClusterState, capacities: Mapping[str, NodeCapacity], backed: Sequence[str]
+) -> dict[str, frozenset[str]]:
+    """Per node, the DRA-backed resources the pod asks for that its allocatable lacks
+    (``shouldDelegateResourceToDRA``: none advertised, and a DeviceClass maps the name)."""
+    out = {}
+    for node in state.nodes:
+        cap = capacities.get(node.name)
+        lacking = frozenset(n for n in backed if cap is None or cap.allocatable.get(n, 0) <= 0)
+        if lacking:
+            out[node.name] = lacking
+    return out
+
+
+def _without(
+    req: PodRequirements,
+    index: NodeIndex,
+    request: Mapping[str, int],
+    results: list[Result],
+    state: ClusterState,
+    delegated: Mapping[str, frozenset[str]],
+) -> list[Result]:
+    """``results`` where each node that delegates resources to DRA is placed without them."""
+    again: dict[frozenset[str], list[Result]] = {}
+    out: list[Result] = []
+    for node, result in zip(state.nodes, results, strict=True):
+        lacking = delegated.get(node.name)
+        if lacking:
+            found = again.get(lacking)
+            if found is None:
+                reduced = {k: v for k, v in request.items() if k not in lacking}
+                found = again[lacking] = place(req, index, full=True, request=reduced)
+            result = found[len(out)]
+        out.append(result)
+    return out
+
+
 def _claim_findings(
-    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None, dra: DraEvaluator
+    state: ClusterState,
+    pod: Pod,
+    results: Sequence[Result],
+    predicted: str | None,
+    dra: DraEvaluator,
+    delegated: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
     from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
 
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
-    verdicts = pod_claim_verdicts(state, pod, passing, dra)
+    verdicts = pod_claim_verdicts(state, pod, passing, dra, delegated)
     findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
     # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
     # where preemption decides the message's tail).

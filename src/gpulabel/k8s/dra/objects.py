@@ -8,7 +8,7 @@ document) and a ``where`` that names it in errors; malformed fields raise
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulabel.errors import SnapshotError
@@ -117,6 +117,8 @@ class DeviceTaintRule:
 class DeviceClass:
     name: str
     selectors: tuple[str, ...]
+    extended_resource: str = ""  # spec.extendedResourceName
+    created: str = ""  # metadata.creationTimestamp (RFC 3339: orders as text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,7 @@ class ResourceClaim:
     allocated_at: str = ""  # status.allocation.allocationTimestamp
     # status.devices: (driver, pool, device) -> condition type -> (status, reason, message)
     device_conditions: Mapping[tuple[str, str, str], Mapping[str, tuple[str, str, str]]] = field(default_factory=dict)
+    extended_for: str = ""  # the pod (name) whose extended resources the scheduler made this claim for
 
     @property
     def ref(self) -> str:
@@ -420,7 +423,12 @@ def class_from_json(obj: JSON, where: str = "") -> DeviceClass:
     _, name, _ = _meta(obj, where)
     here = f"{where} (deviceclass {name})" if where else f"deviceclass {name}"
     spec = _dict(obj.get("spec"), here, "spec")
-    return DeviceClass(name, _selectors(spec.get("selectors"), here, "spec.selectors"))
+    return DeviceClass(
+        name,
+        _selectors(spec.get("selectors"), here, "spec.selectors"),
+        str(spec.get("extendedResourceName") or ""),
+        str(_dict(obj.get("metadata"), here, "metadata").get("creationTimestamp") or ""),
+    )
 
 
 def _tolerations(value: Any, where: str, what: str) -> tuple[DeviceToleration, ...]:
@@ -546,12 +554,27 @@ def _claim_spec(
     )
 
 
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+
+
 def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
     ns, name, uid = _meta(obj, where)
     here = f"{where} (resourceclaim {ns}/{name})" if where else f"resourceclaim {ns}/{name}"
-    return _claim_spec(
+    claim = _claim_spec(
         _dict(obj.get("spec"), here, "spec"), ns, name, here, _dict(obj.get("status"), here, "status"), uid
     )
+    meta = _dict(obj.get("metadata"), here, "metadata")
+    if _dict(meta.get("annotations"), here, "metadata.annotations").get(EXTENDED_CLAIM_ANNOTATION) == "true":
+        owner = next(
+            (
+                str(o.get("name", ""))
+                for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
+                if isinstance(o, dict) and o.get("kind") == "Pod" and o.get("controller") is True
+            ),
+            "",
+        )
+        claim = replace(claim, extended_for=owner)
+    return claim
 
 
 def template_from_json(obj: JSON, where: str = "") -> ResourceClaimTemplate:

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices, shared_use
+from gpulabel.k8s.dra.extended import extended_classes
 from gpulabel.k8s.dra.objects import (
     DeviceClass,
     DeviceTaintRule,
@@ -54,6 +55,7 @@ class DraState:
     shared: tuple[ResourceSlice, ...] = field(init=False, repr=False, compare=False)  # not bound to one node
     in_use: Mapping[DeviceID, str] = field(init=False, repr=False, compare=False)  # device -> claim holding it
     shares: Mapping[DeviceID, Mapping[str, int]] = field(init=False, repr=False, compare=False)  # shared: consumed
+    extended: Mapping[str, DeviceClass] = field(init=False, repr=False, compare=False)  # resource -> its class
     _claims: Mapping[tuple[str, str], ResourceClaim] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +76,7 @@ class DraState:
             "shared": tuple(shared),
             "in_use": MappingProxyType(in_use_devices(self.claims)),
             "shares": MappingProxyType(shared_use(self.claims)),
+            "extended": MappingProxyType(extended_classes(self.classes.values())),
             "_claims": MappingProxyType({(c.namespace, c.name): c for c in self.claims}),
         }
         for name, value in derived.items():
