@@ -92,7 +92,7 @@ def shared_device(rng: random.Random, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "allowMultipleAllocations": True,
-        "attributes": {"type": {"string": "shared"}, "parent": {"string": name}},
+        "attributes": {"type": {"string": "shared"}, "parent": {"string": name}, "profile": {"string": "shared"}},
         "capacity": {"memory": memory},
     }
 
