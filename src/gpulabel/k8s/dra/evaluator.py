@@ -37,6 +37,15 @@ class DraEvaluator:
         self._named: dict[frozenset[str], Keys] = {}
         self._all_keys: Keys | None = None
         self._signatures: dict[tuple[str, frozenset[str] | None], int] = {}
+        self._allocated: dict[DeviceID, str] | None = None
+        self._states: dict[str, int] = {}
+
+    @property
+    def allocated(self) -> Mapping[DeviceID, str]:
+        """Devices held or shared: what consumes counters (``IsDeviceAllocated``)."""
+        if self._allocated is None:
+            self._allocated = {**self.state.in_use, **dict.fromkeys(self.state.shares, "")}
+        return self._allocated
 
     @property
     def classes(self) -> Mapping[str, DeviceClass]:
@@ -136,6 +145,39 @@ class DraEvaluator:
                         names |= sel.names
         return frozenset(names)
 
+    def _node_state(self, node: SchedulingNode) -> int:
+        """What of a node's pools does not depend on the selectors (in use, shared, per-device node
+        selection, counters left), interned once per node."""
+        found = self._states.get(node.name)
+        if found is None:
+            in_use, shares = self.state.in_use, self.state.shares
+            state = tuple(
+                (
+                    p.driver,
+                    p.incomplete,
+                    p.invalid,
+                    any(s.unmodelled for s in p.slices),
+                    tuple(
+                        (
+                            (p.driver, p.name, d.name) in in_use,
+                            tuple(sorted(shares[did].items()))
+                            if shares and (did := DeviceID(p.driver, p.name, d.name)) in shares
+                            else (),
+                            d.name in p.off_node,
+                            d.consumes,
+                        )
+                        for s in p.slices
+                        for d in s.devices
+                    ),
+                    tuple(sorted((k, tuple(sorted(v.items()))) for k, v in counters_left(p, self.allocated).items()))
+                    if p.counter_sets
+                    else (),
+                )
+                for p in self.pools(node)
+            )
+            found = self._states[node.name] = self._intern.setdefault(("state", state), len(self._intern))
+        return found
+
     def node_signature(self, node: SchedulingNode, names: frozenset[str] | None = None) -> int:
         """What allocation can see of a node: its pools' devices, in search order, and which are in use.
 
@@ -147,34 +189,9 @@ class DraEvaluator:
         cached = self._signatures.get(key)
         if cached is not None:
             return cached
-        in_use = self.state.in_use
-        full = tuple(
-            (
-                p.driver,
-                p.incomplete,
-                p.invalid,
-                any(s.unmodelled for s in p.slices),
-                tuple(
-                    (
-                        self._device_content(d, names),
-                        (p.driver, p.name, d.name) in in_use,
-                        tuple(sorted(self.state.shares.get(DeviceID(p.driver, p.name, d.name), {}).items())),
-                        d.name in p.off_node,
-                        d.consumes,
-                    )
-                    for s in p.slices
-                    for d in s.devices
-                ),
-                tuple(
-                    sorted(
-                        (k, tuple(sorted(v.items())))
-                        for k, v in counters_left(p, {**in_use, **dict.fromkeys(self.state.shares, "")}).items()
-                    )
-                )
-                if p.counter_sets
-                else (),
-            )
-            for p in self.pools(node)
+        full = (
+            self._node_state(node),
+            tuple(tuple(self._device_content(d, names) for s in p.slices for d in s.devices) for p in self.pools(node)),
         )
         found = self._signatures[key] = self._intern.setdefault(("node", full), len(self._intern))
         return found
