@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulabel.errors import CelError
 from gpulabel.k8s.dra.allocator import (
@@ -63,6 +63,11 @@ from gpulabel.k8s.dra.plugin import pod_claims
 from gpulabel.k8s.nodeaffinity import Failure, Result
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
+
+if TYPE_CHECKING:
+    from gpulabel.checks.placement import NodeIndex
+    from gpulabel.k8s.nodeaffinity import PodRequirements
+    from gpulabel.k8s.resources import NodeCapacity
 
 __all__ = [
     "REASONS",
@@ -560,6 +565,46 @@ def dra_scheduler_message(total: int, other_reasons: Mapping[str, int], dra_fail
     return f"0/{total} nodes are available: {reasons}.{tail}"
 
 
+def delegated_resources(
+    state: ClusterState, capacities: Mapping[str, NodeCapacity], backed: Sequence[str]
+) -> dict[str, frozenset[str]]:
+    """Per node, the DRA-backed resources the pod asks for that its allocatable lacks
+    (``shouldDelegateResourceToDRA``: none advertised, and a DeviceClass maps the name)."""
+    out = {}
+    for node in state.nodes:
+        cap = capacities.get(node.name)
+        lacking = frozenset(n for n in backed if cap is None or cap.allocatable.get(n, 0) <= 0)
+        if lacking:
+            out[node.name] = lacking
+    return out
+
+
+def without_delegated(
+    req: PodRequirements,
+    index: NodeIndex,
+    request: Mapping[str, int],
+    results: list[Result],
+    state: ClusterState,
+    delegated: Mapping[str, frozenset[str]],
+    full: bool = True,
+) -> list[Result]:
+    """``results`` where each node that delegates resources to DRA is placed without them."""
+    from gpulabel.checks.placement import place
+
+    again: dict[frozenset[str], list[Result]] = {}
+    out: list[Result] = []
+    for node, result in zip(state.nodes, results, strict=True):
+        lacking = delegated.get(node.name)
+        if lacking:
+            found = again.get(lacking)
+            if found is None:
+                reduced = {k: v for k, v in request.items() if k not in lacking}
+                found = again[lacking] = place(req, index, full=full, request=reduced)
+            result = found[len(out)]
+        out.append(result)
+    return out
+
+
 def claim_results(
     state: ClusterState,
     namespace: str,
@@ -567,6 +612,8 @@ def claim_results(
     resource_claims: Sequence[Mapping[str, Any]],
     results: Sequence[Result],
     dra: DraEvaluator | None = None,
+    requests: Mapping[str, int] | None = None,
+    delegated: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Result]:
     """``results`` (the node filters' verdicts, one per node) with the claims' verdicts added.
 
@@ -582,9 +629,10 @@ def claim_results(
         conditions={},
         owners=(),
         spec={"resourceClaims": list(resource_claims)},
+        requests=dict(requests or {}),
     )
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
-    verdicts = pod_claim_verdicts(state, pod, passing, dra)
+    verdicts = pod_claim_verdicts(state, pod, passing, dra, delegated)
     out = []
     for node, result in zip(state.nodes, results, strict=True):
         found = verdicts.get(node.name) if result.fits else None

@@ -30,7 +30,6 @@ from gpulabel.model.severity import Reason
 
 if TYPE_CHECKING:
     from gpulabel.k8s.dra.evaluator import DraEvaluator
-    from gpulabel.k8s.resources import NodeCapacity
 
 __all__ = [
     "PENDING_SAMPLE",
@@ -237,9 +236,12 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
-        delegated = _delegated(state, capacities, backed) if with_claims and backed else {}
-        if delegated:  # the device plugin does not advertise them there: DRA allocates them, not NodeResourcesFit
-            results = _without(req, index, pod.requests, results, state, delegated)
+        delegated: dict[str, frozenset[str]] = {}
+        if with_claims and backed:  # where no device plugin advertises them, DRA allocates them
+            from gpulabel.checks.dra import delegated_resources, without_delegated
+
+            delegated = delegated_resources(state, capacities, backed)
+            results = without_delegated(req, index, pod.requests, results, state, delegated)
         message = scheduler_message(
             req,
             state.nodes,
@@ -265,43 +267,6 @@ def other_pending(state: ClusterState, namespace: str | None, gpu_pods: int) -> 
     """How many unbound Pending pods are not GPU pods (``gpu_pods`` of them are)."""
     total = sum(1 for p in state.pods if p.phase == "Pending" and not p.node_name and _in_namespace(p, namespace))
     return total - gpu_pods
-
-
-def _delegated(
-    state: ClusterState, capacities: Mapping[str, NodeCapacity], backed: Sequence[str]
-) -> dict[str, frozenset[str]]:
-    """Per node, the DRA-backed resources the pod asks for that its allocatable lacks
-    (``shouldDelegateResourceToDRA``: none advertised, and a DeviceClass maps the name)."""
-    out = {}
-    for node in state.nodes:
-        cap = capacities.get(node.name)
-        lacking = frozenset(n for n in backed if cap is None or cap.allocatable.get(n, 0) <= 0)
-        if lacking:
-            out[node.name] = lacking
-    return out
-
-
-def _without(
-    req: PodRequirements,
-    index: NodeIndex,
-    request: Mapping[str, int],
-    results: list[Result],
-    state: ClusterState,
-    delegated: Mapping[str, frozenset[str]],
-) -> list[Result]:
-    """``results`` where each node that delegates resources to DRA is placed without them."""
-    again: dict[frozenset[str], list[Result]] = {}
-    out: list[Result] = []
-    for node, result in zip(state.nodes, results, strict=True):
-        lacking = delegated.get(node.name)
-        if lacking:
-            found = again.get(lacking)
-            if found is None:
-                reduced = {k: v for k, v in request.items() if k not in lacking}
-                found = again[lacking] = place(req, index, full=True, request=reduced)
-            result = found[len(out)]
-        out.append(result)
-    return out
 
 
 def _claim_findings(

@@ -108,12 +108,19 @@ def place_result(
     all_fit = True
     for w in workloads:
         results = place(w.requirements, index, full=full, request=w.requests)
-        if w.resource_claims:
-            from gpulabel.checks.dra import claim_results
+        # extended resources a DeviceClass maps: DRA's where no device plugin advertises them
+        backed = [
+            n for n, v in w.requests.items() if v > 0 and n in state.dra.extended and "ResourceSlice" in state.kinds
+        ]
+        if w.resource_claims or backed:
+            from gpulabel.checks.dra import claim_results, delegated_resources, without_delegated
             from gpulabel.k8s.dra.evaluator import DraEvaluator
 
+            delegated = delegated_resources(state, capacities, backed) if backed else {}
+            if delegated:
+                results = without_delegated(w.requirements, index, w.requests, results, state, delegated, full)
             dra = dra or DraEvaluator(state.dra)
-            results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
+            results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra, w.requests, delegated)
         fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
         all_fit = all_fit and bool(fits)
         advice = (
