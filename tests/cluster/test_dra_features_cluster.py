@@ -228,6 +228,20 @@ def settled(client: KubeClient, ns: str, name: str) -> dict[str, Any] | None:
     return None
 
 
+def predicted_messages(all_nodes: list[Node], batch: list[str], errors: list[str]) -> list[str]:
+    """The PodScheduled messages the scheduler may write: a node's allocation error (any one of them:
+    nodes are filtered in parallel), else every batch node "cannot allocate all claims" and the
+    others fail the nodeSelector (as tests/cluster/test_dra_cluster.py predicts them)."""
+    if errors:
+        return [f'running "DynamicResources" filter plugin: {e.split(": ", 1)[1]}' for e in errors]
+    total = len(all_nodes)
+    reasons = [f"{len(batch)} cannot allocate all claims"]
+    if total - len(batch):
+        reasons.append(f"{total - len(batch)} node(s) didn't match Pod's node affinity/selector")
+    tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+    return [f"0/{total} nodes are available: {', '.join(sorted(reasons))}.{tail}"]
+
+
 def features(spec: dict[str, Any]) -> list[str]:
     text = json.dumps(spec)
     return [
@@ -308,11 +322,13 @@ def test_partitionable_devices_taint_rules_and_admin_access_agree_with_the_sched
                         )
                     continue
                 seen["pending"] += 1
+                message = next(c.get("message") for c in final["status"]["conditions"] if c["type"] == "PodScheduled")
                 if fits and not errors:
-                    message = next(
-                        c.get("message") for c in final["status"]["conditions"] if c["type"] == "PodScheduled"
-                    )
                     disagreements.append(f"{pod_name}: Pending ({message}); gpulabel fits={fits} {text}")
+                expected = predicted_messages(all_nodes, nodes, errors)
+                seen["messages"] += 1
+                if message not in expected:
+                    disagreements.append(f"{pod_name}: scheduler {message!r}, gpulabel {expected}")
                 for n in mine:
                     for v in explain_node(ev, n, claims.to_allocate):
                         assert v.reason in (*REASONS, "error"), v
