@@ -8,7 +8,7 @@ the scheduler's message) and, for pods with ``resourceClaims``, on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -179,11 +179,11 @@ _NOT_A_DEVICE = ("hugepages-", "kubernetes.io/", "requests.", "attachable-volume
 
 class GpuPods:
     """Which pods are GPU pods: they request ``nvidia.com/*`` or another extended resource the GPU nodes
-    advertise (a GPU device plugin's, however named), hold a DRA claim, or select a GPU label
+    advertise (a GPU device plugin's, however named) or a DeviceClass backs, hold a DRA claim, or select a GPU label
     (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
 
-    def __init__(self, nodes: Sequence[Node]) -> None:
-        advertised: set[str] = set()  # every resource a GPU node advertises
+    def __init__(self, nodes: Sequence[Node], backed: Iterable[str] = ()) -> None:
+        advertised: set[str] = set(backed)  # every resource a GPU node advertises, or a DeviceClass backs
         for n in nodes:
             amounts = n.amounts
             if not amounts or amounts.keys() <= advertised:
@@ -218,7 +218,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
     capacities = state.capacities()
     index = NodeIndex(state.nodes, capacities)
     dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
-    gpu = GpuPods(state.nodes) if gpu_only else None
+    gpu = GpuPods(state.nodes, state.dra.extended) if gpu_only else None
     out = []
     # Replicas wait for the same reasons: one compile, one placement and one message per distinct spec.
     distinct: dict[tuple[Any, ...], PendingPod] = {}
