@@ -262,18 +262,26 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
 
 
 def _quantity(value: Any, where: str, what: str) -> str:
-    text = json_text(str(value))  # as the API server's JSON decoding trims it
+    return _parsed(value, where, what)[0]
+
+
+def _amount(value: Any, where: str, what: str) -> int:
+    return _parsed(value, where, what)[1]
+
+
+def _parsed(value: Any, where: str, what: str) -> tuple[str, int]:
+    """The quantity as the API server's JSON decoding trims it, and its value in nano-units."""
+    text = json_text(str(value))
     try:
-        parse_nanos(text)
+        return text, parse_nanos(text)
     except QuantityError as err:
         raise SnapshotError(where, f"{what} is not a quantity: {err}") from None
-    return text
 
 
 def _counters(value: Any, where: str, what: str) -> tuple[tuple[str, int], ...]:
     """``counters``: name -> ``{value: <quantity>}``, as (name, nano-units)."""
     return tuple(
-        (str(k), parse_nanos(_quantity(_dict(v, where, f"{what}[{k}]").get("value", "0"), where, f"{what}[{k}]")))
+        (str(k), _amount(_dict(v, where, f"{what}[{k}]").get("value", "0"), where, f"{what}[{k}]"))
         for k, v in _dict(value, where, what).items()
     )
 
@@ -283,7 +291,7 @@ def _policy(value: Any, where: str, what: str) -> CapacityPolicy | None:
     p = _dict(value, where, what)
 
     def q(v: Any, name: str) -> int | None:
-        return None if v is None else parse_nanos(_quantity(v, where, f"{what}.{name}"))
+        return None if v is None else _amount(v, where, f"{what}.{name}")
 
     rng = p.get("validRange")
     r = _dict(rng, where, f"{what}.validRange")
@@ -328,8 +336,7 @@ def _device(value: Any, where: str, what: str) -> tuple[Device, bool]:
     policies = {}
     for k, v in _dict(d.get("capacity"), where, f"{what}.capacity").items():
         entry = _dict(v, where, f"{what}.capacity[{k}]")
-        caps[str(k)] = _quantity(entry.get("value", "0"), where, f"{what}.capacity[{k}]")
-        amounts[str(k)] = parse_nanos(caps[str(k)])
+        caps[str(k)], amounts[str(k)] = _parsed(entry.get("value", "0"), where, f"{what}.capacity[{k}]")
         if entry.get("requestPolicy") is not None:
             policy = _policy(entry["requestPolicy"], where, f"{what}.capacity[{k}].requestPolicy")
             if policy is None:
@@ -455,7 +462,7 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
         admin_access=bool(d.get("adminAccess", False)),
         derived_attributes=bool(d.get("derivedAttributes")),
         capacity={
-            str(k): parse_nanos(_quantity(v, where, f"{what}.capacity.requests[{k}]"))
+            str(k): _amount(v, where, f"{what}.capacity.requests[{k}]")
             for k, v in _dict(
                 _dict(d.get("capacity"), where, f"{what}.capacity").get("requests"), where, f"{what}.capacity.requests"
             ).items()
@@ -513,7 +520,7 @@ def _claim_spec(
                     x.get("adminAccess") is True,
                     str(x.get("shareID") or ""),
                     {
-                        str(k): parse_nanos(_quantity(v, where, f"consumedCapacity[{k}]"))
+                        str(k): _amount(v, where, f"consumedCapacity[{k}]")
                         for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
                     },
                     _strings(x.get("bindingConditions"), where, "bindingConditions"),
