@@ -504,3 +504,12 @@ def test_of_two_classes_naming_one_resource_the_newer_wins() -> None:
     assert extended_classes([old, new])["example.com/gpu"].name == "z-new"
     assert extended_classes([new, tie])["example.com/gpu"].name == "a-tie"
     assert extended_classes([old])["deviceclass.resource.kubernetes.io/b-old"].name == "b-old"
+
+
+def test_devices_lists_a_per_device_node_selection_device_on_its_node() -> None:
+    from gpulabel.checks.devices import device_rows
+
+    pool = dra.per_device_slice("pd", [dra.partition("g", "s", {"memory": "1Gi"}, node_name="n7")], pool="pd")
+    state = DraState.from_objects([("s", pool), ("r", dra.taint_rule("ecc", XID, pool="pd"))])
+    (row,) = device_rows(state)
+    assert (row.node, row.state) == ("n7", "tainted")
