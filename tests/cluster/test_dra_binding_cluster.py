@@ -11,6 +11,7 @@ a pod sharing a claim allocated on another node is ``elsewhere`` with the schedu
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from draobjects_path import draobjects as dra  # tests/draobjects.py, shared wit
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
+from gpulabel.checks.dra import pod_claim_verdicts
 from gpulabel.cluster.client import KubeClient
+from gpulabel.model.cluster import ClusterState
 
 RES = "/apis/resource.k8s.io/v1"
 D = dra.DRIVER
@@ -55,7 +58,7 @@ def scheduled_message(pod: dict[str, Any]) -> str:
     )
 
 
-def set_condition(client: KubeClient, ns: str, claim: str, device: str, pool: str, ctype: str) -> None:
+def set_condition(client: KubeClient, ns: str, claim: str, device: str, pool: str, ctype: str) -> dict[str, Any]:
     path = f"{RES}/namespaces/{ns}/resourceclaims/{claim}"
     current = client.request("GET", path)
     current["status"]["devices"] = [
@@ -74,7 +77,23 @@ def set_condition(client: KubeClient, ns: str, claim: str, device: str, pool: st
             ],
         }
     ]
-    client.request("PUT", f"{path}/status", body=json.dumps(current).encode(), content_type="application/json")
+    out: dict[str, Any] = client.request(
+        "PUT", f"{path}/status", body=json.dumps(current).encode(), content_type="application/json"
+    )
+    return out
+
+
+def verdicts_now(client: KubeClient, ns: str, pod: str, claim: dict[str, Any], node: str) -> list[str]:
+    """gpulabel's claim verdicts for the pod on the node, on the cluster as it is now, ``claim`` as the PUT
+    returned it."""
+    objects: list[tuple[str, dict[str, Any]]] = [("n", {**n, "kind": "Node"}) for n in client.list("Node")[0]]
+    objects.append(("p", {**client.request("GET", f"/api/v1/namespaces/{ns}/pods/{pod}"), "kind": "Pod"}))
+    for kind, plural in (("ResourceSlice", "resourceslices"), ("DeviceClass", "deviceclasses")):
+        objects.extend((kind, {**o, "kind": kind}) for o in client.request("GET", f"{RES}/{plural}")["items"])
+    objects.append(("c", {**claim, "kind": "ResourceClaim"}))
+    state = ClusterState.from_objects(objects)
+    verdicts = pod_claim_verdicts(state, state.pods[0], [n for n in state.nodes if n.name == node])
+    return sorted({v.reason for vs in verdicts.values() for v in vs})
 
 
 def test_binding_conditions_extended_resources_and_claims_elsewhere(
@@ -98,7 +117,19 @@ def test_binding_conditions_extended_resources_and_claims_elsewhere(
 
     waiting = gpu("waits", bindingConditions=["Attached"], bindingFailureConditions=["AttachFailed"])
     plain = [gpu("g0"), gpu("g1")]
+    failing = {
+        "name": "fails",
+        "attributes": {"probe": {"string": f"{tag}-fail"}},
+        "bindingConditions": ["Attached"],
+        "bindingFailureConditions": ["AttachFailed"],
+    }
+    fail_class = dra.device_class(
+        f"fail-{tag}.example.com", f'device.attributes["{D}"].?probe.orValue("") == "{tag}-fail"'
+    )
+    create(client, f"{RES}/deviceclasses", fail_class)
+    made.append(f"{RES}/deviceclasses/fail-{tag}.example.com")
     for s in (
+        dra.resource_slice(f"{n1}-fail", [failing], node=n1, pool=f"{n1}-fail"),
         dra.resource_slice(f"{n1}-bind", [waiting], node=n1, pool=f"{n1}-bind"),
         dra.resource_slice(f"{n2}-plain", plain, node=n2, pool=f"{n2}-plain"),
     ):
@@ -123,6 +154,17 @@ def test_binding_conditions_extended_resources_and_claims_elsewhere(
         assert claim_reasons(pending_doc(labcluster, ns), ns, "w") == [("w", "binding-wait")]
         set_condition(client, ns, "w", "waits", f"{n1}-bind", "Attached")
         wait_for(lambda: pod_of(client, ns, "w")["spec"].get("nodeName"), timeout=60, message="pod w bound")
+
+        # 1b. a binding failure condition: gpulabel says binding-failed on that state; the pod does not bind
+        spec = dra.claim_spec([dra.request("r", dra.exactly(f"fail-{tag}.example.com"))])
+        create(client, f"{RES}/namespaces/{ns}/resourceclaims", dra.claim("f", spec, ns))
+        pod = dra.dra_pod("f", [("gpu", "claim", "f")], ns, {"kubernetes.io/hostname": n1})
+        create(client, f"/api/v1/namespaces/{ns}/pods", pod)
+        wait_for(lambda: allocated("f"), timeout=30, message="claim f allocated")
+        failed = set_condition(client, ns, "f", "fails", f"{n1}-fail", "AttachFailed")
+        assert verdicts_now(client, ns, "f", failed, n1) == ["binding-failed"]
+        time.sleep(8)  # the scheduler checks the conditions every few seconds: it gives up on this device
+        assert not pod_of(client, ns, "f")["spec"].get("nodeName")
 
         # 2. extended resources: no node advertises example.com/gpu-<tag>; DRA allocates it through the class
         def ext_pod(name: str, amount: str) -> dict[str, Any]:
