@@ -14,6 +14,7 @@ labcluster/build  # cached: seconds when warm; a cold Go cache compiles Kubernet
 labcluster/gpu-operator/build  # cached; the real NVIDIA GPU Operator, a cold cache: 282-507 s here
 tools/helm/build  # cached like labcluster; a cold Go cache: ~5 min of CPU (tests/package, tests/cluster/test_chart_cluster.py)
 tools/prometheus/build  # cached like helm; prometheus + promtool for the alert rules and the monitor test; a cold Go cache: 273 s here (docs/install.md)
+tools/krew/build  # cached like helm; krew for the plugin-install test (tests/cluster/test_krew_cluster.py); a cold Go cache: 183 s wall, 52 s CPU
 bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
 set +e
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip

@@ -374,3 +374,19 @@ def test_a_monitor_config_is_mounted_where_gpulabel_looks(helm: Path) -> None:
 
     (mount,) = pod["containers"][0]["volumeMounts"]
     assert f"{mount['mountPath']}/config.yaml" == SYSTEM_CONFIG
+
+
+def test_the_read_only_role_gets_pods_log_and_events_only_when_evidence_is_enabled(helm: Path) -> None:
+    def granted(*args: str) -> set[tuple[str, str, str]]:
+        role = by_key(objects(template(*args)))[("ClusterRole", "", "gpulabel-readonly")]
+        return {
+            (g, r, v)
+            for rule in role["rules"]
+            for g in rule["apiGroups"]
+            for r in rule["resources"]
+            for v in rule["verbs"]
+        }
+
+    evidence = {("", "pods/log", "get"), ("", "events", "list")}
+    assert not granted() & evidence
+    assert granted("--set", "rbac.readonly.evidence=true") - granted() == evidence

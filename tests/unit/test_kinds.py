@@ -28,12 +28,47 @@ def test_the_read_only_role_lists_exactly_the_kinds_of_the_table() -> None:
 
 def test_the_helm_charts_read_only_role_lists_exactly_the_kinds_of_the_table() -> None:
     text = (ROOT / "deploy" / "helm" / "gpulabel" / "templates" / "rbac.yaml").read_text()
-    block = text[text.index(".Values.rbac.readonly.create") : text.index("{{- end }}")]
+    block = text[text.index(".Values.rbac.readonly.create") : text.index("{{- $evidence")]
     rules = [
         {"apiGroups": re.findall(r'"([^"]*)"', g), "resources": re.findall(r'"([^"]*)"', r), "verbs": ["list"]}
         for g, r in re.findall(r'"apiGroups" \(list ([^)]*)\) "resources" \(list ([^)]*)\)', block)
     ]
     assert rules and _pairs(rules) == TABLE
+
+
+def _rules(text: str) -> set[tuple[str, str, str]]:
+    """(group, resource, verb) of the chart's ``(dict "apiGroups" ... "verbs" ...)`` rules in ``text``."""
+    found = re.findall(r'"apiGroups" \(list ([^)]*)\) "resources" \(list ([^)]*)\) "verbs" \(list ([^)]*)\)', text)
+    return {
+        (g, r, v)
+        for gs, rs, vs in found
+        for g in re.findall(r'"([^"]*)"', gs)
+        for r in re.findall(r'"([^"]*)"', rs)
+        for v in re.findall(r'"([^"]*)"', vs)
+    }
+
+
+EVIDENCE_RULES = {("", "pods/log", "get"), ("", "events", "list")}
+
+
+def test_the_evidence_rights_are_pods_log_get_and_events_list_in_the_chart_and_deploy_rbac_alike() -> None:
+    """``pods/log`` get and ``events`` list, and nothing more: in deploy/rbac/readonly-evidence.yaml (bound to the
+    read-only ServiceAccount) and in the chart's read-only role only when ``rbac.readonly.evidence`` is set."""
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "rbac" / "readonly-evidence.yaml").read_text()))
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+    granted = {
+        (g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
+    }
+    assert granted == EVIDENCE_RULES
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpulabel-readonly", "namespace": "gpulabel"}]
+    text = (ROOT / "deploy" / "helm" / "gpulabel" / "templates" / "rbac.yaml").read_text()
+    part = text[text.index("{{- $evidence") :]
+    part = part[: part.index("{{ include")]
+    assert _rules(part) == EVIDENCE_RULES
+    assert "{{- if .Values.rbac.readonly.evidence }}" in part and "concat $rules $evidence" in part
+    values = yaml.safe_load((ROOT / "deploy" / "helm" / "gpulabel" / "values.yaml").read_text())
+    assert values["rbac"]["readonly"]["evidence"] is False  # off unless asked for
 
 
 def test_the_table_gives_the_api_paths_the_supported_kinds_and_the_state_fields() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
+from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
 from gpulabel.errors import InputError
@@ -138,11 +139,20 @@ def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = No
     return judge(result, state, verdict or Verdict())
 
 
-def run_all(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
-    """Every registered check over one load of the union of their kinds (``check``)."""
+def run_all(
+    session: Session, opts: CheckOptions, verdict: Verdict | None = None, evidence: EvidenceOptions | None = None
+) -> Outcome:
+    """Every registered check over one load of the union of their kinds (``check``); with ``evidence``, why the
+    blamed operand pods fail (wide: after each root cause; JSON: ``evidence``)."""
+    from gpulabel.checks.evidence import with_evidence
+
     kinds = sorted({k for c in CHECKS for k in c.kinds})
     state = session.state(kinds)
-    return judge(run_checks(state, opts), state, verdict or Verdict())
+    outcome = judge(run_checks(state, opts), state, verdict or Verdict())
+    diagnoses, unread = gather_evidence(session, state, outcome.result.findings, evidence)
+    if not diagnoses and not unread:
+        return outcome
+    return replace(outcome, result=with_evidence(outcome.result, diagnoses), warnings=outcome.warnings + unread)
 
 
 def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
@@ -193,9 +203,15 @@ class ExplainOptions:
 
 
 def run_explain(
-    session: Session, target: ExplainOptions, opts: CheckOptions, verdict: Verdict | None = None
+    session: Session,
+    target: ExplainOptions,
+    opts: CheckOptions,
+    verdict: Verdict | None = None,
+    evidence: EvidenceOptions | None = None,
 ) -> Outcome:
-    """The node's chain, link by link; exit 1 when a link is broken at or above the fail level."""
+    """The node's chain, link by link, with the evidence of the operand pods its findings blame under their link;
+    exit 1 when a link is broken at or above the fail level."""
+    from gpulabel.checks.evidence import evidence_section
     from gpulabel.checks.explain import explain_node_chain
     from gpulabel.model.severity import fails
 
@@ -213,8 +229,15 @@ def run_explain(
     head = f"node/{node.name}: {'?' if gpus is None else gpus} GPU(s); " + (
         f"first broken link: {first}" if first else "every link ok"
     )
-    text = (head, *(line for link in links for line in link.lines()))
-    section = Section("links", tuple(link.row() for link in links), text)
+    diagnoses, unread = gather_evidence(session, one, findings, evidence)
+    text = [head]
+    for link in links:
+        text.extend(link.lines())
+        text.extend(line for d in diagnoses if d.blame.link == link.name for line in d.text())
+    sections = [Section("links", tuple(link.row() for link in links), tuple(text))]
+    if any(d.lines for d in diagnoses):
+        sections.append(evidence_section(diagnoses))
     # the node's findings are in its links (text) and rows (JSON), not repeated as finding lines
-    result = Result("explain", (), (section,), ok="", fields={"node": node.name, "gpus": gpus, "first_broken": first})
-    return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0)
+    fields = {"node": node.name, "gpus": gpus, "first_broken": first}
+    result = Result("explain", (), tuple(sections), ok="", fields=fields)
+    return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0, warnings=unread)

@@ -55,6 +55,7 @@ class MonitorOptions:
     identity: str | None = None
     metrics_port: int | None = METRICS_PORT
     events: bool = True
+    event_evidence: bool = False  # a node's Warning Event says the blamed pod's cause (reads its log and Events)
     node_condition: bool = False
     problem_series: int = 1000
     resync: str = "30m"
@@ -137,7 +138,12 @@ def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None])
         from gpulabel.controller.events import EventSink, EventWriter
 
         instance = os.environ.get("POD_NAME") or socket.gethostname()
-        sinks.append(EventSink(EventWriter(client, instance), metrics=metrics, warn=say))
+        planner = None
+        if opts.event_evidence:
+            from gpulabel.app.monitorevidence import ExplainingPlanner, live_explainer
+
+            planner = ExplainingPlanner(live_explainer(client, say))
+        sinks.append(EventSink(EventWriter(client, instance), planner, metrics=metrics, warn=say))
     if opts.node_condition:
         from gpulabel.controller.condition import ApiConditionWriter, ConditionSink
 

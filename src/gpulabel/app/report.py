@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import CheckOptions
 from gpulabel.model.findings import Result, Section
 
 if TYPE_CHECKING:
+    from gpulabel.checks.evidence import Diagnosis
     from gpulabel.model.cluster import ClusterState
 
 __all__ = ["ReportOptions", "report_doc", "report_html", "run_report"]
@@ -20,12 +23,21 @@ class ReportOptions:
     html: str  # the page to write; - for stdout
     checks: CheckOptions = field(default_factory=CheckOptions)
     generated: str = ""  # when, as the page's header says it
+    evidence: EvidenceOptions = field(default_factory=EvidenceOptions)
 
 
 def report_doc(
-    state: ClusterState, opts: CheckOptions | None = None, *, generated: str = "", source: str | None = None
+    state: ClusterState,
+    opts: CheckOptions | None = None,
+    *,
+    generated: str = "",
+    source: str | None = None,
+    evidence: Callable[[Result], Sequence[Diagnosis]] | None = None,
 ) -> dict[str, Any]:
-    """The page's data: every registered check run once over ``state`` (as ``check`` runs them) and the inventory."""
+    """The page's data: every registered check run once over ``state`` (as ``check`` runs them) and the inventory.
+
+    ``evidence`` (findings in, diagnoses out): an operand cell's cause ends with why its pod fails.
+    """
     from gpulabel.checks.gpus import inventory
     from gpulabel.checks.operands import disabled_by_cluster_policy
     from gpulabel.checks.registry import run_checks
@@ -34,7 +46,21 @@ def report_doc(
     opts = CheckOptions() if opts is None else opts
     checked = run_checks(state, opts)
     off = set(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
-    return collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)
+    doc = collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)
+    if evidence is not None:
+        _with_why(doc, evidence(checked))
+    return doc
+
+
+def _with_why(doc: dict[str, Any], diagnoses: Sequence[Diagnosis]) -> None:
+    """Each diagnosed operand cell's cause, followed by ``why: <cause> [<signature>]``."""
+    column = {c["operand"]: str(i) for i, c in enumerate(doc["columns"])}
+    rows = {r["name"]: r for r in doc["nodes"]}
+    for d in diagnoses:
+        said, row, at = d.summary(), rows.get(d.blame.node), column.get(d.blame.operand)
+        if said and row is not None and at is not None:
+            causes = row.setdefault("causes", {})
+            causes[at] = f"{causes[at]}; why: {said}" if causes.get(at) else f"why: {said}"
 
 
 def report_html(
@@ -55,10 +81,17 @@ def run_report(session: Session, opts: ReportOptions) -> Outcome:
     state = session.state(sorted({k for c in CHECKS for k in c.kinds}))
     snapshots = session.source.snapshots
     source = ", ".join(snapshots) if snapshots else None  # the paths as given, never made absolute
-    doc = report_doc(state, opts.checks, generated=opts.generated, source=source)
+    warnings: list[str] = []
+
+    def evidence(checked: Result) -> Sequence[Diagnosis]:
+        diagnoses, unread = gather_evidence(session, state, checked.findings, opts.evidence)
+        warnings.extend(unread)
+        return diagnoses
+
+    doc = report_doc(state, opts.checks, generated=opts.generated, source=source, evidence=evidence)
     page = render_html(doc)
     if opts.html == "-":
-        return Outcome(Result("report", ok=""), page=page)
+        return Outcome(Result("report", ok=""), page=page, warnings=tuple(warnings))
     from gpulabel.cluster.files import write_file
 
     data = page.encode()
@@ -71,4 +104,5 @@ def run_report(session: Session, opts: ReportOptions) -> Outcome:
         {"check": check, "findings": s["findings"], "skipped": s.get("skipped")} for check, s in summary.items()
     )
     fields = {"file": opts.html, "bytes": len(data), "nodes": doc["totals"]["nodes"]}
-    return Outcome(Result("report", sections=(Section("checks", checks, (line,)),), ok="", fields=fields))
+    result = Result("report", sections=(Section("checks", checks, (line,)),), ok="", fields=fields)
+    return Outcome(result, warnings=tuple(warnings))

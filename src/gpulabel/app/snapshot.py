@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from gpulabel.app.evidence import EvidenceOptions
 from gpulabel.app.session import Outcome, Session
-from gpulabel.model.findings import Result
+from gpulabel.errors import InputError
+from gpulabel.model.findings import Cell, Result, Section
 
 __all__ = ["SnapshotOptions", "run_snapshot"]
 
@@ -14,6 +16,14 @@ __all__ = ["SnapshotOptions", "run_snapshot"]
 class SnapshotOptions:
     output: str = "-"  # the file to write (cluster/files.py's rules: never replaces what gpulabel did not make)
     progress: bool = False  # the progress line on stderr even when it is not a terminal (one line per step)
+    bundle: str | None = None  # a support bundle (.tar.gz): the snapshot, the blamed pods' evidence, redacted
+    evidence: EvidenceOptions = field(default_factory=EvidenceOptions)
+
+    def __post_init__(self) -> None:
+        if self.bundle is not None and self.output != "-":
+            raise InputError("--bundle", "writes its own file: give --bundle FILE or -o FILE, not both")
+        if self.bundle == "-" or self.bundle == "":
+            raise InputError("--bundle", "needs a file name (FILE.tar.gz)")
 
 
 def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
@@ -26,6 +36,8 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
     notes: list[str] = []
     progress = Progress("snapshot", delay=0.0, force=True) if opts.progress else None
     doc = capture(session.client(), notes.append, progress)
+    if opts.bundle is not None:
+        return _bundle(session, opts, opts.bundle, doc, notes, progress)
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
     if opts.output == "-":
         return Outcome(Result("snapshot", ok=""), warnings=tuple(f"snapshot: {n}" for n in notes), page=data.decode())
@@ -33,7 +45,43 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
 
     write_file(opts.output, data)
     line = f"{opts.output}: {notes[0]}" if notes else opts.output
-    from gpulabel.model.findings import Section
-
     section = Section("written", (), (line,))
     return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": len(data)}))
+
+
+def _bundle(
+    session: Session, opts: SnapshotOptions, path: str, doc: dict[str, object], notes: list[str], progress: object
+) -> Outcome:
+    """Run the checks on the capture, read the evidence of the pods they blame, write the redacted bundle."""
+    import time
+
+    from gpulabel.app.checks import Verdict, check_options, judge
+    from gpulabel.checks.evidence import blamed
+    from gpulabel.checks.registry import run_checks
+    from gpulabel.cluster.bundle import make_bundle
+    from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
+    from gpulabel.cluster.files import write_file
+    from gpulabel.cluster.progress import Progress
+    from gpulabel.model.cluster import ClusterState
+    from gpulabel.model.evidence import Evidence
+
+    items = doc.get("items")
+    assert isinstance(items, list)
+    state = ClusterState.from_objects(((f"capture: items[{i}]", o) for i, o in enumerate(items)), "capture")
+    judged = judge(run_checks(state, check_options()), state, Verdict())
+    blames = blamed(state, judged.result.findings)
+    line = progress if isinstance(progress, Progress) else Progress("snapshot")
+    evidence = Evidence()
+    if opts.evidence.enabled and blames:
+        limits = EvidenceLimits(tail_lines=opts.evidence.log_lines, limit_bytes=opts.evidence.log_bytes)
+        evidence = collect_evidence(session.client(), blames, limits, note=lambda what: line.show(f"evidence: {what}"))
+        line.show(f"evidence: {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)", final=True)
+    line.done()
+    data, report = make_bundle(doc, evidence, mtime=time.time())
+    write_file(path, data)
+    said = f"{len(blames)} blamed pod(s), {len(evidence.logs)} log tail(s), {len(evidence.events)} Event(s)"
+    text = (f"{path}: {notes[0] if notes else 'snapshot'}; evidence: {said}", *report.rstrip("\n").splitlines())
+    warnings = tuple(f"evidence: {u}" for u in evidence.unread)
+    fields: dict[str, Cell] = {"file": path, "bytes": len(data), "blamed": len(blames)}
+    result = Result("snapshot", sections=(Section("written", (), text),), ok="", fields=fields)
+    return Outcome(result, warnings=warnings)

@@ -48,6 +48,12 @@ def add_monitor_command(add: AddCommand) -> None:
         help="write Events on the Node or Pod when a finding appears or is resolved (default on)",
     )
     p.add_argument(
+        "--event-evidence",
+        action="store_true",
+        help="read the blamed operand pod's log tail and Events when a node's Warning Event is first written and add "
+        "the cause to its message (needs pods/log get and events list; docs/evidence.md)",
+    )
+    p.add_argument(
         "--node-condition",
         action="store_true",
         help="keep the informational node condition GPUStackProblem (off by default)",
@@ -108,6 +114,7 @@ def cmd_monitor(ctx: Context) -> int:
         identity=a.identity,
         metrics_port=a.metrics_port or None,
         events=a.events,
+        event_evidence=a.event_evidence,
         node_condition=a.node_condition,
         problem_series=a.problem_series,
         resync=a.resync,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpulabel.cli.context import AddCommand, Context, add_all_pods_flag, add_verdict_flags
+from gpulabel.cli.evidenceflags import add_evidence_flags, evidence_options
 from gpulabel.cli.flags import disabled_flag as _disabled_flag
 
 __all__ = ["add_node_commands"]
@@ -94,6 +95,7 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.nfdcmds import nfd_config_flag
 
     nfd_config_flag(p)
+    add_evidence_flags(p)
     p = add(
         "explain",
         cmd_explain,
@@ -111,6 +113,7 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.nfdcmds import nfd_config_flag
 
     nfd_config_flag(p)
+    add_evidence_flags(p)
 
 
 def cmd_explain(ctx: Context) -> int:
@@ -118,7 +121,8 @@ def cmd_explain(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     target = ExplainOptions.of(ctx.args.target)
-    return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict()))
+    evidence = evidence_options(ctx.args)
+    return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict(), evidence))
 
 
 def cmd_audit(ctx: Context) -> int:
@@ -148,4 +152,4 @@ def cmd_check(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     opts = options(ctx)  # validated before anything is read
-    return ctx.finish(run_all(ctx.session(), opts, ctx.verdict()))
+    return ctx.finish(run_all(ctx.session(), opts, ctx.verdict(), evidence_options(ctx.args)))

@@ -41,17 +41,22 @@ def add_report_command(add: AddCommand) -> None:
     from gpulabel.cli.nfdcmds import nfd_config_flag
 
     nfd_config_flag(p)
+    from gpulabel.cli.evidenceflags import add_evidence_flags
+
+    add_evidence_flags(p)
 
 
 def cmd_report(ctx: Context) -> int:
     from datetime import UTC, datetime
 
     from gpulabel.app.report import ReportOptions, run_report
+    from gpulabel.cli.evidenceflags import evidence_options
     from gpulabel.cli.gpucmds import options
 
     opts = ReportOptions(
         html=ctx.args.html,
         checks=options(ctx),  # every option checked before anything is read
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%SZ"),
+        evidence=evidence_options(ctx.args),
     )
     return ctx.finish(run_report(ctx.session(), opts))

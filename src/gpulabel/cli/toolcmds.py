@@ -52,6 +52,16 @@ def add_tool_commands(add: AddCommand) -> None:
         help="the progress line (per kind: objects and pages so far) on stderr even when it is not a terminal, "
         "one line per step; on a terminal it is drawn anyway once a capture takes over a second",
     )
+    p.add_argument(
+        "--bundle",
+        metavar="FILE.tar.gz",
+        help="write a support bundle instead: the snapshot, the log tails and Events of the operand pods the "
+        "checks blame, and what was redacted (env values, Secret data, tokens in args, annotations and logs; "
+        "docs/evidence.md)",
+    )
+    from gpulabel.cli.evidenceflags import add_evidence_flags
+
+    add_evidence_flags(p)
 
     add(
         "version",
@@ -89,8 +99,11 @@ def cmd_diff(ctx: Context) -> int:
 
 def cmd_snapshot(ctx: Context) -> int:
     from gpulabel.app.snapshot import SnapshotOptions, run_snapshot
+    from gpulabel.cli.evidenceflags import evidence_options
 
-    return ctx.finish(run_snapshot(ctx.session(), SnapshotOptions(output=ctx.args.file, progress=ctx.args.progress)))
+    a = ctx.args
+    opts = SnapshotOptions(output=a.file, progress=a.progress, bundle=a.bundle, evidence=evidence_options(a))
+    return ctx.finish(run_snapshot(ctx.session(), opts))
 
 
 def cmd_version(ctx: Context) -> int:

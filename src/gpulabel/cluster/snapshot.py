@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from gpulabel.cluster import collector
+from gpulabel.cluster.bundle import GZIP_MAGIC, bundle_member
 from gpulabel.cluster.decode import JSONSyntaxError, decode_json, decode_json_items, decode_yaml, split_json_list
 from gpulabel.errors import SnapshotError
 from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
@@ -149,6 +150,10 @@ def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str
 def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every object of one snapshot file: streamed when it is one JSON List, else parsed whole."""
     data = _read_bytes(path)
+    if data[:2] == GZIP_MAGIC:  # a support bundle (snapshot --bundle): its snapshot.json
+        data = bundle_member(data, path, "snapshot.json") or b""
+        if not data:
+            raise SnapshotError(path, "a tar.gz without snapshot.json: not a gpulabel bundle")
     if data.lstrip()[:1] == b"{" and b"\x00" not in data[:8192]:
         listed = _list_objects(data, path, kinds)
         if listed is not None:

@@ -1,0 +1,184 @@
+"""Evidence on labcluster with the real GPU Operator: a device plugin pod made to fail with a known signature,
+``explain`` names the cause and the line, and a bundle taken at that moment says the same offline.
+
+How the log is served: kwok runs no containers, and labcluster's kwok serves no kubelet API (its
+configuration has no ``serverAddress``, so kwok's ``Logs``/``ClusterLogs`` resources are not served and
+the API server has no kubelet to ask). So the test puts a proxy in front of the API server
+(:class:`LogProxy`, a ``faultproxy.FaultProxy``) that answers ``GET .../pods/NAME/log`` for the one pod it
+made fail, with the device plugin's own failure line, and forwards every other request to the real
+API server. The pod, its DaemonSet (created by the real operator), its node, the crash-looping status
+(written to ``pods/status``, as the test of issue 22 does) and the Events are all real API objects.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from faultproxy import FaultProxy, Recorded
+from gpulabel_run import gpulabel
+from labcluster_support import GPU_OPERATOR_NAMESPACE as NS
+from labcluster_support import LabCluster, wait_for
+
+# the device plugin's failure, as k8s-device-plugin prints it (NVIDIA/k8s-device-plugin#444; internal/plugin/factory.go)
+NVML = "Failed to initialize NVML: could not load NVML library."
+LOG = (
+    "2026-11-30T10:12:00.000000001Z 2026/11/30 10:12:00 Loading NVML\n"
+    f"2026-11-30T10:12:00.000000002Z 2026/11/30 10:12:00 {NVML}\n"
+    "2026-11-30T10:12:00.000000003Z 2026/11/30 10:12:00 If this is a GPU node, did you set the docker default "
+    "runtime to `nvidia`?\n"
+)
+NODE = "ev-gpu"
+GFD = {"nvidia.com/gpu.product": "NVIDIA-A10", "nvidia.com/gpu.count": "1", "nvidia.com/gpu.memory": "23028"}
+
+
+class LogProxy(FaultProxy):
+    """The real API server, but ``logs[(namespace, pod)]`` is the log of that pod (what a kubelet would stream)."""
+
+    def __init__(self, kubeconfig: Path) -> None:
+        super().__init__(kubeconfig)
+        self.logs: dict[tuple[str, str], str] = {}
+
+    def handle(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(h.path)
+        bits = parts.path.split("/")  # "", api, v1, namespaces, NS, pods, NAME, log
+        if h.command == "GET" and len(bits) == 8 and bits[5] == "pods" and bits[7] == "log":
+            served = self.logs.get((bits[4], bits[6]))
+            if served is not None:
+                query = parse_qs(parts.query)
+                tail = int(query.get("tailLines", ["0"])[0] or 0)
+                lines = served.splitlines(keepends=True)
+                body = "".join(lines[-tail:] if tail else lines).encode()
+                limit = int(query.get("limitBytes", ["0"])[0] or 0)
+                body = body[:limit] if limit else body
+                with self.faults.lock:
+                    self.faults.recorded.append(Recorded(h.command, parts.path, query, 200))
+                h.send_response(200)
+                h.send_header("Content-Type", "text/plain")
+                h.send_header("Content-Length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body)
+                return
+        super().handle(h)
+
+
+def _crash(cluster: LabCluster, pod: dict[str, Any]) -> None:
+    """The pod's status as a kubelet reports a crash-looping container (kwok cannot crash one)."""
+    name = pod["metadata"]["name"]
+    ctr = pod["spec"]["containers"][0]
+    status = {
+        "conditions": [
+            {"type": "Ready", "status": "False", "reason": "ContainersNotReady"},
+            {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady"},
+            {"type": "Initialized", "status": "True"},
+            {"type": "PodScheduled", "status": "True"},
+        ],
+        "containerStatuses": [
+            {
+                "name": ctr["name"],
+                "image": ctr["image"],
+                "imageID": "",
+                "ready": False,
+                "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 1m20s"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    }
+    cluster.kubectl(
+        "patch", "pod", "-n", NS, name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": status})
+    )
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name}.evidence", "namespace": NS},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": NS,
+            "name": name,
+            "uid": pod["metadata"]["uid"],
+        },
+        "reason": "BackOff",
+        "message": f"Back-off restarting failed container {ctr['name']} in pod {name}_{NS}",
+        "type": "Warning",
+        "source": {"component": "kubelet", "host": NODE},
+        "firstTimestamp": "2026-11-30T10:12:01Z",
+        "lastTimestamp": "2026-11-30T10:12:05Z",
+        "count": 4,
+    }
+    cluster.apply(event)
+
+
+def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
+    gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
+) -> None:
+    make_gpu_node(NODE, GFD)
+
+    def plugin_pod() -> dict[str, Any] | None:
+        pods = gpu_operator.get("pods", "-n", NS, "--field-selector", f"spec.nodeName={NODE}")["items"]
+        found = [p for p in pods if p["metadata"]["ownerReferences"][0]["name"] == "nvidia-device-plugin-daemonset"]
+        return found[0] if found and found[0]["status"].get("phase") == "Running" else None
+
+    pod = wait_for(plugin_pod, timeout=90, message="for the operator's device plugin pod on the node")
+    name = pod["metadata"]["name"]
+    # what the real API server answers for a kwok pod's log (said in the report; the proxy answers instead)
+    real = gpu_operator.kubectl("logs", "-n", NS, name, check=False)
+    print(f"\nthe API server on a kwok pod's log: rc={real.returncode} {real.stderr.strip()[:200]}")
+    _crash(gpu_operator, pod)
+
+    proxy = LogProxy(gpu_operator.kubeconfig)
+    try:
+        proxy.logs[(NS, name)] = LOG
+        kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
+
+        def explained() -> str:
+            run = gpulabel(kubeconfig, "explain", f"node/{NODE}")
+            return run.stdout if "not-ready" in run.stdout else ""
+
+        out = wait_for(explained, timeout=60, message="for explain to see the crash-looping device plugin")
+        print(out)
+        lines = out.splitlines()
+        broken = next(i for i, ln in enumerate(lines) if ln.startswith("broken operand-pod"))
+        below = "\n".join(lines[broken:])
+        assert f"evidence device-plugin {NS}/{name}: the device plugin cannot load NVML" in below
+        assert "[device-plugin-nvml]" in below
+        container = pod["spec"]["containers"][0]["name"]
+        line = f"log {container} (previous) 2026-11-30T10:12:00.000000002Z: 2026/11/30 10:12:00 {NVML}"
+        assert line in [ln.strip() for ln in lines]
+        # the log was asked for as documented: the previous instance, bounded, stamped
+        (asked,) = proxy.requests(lambda r: r.path.endswith(f"/pods/{name}/log"))
+        assert asked.query["previous"] == ["true"] and asked.query["tailLines"] == ["50"]
+        assert asked.query["limitBytes"] == ["65536"] and asked.query["timestamps"] == ["true"]
+        events = proxy.requests(lambda r: r.path.endswith("/events"))
+        assert {q for r in events for q in r.query["fieldSelector"]} == {
+            f"involvedObject.kind=Pod,involvedObject.name={name}",
+            "involvedObject.kind=DaemonSet,involvedObject.name=nvidia-device-plugin-daemonset",
+            f"involvedObject.kind=Node,involvedObject.name={NODE}",
+        }
+        assert not proxy.requests(lambda r: r.method != "GET")  # read-only
+        wide = gpulabel(kubeconfig, "check", "-o", "wide").stdout
+        cause = next(ln for ln in wide.splitlines() if ln.startswith(f"cause {NODE} "))
+        assert cause.endswith("[device-plugin-nvml]"), cause
+
+        bundle = tmp_path / "support.tar.gz"
+        taken = gpulabel(kubeconfig, "snapshot", "--bundle", str(bundle), "--progress")
+        assert taken.returncode == 0, taken.stderr
+        assert "evidence:" in taken.stderr  # the progress line names the reads
+    finally:
+        proxy.close()
+
+    with tarfile.open(bundle) as tar:
+        names = tar.getnames()
+    assert {"snapshot.json", "evidence.json", "redaction.txt"} <= set(names)
+    offline = gpulabel(gpu_operator.kubeconfig, "explain", f"node/{NODE}", "--snapshot", str(bundle))
+    theirs = [ln for ln in offline.stdout.splitlines() if "evidence" in ln or ln.startswith("           ")]
+    mine = [ln for ln in lines if "evidence" in ln or ln.startswith("           ")]
+    assert theirs == mine and theirs
+    events = json.loads(gpulabel(gpu_operator.kubeconfig, "check", "--snapshot", str(bundle), "-o", "json").stdout)
+    rows = [r for r in events["evidence"] if r["node"] == NODE]
+    assert {r["signature"] for r in rows} == {"device-plugin-nvml"} and rows[0]["line"].endswith(NVML)
