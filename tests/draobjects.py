@@ -239,3 +239,96 @@ GPU_CLASS = device_class(
 MIG_CLASS = device_class(
     "mig.nvidia.com", f'device.driver == "{DRIVER}" && device.attributes["{DRIVER}"].type == "mig"'
 )
+
+
+def counter_slice(
+    name: str,
+    counter_sets: dict[str, dict[str, str]],
+    *,
+    node: str | None = None,
+    pool: str | None = None,
+    driver: str = DRIVER,
+    generation: int = 1,
+    count: int = 2,
+    node_selector: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A slice of counter sets only (resource/v1 allows counters or devices in a slice, not both)."""
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "pool": {"name": pool or node or name, "generation": generation, "resourceSliceCount": count},
+        "sharedCounters": [
+            {"name": n, "counters": {c: {"value": v} for c, v in counters.items()}}
+            for n, counters in counter_sets.items()
+        ],
+    }
+    if node:
+        spec["nodeName"] = node
+    elif node_selector is not None:
+        spec["nodeSelector"] = node_selector
+    else:
+        spec["allNodes"] = True
+    return {"apiVersion": RESOURCE, "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
+
+
+def partition(
+    name: str,
+    counter_set: str,
+    counters: dict[str, str],
+    *,
+    kind: str = "gpu",
+    node_name: str | None = None,
+    all_nodes: bool = False,
+    node_selector: dict[str, Any] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    profile: str | None = None,
+) -> dict[str, Any]:
+    """A partitionable device: a whole GPU or a partition consuming ``counters`` of ``counter_set``."""
+    device: dict[str, Any] = {
+        "name": name,
+        "attributes": {"type": attr("string", kind), "parent": attr("string", counter_set)},
+        "capacity": {c: {"value": v} for c, v in counters.items()},
+        "consumesCounters": [{"counterSet": counter_set, "counters": {c: {"value": v} for c, v in counters.items()}}],
+    }
+    if profile is not None:
+        device["attributes"]["profile"] = attr("string", profile)
+    if node_name:
+        device["nodeName"] = node_name
+    elif all_nodes:
+        device["allNodes"] = True
+    elif node_selector is not None:
+        device["nodeSelector"] = node_selector
+    if taints:
+        device["taints"] = taints
+    return device
+
+
+def per_device_slice(name: str, devices: list[dict[str, Any]], *, pool: str, count: int = 2) -> dict[str, Any]:
+    """A slice whose devices name their own node (``perDeviceNodeSelection``)."""
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": DRIVER,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": count},
+            "perDeviceNodeSelection": True,
+            "devices": devices,
+        },
+    }
+
+
+def taint_rule(
+    name: str,
+    taint: dict[str, str],
+    *,
+    driver: str | None = DRIVER,
+    pool: str | None = None,
+    device: str | None = None,
+) -> dict[str, Any]:
+    selector = {k: v for k, v in (("driver", driver), ("pool", pool), ("device", device)) if v is not None}
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {"deviceSelector": selector, "taint": taint},
+    }

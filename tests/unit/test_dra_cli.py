@@ -189,3 +189,22 @@ def test_devices_without_dra_objects_is_skipped() -> None:
     out = io.StringIO()
     assert main(["devices", "--snapshot", lab, "-o", "json"], out, err) == 0
     assert json.loads(out.getvalue())["skipped"] == "no ResourceSlices in the input"
+
+
+def test_place_allocates_an_extended_resource_a_device_class_backs(tmp_path: Path) -> None:
+    implicit = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "ext"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {implicit: "1"}}}]},
+    }
+    manifest = tmp_path / "ext.json"
+    manifest.write_text(json.dumps(pod))
+    code, out, _ = run("place", str(manifest), "--per-node")
+    assert code == 0
+    assert out.splitlines() == [
+        f"dra-node-0 no claim ext-extended-resources/{implicit} allocated",
+        "dra-node-1 yes",
+        f"dra-node-2 no claim ext-extended-resources/{implicit} no-devices",
+    ]

@@ -34,8 +34,66 @@ TWO_SAME = dra.claim_spec(
 )
 INCOMPLETE = dra.resource_slice("n1-a", [dra.gpu_device("gpu-0", 0, A100, "550.54.15")], node="n1", pool="p", count=2)
 
+PARTS = [
+    dra.counter_slice("n1-counters", {"gpu-0": {"memory": "80Gi"}}, node="n1", pool="parts"),
+    dra.resource_slice(
+        "n1-devices",
+        [
+            dra.partition("gpu-0", "gpu-0", {"memory": "80Gi"}),
+            dra.partition("gpu-0-a", "gpu-0", {"memory": "40Gi"}),
+            dra.partition("gpu-0-b", "gpu-0", {"memory": "40Gi"}),
+        ],
+        node="n1",
+        pool="parts",
+        count=2,
+    ),
+]
+HALF_HELD = dra.claim("half", one(), allocation=[("r", dra.DRIVER, "parts", "gpu-0-a")])
+WHOLE = f'{A}.type == "gpu" && device.capacity["{dra.DRIVER}"].memory.compareTo(quantity("80Gi")) == 0'
+ALPHA = dra.resource_slice(
+    "n1",
+    [{**dra.gpu_device("gpu-0", 0, A100, "550.54.15"), "nodeAllocatableResources": {"cpu": {"perPod": "1"}}}],
+    node="n1",
+)
+BAD_COUNTER = [
+    dra.counter_slice("n1-counters", {"gpu-0": {"memory": "80Gi"}}, node="n1", pool="parts"),
+    dra.resource_slice(
+        "n1-devices", [dra.partition("gpu-0", "gpu-1", {"memory": "80Gi"})], node="n1", pool="parts", count=2
+    ),
+]
+
 TABLE = [
     ("a node without slices has no devices", [], one(), "no-devices", "no ResourceSlice"),
+    (
+        "a whole GPU after a half of it was allocated: the counter and what is left",
+        [*PARTS, HALF_HELD],
+        one(WHOLE),
+        "counter",
+        "gpu.nvidia.com/parts/gpu-0 needs 80Gi of counter memory in set gpu-0, 40Gi left",
+    ),
+    (
+        "a device consuming a counter set the pool lacks makes the pool invalid",
+        BAD_COUNTER,
+        one(),
+        "invalid-pool",
+        "gpu.nvidia.com/parts (counter set gpu-1 not found)",
+    ),
+    (
+        "an alpha field (nodeAllocatableResources) is refused, the field named",
+        [ALPHA],
+        one(),
+        "unmodelled",
+        "resourceslice n1: spec.devices[0].nodeAllocatableResources is not modelled by gpulabel",
+    ),
+    (
+        "a GPU of 80Gi asked for 81Gi of memory",
+        [gpu_slice(A100)],
+        dra.claim_spec(
+            [dra.request("r", {**dra.exactly("gpu.nvidia.com"), "capacity": {"requests": {"memory": "81Gi"}}})]
+        ),
+        "capacity",
+        "a request of 81Gi is charged 81Gi, 80Gi left",
+    ),
     (
         "a node whose only pool is half published has an incomplete pool",
         [INCOMPLETE],
@@ -122,7 +180,9 @@ def test_reason(objects: list[dict[str, Any]], spec: dict[str, Any], reason: str
 
 
 def test_the_table_covers_every_reason() -> None:
-    assert sorted({row[3] for row in TABLE}) == sorted(REASONS)
+    # decided before allocation, from an allocated claim's status: test_dra_features.py
+    before = {"elsewhere", "binding-wait", "binding-failed"}
+    assert sorted({row[3] for row in TABLE}) == sorted(set(REASONS) - before)
 
 
 def test_a_node_that_fits_has_no_verdicts() -> None:

@@ -9,7 +9,7 @@ from gpulabel.model.findings import Cell, Result, Section
 
 __all__ = ["DRA_READ", "CelOptions", "MigrateOptions", "run_cel", "run_devices", "run_migrate"]
 
-DRA_READ = ("DeviceClass", "ResourceSlice", "ResourceClaim")  # what the three read
+DRA_READ = ("DeviceClass", "ResourceSlice", "ResourceClaim", "DeviceTaintRule")  # what the three read
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []
     workloads = load_workloads(opts.manifests, dra_objects)
-    if any(w.resource_claims for w in workloads):
+    # claims, or extended resources (a domain-qualified name) that a DeviceClass may back
+    if any(w.resource_claims or any("/" in r for r in w.requests) for w in workloads):
         import dataclasses
 
         from gpulabel.k8s.dra.objects import DRA_KINDS

@@ -82,7 +82,10 @@ class DeviceRow:
         }
 
 
-def _where(s: ResourceSlice) -> str:
+def _where(s: ResourceSlice, d: Device | None = None) -> str:
+    """The node a device is on: the slice's, or with ``perDeviceNodeSelection`` the device's own."""
+    if d is not None and s.per_device_node_selection:
+        return d.node_name or ("(all nodes)" if d.all_nodes else "(node selector)")
     if s.node_name:
         return s.node_name
     return "(all nodes)" if s.all_nodes else "(node selector)"
@@ -100,7 +103,9 @@ def device_rows(state: DraState) -> list[DeviceRow]:
             continue
         for d in s.devices:
             holder = state.in_use.get(DeviceID(driver=s.driver, pool=s.pool, device=d.name), "")
-            rows.append(DeviceRow(_where(s), s.driver, s.pool, d.name, holder, d))
+            rows.append(DeviceRow(_where(s, d), s.driver, s.pool, d.name, holder, d))
+    if any(s.per_device_node_selection for s in state.slices):
+        rows.sort(key=lambda r: r.node)  # devices that name their node: by node (stable: pool order kept)
     return rows
 
 

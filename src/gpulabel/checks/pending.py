@@ -8,7 +8,7 @@ the scheduler's message) and, for pods with ``resourceClaims``, on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -179,11 +179,11 @@ _NOT_A_DEVICE = ("hugepages-", "kubernetes.io/", "requests.", "attachable-volume
 
 class GpuPods:
     """Which pods are GPU pods: they request ``nvidia.com/*`` or another extended resource the GPU nodes
-    advertise (a GPU device plugin's, however named), hold a DRA claim, or select a GPU label
+    advertise (a GPU device plugin's, however named) or a DeviceClass backs, hold a DRA claim, or select a GPU label
     (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
 
-    def __init__(self, nodes: Sequence[Node]) -> None:
-        advertised: set[str] = set()  # every resource a GPU node advertises
+    def __init__(self, nodes: Sequence[Node], backed: Iterable[str] = ()) -> None:
+        advertised: set[str] = set(backed)  # every resource a GPU node advertises, or a DeviceClass backs
         for n in nodes:
             amounts = n.amounts
             if not amounts or amounts.keys() <= advertised:
@@ -218,7 +218,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
     capacities = state.capacities()
     index = NodeIndex(state.nodes, capacities)
     dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
-    gpu = GpuPods(state.nodes) if gpu_only else None
+    gpu = GpuPods(state.nodes, state.dra.extended) if gpu_only else None
     out = []
     # Replicas wait for the same reasons: one compile, one placement and one message per distinct spec.
     distinct: dict[tuple[Any, ...], PendingPod] = {}
@@ -227,7 +227,8 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         if gpu is not None and pod not in gpu:
             continue
-        with_claims = bool(pod.spec.get("resourceClaims")) and "ResourceSlice" in state.kinds
+        backed = [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
+        with_claims = bool(pod.spec.get("resourceClaims") or backed) and "ResourceSlice" in state.kinds
         key = (repr(pod.spec), tuple(sorted(pod.requests.items())), pod.priority)
         same = None if with_claims else distinct.get(key)
         if same is not None:
@@ -235,6 +236,12 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         req = compile_pod_spec(pod.spec)
         results = place(req, index, full=True, request=pod.requests)
+        delegated: dict[str, frozenset[str]] = {}
+        if with_claims and backed:  # where no device plugin advertises them, DRA allocates them
+            from gpulabel.checks.dra import delegated_resources, without_delegated
+
+            delegated = delegated_resources(state, capacities, backed)
+            results = without_delegated(req, index, pod.requests, results, state, delegated)
         message = scheduler_message(
             req,
             state.nodes,
@@ -249,7 +256,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = DraEvaluator(state.dra)
-            claims, message = _claim_findings(state, pod, results, message, dra)
+            claims, message = _claim_findings(state, pod, results, message, dra, delegated)
         out.append(PendingPod(pod, tuple(results), message, claims))
         if not with_claims:
             distinct[key] = out[-1]
@@ -263,20 +270,36 @@ def other_pending(state: ClusterState, namespace: str | None, gpu_pods: int) -> 
 
 
 def _claim_findings(
-    state: ClusterState, pod: Pod, results: Sequence[Result], predicted: str | None, dra: DraEvaluator
+    state: ClusterState,
+    pod: Pod,
+    results: Sequence[Result],
+    predicted: str | None,
+    dra: DraEvaluator,
+    delegated: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[dict[str, tuple[Finding, ...]], str | None]:
     from gpulabel.checks.dra import dra_scheduler_message, pod_claim_verdicts, verdict_finding
 
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]
-    verdicts = pod_claim_verdicts(state, pod, passing, dra)
+    verdicts = pod_claim_verdicts(state, pod, passing, dra, delegated)
     findings = {name: tuple(verdict_finding(pod, v) for v in vs) for name, vs in verdicts.items() if vs}
     # The message is predicted when the other nodes fail filters with a fixed reason (not resources,
     # where preemption decides the message's tail).
     simple = all(r.fits or r.filter in SCHEDULER_REASONS for r in results)
-    if predicted is None and simple and len(findings) == len(passing):
+    # a refusal (a field gpulabel does not model) predicts nothing
+    refused = any(v.data.get("unmodelled") for vs in verdicts.values() for v in vs)
+    if predicted is None and simple and not refused and len(findings) == len(passing):
         others = Counter(SCHEDULER_REASONS[r.filter] for r in results if not r.fits)
+        invalid = sum(1 for vs in verdicts.values() if any(v.data.get("invalid") for v in vs))
+        if invalid:
+            others["invalid resource pools were encountered"] += invalid
+        elsewhere = sum(1 for vs in verdicts.values() if any(v.data.get("not_available") for v in vs))
+        if elsewhere:
+            others["resourceclaim not available on the node"] += elsewhere
+            invalid += elsewhere  # not "cannot allocate all claims" either
         errors = [v.detail for vs in verdicts.values() for v in vs if v.data.get("scheduler_error")]
-        predicted = dra_scheduler_message(len(state.nodes), others, len(passing), errors[0] if errors else None)
+        predicted = dra_scheduler_message(
+            len(state.nodes), others, len(passing) - invalid, errors[0] if errors else None
+        )
     return findings, predicted
 
 

@@ -90,6 +90,13 @@ def _workload_row(w: PlacedWorkload, fits: list[str], advice: Advice | None) -> 
     }
 
 
+def _dra_backed(state: ClusterState, w: PlacedWorkload) -> list[str]:
+    """The extended resources ``w`` asks for that a DeviceClass maps: DRA's where no device plugin advertises them."""
+    if "ResourceSlice" not in state.kinds or not state.dra.extended:
+        return []
+    return [n for n, v in w.requests.items() if v > 0 and n in state.dra.extended]
+
+
 @dataclass(frozen=True, slots=True)
 class _Shape:
     """What every workload of one pod shape shares: the verdicts and their lines, before the workload's prefix."""
@@ -115,14 +122,18 @@ def _shape(
     dra: DraEvaluator | None,
 ) -> _Shape:
     nodes = state.nodes
+    capacities = index.capacities
     results = place(w.requirements, index, full=full, request=w.requests)
-    if w.resource_claims:
-        from gpulabel.checks.dra import claim_results
+    backed = _dra_backed(state, w)
+    if w.resource_claims or backed:
+        from gpulabel.checks.dra import claim_results, delegated_resources, without_delegated
 
         assert dra is not None
-        results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra)
+        delegated = delegated_resources(state, capacities, backed) if backed else {}
+        if delegated:
+            results = without_delegated(w.requirements, index, w.requests, results, state, delegated, full)
+        results = claim_results(state, w.namespace, w.name, w.resource_claims, results, dra, w.requests, delegated)
     fits = [n.name for n, r in zip(nodes, results, strict=True) if r.fits]
-    capacities = index.capacities
     advice = (
         advise(w.requirements, nodes, results, capacities=capacities, request=w.requests) if full and not fits else None
     )
@@ -182,14 +193,15 @@ def place_result(
     all_fit = True
     for w in workloads:
         key = (id(w.requirements), id(w.requests))
-        shape = None if w.resource_claims else shapes.get(key)
+        through_dra = bool(w.resource_claims) or bool(_dra_backed(state, w))  # depends on the workload: not shared
+        shape = None if through_dra else shapes.get(key)
         if shape is None:
-            if w.resource_claims:
+            if through_dra:
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = dra or DraEvaluator(state.dra)
             shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra)
-            if not w.resource_claims:
+            if not through_dra:
                 shapes[key] = shape
         all_fit = all_fit and bool(shape.fits)
         prefix = f"{w.ref} " if several else ""

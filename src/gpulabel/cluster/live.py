@@ -71,6 +71,7 @@ def load_cluster(
 _SERVED_BY: dict[str, tuple[str, str]] = {
     "ClusterPolicy": ("nvidia.com/v1", "clusterpolicies"),
     **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
+    "DeviceTaintRule": ("resource.k8s.io/v1", "devicetaintrules"),  # v1 since 1.36 (v1alpha3 before)
     **dict.fromkeys(NFD_KINDS, ("nfd.k8s-sigs.io/v1alpha1", "nodefeatures")),
 }
 

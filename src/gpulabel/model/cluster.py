@@ -217,6 +217,15 @@ KINDS: tuple[Kind, ...] = (
         field="dra",
     ),
     Kind(
+        kind="DeviceTaintRule",
+        group="resource.k8s.io",
+        version="v1",
+        resource="devicetaintrules",
+        namespaced=False,
+        read=_kept,
+        field="dra",
+    ),
+    Kind(
         kind="NodeFeature",
         group="nfd.k8s-sigs.io",
         version="v1alpha1",

@@ -1,33 +1,52 @@
 """The scheduler's structured allocator for one node (``k8s.io/dynamic-resource-allocation/structured``).
 
 Mirrors the variant kube-scheduler 1.37 runs with its default feature gates
-(``internal/incubating``): pools are gathered from the slices that target the
-node (``nodeName``, ``allNodes``, ``nodeSelector``), the newest generation of
+(``internal/incubating``, v0.37.2): pools are gathered from the slices that
+target the node (``nodeName``, ``allNodes``, ``nodeSelector``, or, with
+``perDeviceNodeSelection``, any of its devices' own), the newest generation of
 each pool wins, a pool whose slices are not all published is incomplete and
-skipped (and fails a request for ``All`` devices); pools are searched in
-(driver, pool) order, slices by name, devices in slice order. A device is
-selectable when the class's selectors and then the request's selectors all
-evaluate to true; a CEL error on any device the search reaches fails the
-whole node with the scheduler's message. Devices in use by other claims are
-skipped, untolerated ``NoSchedule``/``NoExecute`` device taints refuse a
-device, ``matchAttribute`` constraints are checked as devices are added, and
-the search backtracks exactly as upstream, ``firstAvailable`` subrequests in
-order.
+skipped (and fails a request for ``All`` devices), a pool with duplicate device
+names or counters that do not exist is invalid; pools are searched in (driver,
+pool) order, those with binding conditions last, slices by name, devices in
+slice order. A device is selectable when the class's selectors, the request's
+selectors and its own node selection all hold; a CEL error on any device the
+search reaches fails the whole node with the scheduler's message. Devices in
+use by other claims are skipped (admin-access requests may use them, and
+admin-access results hold nothing), a device's counter consumption must leave
+every counter of its pool's shared counter sets non-negative (counting what
+allocated devices on any node consume), untolerated ``NoSchedule``/``NoExecute``
+device taints (the slice's and DeviceTaintRules') refuse a device,
+``matchAttribute`` and ``distinctAttribute`` constraints are checked as devices
+are added, and the search backtracks exactly as upstream, ``firstAvailable``
+subrequests in order.
 
-Not modelled (not used by gpulabel's tests; reported as unsupported):
-partitionable devices (counters), consumable capacity requests, admin
-access, binding conditions, per-device node selection.
+Not modelled, refused in one line naming the field (``Outcome.unmodelled``):
+consumable capacity (``allowMultipleAllocations``, ``requestPolicy``, capacity
+requests) and the alpha fields ``partitionTypeAttribute``,
+``skipNodeOperations``, ``nodeAllocatableResources``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpulabel.errors import AllocationError
+from gpulabel.k8s.dra.capacity import Charge, consumption, fits_capacity
 from gpulabel.k8s.dra.cel import CelError, DeviceInput, Selector, compile_selector, device_input
-from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim, ResourceSlice
+from gpulabel.k8s.dra.objects import Constraint, Device, DeviceClass, DeviceRequest, ResourceClaim
+from gpulabel.k8s.dra.pools import (
+    Counters,
+    DeviceID,
+    Pool,
+    counter_shortfall,
+    counters_left,
+    device_id_text,
+    gather_pools,
+    in_use_devices,
+    shared_use,
+)
 
 __all__ = [
     "AllocationError",
@@ -35,89 +54,16 @@ __all__ = [
     "Outcome",
     "Pool",
     "allocate",
+    "counter_shortfall",
+    "counters_left",
+    "device_id_text",
     "gather_pools",
     "in_use_devices",
+    "shared_use",
+    "taint_prevents",
 ]
 
-
-class DeviceID(NamedTuple):
-    """A device as the scheduler names it: driver, pool, device."""
-
-    driver: str
-    pool: str
-    device: str
-
-
-NodeMatcher = Callable[[Mapping[str, Any]], bool]  # a NodeSelector (API JSON) -> does the node match
 InputOf = Callable[[DeviceID, Device], DeviceInput]  # a device as CEL reads it
-
-
-def device_id_text(d: DeviceID) -> str:
-    return "/".join(d)
-
-
-@dataclass
-class Pool:
-    driver: str
-    name: str
-    slices: list[ResourceSlice] = field(default_factory=list)  # targeting the node, sorted by name
-    incomplete: bool = False
-
-    @property
-    def id_text(self) -> str:
-        return f"{self.driver}/{self.name}"
-
-
-def _slice_targets(s: ResourceSlice, node_name: str, selector_matches: NodeMatcher) -> bool | None:
-    if s.node_name:
-        return s.node_name == node_name
-    if s.all_nodes:
-        return True
-    if s.node_selector is not None:
-        return selector_matches(s.node_selector)
-    return None  # per-device node selection or no node selection: not for this gather
-
-
-def gather_pools(
-    node_name: str,
-    slices: Sequence[ResourceSlice],
-    selector_matches: NodeMatcher,
-    all_by_pool: Mapping[tuple[str, str], Sequence[ResourceSlice]] | None = None,
-) -> list[Pool]:
-    """``GatherPools``: the pools the node sees, sorted by driver then pool name."""
-    found: dict[tuple[str, str], list[ResourceSlice]] = {}
-    for s in slices:
-        if s.per_device_node_selection or s.shared_counters:
-            continue  # partitionable devices: not modelled
-        if not _slice_targets(s, node_name, selector_matches):
-            continue
-        key = (s.driver, s.pool)
-        have = found.get(key)
-        if not have or s.generation > have[0].generation:
-            found[key] = [s]
-        elif s.generation == have[0].generation:
-            have.append(s)
-    pools = []
-    for (driver, name), members in found.items():
-        complete = len(members) == members[0].slice_count
-        if not complete and all_by_pool is not None:
-            generation = members[0].generation
-            everywhere = [s for s in all_by_pool.get((driver, name), ()) if s.generation >= generation]
-            if any(s.generation > generation for s in everywhere):
-                continue  # obsolete: a newer generation exists elsewhere
-            complete = len(everywhere) == members[0].slice_count
-        pools.append(Pool(driver, name, sorted(members, key=lambda s: s.name), incomplete=not complete))
-    pools.sort(key=lambda p: (p.driver, p.name))
-    return pools
-
-
-def in_use_devices(claims: Sequence[ResourceClaim]) -> dict[DeviceID, str]:
-    """Every allocated device and the claim (``ns/name``) that holds it."""
-    out: dict[DeviceID, str] = {}
-    for c in claims:
-        for d in c.allocated or ():
-            out[DeviceID(driver=d.driver, pool=d.pool, device=d.device)] = c.ref
-    return out
 
 
 @dataclass
@@ -127,6 +73,10 @@ class _Req:
     cls: DeviceClass | None
     num: int = 0
     all_devices: list[tuple[DeviceID, Device, Pool]] = field(default_factory=list)
+
+    @property
+    def admin(self) -> bool:
+        return self.request.admin_access and self.parent is None  # a subrequest has no admin access
 
     @property
     def base_name(self) -> str:
@@ -144,6 +94,8 @@ class Outcome:
     ok: bool
     devices: tuple[tuple[tuple[str, DeviceID], ...], ...] = ()  # per claim: (request name, device)
     error: str | None = None
+    unmodelled: str | None = None  # gpulabel refuses to answer: the field it does not model
+    invalid: bool = False  # not found, and an invalid pool was met: "invalid resource pools were encountered"
 
 
 class _MatchAttribute:
@@ -177,6 +129,33 @@ class _MatchAttribute:
             self.n -= 1
 
 
+class _DistinctAttribute:
+    """``distinctAttributeConstraint``: every device of the requests has the attribute, no two equal."""
+
+    def __init__(self, c: Constraint) -> None:
+        self.requests = frozenset(c.requests)
+        self.attribute = c.distinct_attribute or ""
+        self.values: list[tuple[str, Any]] = []
+
+    def _applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, device: Device, did: DeviceID) -> bool:
+        if not self._applies(base, sub):
+            return True
+        value = lookup_attribute(device, did, self.attribute)
+        if value is None or any(v[0] == value[0] and v[1] == value[1] for v in self.values):
+            return False
+        self.values.append(value)
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self._applies(base, sub):
+            self.values.pop()
+
+
 def lookup_attribute(device: Device, did: DeviceID, name: str) -> tuple[str, Any] | None:
     """``lookupAttribute``: the fully qualified name, or the bare name when its domain is the driver."""
     found = device.attributes.get(name)
@@ -199,16 +178,22 @@ class Allocator:
         in_use: Mapping[DeviceID, str],
         inputs: InputOf | None = None,
         selector: Callable[[str], Selector] = compile_selector,
+        shares: Mapping[DeviceID, Mapping[str, int]] | None = None,
     ) -> None:
         self.pools = pools
+        self.shares = shares or {}
+        self.allocated = {**in_use, **dict.fromkeys(self.shares, "")}  # IsDeviceAllocated: held or shared
+        self.allocating_cap: dict[DeviceID, dict[str, int]] = {}
         self.claims = list(claims)
         self.classes = classes
         self.in_use = in_use
         self.device_input = inputs or _device_input
         self.selector = selector
         self.req: dict[tuple[int, int, int], _Req] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
-        self.allocating: set[DeviceID] = set()
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}  # device -> the claims allocating it
+        self.left: dict[tuple[str, str], Counters] = {}
+        self.consumed: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
         self.result: list[list[tuple[str, DeviceID]]] = [[] for _ in self.claims]
         self.match_cache: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.selected_sub: dict[tuple[int, int], int] = {}
@@ -239,18 +224,21 @@ class Allocator:
                 return False
         return True
 
-    def selectable(self, key: tuple[int, int, int], rd: _Req, did: DeviceID, device: Device) -> bool:
-        if device.binding_conditions:
-            pass  # DRADeviceBindingConditions is on by default: such devices are selectable
+    def selectable(
+        self, key: tuple[int, int, int], rd: _Req, did: DeviceID, device: Device, pool: Pool | None = None
+    ) -> bool:
+        """``isSelectable``: the class's selectors, the request's, then a per-device node selection.
+
+        Devices with binding conditions are selectable (DRADeviceBindingConditions is on in 1.37)."""
         mk = (did, *key)
         hit = self.match_cache.get(mk)
         if hit is not None:
             return hit
-        ok = True
-        if (
-            rd.cls is not None and not self._selectors_match(key[0], did, device, rd.cls, rd.cls.selectors)
-        ) or not self._selectors_match(key[0], did, device, None, rd.request.selectors):
-            ok = False
+        ok = (
+            (rd.cls is None or self._selectors_match(key[0], did, device, rd.cls, rd.cls.selectors))
+            and self._selectors_match(key[0], did, device, None, rd.request.selectors)
+            and (pool is None or device.name not in pool.off_node)
+        )
         self.match_cache[mk] = ok
         return ok
 
@@ -258,9 +246,10 @@ class Allocator:
 
     def _validate(self, key: tuple[int, int, int], request: DeviceRequest, parent: str | None) -> _Req:
         claim = self.claims[key[0]]
-        if request.admin_access:
+        if request.derived_attributes:
             raise AllocationError(
-                f"claim {claim.ref}, request {request.name}: admin access is not modelled by gpulabel"
+                f"claim {claim.ref}, request {request.name}: cannot handle request with derived attributes, "
+                "the feature is disabled"
             )
         if not request.class_name:
             raise AllocationError(
@@ -282,17 +271,40 @@ class Allocator:
                         f"claim {claim.ref}, request {request.name}: asks for all devices, "
                         f"but resource pool {pool.id_text} is currently being updated"
                     )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"claim {claim.ref}, request {request.name}: asks for all devices, "
+                        f"but resource pool {pool.id_text} is currently invalid"
+                    )
                 for s in pool.slices:
                     for device in s.devices:
                         did = DeviceID(driver=s.driver, pool=s.pool, device=device.name)
-                        if self.selectable(key, rd, did, device):
+                        if self.selectable(key, rd, did, device, pool) and (
+                            fits_capacity(request.capacity, device.amounts, device.policies, {}) is None
+                        ):
                             rd.all_devices.append((did, device, pool))
             rd.num = len(rd.all_devices)
         else:
             raise AllocationError(f"claim {claim.ref}, request {request.name}: unsupported count mode {request.mode}")
         return rd
 
+    def _refusal(self) -> str | None:
+        """The first field of the node's pools or the claims that gpulabel does not model."""
+        for pool in self.pools:
+            for s in pool.slices:
+                if s.unmodelled:
+                    return f"resourceslice {s.name}: {s.unmodelled[0]} is not modelled by gpulabel"
+        for claim in self.claims:
+            for request in claim.requests:
+                for alt in request.alternatives():
+                    if alt.unmodelled:
+                        return f"claim {claim.ref}, request {alt.name}: {alt.unmodelled[0]} is not modelled by gpulabel"
+        return None
+
     def run(self) -> Outcome:
+        refusal = self._refusal()
+        if refusal is not None:
+            return Outcome(False, unmodelled=refusal)
         try:
             for ci, claim in enumerate(self.claims):
                 for ri, request in enumerate(claim.requests):
@@ -305,20 +317,22 @@ class Allocator:
                         raise AllocationError(
                             f"claim {claim.ref}, request {request.name}: neither exactly nor firstAvailable"
                         )
-                cons = []
+                cons: list[_MatchAttribute | _DistinctAttribute] = []
                 for i, c in enumerate(claim.constraints):
                     if c.match_attribute:
                         cons.append(_MatchAttribute(c))
+                    elif c.distinct_attribute:
+                        cons.append(_DistinctAttribute(c))
                     else:
                         raise AllocationError(
-                            f"claim {claim.ref}, constraint #{i}: only matchAttribute is modelled by gpulabel"
+                            f"claim {claim.ref}, constraint #{i}: empty constraint (unsupported constraint type?)"
                         )
                 self.constraints.append(cons)
             done = self._one(0, 0, 0, 0, False, (0, 0, 0))
         except AllocationError as err:
             return Outcome(False, error=str(err))
         if not done:
-            return Outcome(False)
+            return Outcome(False, invalid=any(p.invalid for p in self.pools))
         return Outcome(True, tuple(tuple(r) for r in self.result))
 
     # -- the search --------------------------------------------------------------------
@@ -344,7 +358,7 @@ class Allocator:
             return self._one(ci, ri + 1, 0, 0, False, (0, 0, 0))
         if rd.request.mode == "All":
             did, device, pool = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, did, device, must=True)
+            undo = self._allocate_device(ci, rd, did, device, pool, must=True)
             if undo is None:
                 return False
             if self._one(ci, ri, si, di + 1, in_sub, (0, 0, 0)):
@@ -353,7 +367,7 @@ class Allocator:
             return False
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
-            if pool.incomplete:
+            if pool.incomplete or pool.invalid:
                 continue
             s0 = start[1] if pi == start[0] else 0
             for sj in range(s0, len(pool.slices)):
@@ -362,11 +376,16 @@ class Allocator:
                 for dk in range(d0, len(s.devices)):
                     device = s.devices[dk]
                     did = DeviceID(driver=pool.driver, pool=pool.name, device=device.name)
-                    if did in self.in_use or did in self.allocating:
+                    if rd.admin:
+                        if ci in self.allocating.get(did, ()):
+                            continue
+                    elif did in self.in_use or self.allocating.get(did):
                         continue
-                    if not self.selectable((ci, ri, si), rd, did, device):
+                    if not self.selectable((ci, ri, si), rd, did, device, pool):
                         continue
-                    undo = self._allocate_device(ci, rd, did, device, must=False)
+                    if self._capacity(rd, did, device) is not None:
+                        continue
+                    undo = self._allocate_device(ci, rd, did, device, pool, must=False)
                     if undo is None:
                         continue
                     if self._one(ci, ri, si, di + 1, in_sub, (pi, sj, dk + 1)):
@@ -374,18 +393,58 @@ class Allocator:
                     undo()
         return False
 
+    def _reserve_counters(self, pool: Pool, device: Device) -> bool:
+        """``checkAvailableCounters``: add the device's consumption; keep it only if every counter holds."""
+        key = (pool.driver, pool.name)
+        left = self.left.get(key)
+        if left is None:
+            left = self.left[key] = counters_left(pool, self.allocated)
+        consumed = self.consumed.setdefault(key, {})
+        for set_name, counters in device.consumes:
+            for counter, amount in counters:
+                consumed[(set_name, counter)] = consumed.get((set_name, counter), 0) + amount
+        if counter_shortfall(left, consumed) is not None:
+            self._release_counters(pool, device)
+            return False
+        return True
+
+    def _release_counters(self, pool: Pool, device: Device) -> None:
+        consumed = self.consumed[(pool.driver, pool.name)]
+        for set_name, counters in device.consumes:
+            for counter, amount in counters:
+                consumed[(set_name, counter)] -= amount
+
+    def _capacity(self, rd: _Req, did: DeviceID, device: Device) -> Charge | None:
+        """``CmpRequestOverCapacity`` with what other claims' shares and this allocation consume."""
+        consumed = dict(self.shares.get(did, {}))
+        for name, amount in self.allocating_cap.get(did, {}).items():
+            consumed[name] = consumed.get(name, 0) + amount
+        return fits_capacity(rd.request.capacity, device.amounts, device.policies, consumed)
+
     def _allocate_device(
-        self, ci: int, rd: _Req, did: DeviceID, device: Device, must: bool
+        self, ci: int, rd: _Req, did: DeviceID, device: Device, pool: Pool, must: bool
     ) -> Callable[[], None] | None:
-        if did in self.in_use or did in self.allocating:
+        """``allocateDevice``: in use, counters, taints, constraints, capacity, in upstream's order."""
+        multiple = device.allow_multiple
+        if not multiple and rd.admin and ci in self.allocating.get(did, ()):
+            return None
+        if not rd.admin and (did in self.in_use or self.allocating.get(did)):
+            return None
+        # a device already shared consumed its counters with its first share
+        counters = bool(device.consumes) and not (multiple and (did in self.shares or did in self.allocating_cap))
+        if counters and not self._reserve_counters(pool, device):
             return None
         if taint_prevents(device, rd.request):
+            if counters:
+                self._release_counters(pool, device)
             return None
-        added: list[_MatchAttribute] = []
+        added: list[_MatchAttribute | _DistinctAttribute] = []
         for c in self.constraints[ci]:
             if not c.add(rd.base_name, rd.sub_name, device, did):
                 for a in reversed(added):
                     a.remove(rd.base_name, rd.sub_name)
+                if counters:
+                    self._release_counters(pool, device)
                 if must:
                     raise AllocationError(
                         f"claim {self.claims[ci].ref}, request {rd.request.name}: cannot add device "
@@ -393,15 +452,41 @@ class Allocator:
                     )
                 return None
             added.append(c)
-        self.allocating.add(did)
+        if not multiple:
+            self.allocating.setdefault(did, set()).add(ci)
+        share: dict[str, int] = {}
+        existed = did in self.allocating_cap
+        if self._capacity(rd, did, device) is not None:
+            if not multiple:
+                self.allocating[did].discard(ci)
+            for a in reversed(added):
+                a.remove(rd.base_name, rd.sub_name)
+            if counters:
+                self._release_counters(pool, device)
+            return None
+        if multiple:
+            share = consumption(rd.request.capacity, device.amounts, device.policies)
+            mine = self.allocating_cap.setdefault(did, {})
+            for cap, amount in share.items():
+                mine[cap] = mine.get(cap, 0) + amount
         name = rd.base_name if rd.parent is None else f"{rd.base_name}/{rd.sub_name}"
         self.result[ci].append((name, did))
 
         def undo() -> None:
             self.result[ci].pop()
-            self.allocating.discard(did)
+            if multiple:
+                if not existed:
+                    del self.allocating_cap[did]
+                else:
+                    mine = self.allocating_cap[did]
+                    for cap, amount in share.items():
+                        mine[cap] -= amount
+            else:
+                self.allocating[did].discard(ci)
             for a in reversed(added):
                 a.remove(rd.base_name, rd.sub_name)
+            if counters:
+                self._release_counters(pool, device)
 
         return undo
 
@@ -420,13 +505,15 @@ def allocate(
     in_use: Mapping[DeviceID, str],
     inputs: InputOf | None = None,
     selector: Callable[[str], Selector] = compile_selector,
+    shares: Mapping[DeviceID, Mapping[str, int]] | None = None,
 ) -> Outcome:
     """Allocate ``claims`` together on the node whose ``pools`` are given, as ``Allocator.Allocate`` does.
 
     ``inputs`` and ``selector`` give devices as CEL reads them and compiled
     selectors; a :class:`~gpulabel.k8s.dra.evaluator.DraEvaluator` passes its own, kept for the run.
+    ``shares``: what other claims' shares consume of devices that allow multiple allocations.
     """
-    return Allocator(pools, claims, classes, in_use, inputs, selector).run()
+    return Allocator(pools, claims, classes, in_use, inputs, selector, shares).run()
 
 
 def _device_input(did: DeviceID, device: Device) -> DeviceInput:

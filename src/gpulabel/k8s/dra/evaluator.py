@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, gather_pools
+from gpulabel.k8s.dra.allocator import DeviceID, Outcome, Pool, allocate, counters_left, gather_pools
 from gpulabel.k8s.dra.cel import DeviceInput, Selector, compile_selector, device_input
 from gpulabel.k8s.dra.objects import Device, DeviceClass, ResourceClaim
 from gpulabel.k8s.dra.plugin import DraState
@@ -37,6 +37,15 @@ class DraEvaluator:
         self._named: dict[frozenset[str], Keys] = {}
         self._all_keys: Keys | None = None
         self._signatures: dict[tuple[str, frozenset[str] | None], int] = {}
+        self._allocated: dict[DeviceID, str] | None = None
+        self._states: dict[str, int] = {}
+
+    @property
+    def allocated(self) -> Mapping[DeviceID, str]:
+        """Devices held or shared: what consumes counters (``IsDeviceAllocated``)."""
+        if self._allocated is None:
+            self._allocated = {**self.state.in_use, **dict.fromkeys(self.state.shares, "")}
+        return self._allocated
 
     @property
     def classes(self) -> Mapping[str, DeviceClass]:
@@ -61,13 +70,18 @@ class DraEvaluator:
             found = self._inputs[key] = device_input(did[0], device.attributes, device.capacity, device.allow_multiple)
         return found
 
+    @staticmethod
+    def selects(selector: Mapping[str, Any], node: SchedulingNode) -> bool:
+        """Whether a node selector (API JSON: ``nodeSelectorTerms``) selects the node."""
+        spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
+        return compile_pod_spec(spec).affinity_only().match(node).fits
+
     def pools(self, node: SchedulingNode) -> list[Pool]:
         found = self._pools.get(node.name)
         if found is None:
 
             def matches(selector: Mapping[str, Any]) -> bool:
-                spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}
-                return compile_pod_spec(spec).affinity_only().match(node).fits
+                return self.selects(selector, node)
 
             mine = [*self.state.by_node.get(node.name, ()), *self.state.shared]
             found = self._pools[node.name] = gather_pools(node.name, mine, matches, self.state.by_pool)
@@ -100,7 +114,16 @@ class DraEvaluator:
                 a, c = device.attributes, device.capacity
                 attrs = tuple((k, a[k]) for k in attr_keys if k in a)
                 caps = tuple((k, c[k]) for k in cap_keys if k in c)
-            content = (attrs, caps, device.taints, device.allow_multiple)
+            # capacity amounts count whatever the selectors read when a policy or sharing can refuse on them
+            amounts = tuple(sorted(device.amounts.items())) if device.policies or device.allow_multiple else ()
+            content = (
+                attrs,
+                caps,
+                device.taints,
+                device.allow_multiple,
+                tuple(sorted(device.policies.items())),
+                amounts,
+            )
             found = self._content[key] = self._intern.setdefault(content, len(self._intern))
         return found
 
@@ -113,6 +136,7 @@ class DraEvaluator:
                     names.add(c.match_attribute.rsplit("/", 1)[-1])
             for request in claim.requests:
                 for alt in request.alternatives():
+                    names.update(k.rsplit("/", 1)[-1] for k in alt.capacity)  # capacity requests read amounts
                     cls = self.state.classes.get(alt.class_name)
                     for expr in (*(cls.selectors if cls else ()), *alt.selectors):
                         sel = self.selector(expr)
@@ -120,6 +144,39 @@ class DraEvaluator:
                             return None
                         names |= sel.names
         return frozenset(names)
+
+    def _node_state(self, node: SchedulingNode) -> int:
+        """What of a node's pools does not depend on the selectors (in use, shared, per-device node
+        selection, counters left), interned once per node."""
+        found = self._states.get(node.name)
+        if found is None:
+            in_use, shares = self.state.in_use, self.state.shares
+            state = tuple(
+                (
+                    p.driver,
+                    p.incomplete,
+                    p.invalid,
+                    any(s.unmodelled for s in p.slices),
+                    tuple(
+                        (
+                            (p.driver, p.name, d.name) in in_use,
+                            tuple(sorted(shares[did].items()))
+                            if shares and (did := DeviceID(p.driver, p.name, d.name)) in shares
+                            else (),
+                            d.name in p.off_node,
+                            d.consumes,
+                        )
+                        for s in p.slices
+                        for d in s.devices
+                    ),
+                    tuple(sorted((k, tuple(sorted(v.items()))) for k, v in counters_left(p, self.allocated).items()))
+                    if p.counter_sets
+                    else (),
+                )
+                for p in self.pools(node)
+            )
+            found = self._states[node.name] = self._intern.setdefault(("state", state), len(self._intern))
+        return found
 
     def node_signature(self, node: SchedulingNode, names: frozenset[str] | None = None) -> int:
         """What allocation can see of a node: its pools' devices, in search order, and which are in use.
@@ -132,18 +189,9 @@ class DraEvaluator:
         cached = self._signatures.get(key)
         if cached is not None:
             return cached
-        in_use = self.state.in_use
-        full = tuple(
-            (
-                p.driver,
-                p.incomplete,
-                tuple(
-                    (self._device_content(d, names), (p.driver, p.name, d.name) in in_use)
-                    for s in p.slices
-                    for d in s.devices
-                ),
-            )
-            for p in self.pools(node)
+        full = (
+            self._node_state(node),
+            tuple(tuple(self._device_content(d, names) for s in p.slices for d in s.devices) for p in self.pools(node)),
         )
         found = self._signatures[key] = self._intern.setdefault(("node", full), len(self._intern))
         return found
@@ -163,4 +211,6 @@ class DraEvaluator:
 
     def allocate(self, node: SchedulingNode, claims: Sequence[ResourceClaim]) -> Outcome:
         state = self.state
-        return allocate(self.pools(node), claims, state.classes, state.in_use, self.device_input, self.selector)
+        return allocate(
+            self.pools(node), claims, state.classes, state.in_use, self.device_input, self.selector, state.shares
+        )

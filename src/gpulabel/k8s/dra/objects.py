@@ -8,10 +8,11 @@ document) and a ``where`` that names it in errors; malformed fields raise
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.dra.capacity import NANO, CapacityPolicy
 from gpulabel.k8s.dra.limits import refuse_over_limits
 from gpulabel.k8s.dra.validation import resource_slice_errors, slice_invalid_message
 from gpulabel.k8s.dra.values import QuantityError, SemverError, parse_semver
@@ -26,6 +27,7 @@ __all__ = [
     "DeviceClass",
     "DeviceRequest",
     "DeviceTaint",
+    "DeviceTaintRule",
     "DeviceToleration",
     "Request",
     "ResourceClaim",
@@ -34,10 +36,11 @@ __all__ = [
     "claim_from_json",
     "class_from_json",
     "slice_from_json",
+    "taint_rule_from_json",
     "template_from_json",
 ]
 
-DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 JSON = dict[str, Any]
 _ATTR_TYPES = ("int", "bool", "string", "version")
 
@@ -55,8 +58,18 @@ class Device:
     capacity: Mapping[str, str]  # qualified name -> quantity string
     taints: tuple[DeviceTaint, ...] = ()
     allow_multiple: bool = False
-    binding_conditions: bool = False
-    consumes_counters: bool = False
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    # counter set -> ((counter, amount in nano-units), ...), in the order published
+    consumes: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    # per-device node selection (a slice with ``perDeviceNodeSelection``): nodeName, nodeSelector, allNodes
+    node_name: str = ""
+    node_selector: JSON | None = None
+    all_nodes: bool = False
+    taint_rules: tuple[str, ...] = ()  # per taint: the DeviceTaintRule that added it ("" for the slice's own)
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the device)
+    amounts: Mapping[str, int] = field(default_factory=dict)  # capacity in nano-units
+    policies: Mapping[str, CapacityPolicy] = field(default_factory=dict)  # capacity -> its requestPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +84,42 @@ class ResourceSlice:
     all_nodes: bool
     per_device_node_selection: bool
     devices: tuple[Device, ...]
-    shared_counters: bool = False
+    counter_sets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # set -> counter -> nano-units
+    compatibility_groups: bool = False  # a device names compatibilityGroups: the 1.37 allocator ignores the slice
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model: ``spec.<path>``
+
+    @property
+    def shared_counters(self) -> bool:
+        return bool(self.counter_sets)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule: its taint on every device its selector names (an absent selector names none)."""
+
+    name: str
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: DeviceTaint
+    selects: bool = True  # False: no deviceSelector
+
+    def applies(self, s: ResourceSlice, device: Device) -> bool:
+        """``Tracker.applyPatches``: driver, pool and device, each when set."""
+        return (
+            self.selects
+            and (self.driver is None or self.driver == s.driver)
+            and (self.pool is None or self.pool == s.pool)
+            and (self.device is None or self.device == device.name)
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class DeviceClass:
     name: str
     selectors: tuple[str, ...]
+    extended_resource: str = ""  # spec.extendedResourceName
+    created: str = ""  # metadata.creationTimestamp (RFC 3339: orders as text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +133,9 @@ class DeviceRequest:
     count: int
     tolerations: tuple[DeviceToleration, ...] = ()
     admin_access: bool = False
+    derived_attributes: bool = False
+    unmodelled: tuple[str, ...] = ()  # fields gpulabel does not model (paths within the claim)
+    capacity: Mapping[str, int] = field(default_factory=dict)  # capacity.requests in nano-units
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +161,11 @@ class AllocatedDevice:
     driver: str
     pool: str
     device: str
+    admin_access: bool = False  # not counted as holding the device (allocateddevices.go foreachAllocatedDevice)
+    share_id: str = ""  # a share of a device that allows multiple allocations
+    consumed: Mapping[str, int] = field(default_factory=dict)  # consumedCapacity in nano-units
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +177,11 @@ class ResourceClaim:
     allocated: tuple[AllocatedDevice, ...] | None = None  # None: not allocated
     reserved_for: tuple[str, ...] = ()
     uid: str = ""
+    node_selector: JSON | None = None  # status.allocation.nodeSelector: where the allocated devices are
+    allocated_at: str = ""  # status.allocation.allocationTimestamp
+    # status.devices: (driver, pool, device) -> condition type -> (status, reason, message)
+    device_conditions: Mapping[tuple[str, str, str], Mapping[str, tuple[str, str, str]]] = field(default_factory=dict)
+    extended_for: str = ""  # the pod (name) whose extended resources the scheduler made this claim for
 
     @property
     def ref(self) -> str:
@@ -208,15 +263,66 @@ def _attribute(value: Any, where: str, what: str) -> tuple[str, Any]:
 
 
 def _quantity(value: Any, where: str, what: str) -> str:
-    text = json_text(str(value))  # as the API server's JSON decoding trims it
+    return _parsed(value, where, what)[0]
+
+
+def _amount(value: Any, where: str, what: str) -> int:
+    return _parsed(value, where, what)[1]
+
+
+def _parsed(value: Any, where: str, what: str) -> tuple[str, int]:
+    """The quantity as the API server's JSON decoding trims it, and its value in nano-units."""
+    text = json_text(str(value))
     try:
-        parse_nanos(text)
+        return text, parse_nanos(text)
     except QuantityError as err:
         raise SnapshotError(where, f"{what} is not a quantity: {err}") from None
-    return text
 
 
-def _device(value: Any, where: str, what: str) -> Device:
+def _counters(value: Any, where: str, what: str) -> tuple[tuple[str, int], ...]:
+    """``counters``: name -> ``{value: <quantity>}``, as (name, nano-units)."""
+    return tuple(
+        (str(k), _amount(_dict(v, where, f"{what}[{k}]").get("value", "0"), where, f"{what}[{k}]"))
+        for k, v in _dict(value, where, what).items()
+    )
+
+
+def _policy(value: Any, where: str, what: str) -> CapacityPolicy | None:
+    """A ``requestPolicy``; ``None`` when a range's minimum or step is not a whole number (not modelled)."""
+    p = _dict(value, where, what)
+
+    def q(v: Any, name: str) -> int | None:
+        return None if v is None else _amount(v, where, f"{what}.{name}")
+
+    rng = p.get("validRange")
+    r = _dict(rng, where, f"{what}.validRange")
+    low, step = q(r.get("min"), "validRange.min"), q(r.get("step"), "validRange.step")
+    if any(x is not None and x % NANO for x in (low, step)):
+        return None
+    values = p.get("validValues")
+    return CapacityPolicy(
+        default=q(p.get("default"), "default"),
+        has_range=rng is not None,
+        min=low,
+        max=q(r.get("max"), "validRange.max"),
+        step=step,
+        values=None
+        if values is None
+        else tuple(sorted(q(x, "validValues") or 0 for x in _list(values, where, f"{what}.validValues"))),
+    )
+
+
+def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
+    return tuple(str(x) for x in _list(value, where, what))
+
+
+# Device fields the 1.37 allocator reads that gpulabel does not model yet: refused, never guessed.
+_UNMODELLED_DEVICE = ("nodeAllocatableResources",)
+_UNMODELLED_SLICE = ("partitionTypeAttribute", "skipNodeOperations")
+
+
+def _device(value: Any, where: str, what: str) -> tuple[Device, bool]:
+    """The device, and whether it names ``compatibilityGroups``."""
     d = _dict(value, where, what)
     name = d.get("name")
     if not isinstance(name, str) or not name:
@@ -225,25 +331,48 @@ def _device(value: Any, where: str, what: str) -> Device:
         str(k): _attribute(v, where, f"{what}.attributes[{k}]")
         for k, v in _dict(d.get("attributes"), where, f"{what}.attributes").items()
     }
+    unmodelled = [f for f in _UNMODELLED_DEVICE if d.get(f)]
     caps = {}
+    amounts = {}
+    policies = {}
     for k, v in _dict(d.get("capacity"), where, f"{what}.capacity").items():
-        caps[str(k)] = _quantity(
-            _dict(v, where, f"{what}.capacity[{k}]").get("value", "0"), where, f"{what}.capacity[{k}]"
-        )
+        entry = _dict(v, where, f"{what}.capacity[{k}]")
+        caps[str(k)], amounts[str(k)] = _parsed(entry.get("value", "0"), where, f"{what}.capacity[{k}]")
+        if entry.get("requestPolicy") is not None:
+            policy = _policy(entry["requestPolicy"], where, f"{what}.capacity[{k}].requestPolicy")
+            if policy is None:
+                unmodelled.append(f"capacity[{k}].requestPolicy (a step or minimum that is not a whole number)")
+            else:
+                policies[str(k)] = policy
     taints = tuple(
         DeviceTaint(str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
         for t in _list(d.get("taints"), where, f"{what}.taints")
         if isinstance(t, dict)
     )
-    return Device(
+    consumes = []
+    for i, c in enumerate(_list(d.get("consumesCounters"), where, f"{what}.consumesCounters")):
+        here = f"{what}.consumesCounters[{i}]"
+        c = _dict(c, where, here)
+        consumes.append((str(c.get("counterSet", "")), _counters(c.get("counters"), where, f"{here}.counters")))
+    selector = d.get("nodeSelector")
+    device = Device(
         name,
         attrs,
         caps,
         taints,
         bool(d.get("allowMultipleAllocations", False)),
-        bool(d.get("bindingConditions")),
-        bool(d.get("consumesCounters")),
+        _strings(d.get("bindingConditions"), where, f"{what}.bindingConditions"),
+        _strings(d.get("bindingFailureConditions"), where, f"{what}.bindingFailureConditions"),
+        tuple(consumes),
+        str(d.get("nodeName") or ""),
+        selector if isinstance(selector, dict) else None,
+        bool(d.get("allNodes", False)),
+        ("",) * len(taints),
+        tuple(f"{what}.{f}" for f in unmodelled),
+        amounts,
+        policies,
     )
+    return device, bool(d.get("compatibilityGroups"))
 
 
 def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
@@ -253,9 +382,17 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
     pool = _dict(spec.get("pool"), here, "spec.pool")
     if errors := resource_slice_errors(spec):
         raise SnapshotError(here, slice_invalid_message(name, errors))
-    devices = tuple(
+    parsed = [
         _device(d, here, f"spec.devices[{i}]") for i, d in enumerate(_list(spec.get("devices"), here, "spec.devices"))
-    )
+    ]
+    counter_sets: dict[str, dict[str, int]] = {}
+    for i, cs in enumerate(_list(spec.get("sharedCounters"), here, "spec.sharedCounters")):
+        cs = _dict(cs, here, f"spec.sharedCounters[{i}]")
+        counter_sets[str(cs.get("name", ""))] = dict(
+            _counters(cs.get("counters"), here, f"spec.sharedCounters[{i}].counters")
+        )
+    unmodelled = [f"spec.{f}" for f in _UNMODELLED_SLICE if spec.get(f)]
+    unmodelled.extend(u for d, _ in parsed for u in d.unmodelled)
     return ResourceSlice(
         name=name,
         driver=str(spec.get("driver", "")),
@@ -266,8 +403,27 @@ def slice_from_json(obj: JSON, where: str = "") -> ResourceSlice:
         node_selector=spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else None,
         all_nodes=bool(spec.get("allNodes", False)),
         per_device_node_selection=bool(spec.get("perDeviceNodeSelection", False)),
-        devices=devices,
-        shared_counters=bool(spec.get("sharedCounters")),
+        devices=tuple(d for d, _ in parsed),
+        counter_sets=counter_sets,
+        compatibility_groups=any(g for _, g in parsed),
+        unmodelled=tuple(unmodelled),
+    )
+
+
+def taint_rule_from_json(obj: JSON, where: str = "") -> DeviceTaintRule:
+    _, name, _ = _meta(obj, where)
+    here = f"{where} (devicetaintrule {name})" if where else f"devicetaintrule {name}"
+    spec = _dict(obj.get("spec"), here, "spec")
+    sel = spec.get("deviceSelector")
+    selector = _dict(sel, here, "spec.deviceSelector")
+    taint = _dict(spec.get("taint"), here, "spec.taint")
+    return DeviceTaintRule(
+        name,
+        _opt_str(selector.get("driver"), here, "spec.deviceSelector.driver"),
+        _opt_str(selector.get("pool"), here, "spec.deviceSelector.pool"),
+        _opt_str(selector.get("device"), here, "spec.deviceSelector.device"),
+        DeviceTaint(str(taint.get("key", "")), str(taint.get("value", "") or ""), str(taint.get("effect", ""))),
+        sel is not None,
     )
 
 
@@ -276,7 +432,12 @@ def class_from_json(obj: JSON, where: str = "") -> DeviceClass:
     here = f"{where} (deviceclass {name})" if where else f"deviceclass {name}"
     spec = _dict(obj.get("spec"), here, "spec")
     refuse_over_limits("DeviceClass", name, spec, here)
-    return DeviceClass(name, _selectors(spec.get("selectors"), here, "spec.selectors"))
+    return DeviceClass(
+        name,
+        _selectors(spec.get("selectors"), here, "spec.selectors"),
+        str(spec.get("extendedResourceName") or ""),
+        str(_dict(obj.get("metadata"), here, "metadata").get("creationTimestamp") or ""),
+    )
 
 
 def _tolerations(value: Any, where: str, what: str) -> tuple[DeviceToleration, ...]:
@@ -301,6 +462,13 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
         count=_int(d.get("count"), where, f"{what}.count", 1),
         tolerations=_tolerations(d.get("tolerations"), where, f"{what}.tolerations"),
         admin_access=bool(d.get("adminAccess", False)),
+        derived_attributes=bool(d.get("derivedAttributes")),
+        capacity={
+            str(k): _amount(v, where, f"{what}.capacity.requests[{k}]")
+            for k, v in _dict(
+                _dict(d.get("capacity"), where, f"{what}.capacity").get("requests"), where, f"{what}.capacity.requests"
+            ).items()
+        },
     )
 
 
@@ -336,36 +504,87 @@ def _claim_spec(
     )
     allocated = None
     reserved: tuple[str, ...] = ()
+    selector: JSON | None = None
+    allocated_at = ""
+    conditions: dict[tuple[str, str, str], dict[str, tuple[str, str, str]]] = {}
     if status:
         alloc = status.get("allocation")
         if isinstance(alloc, dict):
+            found = alloc.get("nodeSelector")
+            selector = found if isinstance(found, dict) else None
+            allocated_at = str(alloc.get("allocationTimestamp") or "")
             allocated = tuple(
                 AllocatedDevice(
                     str(x.get("request", "")),
                     str(x.get("driver", "")),
                     str(x.get("pool", "")),
                     str(x.get("device", "")),
+                    x.get("adminAccess") is True,
+                    str(x.get("shareID") or ""),
+                    {
+                        str(k): _amount(v, where, f"consumedCapacity[{k}]")
+                        for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
+                    },
+                    _strings(x.get("bindingConditions"), where, "bindingConditions"),
+                    _strings(x.get("bindingFailureConditions"), where, "bindingFailureConditions"),
                 )
                 for x in _list(
                     _dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results"
                 )
                 if isinstance(x, dict)
             )
+        for entry in _list(status.get("devices"), where, "status.devices"):
+            if isinstance(entry, dict):
+                conditions[(str(entry.get("driver", "")), str(entry.get("pool", "")), str(entry.get("device", "")))] = {
+                    str(c.get("type", "")): (
+                        str(c.get("status", "")),
+                        str(c.get("reason", "")),
+                        str(c.get("message", "")),
+                    )
+                    for c in _list(entry.get("conditions"), where, "status.devices.conditions")
+                    if isinstance(c, dict)
+                }
         reserved = tuple(
             str(r.get("name", ""))
             for r in _list(status.get("reservedFor"), where, "status.reservedFor")
             if isinstance(r, dict)
         )
-    return ResourceClaim(namespace or "default", name, tuple(requests), constraints, allocated, reserved, uid)
+    return ResourceClaim(
+        namespace or "default",
+        name,
+        tuple(requests),
+        constraints,
+        allocated,
+        reserved,
+        uid,
+        selector,
+        allocated_at,
+        conditions,
+    )
+
+
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 def claim_from_json(obj: JSON, where: str = "") -> ResourceClaim:
     ns, name, uid = _meta(obj, where)
     here = f"{where} (resourceclaim {ns}/{name})" if where else f"resourceclaim {ns}/{name}"
     refuse_over_limits("ResourceClaim", name, _dict(obj.get("spec"), here, "spec"), here)
-    return _claim_spec(
+    claim = _claim_spec(
         _dict(obj.get("spec"), here, "spec"), ns, name, here, _dict(obj.get("status"), here, "status"), uid
     )
+    meta = _dict(obj.get("metadata"), here, "metadata")
+    if _dict(meta.get("annotations"), here, "metadata.annotations").get(EXTENDED_CLAIM_ANNOTATION) == "true":
+        owner = next(
+            (
+                str(o.get("name", ""))
+                for o in _list(meta.get("ownerReferences"), here, "metadata.ownerReferences")
+                if isinstance(o, dict) and o.get("kind") == "Pod" and o.get("controller") is True
+            ),
+            "",
+        )
+        claim = replace(claim, extended_for=owner)
+    return claim
 
 
 def template_from_json(obj: JSON, where: str = "") -> ResourceClaimTemplate:

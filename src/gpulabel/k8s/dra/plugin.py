@@ -4,27 +4,31 @@ A pod's claims come from ``spec.resourceClaims``: a ``resourceClaimName``, or a
 ``resourceClaimTemplateName`` whose generated claim is named in the pod's
 ``status.resourceClaimStatuses`` (before the resourceclaim controller has made
 it, the template's spec stands in for it). Claims that are already allocated
-are not allocated again (gpulabel does not check their node selector yet);
-the unallocated ones are allocated together on each node, against the devices
-every other claim already holds.
+are not allocated again (``checks/dra.py`` checks their allocation's node
+selector and binding conditions); the unallocated ones are allocated together
+on each node, against the devices every other claim already holds.
+DeviceTaintRules' taints are added to the devices they select when the state is made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices
+from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices, shared_use
+from gpulabel.k8s.dra.extended import extended_classes
 from gpulabel.k8s.dra.objects import (
     DeviceClass,
+    DeviceTaintRule,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
     claim_from_json,
     class_from_json,
     slice_from_json,
+    taint_rule_from_json,
     template_from_json,
 )
 
@@ -46,13 +50,18 @@ class DraState:
     classes: Mapping[str, DeviceClass] = field(default_factory=dict)
     claims: tuple[ResourceClaim, ...] = ()
     templates: Mapping[tuple[str, str], ResourceClaimTemplate] = field(default_factory=dict)
+    rules: tuple[DeviceTaintRule, ...] = ()  # DeviceTaintRules: their taints are on the slices' devices
     by_pool: Mapping[tuple[str, str], tuple[ResourceSlice, ...]] = field(init=False, repr=False, compare=False)
     by_node: Mapping[str, tuple[ResourceSlice, ...]] = field(init=False, repr=False, compare=False)
     shared: tuple[ResourceSlice, ...] = field(init=False, repr=False, compare=False)  # not bound to one node
     in_use: Mapping[DeviceID, str] = field(init=False, repr=False, compare=False)  # device -> claim holding it
+    shares: Mapping[DeviceID, Mapping[str, int]] = field(init=False, repr=False, compare=False)  # shared: consumed
+    extended: Mapping[str, DeviceClass] = field(init=False, repr=False, compare=False)  # resource -> its class
     _claims: Mapping[tuple[str, str], ResourceClaim] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.rules:
+            object.__setattr__(self, "slices", tuple(with_rule_taints(s, self.rules) for s in self.slices))
         by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
         by_node: dict[str, list[ResourceSlice]] = {}
         shared = []
@@ -67,6 +76,8 @@ class DraState:
             "by_node": MappingProxyType({k: tuple(v) for k, v in by_node.items()}),
             "shared": tuple(shared),
             "in_use": MappingProxyType(in_use_devices(self.claims)),
+            "shares": MappingProxyType(shared_use(self.claims)),
+            "extended": MappingProxyType(extended_classes(self.classes.values())),
             "_claims": MappingProxyType({(c.namespace, c.name): c for c in self.claims}),
         }
         for name, value in derived.items():
@@ -74,10 +85,12 @@ class DraState:
 
     @classmethod
     def from_objects(cls, objects: Iterable[tuple[str, JSON]]) -> DraState:
-        slices, classes, claims, templates = [], {}, [], {}
+        slices, classes, claims, templates, rules = [], {}, [], {}, []
         for where, obj in objects:
             kind = obj.get("kind")
-            if kind == "ResourceSlice":
+            if kind == "DeviceTaintRule":
+                rules.append(taint_rule_from_json(obj, where))
+            elif kind == "ResourceSlice":
                 slices.append(slice_from_json(obj, where))
             elif kind == "DeviceClass":
                 c = class_from_json(obj, where)
@@ -87,7 +100,7 @@ class DraState:
             elif kind == "ResourceClaimTemplate":
                 t = template_from_json(obj, where)
                 templates[(t.namespace, t.name)] = t
-        return cls(slices=tuple(slices), classes=classes, claims=tuple(claims), templates=templates)
+        return cls(slices=tuple(slices), classes=classes, claims=tuple(claims), templates=templates, rules=tuple(rules))
 
     def with_objects(self, objects: Iterable[tuple[str, JSON]], namespace: str = "default") -> DraState:
         """This state plus ``objects`` (e.g. from manifests; namespaced ones default to ``namespace``)."""
@@ -100,10 +113,29 @@ class DraState:
             classes={**self.classes, **extra.classes},
             claims=tuple(c for c in self.claims if (c.namespace, c.name) not in mine) + extra.claims,
             templates={**self.templates, **extra.templates},
+            rules=self.rules + tuple(r for r in extra.rules if r.name not in {x.name for x in self.rules}),
         )
 
     def claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims.get((namespace, name))
+
+
+def with_rule_taints(s: ResourceSlice, rules: Iterable[DeviceTaintRule]) -> ResourceSlice:
+    """The slice with each rule's taint added to the devices it selects (``Tracker.applyPatches``,
+    k8s.io/dynamic-resource-allocation/resourceslice/tracker), each rule once."""
+    devices = []
+    changed = False
+    for device in s.devices:
+        added = [r for r in rules if r.name not in device.taint_rules and r.applies(s, device)]
+        if added:
+            changed = True
+            device = replace(
+                device,
+                taints=device.taints + tuple(r.taint for r in added),
+                taint_rules=device.taint_rules + tuple(r.name for r in added),
+            )
+        devices.append(device)
+    return replace(s, devices=tuple(devices)) if changed else s
 
 
 @dataclass(frozen=True)
