@@ -21,7 +21,7 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, LabelWrite, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
-from gpulabel.model.operands import CATALOGUE, WORKLOAD_LABEL, Operand, PolicyView
+from gpulabel.model.operands import CATALOGUE, WORKLOAD_LABEL, Operand, PolicyView, deploy_key
 from gpulabel.model.severity import Reason
 
 __all__ = [
@@ -193,9 +193,8 @@ def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
 def _missing_cause(
     operand: Operand | None, name: str, node: Node, dss: list[DaemonSet], reqs: Mapping[str, PodRequirements]
 ) -> tuple[str, dict[str, Any]]:
-    deploy = operand.deploy if operand else name
     label = ",".join(
-        [f"{V.DEPLOY_PREFIX}{deploy}=true", *(f"{k}={v}" for k, v in (operand.requires if operand else {}).items())]
+        [f"{deploy_key(name)}=true", *(f"{k}={v}" for k, v in (operand.requires if operand else {}).items())]
     )
     if not dss:
         return f"no DaemonSet selects {label}", {"cause": "no-daemonset"}
@@ -219,13 +218,8 @@ def _missing_cause(
     return f"no pod of {refs} on this node", {"cause": "no-pod", "daemonsets": [d.ref for d in dss]}
 
 
-def _deploy_key(name: str) -> str:
-    op = CATALOGUE.get(name)
-    return V.DEPLOY_PREFIX + (op.deploy if op else name)
-
-
 def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
-    return labels.get(_deploy_key(name))
+    return labels.get(deploy_key(name))
 
 
 class _Writers:
@@ -254,7 +248,7 @@ def _said_elsewhere(node: Node, name: str, value: str, workload: str, writers: _
     op = CATALOGUE.get(name)
     if op is not None and (op.deploy != name or workload not in op.workloads):
         return None
-    key = _deploy_key(name)
+    key = deploy_key(name)
     writer = writers.of(key)
     if value == "false":
         if writer == V.OPERATOR:
@@ -381,7 +375,7 @@ def check_operands(
                         ok.add(name)
     operands = operand_order(ds_by_operand)
     rank = {name: i for i, name in enumerate(operands)}
-    deploy_keys = {name: _deploy_key(name) for name in operands}
+    deploy_keys = {name: deploy_key(name) for name in operands}
     by_key: dict[str, list[str]] = {}  # deploy label -> the operands it gates (two share the device plugin's)
     for name, key in deploy_keys.items():
         by_key.setdefault(key, []).append(name)
@@ -433,7 +427,7 @@ def check_operands(
             paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
             expected = not isolated and name not in off and gated and value == "true"
             if paused:
-                key = _deploy_key(name)
+                key = deploy_key(name)
                 findings.append(
                     Finding(
                         "operands",
@@ -456,7 +450,7 @@ def check_operands(
                         node=node.name,
                         operand=name,
                         value=value,
-                        detail=f'{_deploy_key(name)}="": the operand is enabled but the operator never set its '
+                        detail=f'{deploy_key(name)}="": the operand is enabled but the operator never set its '
                         "deploy label to true, so it does not run here",
                     )
                 )
@@ -480,12 +474,12 @@ def check_operands(
                     findings.append(_missing(node, name, detail, data))
             if running and not expected and not paused:
                 why = (
-                    "node isolated (nvidia.com/gpu.deploy.operands=false)"
+                    f"node isolated ({V.DEPLOY_OPERANDS}=false)"
                     if isolated
                     else (
                         "operand disabled cluster-wide"
                         if name in off
-                        else f"{_deploy_key(name)}={value if value is not None else '<absent>'}"
+                        else f"{deploy_key(name)}={value if value is not None else '<absent>'}"
                         if gated or op is None
                         else "the node lacks " + ",".join(f"{k}={v}" for k, v in op.requires.items())
                     )

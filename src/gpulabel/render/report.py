@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, summarize
+from gpulabel.model.operands import CATALOGUE, deploy_key, gating_keys, labelled_for
 from gpulabel.render.assets import CSS, JS
 
 if TYPE_CHECKING:
@@ -74,14 +75,23 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
         state = worst.reason if worst.reason in CELL_STATES else _STATE_OF.get(worst.reason, "missing")
         return CELL_STATES[state], "\n".join(f"{f.reason}: {f.detail}" if f.detail else f.reason for f in found)
     # No finding: check_operands found the operand running and ready where expected, and nothing where not.
-    if node.labels.get(V.DEPLOY_OPERANDS) == "false":
+    labels = node.labels
+    if labels.get(V.DEPLOY_OPERANDS) == "false":
         return CELL_STATES["isolated"], ""
-    value = node.labels.get(V.DEPLOY_PREFIX + op)
     if op in off:
         return CELL_STATES["not-expected"], ""  # the column says: disabled cluster-wide
-    if value == "true":
+    if labelled_for(op, labels):
         return CELL_STATES["running"], ""
-    return CELL_STATES["not-expected"], "" if value is None else f"not expected: {V.DEPLOY_PREFIX}{op}={value}"
+    key = deploy_key(op)
+    value = labels.get(key)
+    if value == "true":
+        lacks = ",".join(f"{k}={v}" for k, v in CATALOGUE[op].requires.items())
+        return CELL_STATES["not-expected"], f"not expected: the node lacks {lacks}"
+    if value is not None:
+        return CELL_STATES["not-expected"], f"not expected: {key}={value}"
+    # The page's own text names the label after the operand; one that shares another's label says its key here.
+    shared = op in CATALOGUE and CATALOGUE[op].deploy != op
+    return CELL_STATES["not-expected"], f"not expected: {key} is absent" if shared else ""
 
 
 def _cells(
@@ -155,7 +165,7 @@ def collect(
     for f in operand_findings:
         if f.reason != "isolated":  # the node's cells say isolated
             by_cell.setdefault(f.node, {}).setdefault(f.operand, []).append(f)
-    deploy_keys = [V.DEPLOY_PREFIX + op for op in columns]
+    gating = sorted({key for op in columns for key in gating_keys(op)})  # the labels a quiet row's cells follow
     audit_by_node: dict[str, list[str]] = {}
     for f in audit_result.findings:
         audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
@@ -171,7 +181,7 @@ def collect(
         labels = node.labels
         here = by_cell.get(node.name)
         if here is None:  # no finding in the node's cells: they follow from its deploy labels alone
-            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, deploy_keys))
+            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, gating))
             known = quiet.get(sig)
             if known is None:
                 known = quiet[sig] = _cells(node, columns, {}, off)

@@ -37,7 +37,6 @@ from gpulabel.checks.capacity import capacity_node
 from gpulabel.checks.eviction import noexecute_findings
 from gpulabel.checks.mig import mig_node
 from gpulabel.checks.operands import (
-    CATALOGUE,
     check_operands,
     daemonset_requirements,
     operand_of_daemonset,
@@ -52,6 +51,7 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Cell, Finding, Section
+from gpulabel.model.operands import labelled_for
 
 __all__ = [
     "NODE_CHECKS",
@@ -167,10 +167,7 @@ class Accounts:
         labelled: list[str] = []
         excluded: dict[str, list[str]] = {}
         for name, dss in self.by_operand.items():
-            op = CATALOGUE.get(name)
-            if node.labels.get(V.DEPLOY_PREFIX + (op.deploy if op else name)) != "true":
-                continue
-            if op is not None and not op.gates(node.labels):
+            if not labelled_for(name, node.labels):
                 continue
             labelled.append(name)
             for ds in dss:
