@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from gpulabel.checks.verdict import grade
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.master import NfdConfig
@@ -28,7 +29,7 @@ from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
-from gpulabel.model.severity import SEVERITIES, Reason, Severity
+from gpulabel.model.severity import SEVERITIES, Reason
 
 __all__ = [
     "CHECKS",
@@ -37,7 +38,6 @@ __all__ = [
     "Check",
     "CheckOptions",
     "check_named",
-    "grade",
     "reason_table",
     "register",
     "run_check",
@@ -68,8 +68,6 @@ class CheckOptions:
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
-    # a config file's severity overrides: "<check>/<reason>" or "<reason>" (every check) -> severity
-    severities: Mapping[str, Severity] = field(default_factory=dict)
     all_pods: bool = False  # pending: every Pending pod, not only GPU pods
     operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
 
@@ -299,26 +297,13 @@ def severity_help(checks: Sequence[Check] | None = None) -> str:
     return "\n".join(lines)
 
 
-def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, Severity] | None = None) -> Result:
-    """``result`` with each finding's severity from ``table`` (or ``overrides``: ``check/reason`` or ``reason``)."""
-    overrides = overrides or {}
-
-    def severity(check: str, reason: str, now: str) -> str:
-        row = table.get(reason)
-        # a reason no table names (a check registered without one) is an error
-        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now or "error")
-
-    findings = tuple(replace(f, severity=severity(f.check, f.reason, f.severity)) for f in result.findings)
-    return replace(result, findings=findings, graded=True)
-
-
 def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
     """One check's graded result, or a skipped result when its inputs are absent."""
     c = check_named(check) if isinstance(check, str) else check
     why = skip_reason(c, state)
     if why:
         return Result(c.name, skipped=why)
-    return grade(c.run(state, opts), c.reasons(), opts.severities)
+    return grade(c.run(state, opts), c.reasons())
 
 
 def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:

@@ -32,9 +32,9 @@ from gpulabel.checks.registry import (
     CheckOptions,
     _no_managed_fields,
     check_named,
-    grade,
     skip_reason,
 )
+from gpulabel.checks.verdict import grade
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model import vocabulary as V
@@ -390,7 +390,7 @@ class IncrementalEvaluator:
         table = self._tables.get(check)
         if table is None:
             table = self._tables[check] = check_named(check).reasons()
-        return list(grade(Result(check, tuple(findings)), table, opts.severities).findings)
+        return list(grade(Result(check, tuple(findings)), table).findings)
 
     def _part(self, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
         why = skip_reason(check, state)
@@ -398,7 +398,7 @@ class IncrementalEvaluator:
             return Result(check.name, skipped=why)
         if check.name in _SPECIAL:  # the pieces are graded already
             return replace(self._raw(check, state, opts), graded=True)
-        return grade(self._raw(check, state, opts), check.reasons(), opts.severities)
+        return grade(self._raw(check, state, opts), check.reasons())
 
     def _by_node(self, check: str) -> tuple[Finding, ...]:
         found = self._found[check]
