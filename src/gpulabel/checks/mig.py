@@ -55,14 +55,14 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
         found.append(
             _finding(node, G.MIG_CONFIG_STATE, "failed", f"mig-manager failed to apply {G.MIG_CONFIG}={config}")
         )
-    elif state in ("pending", "rebooting"):
+    elif state in G.MIG_IN_PROGRESS:
         age = G.label_age(node, G.MIG_CONFIG_STATE, now)
-        if age is not None and age > stuck_after / 2:
+        if age is not None and (late := G.overdue(age, stuck_after)):
             found.append(
                 _finding(
                     node,
                     G.MIG_CONFIG_STATE,
-                    "stuck" if age > stuck_after else "slow",
+                    late,
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)}), "
                     f"applying {G.MIG_CONFIG}={config}",
                 )

@@ -26,7 +26,7 @@ from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.k8s.nfd.objects import NFD_KINDS
-from gpulabel.model.cluster import ClusterState
+from gpulabel.model.cluster import KIND, ClusterState
 from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import SEVERITIES, Reason
@@ -88,12 +88,9 @@ class Check:
     reasons: Callable[[], Mapping[str, Reason]] = dict
 
 
-_PLURAL = {"ClusterPolicy": "clusterpolicies"}
-
-
 def skip_reason(check: Check, state: ClusterState) -> str:
     """Why ``check`` cannot run on ``state`` (``"no pods in the input"``), or ``""`` if it can."""
-    missing = [_PLURAL.get(k, k.lower() + "s") for k in check.requires if k not in state.kinds]
+    missing = [KIND[k].resource if k in KIND else k for k in check.requires if k not in state.kinds]
     return f"no {' or '.join(missing)} in the input" if missing else ""
 
 

@@ -91,7 +91,7 @@ def timed(node: Node) -> bool:
     upgrade's state while in progress, and of the change a ``paused-*`` deploy label waits for.
     """
     labels = node.labels
-    if labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting"):
+    if labels.get(G.MIG_CONFIG_STATE) in G.MIG_IN_PROGRESS:
         return True
     if labels.get(G.DRIVER_UPGRADE_STATE) in G.UPGRADE_IN_PROGRESS:
         return True
