@@ -17,7 +17,6 @@ from gpulabel.checks.incremental.pieces import (
     hazard_pieces,
     node_capacity,
     node_pieces,
-    operand_daemonsets,
     operand_pieces,
     operands_section,
     pending_pieces,
@@ -25,7 +24,12 @@ from gpulabel.checks.incremental.pieces import (
     timed,
 )
 from gpulabel.checks.mig import cluster_mig_strategy
-from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset, target_node
+from gpulabel.checks.operands import (
+    disabled_by_cluster_policy,
+    operand_daemonsets,
+    operand_of_daemonset,
+    target_node,
+)
 from gpulabel.checks.registry import (
     CHECKS,
     Check,

@@ -39,7 +39,6 @@ from gpulabel.checks.mig import mig_node
 from gpulabel.checks.operands import (
     check_operands,
     daemonset_requirements,
-    operand_of_daemonset,
     untolerated_taints,
 )
 from gpulabel.checks.pending import hazards, pending_result
@@ -134,18 +133,6 @@ def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
     for f in findings:
         out.setdefault(f.node, []).append(f)
-    return out
-
-
-def operand_daemonsets(state: ClusterState, namespace: str | None) -> dict[str, list[DaemonSet]]:
-    """Each operand's DaemonSets, as the operands check finds them (by what their template requires)."""
-    out: dict[str, list[DaemonSet]] = {}
-    for ds in state.daemonsets:
-        if namespace and ds.namespace != namespace:
-            continue
-        name = operand_of_daemonset(ds)
-        if name is not None:
-            out.setdefault(name, []).append(ds)
     return out
 
 
