@@ -44,6 +44,7 @@ __all__ = [
     "run_checks",
     "severity_help",
     "skip_reason",
+    "stuck_detection_caveats",
 ]
 
 
@@ -144,7 +145,7 @@ def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
 def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    caveats = [*_no_managed_fields(state)]
+    caveats = [*stuck_detection_caveats(state)]
     if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
         caveats.append("strategy check skipped (no ClusterPolicy in the input)")
     return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=tuple(caveats))
@@ -165,10 +166,10 @@ def _nfd(state: ClusterState, opts: CheckOptions) -> Result:
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
-    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=_no_managed_fields(state))
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=stuck_detection_caveats(state))
 
 
-def _no_managed_fields(state: ClusterState) -> tuple[str, ...]:
+def stuck_detection_caveats(state: ClusterState) -> tuple[str, ...]:
     """Stuck detection reads when labels were written (managedFields); without any, it is said to be off."""
     if state.nodes and not any(n.managed_fields for n in state.nodes):
         return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)

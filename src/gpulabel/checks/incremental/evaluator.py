@@ -34,9 +34,9 @@ from gpulabel.checks.registry import (
     CHECKS,
     Check,
     CheckOptions,
-    _no_managed_fields,
     check_named,
     skip_reason,
+    stuck_detection_caveats,
 )
 from gpulabel.checks.verdict import grade
 from gpulabel.k8s.dra.plugin import DraState
@@ -420,9 +420,9 @@ class IncrementalEvaluator:
         if name in ("audit", "sharing", "capacity"):
             return Result(name, self._by_node(name))
         if name == "upgrade":
-            return Result(name, self._by_node(name), caveats=_no_managed_fields(state))
+            return Result(name, self._by_node(name), caveats=stuck_detection_caveats(state))
         if name == "mig":
-            caveats = [*_no_managed_fields(state)]
+            caveats = [*stuck_detection_caveats(state)]
             if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
                 caveats.append("strategy check skipped (no ClusterPolicy in the input)")
             return Result(name, self._by_node(name), caveats=tuple(caveats))
