@@ -48,6 +48,20 @@ def private_imports(module: str, path: Path, is_package: bool, root: str) -> lis
     return found
 
 
+def _source(root: str, module: str) -> tuple[Path, bool] | None:
+    """The file of ``module`` and whether it is a package, found from ``root``'s directory without importing
+    it (a module that fails to import, a planted import cycle, is still read)."""
+    spec = importlib.util.find_spec(root)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    base = Path(next(iter(spec.submodule_search_locations))).joinpath(*module.split(".")[1:])
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py", True
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py"), False
+    return None
+
+
 class PrivateNamesContract(Contract):
     """No module of ``containers`` imports another module's private (``_``) name."""
 
@@ -60,11 +74,9 @@ class PrivateNamesContract(Contract):
             root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
             if root is None:
                 continue
-            spec = importlib.util.find_spec(module)
-            if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-                continue
-            is_package = spec.submodule_search_locations is not None
-            broken.extend(private_imports(module, Path(spec.origin), is_package, root))
+            found = _source(root, module)
+            if found is not None:
+                broken.extend(private_imports(module, found[0], found[1], root))
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
     def render_broken_contract(self, check: ContractCheck) -> None:
