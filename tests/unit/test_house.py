@@ -62,3 +62,12 @@ def test_no_function_is_longer_than_a_reader_can_hold_without_a_reason() -> None
     assert not unexplained, f"over {LIMIT} lines (split it, or give a reason in LONG_FUNCTIONS): {unexplained}"
     stale = sorted(set(LONG_FUNCTIONS) - set(found))
     assert not stale, f"no longer over {LIMIT} lines: remove from LONG_FUNCTIONS: {stale}"
+
+
+def test_every_test_the_fast_loop_leaves_out_by_name_exists() -> None:
+    from tests.unit.conftest import SLOW
+
+    for test_id in SLOW:
+        path, name = test_id.split("::")
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        assert any(isinstance(n, ast.FunctionDef) and n.name == name for n in tree.body), test_id
