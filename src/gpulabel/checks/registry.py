@@ -38,6 +38,9 @@ __all__ = [
     "Check",
     "CheckOptions",
     "check_named",
+    "mig_caveats",
+    "operands_caveats",
+    "pending_caveats",
     "reason_table",
     "register",
     "run_check",
@@ -108,9 +111,7 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 
     result = operands_result(state, opts.disabled, opts.operator_namespace)
     gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
-    caveats: tuple[str, ...] = ()
-    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
-        caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    caveats = operands_caveats(bool(gated), state, opts)
     found = [*result.findings, *standalone_findings(state, gated), *noexecute_findings(state, opts.operator_namespace)]
     order = {n.name: i for i, n in enumerate(state.nodes)}
     findings = tuple(sorted(found, key=lambda f: order.get(f.node, len(order))))  # by node, each node's as found
@@ -124,10 +125,8 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
         state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
     )
     claims = any(p.phase == "Pending" and not p.node_name and p.spec.get("resourceClaims") for p in state.pods)
-    if claims and "ResourceSlice" not in state.kinds:
-        caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
-        result = replace(result, caveats=(caveat,))
-    return result
+    caveats = pending_caveats(claims, state)
+    return replace(result, caveats=caveats) if caveats else result
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -145,10 +144,7 @@ def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
 def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    caveats = [*stuck_detection_caveats(state)]
-    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
-        caveats.append("strategy check skipped (no ClusterPolicy in the input)")
-    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=tuple(caveats))
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=mig_caveats(state))
 
 
 def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
@@ -173,6 +169,28 @@ def stuck_detection_caveats(state: ClusterState) -> tuple[str, ...]:
     """Stuck detection reads when labels were written (managedFields); without any, it is said to be off."""
     if state.nodes and not any(n.managed_fields for n in state.nodes):
         return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
+    return ()
+
+
+def mig_caveats(state: ClusterState) -> tuple[str, ...]:
+    """What mig could not check: stuck states without managedFields, the strategy without a ClusterPolicy."""
+    caveats = stuck_detection_caveats(state)
+    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
+        caveats += ("strategy check skipped (no ClusterPolicy in the input)",)
+    return caveats
+
+
+def operands_caveats(gated: bool, state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
+    """With operand DaemonSets (``gated``) but no ClusterPolicy and no --disabled, every operand counts as on."""
+    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
+        return ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    return ()
+
+
+def pending_caveats(claims: bool, state: ClusterState) -> tuple[str, ...]:
+    """Pending pods with ResourceClaims (``claims``) in an input without DRA objects: their claims are unchecked."""
+    if claims and "ResourceSlice" not in state.kinds:
+        return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
 
 

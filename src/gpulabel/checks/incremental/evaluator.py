@@ -35,6 +35,9 @@ from gpulabel.checks.registry import (
     Check,
     CheckOptions,
     check_named,
+    mig_caveats,
+    operands_caveats,
+    pending_caveats,
     skip_reason,
     stuck_detection_caveats,
 )
@@ -422,10 +425,7 @@ class IncrementalEvaluator:
         if name == "upgrade":
             return Result(name, self._by_node(name), caveats=stuck_detection_caveats(state))
         if name == "mig":
-            caveats = [*stuck_detection_caveats(state)]
-            if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
-                caveats.append("strategy check skipped (no ClusterPolicy in the input)")
-            return Result(name, self._by_node(name), caveats=tuple(caveats))
+            return Result(name, self._by_node(name), caveats=mig_caveats(state))
         if name == "operands":
             return self._operands(state, opts)
         if name == "pending":
@@ -436,9 +436,7 @@ class IncrementalEvaluator:
     def _operands(self, state: ClusterState, opts: CheckOptions) -> Result:
         assert self._accounts is not None and self._operand_daemonsets is not None
         gated = self._operand_daemonsets[1]
-        caveats: tuple[str, ...] = ()
-        if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
-            caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+        caveats = operands_caveats(bool(gated), state, opts)
         # by node (the nodes' order), each node's operands then the rest, as the registered check sorts them
         operands, others = self._found["operands"], self._found["standalone"]
         names = sorted({*operands, *others}, key=lambda n: (n not in self._nodes, n))
@@ -463,7 +461,5 @@ class IncrementalEvaluator:
         findings = tuple(f for p in pieces for f in p.findings)
         result = Result("pending", findings, (section,), counts=counts, notes=notes)
         claims = any(store[k].spec.get("resourceClaims") for k in self._pending_keys)
-        if claims and "ResourceSlice" not in state.kinds:
-            caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
-            result = replace(result, caveats=(caveat,))
-        return result
+        caveats = pending_caveats(claims, state)
+        return replace(result, caveats=caveats) if caveats else result
