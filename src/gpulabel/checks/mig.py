@@ -19,7 +19,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node"]
+__all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node", "reads_clock"]
 
 REASONS: dict[str, Reason] = {
     "failed": Reason("error", "mig-manager could not apply the requested layout"),
@@ -44,6 +44,11 @@ def cluster_mig_strategy(policies: Sequence[Mapping[str, Any]]) -> str | None:
         if isinstance(mig, dict) and isinstance(mig.get("strategy"), str):
             return str(mig["strategy"])
     return None
+
+
+def reads_clock(node: Node) -> bool:
+    """Whether :func:`mig_node`'s findings for ``node`` depend on the time (the age of a state in progress)."""
+    return node.labels.get(G.MIG_CONFIG_STATE) in G.MIG_IN_PROGRESS
 
 
 def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None = None) -> list[Finding]:

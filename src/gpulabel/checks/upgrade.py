@@ -26,7 +26,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
+__all__ = ["REASONS", "reads_clock", "repair_command", "upgrade", "upgrade_node"]
 
 REASONS: dict[str, Reason] = {
     "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
@@ -66,6 +66,18 @@ def _left_behind(node: Node, key: str, why: str, age: float | None, stuck_after:
     if late:
         return [_finding(node, key, late, f"{why} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})")]
     return []
+
+
+_PAUSES = (G.PAUSED_FOR_MIG_CHANGE, G.PAUSED_FOR_DRIVER_UPGRADE)
+
+
+def reads_clock(node: Node) -> bool:
+    """Whether :func:`upgrade_node`'s findings for ``node`` depend on the time: the age of an upgrade in
+    progress, or of the change a paused deploy label waits for."""
+    labels = node.labels
+    if labels.get(G.DRIVER_UPGRADE_STATE) in G.UPGRADE_IN_PROGRESS:
+        return True
+    return any(v in _PAUSES and k.startswith(V.DEPLOY_PREFIX) for k, v in labels.items())
 
 
 def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:

@@ -36,6 +36,7 @@ from gpulabel.checks.audit import audit_node
 from gpulabel.checks.capacity import capacity_node
 from gpulabel.checks.eviction import noexecute_findings
 from gpulabel.checks.mig import mig_node
+from gpulabel.checks.mig import reads_clock as mig_reads_clock
 from gpulabel.checks.operands import (
     check_operands,
     daemonset_requirements,
@@ -45,8 +46,8 @@ from gpulabel.checks.pending import hazards, pending_result
 from gpulabel.checks.registry import CheckOptions
 from gpulabel.checks.sharing import sharing_node
 from gpulabel.checks.standalone import standalone_findings
+from gpulabel.checks.upgrade import reads_clock as upgrade_reads_clock
 from gpulabel.checks.upgrade import upgrade_node
-from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Cell, Finding, Section
@@ -85,16 +86,8 @@ def node_pieces(
 
 def timed(node: Node) -> bool:
     """Whether upgrade's or mig's findings for the node read ``now`` (a state's age): rerun at every assess.
-
-    mig reads the age of ``mig.config.state`` while pending or rebooting; upgrade that of the driver
-    upgrade's state while in progress, and of the change a ``paused-*`` deploy label waits for.
-    """
-    labels = node.labels
-    if labels.get(G.MIG_CONFIG_STATE) in G.MIG_IN_PROGRESS:
-        return True
-    if labels.get(G.DRIVER_UPGRADE_STATE) in G.UPGRADE_IN_PROGRESS:
-        return True
-    return any(k.startswith(V.DEPLOY_PREFIX) and v.startswith("paused-") for k, v in labels.items())
+    Each check says so itself (``reads_clock``), beside the code that reads the age."""
+    return mig_reads_clock(node) or upgrade_reads_clock(node)
 
 
 def placement_view(node: Node) -> tuple[Any, ...]:
