@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
+from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check, run_checks
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
@@ -121,7 +121,7 @@ def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
 
 def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """One registered check over the kinds it reads."""
-    check = check_named(name)
+    check = opts.registry.named(name)
     state = session.state(check.kinds)
     return judge(run_check(check, state, opts), state, verdict or Verdict())
 
@@ -140,7 +140,7 @@ def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = No
 
 def run_all(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """Every registered check over one load of the union of their kinds (``check``)."""
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    kinds = opts.registry.kinds
     state = session.state(kinds)
     return judge(run_checks(state, opts), state, verdict or Verdict())
 
@@ -200,7 +200,7 @@ def run_explain(
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    kinds = opts.registry.kinds
     state = session.state(kinds)
     node = state.node(target.node)
     if node is None:

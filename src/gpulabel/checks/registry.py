@@ -9,15 +9,18 @@ optional detail sections), which :mod:`gpulabel.render` turns into any output
 format. Options are one plain dataclass, validated when built: the CLI turns
 flags into it, and nothing below the CLI knows about argparse.
 
-To add a check: write a function ``(ClusterState, CheckOptions) -> Result``
-and :func:`register` a :class:`Check` for it: ``check``, ``report`` and the
-controller's metrics run it from then on; its own command can be a two-liner
-over :func:`gpulabel.app.checks.run_named` (see ``docs/architecture.md``).
+To add a check: write a function ``(ClusterState, CheckOptions) -> Result`` and
+add a :class:`Check` row for it to :data:`BUILTIN`: ``check``, ``report``, the
+monitor and the controller's metrics run it from then on; its own command can be
+a two-liner over :func:`gpulabel.app.checks.run_named` (see
+``docs/architecture.md``). What runs is a :class:`Registry` passed in
+(``CheckOptions.registry``), so a caller (a test, an extension) runs
+``BUILTIN.with_check(c)`` without changing what anyone else runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -32,17 +35,18 @@ from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import SEVERITIES, Reason
 
 __all__ = [
+    "BUILTIN",
     "CHECKS",
     "DEFAULT_STUCK_AFTER",
     "NODE_ONLY",
     "Check",
     "CheckOptions",
+    "Registry",
     "check_named",
     "mig_caveats",
     "operands_caveats",
     "pending_caveats",
     "reason_table",
-    "register",
     "run_check",
     "run_checks",
     "severity_help",
@@ -74,6 +78,8 @@ class CheckOptions:
     nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
     all_pods: bool = False  # pending: every Pending pod, not only GPU pods
     operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
+    # the checks to run (check, report, diff, explain, the monitor): gpulabel's own unless told otherwise
+    registry: Registry = field(default_factory=lambda: _builtin())
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -90,6 +96,38 @@ class Check:
     help: str = ""
     # its reason table (reason -> severity and meaning), imported when first asked for
     reasons: Callable[[], Mapping[str, Reason]] = dict
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The checks that ``check``, ``report``, ``diff``, ``explain``, the monitor and sync's metrics run, in
+    their order: a value passed in (``CheckOptions.registry``), never a list that grows. :data:`BUILTIN` holds
+    gpulabel's own; ``BUILTIN.with_check(c)`` is another registry with ``c`` after them."""
+
+    checks: tuple[Check, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"check {twice[0]!r} is registered twice")
+
+    def __iter__(self) -> Iterator[Check]:
+        return iter(self.checks)
+
+    def named(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def kinds(self) -> list[str]:
+        """What the checks read, together: the kinds one load for all of them needs."""
+        return sorted({k for c in self.checks for k in c.kinds})
+
+    def with_check(self, check: Check) -> Registry:
+        return Registry((*self.checks, check))
 
 
 def skip_reason(check: Check, state: ClusterState) -> str:
@@ -210,7 +248,7 @@ def _table_of(*parts: tuple[str, str]) -> Callable[[], Mapping[str, Reason]]:
 
 
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
-CHECKS: list[Check] = [
+CHECKS: tuple[Check, ...] = (
     Check(
         "audit",
         ("Node",),
@@ -278,28 +316,22 @@ CHECKS: list[Check] = [
         "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
         reasons=_table("nfdrules", "REASONS"),
     ),
-]
+)
+BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 
 
-def register(check: Check) -> Check:
-    """Add ``check`` to what ``check`` and ``report`` run (after the built-in ones); returns it."""
-    if any(c.name == check.name for c in CHECKS):
-        raise ValueError(f"check {check.name!r} is already registered")
-    CHECKS.append(check)
-    return check
+def _builtin() -> Registry:
+    return BUILTIN
 
 
-def check_named(name: str) -> Check:
-    for c in CHECKS:
-        if c.name == name:
-            return c
-    raise KeyError(name)
+def check_named(name: str, registry: Registry | None = None) -> Check:
+    return (registry or BUILTIN).named(name)
 
 
-def reason_table(check: Check | str) -> Mapping[str, Reason]:
+def reason_table(check: Check | str, registry: Registry | None = None) -> Mapping[str, Reason]:
     """The check's reasons, each with its severity and meaning."""
-    return (check_named(check) if isinstance(check, str) else check).reasons()
+    return (check_named(check, registry) if isinstance(check, str) else check).reasons()
 
 
 def severity_help(checks: Sequence[Check] | None = None) -> str:
@@ -315,7 +347,7 @@ def severity_help(checks: Sequence[Check] | None = None) -> str:
 
 def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
     """One check's graded result, or a skipped result when its inputs are absent."""
-    c = check_named(check) if isinstance(check, str) else check
+    c = opts.registry.named(check) if isinstance(check, str) else check
     why = skip_reason(c, state)
     if why:
         return Result(c.name, skipped=why)
@@ -323,6 +355,7 @@ def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Re
 
 
 def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
-    """Every registered check over ``state``: one ``check`` result whose parts are the checks' results."""
-    parts = tuple(run_check(c, state, opts) for c in (CHECKS if checks is None else checks))
+    """Every check of ``opts.registry`` (or ``checks``) over ``state``: one ``check`` result whose parts are
+    the checks' results."""
+    parts = tuple(run_check(c, state, opts) for c in (opts.registry if checks is None else checks))
     return Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)

@@ -3,7 +3,7 @@
 Pure: a :class:`ClusterState`, the ``check`` result (one part per registered
 check, as ``check`` prints it) and the GPU inventory in, a string out. This
 module runs no check; it only arranges the findings it is given, and a check
-added with ``register()`` gets its summary card and its rows like the others. The page carries its
+of the registry it was run with gets its summary card and its rows like the others. The page carries its
 data as one JSON block and builds its tables with inline JavaScript, so 5,000
 nodes cost a few hundred kilobytes and sorting or filtering never goes back to
 Python. Nothing is loaded from anywhere: CSS and JS are inline and a

@@ -31,10 +31,8 @@ from gpulabel.checks.operands import (
     target_node,
 )
 from gpulabel.checks.registry import (
-    CHECKS,
     Check,
     CheckOptions,
-    check_named,
     mig_caveats,
     operands_caveats,
     pending_caveats,
@@ -169,7 +167,7 @@ class IncrementalEvaluator:
         opts = replace(self.opts, now=datetime.fromtimestamp(at, UTC))
         state = self._state()
         self._refresh(state, opts)
-        parts = tuple(self._part(c, state, opts) for c in CHECKS)
+        parts = tuple(self._part(c, state, opts) for c in opts.registry)
         result = Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)
         judged_result, causes = judged(result, state, self.accepted)
         return Assessment(judged_result, causes, state, at)
@@ -396,7 +394,7 @@ class IncrementalEvaluator:
         """A piece's findings with their severities, as ``run_check`` grades the check's whole result."""
         table = self._tables.get(check)
         if table is None:
-            table = self._tables[check] = check_named(check).reasons()
+            table = self._tables[check] = opts.registry.named(check).reasons()
         return list(grade(Result(check, tuple(findings)), table).findings)
 
     def _part(self, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
