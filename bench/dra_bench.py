@@ -27,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from tests import draobjects as dra
 
+from bench import draobjects as dra
 from gpulabel.checks.dra import explain_pod
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims

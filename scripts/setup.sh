@@ -17,3 +17,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
     echo "$want" >"$stamp"
 fi
+# The editable install reads src/ through a path entry (.venv's __editable__.gpulabel-*.pth), so its
+# bytecode is src/gpulabel/__pycache__; machines that set PYTHONDONTWRITEBYTECODE never write it and pay
+# for compiling every module at each start (gpulabel --help: 0.23-0.26 s instead of under 0.1 s).
+# compileall writes it whatever that variable says, and recompiles only what changed since.
+.venv/bin/python -m compileall -q src/gpulabel

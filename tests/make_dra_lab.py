@@ -4,7 +4,8 @@ import json
 import sys
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
-from tests import draobjects as dra
+from bench import draobjects as dra
+
 from tests.objects import node
 
 A = f'device.attributes["{dra.DRIVER}"]'

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from draobjects_path import draobjects as dra  # tests/draobjects.py, shared with the unit tests
+from draobjects_path import draobjects as dra  # bench/draobjects.py, shared with the unit tests
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from draobjects_path import draobjects as dra  # tests/draobjects.py, shared with the unit tests
+from draobjects_path import draobjects as dra  # bench/draobjects.py, shared with the unit tests
 from labcluster_support import LabCluster, wait_for
 
 from gpulabel.checks.dra import REASONS, explain_node

@@ -22,7 +22,7 @@ def _lint(src: Path, config: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(LINT), "--no-cache", str(config)],
         cwd=src,
-        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": f"{src}:{ROOT}", "PATH": "/usr/bin:/bin"},  # ROOT: the project's contract types (tools/)
         capture_output=True,
         text=True,
         timeout=120,
@@ -90,3 +90,35 @@ def test_a_planted_import_cycle_breaks_the_contract(tmp_path: Path, module: str,
     done = _lint(src, ROOT / "pyproject.toml")
     assert done.returncode != 0
     assert "No import cycle" in done.stdout and broken in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "broken"),
+    [
+        (
+            "checks/incremental/evaluator.py",
+            "from gpulabel.checks.operands import _missing_cause",
+            "gpulabel.checks.incremental.evaluator:5 imports _missing_cause from gpulabel.checks.operands",
+        ),
+        (
+            "render/report.py",
+            "from ..checks.registry import _table",
+            "gpulabel.render.report:16 imports _table from gpulabel.checks.registry",
+        ),
+    ],
+    ids=["another check's helper", "a private name by a relative import"],
+)
+def test_a_planted_import_of_another_modules_private_name_breaks_the_contract(
+    tmp_path: Path, module: str, planted: str, broken: str
+) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "gpulabel", src / "gpulabel", ignore=shutil.ignore_patterns("__pycache__"))
+    target = src / "gpulabel" / module
+    target.write_text(
+        target.read_text().replace(
+            "from __future__ import annotations\n", f"from __future__ import annotations\n\n{planted}\n", 1
+        )
+    )
+    done = _lint(src, ROOT / "pyproject.toml")
+    assert done.returncode != 0
+    assert "internals are its own" in done.stdout and broken in " ".join(done.stdout.split()), done.stdout

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench import draobjects as dra
 
 from gpulabel.k8s.dra.cel import compile_selector, device_input
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.k8s.dra.values import SemverError, compare_semver, parse_quantity, parse_semver
 from gpulabel.model.cluster import node_from_json
-from tests import draobjects as dra
 from tests.objects import node
 
 A = f'device.attributes["{dra.DRIVER}"]'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from bench import draobjects as dra
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,6 @@ from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.model.cluster import node_from_json
-from tests import draobjects as dra
 from tests.objects import node
 
 N1 = node_from_json(node("n1", {"zone": "a"}))

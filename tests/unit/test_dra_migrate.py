@@ -1,6 +1,6 @@
 """The migration aid selects, device by device, the GPUs the GFD node affinity selects.
 
-For every GPU model of tests/draobjects.py, the node labels GFD would write for
+For every GPU model of bench/draobjects.py, the node labels GFD would write for
 it (sanitised product, memory in MiB, lower-case family, compute capability)
 are matched by the node-affinity matcher, and the generated selector is
 evaluated on the device the DRA driver publishes: the verdicts must agree.
@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench import draobjects as dra
 
 from gpulabel.checks.migrate import migrate
 from gpulabel.k8s.dra.cel import compile_selector, device_input
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import node_from_json
 from gpulabel.model.sanitize import sanitize_gfd
-from tests import draobjects as dra
 from tests.objects import node
 
 FAMILY = {"Ampere": "ampere", "Hopper": "hopper", "Ada Lovelace": "ada-lovelace"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench import draobjects as dra
 
 from gpulabel.checks.dra import REASONS, explain_node
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
-from tests import draobjects as dra
 from tests.objects import node
 
 A = f'device.attributes["{dra.DRIVER}"]'

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import CHECKS, DEFAULT_STUCK_AFTER, CheckOptions, check_named, run_check, run_checks
+from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check, run_checks
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
@@ -122,7 +122,7 @@ def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
 
 def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """One registered check over the kinds it reads."""
-    check = check_named(name)
+    check = opts.registry.named(name)
     state = session.state(check.kinds)
     return judge(run_check(check, state, opts), state, verdict or Verdict())
 
@@ -146,7 +146,7 @@ def run_all(
     blamed operand pods fail (wide: after each root cause; JSON: ``evidence``)."""
     from gpulabel.checks.evidence import with_evidence
 
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    kinds = opts.registry.kinds
     state = session.state(kinds)
     outcome = judge(run_checks(state, opts), state, verdict or Verdict())
     diagnoses, unread = gather_evidence(session, state, outcome.result.findings, evidence)
@@ -216,7 +216,7 @@ def run_explain(
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    kinds = opts.registry.kinds
     state = session.state(kinds)
     node = state.node(target.node)
     if node is None:

@@ -18,7 +18,7 @@ from gpulabel.app.config import parse_duration
 from gpulabel.app.defaults import METRICS_PORT, MONITOR_LEASE_NAME
 from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
 from gpulabel.checks.assessment import Accepted
-from gpulabel.checks.registry import CHECKS, CheckOptions
+from gpulabel.checks.registry import BUILTIN, CheckOptions, Registry
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Result
 
@@ -92,9 +92,9 @@ class MonitorOptions:
                 object.__setattr__(self, attr, value)
 
 
-def monitored_kinds() -> list[str]:
-    """What ``check`` reads: the union of every registered check's kinds."""
-    return sorted({k for c in CHECKS for k in c.kinds})
+def monitored_kinds(registry: Registry | None = None) -> list[str]:
+    """What ``check`` reads: the union of the kinds of every check of ``registry`` (default: gpulabel's)."""
+    return (registry or BUILTIN).kinds
 
 
 def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:

@@ -75,11 +75,10 @@ def report_html(
 
 def run_report(session: Session, opts: ReportOptions) -> Outcome:
     """Write the page (or, ``html`` is ``-``, answer it as the outcome's page); informational: exit 0."""
-    from gpulabel.checks.registry import CHECKS
     from gpulabel.render.report import render_html
 
     # what every check reads (the DRA kinds only where the server serves them)
-    state = session.state(sorted({k for c in CHECKS for k in c.kinds}))
+    state = session.state(opts.checks.registry.kinds)
     snapshots = session.source.snapshots
     source = ", ".join(snapshots) if snapshots else None  # the paths as given, never made absolute
     warnings: list[str] = []

@@ -29,10 +29,9 @@ class DiffOptions:
 def run_diff(session: Session, opts: DiffOptions) -> Outcome:
     """What changed from OLD to NEW: nodes, labels and findings; exit 1 if anything did."""
     from gpulabel.checks.diff import diff_states
-    from gpulabel.checks.registry import CHECKS
 
     old = session.snapshot(opts.old)
-    kinds = sorted({k for c in CHECKS for k in c.kinds})
+    kinds = opts.checks.registry.kinds
     if opts.new is not None and _same_file(opts.old, opts.new):
         new = dataclasses.replace(old, source=opts.new)  # one file read once: diff_states sees one state
     else:

@@ -15,6 +15,7 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.operands import CATALOGUE
 from gpulabel.model.severity import Reason
 
 __all__ = ["REASONS", "capacity", "capacity_node"]
@@ -29,7 +30,7 @@ REASONS: dict[str, Reason] = {
     "node-not-ready": Reason("warning", "a GPU node whose Ready condition is not True: its GPUs take no new pods"),
     "cordoned": Reason("warning", "a GPU node marked unschedulable (kubectl cordon): its GPUs take no new pods"),
 }
-DEVICE_PLUGIN = V.DEPLOY_PREFIX + "device-plugin"
+DEVICE_PLUGIN = CATALOGUE["device-plugin"].deploy_key
 
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:

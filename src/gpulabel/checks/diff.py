@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpulabel.checks.registry import CHECKS, CheckOptions, run_check
+from gpulabel.checks.registry import CheckOptions, run_check
 from gpulabel.k8s.resources import QuantityError, parse_quantity
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, Section
@@ -83,7 +83,7 @@ def diff_states(old: ClusterState, new: ClusterState, opts: CheckOptions | None 
     # One file given twice is one state (the CLI reads it once): each check runs once.
     same = all(getattr(old, f.name) is getattr(new, f.name) for f in dataclasses.fields(old) if f.name != "source")
     rows = []
-    for check in CHECKS:
+    for check in opts.registry:
         before = run_check(check, old, opts)
         after = before if same else run_check(check, new, opts)
         skipped = before.skipped or after.skipped

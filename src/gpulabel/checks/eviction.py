@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpulabel.checks.operands import daemonset_requirements, operand_of_daemonset
-from gpulabel.checks.rootcause import CHAIN_OPERANDS as CHAIN_KINDS
 from gpulabel.checks.standalone import gpu_node, standalone_kind
 from gpulabel.model.cluster import ClusterState, DaemonSet
 from gpulabel.model.findings import Finding
+from gpulabel.model.operands import CHAIN_OPERANDS as CHAIN_KINDS
 
 __all__ = ["noexecute_findings"]
 

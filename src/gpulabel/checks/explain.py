@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpulabel.checks.operands import daemonset_requirements, operand_of_daemonset, untolerated_taints
-from gpulabel.checks.rootcause import CHAIN, CHAIN_OPERANDS, node_gpus, node_links
+from gpulabel.checks.rootcause import CHAIN, node_gpus, node_links
 from gpulabel.checks.standalone import standalone_kind
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Cell, Finding
+from gpulabel.model.operands import CHAIN_OPERANDS, deploy_key
 
 __all__ = ["Link", "explain_node_chain"]
 
@@ -85,7 +86,7 @@ def explain_node_chain(state: ClusterState, node: Node, findings: Sequence[Findi
     for link, f in node_links(f for f in findings if f.node == node.name and not f.pod):
         broken.setdefault(link, []).append(f)
     sets, pods = _serving_sets(state, node)
-    deploy = [f"{V.DEPLOY_PREFIX}{op}" for op in CHAIN_OPERANDS]
+    deploy = [deploy_key(op) for op in CHAIN_OPERANDS]
     if V.DEPLOY_OPERANDS in labels:
         deploy.insert(0, V.DEPLOY_OPERANDS)
     managed = any(k.startswith(V.DEPLOY_PREFIX) for k in labels)

@@ -19,7 +19,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node"]
+__all__ = ["REASONS", "cluster_mig_strategy", "mig", "mig_node", "reads_clock"]
 
 REASONS: dict[str, Reason] = {
     "failed": Reason("error", "mig-manager could not apply the requested layout"),
@@ -46,6 +46,11 @@ def cluster_mig_strategy(policies: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def reads_clock(node: Node) -> bool:
+    """Whether :func:`mig_node`'s findings for ``node`` depend on the time (the age of a state in progress)."""
+    return node.labels.get(G.MIG_CONFIG_STATE) in G.MIG_IN_PROGRESS
+
+
 def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None = None) -> list[Finding]:
     labels = node.labels
     found: list[Finding] = []
@@ -55,14 +60,14 @@ def mig_node(node: Node, now: datetime, stuck_after: float, strategy: str | None
         found.append(
             _finding(node, G.MIG_CONFIG_STATE, "failed", f"mig-manager failed to apply {G.MIG_CONFIG}={config}")
         )
-    elif state in ("pending", "rebooting"):
+    elif state in G.MIG_IN_PROGRESS:
         age = G.label_age(node, G.MIG_CONFIG_STATE, now)
-        if age is not None and age > stuck_after / 2:
+        if age is not None and (late := G.overdue(age, stuck_after)):
             found.append(
                 _finding(
                     node,
                     G.MIG_CONFIG_STATE,
-                    "stuck" if age > stuck_after else "slow",
+                    late,
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)}), "
                     f"applying {G.MIG_CONFIG}={config}",
                 )

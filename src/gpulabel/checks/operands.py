@@ -21,7 +21,7 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, LabelWrite, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
-from gpulabel.model.operands import CATALOGUE, WORKLOAD_LABEL, Operand, PolicyView
+from gpulabel.model.operands import CATALOGUE, WORKLOAD_LABEL, Operand, PolicyView, deploy_key
 from gpulabel.model.severity import Reason
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "daemonset_requirements",
     "disabled_by_cluster_policy",
     "not_ready",
+    "operand_daemonsets",
     "operand_of_daemonset",
     "operand_order",
     "operands_result",
@@ -193,9 +194,8 @@ def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:
 def _missing_cause(
     operand: Operand | None, name: str, node: Node, dss: list[DaemonSet], reqs: Mapping[str, PodRequirements]
 ) -> tuple[str, dict[str, Any]]:
-    deploy = operand.deploy if operand else name
     label = ",".join(
-        [f"{V.DEPLOY_PREFIX}{deploy}=true", *(f"{k}={v}" for k, v in (operand.requires if operand else {}).items())]
+        [f"{deploy_key(name)}=true", *(f"{k}={v}" for k, v in (operand.requires if operand else {}).items())]
     )
     if not dss:
         return f"no DaemonSet selects {label}", {"cause": "no-daemonset"}
@@ -219,13 +219,8 @@ def _missing_cause(
     return f"no pod of {refs} on this node", {"cause": "no-pod", "daemonsets": [d.ref for d in dss]}
 
 
-def _deploy_key(name: str) -> str:
-    op = CATALOGUE.get(name)
-    return V.DEPLOY_PREFIX + (op.deploy if op else name)
-
-
 def _deploy_value(labels: Mapping[str, str], name: str) -> str | None:
-    return labels.get(_deploy_key(name))
+    return labels.get(deploy_key(name))
 
 
 class _Writers:
@@ -254,7 +249,7 @@ def _said_elsewhere(node: Node, name: str, value: str, workload: str, writers: _
     op = CATALOGUE.get(name)
     if op is not None and (op.deploy != name or workload not in op.workloads):
         return None
-    key = _deploy_key(name)
+    key = deploy_key(name)
     writer = writers.of(key)
     if value == "false":
         if writer == V.OPERATOR:
@@ -327,6 +322,106 @@ def _unmet_needs(
     return found
 
 
+def operand_daemonsets(state: ClusterState, namespace: str | None = None) -> dict[str, list[DaemonSet]]:
+    """Each operand's DaemonSets, found by what their template requires (:func:`operand_of_daemonset`);
+    with ``namespace`` (the config's operator namespace) only that namespace's: another's are not the operator's."""
+    out: dict[str, list[DaemonSet]] = {}
+    for ds in state.daemonsets:
+        if namespace and ds.namespace != namespace:
+            continue
+        name = operand_of_daemonset(ds)
+        if name is not None:
+            out.setdefault(name, []).append(ds)
+    return out
+
+
+@dataclass
+class _OperandPods:
+    """The pods of the operands' DaemonSets by node: bound ones per operand, the ones not yet scheduled by the
+    node their affinity pins them to, and the operands with a pod Running and Ready on each node."""
+
+    bound: dict[str, dict[str, list[Pod]]] = dataclasses.field(default_factory=dict)
+    unscheduled: dict[str, dict[str, list[Pod]]] = dataclasses.field(default_factory=dict)
+    healthy: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ds_by_operand: Mapping[str, list[DaemonSet]], pods: Iterable[Pod]) -> _OperandPods:
+        out = cls()
+        owned = _pods_by_owner(pods)
+        for name, dss in ds_by_operand.items():
+            for ds in dss:
+                for pod in owned.get(ds.uid, ()):
+                    out.add(name, pod)
+        return out
+
+    def add(self, name: str, pod: Pod) -> None:
+        bound = pod.node_name
+        if not bound:
+            if target := target_node(pod):
+                self.unscheduled.setdefault(target, {}).setdefault(name, []).append(pod)
+            return
+        at = self.bound.get(bound)
+        if at is None:
+            at = self.bound[bound] = {}
+        mine = at.get(name)
+        if mine is None:
+            at[name] = [pod]
+        else:
+            mine.append(pod)
+        if pod.phase == "Running" and pod.ready:
+            ok = self.healthy.get(bound)
+            if ok is None:
+                self.healthy[bound] = {name}
+            else:
+                ok.add(name)
+
+
+_NOTHING: dict[str, list[Pod]] = {}
+_NO_OPERAND: frozenset[str] = frozenset()
+
+
+@dataclass
+class _Fleet:
+    """What every node's operand findings are judged against: the operands' DaemonSets and their pods, what is
+    switched off, and the deploy labels (two operands share the device plugin's)."""
+
+    policy: PolicyView
+    off: set[str]
+    ds_by_operand: dict[str, list[DaemonSet]]
+    reqs: dict[str, PodRequirements]
+    pods: _OperandPods
+    rank: dict[str, int]
+    deploy_keys: dict[str, str]
+    by_key: dict[str, list[str]]
+    workloads: dict[str | None, str] = dataclasses.field(default_factory=dict)  # by the node's label value
+
+    @classmethod
+    def of(cls, state: ClusterState, disabled: Iterable[str], namespace: str | None) -> _Fleet:
+        ds_by_operand = operand_daemonsets(state, namespace)
+        operands = operand_order(ds_by_operand)
+        deploy_keys = {name: deploy_key(name) for name in operands}
+        by_key: dict[str, list[str]] = {}
+        for name, key in deploy_keys.items():
+            by_key.setdefault(key, []).append(name)
+        return cls(
+            policy=PolicyView(state.cluster_policies),
+            off=set(disabled) | disabled_by_cluster_policy(state.cluster_policies),
+            ds_by_operand=ds_by_operand,
+            reqs={ds.ref: daemonset_requirements(ds) for dss in ds_by_operand.values() for ds in dss},
+            pods=_OperandPods.of(ds_by_operand, state.pods),
+            rank={name: i for i, name in enumerate(operands)},
+            deploy_keys=deploy_keys,
+            by_key=by_key,
+        )
+
+    def workload(self, labels: Mapping[str, str]) -> str:
+        label = labels.get(WORKLOAD_LABEL)
+        workload = self.workloads.get(label)
+        if workload is None:
+            workload = self.workloads[label] = self.policy.workload(labels)
+        return workload
+
+
 def check_operands(
     state: ClusterState,
     disabled: Iterable[str] = (),
@@ -342,166 +437,131 @@ def check_operands(
     ``disabled`` (its deploy label is ``false``, a team's choice) and ``pre-installed``
     (its deploy label says the host provides it).
     """
-    policy = PolicyView(state.cluster_policies)
-    off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
-    ds_by_operand: dict[str, list[DaemonSet]] = {}
-    for ds in state.daemonsets:
-        if namespace and ds.namespace != namespace:
-            continue  # the config's operator namespace: another namespace's DaemonSets are not the operator's
-        name = operand_of_daemonset(ds)
-        if name is not None:
-            ds_by_operand.setdefault(name, []).append(ds)
-    reqs = {ds.ref: daemonset_requirements(ds) for dss in ds_by_operand.values() for ds in dss}
-    owned = _pods_by_owner(state.pods)
-    # node -> operand -> that operand's pods bound to that node; unscheduled ones apart
-    pods_at: dict[str, dict[str, list[Pod]]] = {}
-    unscheduled: dict[str, dict[str, list[Pod]]] = {}
-    healthy: dict[str, set[str]] = {}  # node -> the operands with a pod bound there Running and Ready
-    for name, dss in ds_by_operand.items():
-        for ds in dss:
-            for pod in owned.get(ds.uid, ()):
-                bound = pod.node_name
-                if not bound:
-                    if target := target_node(pod):
-                        unscheduled.setdefault(target, {}).setdefault(name, []).append(pod)
-                    continue
-                at = pods_at.get(bound)
-                if at is None:
-                    at = pods_at[bound] = {}
-                mine = at.get(name)
-                if mine is None:
-                    at[name] = [pod]
-                else:
-                    mine.append(pod)
-                if pod.phase == "Running" and pod.ready:
-                    ok = healthy.get(bound)
-                    if ok is None:
-                        healthy[bound] = {name}
-                    else:
-                        ok.add(name)
-    operands = operand_order(ds_by_operand)
-    rank = {name: i for i, name in enumerate(operands)}
-    deploy_keys = {name: _deploy_key(name) for name in operands}
-    by_key: dict[str, list[str]] = {}  # deploy label -> the operands it gates (two share the device plugin's)
-    for name, key in deploy_keys.items():
-        by_key.setdefault(key, []).append(name)
-    labelled: dict[str, list[Node]] = {name: [] for name in ds_by_operand}  # the daemonsets table's nodes
-    workloads: dict[str | None, str] = {}  # the workload config by the node's label value
-    nothing: dict[str, list[Pod]] = {}
-    no_operand: set[str] = set()
+    fleet = _Fleet.of(state, disabled, namespace)
+    labelled: dict[str, list[Node]] = {name: [] for name in fleet.ds_by_operand}  # the daemonsets table's nodes
     findings: list[Finding] = []
     for node in state.nodes:
-        labels = node.labels
-        isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
-        if isolated:
-            findings.append(
+        findings.extend(_node_findings(fleet, node, labelled))
+    return OperandReport(findings, _daemonset_accounts(labelled, fleet.ds_by_operand, fleet.reqs))
+
+
+def _node_findings(fleet: _Fleet, node: Node, labelled: dict[str, list[Node]]) -> list[Finding]:
+    """One node's operand findings, in catalogue order; the node is added to ``labelled`` for each operand
+    whose DaemonSet it is labelled for."""
+    labels = node.labels
+    isolated = labels.get(V.DEPLOY_OPERANDS) == "false"
+    findings: list[Finding] = []
+    if isolated:
+        detail = f"{V.DEPLOY_OPERANDS}=false: every deploy label is removed, no operand is expected"
+        findings.append(Finding("operands", "isolated", node=node.name, operand="operands", detail=detail))
+    here = fleet.pods.bound.get(node.name, _NOTHING)
+    # the operands with a deploy label or a pod here; the rest expect nothing and run nothing
+    names = {name for key in labels.keys() & fleet.by_key.keys() for name in fleet.by_key[key]}
+    if here:
+        names.update(here)
+    if not names:
+        return findings
+    writers = _Writers(node)
+    workload = fleet.workload(labels)
+    present = fleet.pods.healthy.get(node.name, _NO_OPERAND)  # what a prerequisite needs: a pod Running and Ready
+    for name in sorted(names, key=fleet.rank.__getitem__):
+        value = labels.get(fleet.deploy_keys[name])
+        op = CATALOGUE.get(name)
+        gated = op is None or not op.requires or op.gates(labels)
+        if value == "true" and gated:
+            if name in labelled:
+                labelled[name].append(node)
+            if name in present and not isolated and name not in fleet.off:
+                # expected, and a pod of it is Running and Ready (most cells): only its prerequisites speak
+                if op is not None and (needs := op.needs_for(workload)):
+                    findings.extend(_unmet_needs(node, name, needs, present, fleet.off))
+                continue
+        cell = _Cell(fleet, node, name, op, value, here.get(name, []), isolated=isolated, gated=gated)
+        findings.extend(cell.findings(workload, writers, present))
+    return findings
+
+
+@dataclass
+class _Cell:
+    """One operand on one node that is not simply expected and healthy: what its deploy label and pods say."""
+
+    fleet: _Fleet
+    node: Node
+    name: str
+    op: Operand | None
+    value: str | None  # its deploy label
+    pods: list[Pod]  # its pods bound to the node
+    isolated: bool
+    gated: bool  # the node has the labels besides the deploy label that its DaemonSet requires
+
+    def findings(self, workload: str, writers: _Writers, present: Container[str]) -> list[Finding]:
+        node, name, op, value = self.node, self.name, self.op, self.value
+        running = [p for p in self.pods if p.phase == "Running"]
+        on = not self.isolated and name not in self.fleet.off and self.gated  # neither isolated nor switched off
+        paused = on and (value or "").startswith(_PAUSED_PREFIX)
+        expected = on and value == "true"
+        found: list[Finding] = []
+        if paused:
+            detail = f"{deploy_key(name)}={value}: stopped on purpose, it comes back when the label returns to true"
+            found.append(Finding("operands", "paused", node=node.name, operand=name, value=value, detail=detail))
+        elif on and value in _PROVIDED_ELSEWHERE and not running:
+            said = _said_elsewhere(node, name, value or "", workload, writers)
+            if said is not None:
+                found.append(said)
+        elif on and value == "":
+            detail = (
+                f'{deploy_key(name)}="": the operand is enabled but the operator never set its '
+                "deploy label to true, so it does not run here"
+            )
+            found.append(Finding("operands", "empty-deploy", node=node.name, operand=name, value=value, detail=detail))
+        elif expected:
+            found.extend(self._absent(present))
+        if running and not expected and not paused:
+            found.append(
                 Finding(
                     "operands",
-                    "isolated",
+                    "unexpected",
                     node=node.name,
-                    operand="operands",
-                    detail=f"{V.DEPLOY_OPERANDS}=false: every deploy label is removed, no operand is expected",
+                    operand=name,
+                    detail=f"pod {running[0].ref} running; {self._why_unexpected()}",
                 )
             )
-        here = pods_at.get(node.name, nothing)
-        # the operands with a deploy label or a pod here; the rest expect nothing and run nothing
-        names = {name for key in labels.keys() & by_key.keys() for name in by_key[key]}
-        if here:
-            names.update(here)
-        if not names:
-            continue
-        writers = _Writers(node)
-        label = labels.get(WORKLOAD_LABEL)
-        workload = workloads.get(label)
-        if workload is None:
-            workload = workloads[label] = policy.workload(labels)
-        present = healthy.get(node.name, no_operand)  # what a prerequisite must have: a pod Running and Ready
-        for name in sorted(names, key=rank.__getitem__):
-            value = labels.get(deploy_keys[name])
-            op = CATALOGUE.get(name)
-            gated = op is None or not op.requires or op.gates(labels)
-            if value == "true" and gated:
-                if name in labelled:
-                    labelled[name].append(node)
-                if name in present and not isolated and name not in off:
-                    # expected, and a pod of it is Running and Ready (most cells): only its prerequisites speak
-                    if op is not None and (needs := op.needs_for(workload)):
-                        findings.extend(_unmet_needs(node, name, needs, present, off))
-                    continue
-            pods = here.get(name, [])
-            running = [p for p in pods if p.phase == "Running"]
-            paused = not isolated and name not in off and gated and (value or "").startswith(_PAUSED_PREFIX)
-            expected = not isolated and name not in off and gated and value == "true"
-            if paused:
-                key = _deploy_key(name)
-                findings.append(
-                    Finding(
-                        "operands",
-                        "paused",
-                        node=node.name,
-                        operand=name,
-                        value=value,
-                        detail=f"{key}={value}: stopped on purpose, it comes back when the label returns to true",
-                    )
-                )
-            elif value in _PROVIDED_ELSEWHERE and not running and not isolated and name not in off and gated:
-                said = _said_elsewhere(node, name, value, workload, writers)
-                if said is not None:
-                    findings.append(said)
-            elif value == "" and not isolated and name not in off and gated:
-                findings.append(
-                    Finding(
-                        "operands",
-                        "empty-deploy",
-                        node=node.name,
-                        operand=name,
-                        value=value,
-                        detail=f'{_deploy_key(name)}="": the operand is enabled but the operator never set its '
-                        "deploy label to true, so it does not run here",
-                    )
-                )
-            elif expected and not pods:
-                detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
-                waiting = [p for p in unscheduled.get(node.name, nothing).get(name, ()) if p.phase == "Pending"]
-                if waiting and data["cause"] == "no-pod":
-                    msg = waiting[0].condition_message("PodScheduled") or "not scheduled yet"
-                    detail = f"pod {waiting[0].ref} Pending: {msg}"
-                    data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
-                findings.append(_missing(node, name, detail, data))
-            elif expected:
-                nr = None if name in present else not_ready(pods)
-                if nr is not None:
-                    findings.append(dataclasses.replace(nr, node=node.name, operand=name))
-                elif not running:
-                    detail, data = _missing_cause(op, name, node, ds_by_operand.get(name, []), reqs)
-                    failed = [p for p in pods if p.phase == "Failed"]
-                    if failed:
-                        detail, data = f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
-                    findings.append(_missing(node, name, detail, data))
-            if running and not expected and not paused:
-                why = (
-                    "node isolated (nvidia.com/gpu.deploy.operands=false)"
-                    if isolated
-                    else (
-                        "operand disabled cluster-wide"
-                        if name in off
-                        else f"{_deploy_key(name)}={value if value is not None else '<absent>'}"
-                        if gated or op is None
-                        else "the node lacks " + ",".join(f"{k}={v}" for k, v in op.requires.items())
-                    )
-                )
-                findings.append(
-                    Finding(
-                        "operands",
-                        "unexpected",
-                        node=node.name,
-                        operand=name,
-                        detail=f"pod {running[0].ref} running; {why}",
-                    )
-                )
-            if running and op is not None:
-                findings.extend(_unmet_needs(node, name, op.needs_for(workload), present, off))
-    return OperandReport(findings, _daemonset_accounts(labelled, ds_by_operand, reqs))
+        if running and op is not None:
+            found.extend(_unmet_needs(node, name, op.needs_for(workload), present, self.fleet.off))
+        return found
+
+    def _absent(self, present: Container[str]) -> list[Finding]:
+        """An expected operand without a pod Running and Ready: ``missing`` (why) or ``not-ready``."""
+        node, name, pods = self.node, self.name, self.pods
+        causes = self.fleet.ds_by_operand.get(name, [])
+        if not pods:
+            detail, data = _missing_cause(self.op, name, node, causes, self.fleet.reqs)
+            pinned = self.fleet.pods.unscheduled.get(node.name, _NOTHING).get(name, ())
+            waiting = [p for p in pinned if p.phase == "Pending"]
+            if waiting and data["cause"] == "no-pod":
+                msg = waiting[0].condition_message("PodScheduled") or "not scheduled yet"
+                detail = f"pod {waiting[0].ref} Pending: {msg}"
+                data = {"cause": "pod-pending", "pod": waiting[0].ref, "message": msg}
+            return [_missing(node, name, detail, data)]
+        nr = None if name in present else not_ready(pods)
+        if nr is not None:
+            return [dataclasses.replace(nr, node=node.name, operand=name)]
+        if any(p.phase == "Running" for p in pods):
+            return []
+        detail, data = _missing_cause(self.op, name, node, causes, self.fleet.reqs)
+        failed = [p for p in pods if p.phase == "Failed"]
+        if failed:
+            detail, data = f"pod {failed[0].ref} Failed", {"cause": "pod-failed", "pod": failed[0].ref}
+        return [_missing(node, name, detail, data)]
+
+    def _why_unexpected(self) -> str:
+        if self.isolated:
+            return f"node isolated ({V.DEPLOY_OPERANDS}=false)"
+        if self.name in self.fleet.off:
+            return "operand disabled cluster-wide"
+        if self.gated or self.op is None:
+            return f"{deploy_key(self.name)}={self.value if self.value is not None else '<absent>'}"
+        return "the node lacks " + ",".join(f"{k}={v}" for k, v in self.op.requires.items())
 
 
 def _daemonset_accounts(

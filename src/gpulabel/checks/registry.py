@@ -9,41 +9,49 @@ optional detail sections), which :mod:`gpulabel.render` turns into any output
 format. Options are one plain dataclass, validated when built: the CLI turns
 flags into it, and nothing below the CLI knows about argparse.
 
-To add a check: write a function ``(ClusterState, CheckOptions) -> Result``
-and :func:`register` a :class:`Check` for it: ``check``, ``report`` and the
-controller's metrics run it from then on; its own command can be a two-liner
-over :func:`gpulabel.app.checks.run_named` (see ``docs/architecture.md``).
+To add a check: write a function ``(ClusterState, CheckOptions) -> Result`` and
+add a :class:`Check` row for it to :data:`BUILTIN`: ``check``, ``report``, the
+monitor and the controller's metrics run it from then on; its own command can be
+a two-liner over :func:`gpulabel.app.checks.run_named` (see
+``docs/architecture.md``). What runs is a :class:`Registry` passed in
+(``CheckOptions.registry``), so a caller (a test, an extension) runs
+``BUILTIN.with_check(c)`` without changing what anyone else runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from gpulabel.checks.verdict import grade
 from gpulabel.errors import InputError
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.k8s.nfd.objects import NFD_KINDS
-from gpulabel.model.cluster import ClusterState
+from gpulabel.model.cluster import KIND, ClusterState
 from gpulabel.model.findings import Result
 from gpulabel.model.operands import known_operands
-from gpulabel.model.severity import SEVERITIES, Reason, Severity
+from gpulabel.model.severity import SEVERITIES, Reason
 
 __all__ = [
+    "BUILTIN",
     "CHECKS",
     "DEFAULT_STUCK_AFTER",
     "NODE_ONLY",
     "Check",
     "CheckOptions",
+    "Registry",
     "check_named",
-    "grade",
+    "mig_caveats",
+    "operands_caveats",
+    "pending_caveats",
     "reason_table",
-    "register",
     "run_check",
     "run_checks",
     "severity_help",
     "skip_reason",
+    "stuck_detection_caveats",
 ]
 
 
@@ -68,10 +76,10 @@ class CheckOptions:
     stuck_after: float = DEFAULT_STUCK_AFTER
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
-    # a config file's severity overrides: "<check>/<reason>" or "<reason>" (every check) -> severity
-    severities: Mapping[str, Severity] = field(default_factory=dict)
     all_pods: bool = False  # pending: every Pending pod, not only GPU pods
     operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
+    # the checks to run (check, report, diff, explain, the monitor): gpulabel's own unless told otherwise
+    registry: Registry = field(default_factory=lambda: _builtin())
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -90,12 +98,41 @@ class Check:
     reasons: Callable[[], Mapping[str, Reason]] = dict
 
 
-_PLURAL = {"ClusterPolicy": "clusterpolicies"}
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The checks that ``check``, ``report``, ``diff``, ``explain``, the monitor and sync's metrics run, in
+    their order: a value passed in (``CheckOptions.registry``), never a list that grows. :data:`BUILTIN` holds
+    gpulabel's own; ``BUILTIN.with_check(c)`` is another registry with ``c`` after them."""
+
+    checks: tuple[Check, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"check {twice[0]!r} is registered twice")
+
+    def __iter__(self) -> Iterator[Check]:
+        return iter(self.checks)
+
+    def named(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def kinds(self) -> list[str]:
+        """What the checks read, together: the kinds one load for all of them needs."""
+        return sorted({k for c in self.checks for k in c.kinds})
+
+    def with_check(self, check: Check) -> Registry:
+        return Registry((*self.checks, check))
 
 
 def skip_reason(check: Check, state: ClusterState) -> str:
     """Why ``check`` cannot run on ``state`` (``"no pods in the input"``), or ``""`` if it can."""
-    missing = [_PLURAL.get(k, k.lower() + "s") for k in check.requires if k not in state.kinds]
+    missing = [KIND[k].resource if k in KIND else k for k in check.requires if k not in state.kinds]
     return f"no {' or '.join(missing)} in the input" if missing else ""
 
 
@@ -112,9 +149,7 @@ def _operands(state: ClusterState, opts: CheckOptions) -> Result:
 
     result = operands_result(state, opts.disabled, opts.operator_namespace)
     gated = [ds for ds in state.daemonsets if operand_of_daemonset(ds)]
-    caveats: tuple[str, ...] = ()
-    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
-        caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    caveats = operands_caveats(bool(gated), state, opts)
     found = [*result.findings, *standalone_findings(state, gated), *noexecute_findings(state, opts.operator_namespace)]
     order = {n.name: i for i, n in enumerate(state.nodes)}
     findings = tuple(sorted(found, key=lambda f: order.get(f.node, len(order))))  # by node, each node's as found
@@ -128,10 +163,8 @@ def _pending(state: ClusterState, opts: CheckOptions) -> Result:
         state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
     )
     claims = any(p.phase == "Pending" and not p.node_name and p.spec.get("resourceClaims") for p in state.pods)
-    if claims and "ResourceSlice" not in state.kinds:
-        caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
-        result = replace(result, caveats=(caveat,))
-    return result
+    caveats = pending_caveats(claims, state)
+    return replace(result, caveats=caveats) if caveats else result
 
 
 def _hazards(state: ClusterState, opts: CheckOptions) -> Result:
@@ -149,10 +182,7 @@ def _capacity(state: ClusterState, opts: CheckOptions) -> Result:
 def _mig(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.mig import mig
 
-    caveats = [*_no_managed_fields(state)]
-    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
-        caveats.append("strategy check skipped (no ClusterPolicy in the input)")
-    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=tuple(caveats))
+    return Result("mig", tuple(mig(state, opts.now, opts.stuck_after)), caveats=mig_caveats(state))
 
 
 def _sharing(state: ClusterState, opts: CheckOptions) -> Result:
@@ -170,13 +200,35 @@ def _nfd(state: ClusterState, opts: CheckOptions) -> Result:
 def _upgrade(state: ClusterState, opts: CheckOptions) -> Result:
     from gpulabel.checks.upgrade import upgrade
 
-    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=_no_managed_fields(state))
+    return Result("upgrade", tuple(upgrade(state, opts.now, opts.stuck_after)), caveats=stuck_detection_caveats(state))
 
 
-def _no_managed_fields(state: ClusterState) -> tuple[str, ...]:
+def stuck_detection_caveats(state: ClusterState) -> tuple[str, ...]:
     """Stuck detection reads when labels were written (managedFields); without any, it is said to be off."""
     if state.nodes and not any(n.managed_fields for n in state.nodes):
         return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
+    return ()
+
+
+def mig_caveats(state: ClusterState) -> tuple[str, ...]:
+    """What mig could not check: stuck states without managedFields, the strategy without a ClusterPolicy."""
+    caveats = stuck_detection_caveats(state)
+    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
+        caveats += ("strategy check skipped (no ClusterPolicy in the input)",)
+    return caveats
+
+
+def operands_caveats(gated: bool, state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
+    """With operand DaemonSets (``gated``) but no ClusterPolicy and no --disabled, every operand counts as on."""
+    if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
+        return ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+    return ()
+
+
+def pending_caveats(claims: bool, state: ClusterState) -> tuple[str, ...]:
+    """Pending pods with ResourceClaims (``claims``) in an input without DRA objects: their claims are unchecked."""
+    if claims and "ResourceSlice" not in state.kinds:
+        return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
 
 
@@ -196,7 +248,7 @@ def _table_of(*parts: tuple[str, str]) -> Callable[[], Mapping[str, Reason]]:
 
 
 # ClusterPolicy is optional for every check that names it: without one, what it would say is skipped.
-CHECKS: list[Check] = [
+CHECKS: tuple[Check, ...] = (
     Check(
         "audit",
         ("Node",),
@@ -264,28 +316,22 @@ CHECKS: list[Check] = [
         "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
         reasons=_table("nfdrules", "REASONS"),
     ),
-]
+)
+BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
 
 
-def register(check: Check) -> Check:
-    """Add ``check`` to what ``check`` and ``report`` run (after the built-in ones); returns it."""
-    if any(c.name == check.name for c in CHECKS):
-        raise ValueError(f"check {check.name!r} is already registered")
-    CHECKS.append(check)
-    return check
+def _builtin() -> Registry:
+    return BUILTIN
 
 
-def check_named(name: str) -> Check:
-    for c in CHECKS:
-        if c.name == name:
-            return c
-    raise KeyError(name)
+def check_named(name: str, registry: Registry | None = None) -> Check:
+    return (registry or BUILTIN).named(name)
 
 
-def reason_table(check: Check | str) -> Mapping[str, Reason]:
+def reason_table(check: Check | str, registry: Registry | None = None) -> Mapping[str, Reason]:
     """The check's reasons, each with its severity and meaning."""
-    return (check_named(check) if isinstance(check, str) else check).reasons()
+    return (check_named(check, registry) if isinstance(check, str) else check).reasons()
 
 
 def severity_help(checks: Sequence[Check] | None = None) -> str:
@@ -299,29 +345,17 @@ def severity_help(checks: Sequence[Check] | None = None) -> str:
     return "\n".join(lines)
 
 
-def grade(result: Result, table: Mapping[str, Reason], overrides: Mapping[str, Severity] | None = None) -> Result:
-    """``result`` with each finding's severity from ``table`` (or ``overrides``: ``check/reason`` or ``reason``)."""
-    overrides = overrides or {}
-
-    def severity(check: str, reason: str, now: str) -> str:
-        row = table.get(reason)
-        # a reason no table names (a check registered without one) is an error
-        return overrides.get(f"{check}/{reason}") or overrides.get(reason) or (row.severity if row else now or "error")
-
-    findings = tuple(replace(f, severity=severity(f.check, f.reason, f.severity)) for f in result.findings)
-    return replace(result, findings=findings, graded=True)
-
-
 def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
     """One check's graded result, or a skipped result when its inputs are absent."""
-    c = check_named(check) if isinstance(check, str) else check
+    c = opts.registry.named(check) if isinstance(check, str) else check
     why = skip_reason(c, state)
     if why:
         return Result(c.name, skipped=why)
-    return grade(c.run(state, opts), c.reasons(), opts.severities)
+    return grade(c.run(state, opts), c.reasons())
 
 
 def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
-    """Every registered check over ``state``: one ``check`` result whose parts are the checks' results."""
-    parts = tuple(run_check(c, state, opts) for c in (CHECKS if checks is None else checks))
+    """Every check of ``opts.registry`` (or ``checks``) over ``state``: one ``check`` result whose parts are
+    the checks' results."""
+    parts = tuple(run_check(c, state, opts) for c in (opts.registry if checks is None else checks))
     return Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)

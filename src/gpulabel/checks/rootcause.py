@@ -29,6 +29,7 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Cell, Finding
+from gpulabel.model.operands import CHAIN_OPERANDS
 from gpulabel.model.severity import at_or_above
 
 __all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "link_of", "node_gpus", "root_causes"]
@@ -46,7 +47,6 @@ CHAIN = (
     "node",
     "operand",
 )
-CHAIN_OPERANDS = ("driver", "container-toolkit", "device-plugin", "gpu-feature-discovery")
 _GFD_KEYS = (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY)
 _NOT_SCHEDULED = ("no DaemonSet selects", " does not tolerate taint ", " does not select this node")
 

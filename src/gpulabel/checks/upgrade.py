@@ -26,7 +26,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "repair_command", "upgrade", "upgrade_node"]
+__all__ = ["REASONS", "reads_clock", "repair_command", "upgrade", "upgrade_node"]
 
 REASONS: dict[str, Reason] = {
     "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
@@ -60,13 +60,24 @@ def _finding(node: Node, key: str, reason: str, detail: str, repair: str | None 
 def _left_behind(node: Node, key: str, why: str, age: float | None, stuck_after: float) -> list[Finding]:
     """A pause whose change has ended ``age`` seconds ago: nothing yet (the operator un-pauses), ``slow``
     past half of ``stuck_after``, ``paused-stuck`` past it or when the end's time is unknown."""
-    if age is None or age > stuck_after:
+    late = G.overdue(age, stuck_after)
+    if age is None or late == "stuck":
         return [_finding(node, key, "paused-stuck", why, repair="true")]
-    if age > stuck_after / 2:
-        return [
-            _finding(node, key, "slow", f"{why} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})")
-        ]
+    if late:
+        return [_finding(node, key, late, f"{why} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})")]
     return []
+
+
+_PAUSES = (G.PAUSED_FOR_MIG_CHANGE, G.PAUSED_FOR_DRIVER_UPGRADE)
+
+
+def reads_clock(node: Node) -> bool:
+    """Whether :func:`upgrade_node`'s findings for ``node`` depend on the time: the age of an upgrade in
+    progress, or of the change a paused deploy label waits for."""
+    labels = node.labels
+    if labels.get(G.DRIVER_UPGRADE_STATE) in G.UPGRADE_IN_PROGRESS:
+        return True
+    return any(v in _PAUSES and k.startswith(V.DEPLOY_PREFIX) for k, v in labels.items())
 
 
 def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]:
@@ -86,16 +97,16 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
         )
     elif state in G.UPGRADE_IN_PROGRESS:
         age = G.label_age(node, G.DRIVER_UPGRADE_STATE, now)
-        if age is not None and age > stuck_after / 2:
+        if age is not None and (late := G.overdue(age, stuck_after)):
             found.append(
                 _finding(
                     node,
                     G.DRIVER_UPGRADE_STATE,
-                    "stuck" if age > stuck_after else "slow",
+                    late,
                     f"{state} for {G.format_age(age)} (--stuck-after {G.format_age(stuck_after)})",
                 )
             )
-    mig_working = labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting")
+    mig_working = labels.get(G.MIG_CONFIG_STATE) in G.MIG_IN_PROGRESS
     upgrading = state in G.UPGRADE_IN_PROGRESS
     for key in sorted([k for k in labels if k.startswith(V.DEPLOY_PREFIX)]):
         value = labels[key]

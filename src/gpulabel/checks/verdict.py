@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpulabel.model.findings import Finding, Result
-from gpulabel.model.severity import Severity
+from gpulabel.model.severity import Reason, Severity
 
 __all__ = [
     "Identity",
@@ -28,6 +28,7 @@ __all__ = [
     "apply_baseline",
     "apply_ignores",
     "counted",
+    "grade",
     "identity",
     "identity_of_json",
     "regrade",
@@ -79,8 +80,21 @@ def apply_ignores(result: Result, rules: Sequence[IgnoreRule], labels: Mapping[s
     return dataclasses.replace(result, parts=parts, findings=tuple(f for p in parts for f in p.findings))
 
 
+def grade(result: Result, table: Mapping[str, Reason]) -> Result:
+    """``result`` with each finding's severity from its check's reason ``table``; a reason no table names (a
+    check registered without one) keeps the severity it has, or is an ``error``. Overrides: :func:`regrade`."""
+
+    def severity(reason: str, now: str) -> str:
+        row = table.get(reason)
+        return row.severity if row else now or "error"
+
+    findings = tuple(dataclasses.replace(f, severity=severity(f.reason, f.severity)) for f in result.findings)
+    return dataclasses.replace(result, findings=findings, graded=True)
+
+
 def regrade(result: Result, overrides: Mapping[str, Severity]) -> Result:
-    """``result`` with the config's severity overrides (``check/reason`` or ``reason``) applied, parts too."""
+    """``result`` with the config's severity overrides (``check/reason`` or ``reason``) applied, parts too: the
+    one place an override is applied (to ``check``, the check commands, ``explain`` and the monitor alike)."""
     if not overrides:
         return result
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from gpulabel.model.severity import SEVERITIES
 from gpulabel.render.text import FORMATS
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ALL_GROUPS",
     "GROUP_FLAGS",
+    "SEVERITY_TABLE",
     "SHARED_DEFAULTS",
     "AddCommand",
     "Command",
@@ -34,6 +36,10 @@ __all__ = [
     "add_verdict_flags",
     "shared_flags",
 ]
+
+# In a command's help text: the reasons of every registered check by severity, put in when the help is printed
+# (checks.registry.severity_help(); so that building the parser imports no check).
+SEVERITY_TABLE = "<the severity of every reason>"
 
 SHARED_DEFAULTS: dict[str, str | bool | None] = {
     "snapshot": None,
@@ -227,7 +233,7 @@ def add_verdict_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("verdict")
     g.add_argument(
         "--fail-level",
-        choices=("error", "warning", "info"),
+        choices=SEVERITIES,
         default=None,
         help="exit 1 when a finding is at or above this severity (default error); lower ones are printed, and exit 0",
     )

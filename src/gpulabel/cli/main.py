@@ -17,7 +17,16 @@ from collections.abc import Sequence
 from typing import IO, cast
 
 from gpulabel import __version__
-from gpulabel.cli.context import ALL_GROUPS, GROUP_FLAGS, SHARED_DEFAULTS, AddCommand, Command, Context, shared_flags
+from gpulabel.cli.context import (
+    ALL_GROUPS,
+    GROUP_FLAGS,
+    SEVERITY_TABLE,
+    SHARED_DEFAULTS,
+    AddCommand,
+    Command,
+    Context,
+    shared_flags,
+)
 from gpulabel.errors import GpulabelError, InputError
 
 __all__ = ["build_parser", "main", "prog_name", "run"]
@@ -30,7 +39,15 @@ def prog_name(argv0: str | None = None) -> str:
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """Examples kept as written; option help wrapped at spaces only (operand names stay whole)."""
+    """Examples kept as written; option help wrapped at spaces only (operand names stay whole); the severity
+    table of the registered checks' reasons put in where a help text asks for it, when it is printed."""
+
+    def add_text(self, text: str | None) -> None:
+        if text and SEVERITY_TABLE in text:
+            from gpulabel.checks.registry import severity_help
+
+            text = text.replace(SEVERITY_TABLE, severity_help())
+        super().add_text(text)
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         import textwrap

@@ -4,34 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from gpulabel.cli.context import AddCommand, Context, add_all_pods_flag, add_verdict_flags
+from gpulabel.cli.context import SEVERITY_TABLE, AddCommand, Context, add_all_pods_flag, add_verdict_flags
 from gpulabel.cli.evidenceflags import add_evidence_flags, evidence_options
 from gpulabel.cli.flags import disabled_flag as _disabled_flag
 
 __all__ = ["add_node_commands"]
-
-
-# checks.registry.severity_help(), spelled out so that --help imports no check (a test keeps them equal)
-SEVERITY_HELP = (
-    "  error   audit: missing not-a-number too-long bad-format\n"
-    "  error   operands: missing not-ready out-of-order noexecute-taint\n"
-    "  error   capacity: no-allocatable missing\n"
-    "  error   mig: failed stuck mig-invalid\n"
-    "  error   sharing: not-a-number bad-value mps-on-mig\n"
-    "  error   upgrade: upgrade-failed stuck paused-stuck bad-value\n"
-    "  error   nfd: nfd-missing nfd-differs nfd-rule-error\n"
-    "  warning audit: no-pci-label bad-deploy-value\n"
-    "  warning operands: unexpected empty-deploy\n"
-    "  warning pending: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
-    "  warning hazards: unschedulable node-name untolerated-taint node-selector affinity insufficient claim\n"
-    "  warning capacity: allocatable-mismatch unlabelled-gpus node-not-ready cordoned\n"
-    "  warning mig: slow not-capable mismatch\n"
-    "  warning sharing: inconsistent shared-suffix\n"
-    "  warning upgrade: slow\n"
-    "  warning nfd: nfd-unexplained\n"
-    "  info    operands: paused isolated disabled pre-installed\n"
-    "  info    pending: fits"
-)
 
 
 def add_node_commands(add: AddCommand) -> None:
@@ -83,7 +60,7 @@ def add_node_commands(add: AddCommand) -> None:
         "run every read-only check and summarise each",
         examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
         exits="0 nothing at or above --fail-level (default error), 1 something is, 2 bad input or an unusable "
-        "cluster\n\nseverities of the reasons (docs/config.md):\n" + SEVERITY_HELP,
+        "cluster\n\nseverities of the reasons (docs/config.md):\n" + SEVERITY_TABLE,
     )
     add_verdict_flags(p)
     p.add_argument("--strict", action="store_true", help="audit with --strict")

@@ -20,7 +20,7 @@ from gpulabel.cluster.retry import Retrier, RetryPolicy
 from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
 from gpulabel.model.cluster import KINDS
 
-__all__ = ["RESOURCES", "KubeClient", "RequestCounts"]
+__all__ = ["RESOURCES", "KubeClient", "RequestCounts", "status_message"]
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ class RequestCounts:
         self.by_method[method] = self.by_method.get(method, 0) + 1
 
 
-def _status_message(body: bytes) -> str:
+def status_message(body: bytes) -> str:
     import orjson
 
     try:
@@ -180,7 +180,7 @@ class KubeClient:
         return orjson.loads(data) if data else None
 
     def error(self, status: int, data: bytes, method: str, path: str) -> ClusterError:
-        message = _status_message(data)
+        message = status_message(data)
         where = f"{self.endpoint} {method} {path}"
         if status in (401, 403):
             return ForbiddenError(where, f"{status} {message}", status)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from gpulabel.checks.evidence import Blame
-from gpulabel.cluster.client import KubeClient, _status_message
+from gpulabel.cluster.client import KubeClient, status_message
 from gpulabel.errors import ClusterError
 from gpulabel.model.evidence import EventNote, Evidence, LogTail, containers_to_read, event_from_json, parse_log
 
@@ -65,7 +65,7 @@ class _Reader:
         return True
 
     def _refused(self, status: int, body: bytes, what: str, kind: str) -> None:
-        line = f"{what}: {status} {_status_message(body)}"
+        line = f"{what}: {status} {status_message(body)}"
         if status in (401, 403):
             verb = "get" if kind == "pods/log" else "list"
             line = f"{kind}: {status}, {verb} not granted to this user ({_GRANT})"
@@ -147,7 +147,7 @@ class _Reader:
 
 
 def _short(body: bytes) -> str:
-    return _status_message(body)
+    return status_message(body)
 
 
 def collect_evidence(

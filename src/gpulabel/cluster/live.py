@@ -11,8 +11,6 @@ from functools import partial
 from typing import Any
 
 from gpulabel.cluster.client import KubeClient
-from gpulabel.k8s.dra.objects import DRA_KINDS
-from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, DaemonSet, pod_from_json
 
 __all__ = ["load_cluster", "served_kinds", "with_daemonset_pods"]
@@ -45,7 +43,7 @@ def load_cluster(
     for name in wanted:
         kind = KIND[name]
         where = f"{client.endpoint} {name}"
-        probe = _SERVED_BY.get(name)
+        probe = kind.probe
         if probe is not None:
             if probe not in served:
                 served[probe] = client.has_resource(*probe)
@@ -67,21 +65,12 @@ def load_cluster(
     return ClusterState.of_records(records, client.endpoint, [k for k in wanted if k not in unserved])
 
 
-# the kinds LISTed only if the server serves them, by what is asked: (group/version, resource)
-_SERVED_BY: dict[str, tuple[str, str]] = {
-    "ClusterPolicy": ("nvidia.com/v1", "clusterpolicies"),
-    **dict.fromkeys(DRA_KINDS, ("resource.k8s.io/v1", "resourceslices")),
-    "DeviceTaintRule": ("resource.k8s.io/v1", "devicetaintrules"),  # v1 since 1.36 (v1alpha3 before)
-    **dict.fromkeys(NFD_KINDS, ("nfd.k8s-sigs.io/v1alpha1", "nodefeatures")),
-}
-
-
 def served_kinds(client: KubeClient, kinds: Iterable[str]) -> list[str]:
     """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group)."""
     served: dict[tuple[str, str], bool] = {}
     out = []
     for name in kinds:
-        probe = _SERVED_BY.get(name)
+        probe = KIND[name].probe
         if probe is not None and probe not in served:
             served[probe] = client.has_resource(*probe)
         if probe is None or served[probe]:

@@ -37,6 +37,7 @@ from gpulabel.model.featurefile import FeatureFile, Problem
 from gpulabel.model.findings import Finding
 
 if TYPE_CHECKING:
+    from gpulabel.checks.registry import Registry
     from gpulabel.controller.metrics import Metrics
 
 __all__ = ["PassResult", "Reconciler", "load_files", "reconcile_node", "run_pass"]
@@ -132,8 +133,10 @@ class Reconciler:
         metrics: Metrics | None = None,
         writer: Writer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        registry: Registry | None = None,
     ) -> None:
         self.client = client
+        self.registry = registry  # the checks whose node-only findings the metrics count (default: gpulabel's)
         self.clock = clock  # the resync period's clock (injectable for tests)
         self.directory = directory
         self.prune = prune
@@ -175,7 +178,7 @@ class Reconciler:
         return total
 
     def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
-        from gpulabel.checks.registry import CHECKS, NODE_ONLY, CheckOptions, run_check
+        from gpulabel.checks.registry import NODE_ONLY, CheckOptions, run_check
         from gpulabel.model.cluster import ClusterState
 
         assert self.metrics is not None
@@ -183,8 +186,9 @@ class Reconciler:
         self.metrics.last_resync.set(time.time())
         # Every registered check that needs nothing but nodes: audit, capacity, mig, sharing, upgrade.
         state = ClusterState(nodes=tuple(sorted(nodes.values(), key=lambda n: n.name)), kinds=frozenset({"Node"}))
-        opts = CheckOptions()
-        findings = [f for c in CHECKS if set(c.kinds) <= set(NODE_ONLY) for f in run_check(c, state, opts).findings]
+        opts = CheckOptions() if self.registry is None else CheckOptions(registry=self.registry)
+        checks = [c for c in opts.registry if set(c.kinds) <= set(NODE_ONLY)]
+        findings = [f for c in checks for f in run_check(c, state, opts).findings]
         findings += [Finding("sync", "invalid-entry", detail=str(p)) for p in result.problems if p.severity == "error"]
         self.metrics.set_findings(findings)
         self.metrics.ready.set()

@@ -110,6 +110,9 @@ def _kept(obj: JSON, where: str) -> tuple[str, JSON]:
     return where, obj
 
 
+_ALWAYS_SERVED = ("", "apps")  # the core group and apps/v1
+
+
 @dataclass(frozen=True, slots=True)
 class Kind:
     """A kind gpulabel reads: where the API serves it, how an object becomes a record, where the state keeps it."""
@@ -131,6 +134,12 @@ class Kind:
     @property
     def group_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def probe(self) -> tuple[str, str] | None:
+        """What to ask the server's discovery before LISTing the kind, ``(group/version, resource)``: a CRD's or an
+        API group's kind is LISTed only where it is served; ``None`` for the groups every API server serves."""
+        return None if self.group in _ALWAYS_SERVED else (self.group_version, self.resource)
 
     @property
     def path(self) -> str:

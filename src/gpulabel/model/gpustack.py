@@ -28,6 +28,7 @@ __all__ = [
     "MIG_CAPABLE",
     "MIG_CONFIG",
     "MIG_CONFIG_STATE",
+    "MIG_IN_PROGRESS",
     "MIG_STRATEGY",
     "PAUSED_FOR_DRIVER_UPGRADE",
     "PAUSED_FOR_MIG_CHANGE",
@@ -40,6 +41,7 @@ __all__ = [
     "mig_device_labels",
     "mig_enabled",
     "mig_profile_counts",
+    "overdue",
     "parse_time",
     "whole_number",
 ]
@@ -57,6 +59,7 @@ MIG_CONFIG = "nvidia.com/mig.config"
 MIG_CONFIG_STATE = "nvidia.com/mig.config.state"
 MIG_DISABLED = "all-disabled"
 MIG_STATES = ("pending", "rebooting", "success", "failed")
+MIG_IN_PROGRESS = ("pending", "rebooting")  # mig-manager is changing the layout
 MPS_CAPABLE = "nvidia.com/mps.capable"
 DEVICE_PLUGIN_CONFIG = "nvidia.com/device-plugin.config"
 GFD_TIMESTAMP = "nvidia.com/gfd.timestamp"
@@ -152,6 +155,14 @@ def label_age(node: Node, key: str, now: datetime) -> float | None:
     written = node.label_time(key)
     when = parse_time(written) if written else None
     return None if when is None else (now - when).total_seconds()
+
+
+def overdue(age: float | None, stuck_after: float) -> str:
+    """How late a state that should pass is: ``stuck`` past ``stuck_after`` seconds, ``slow`` past half of it,
+    ``""`` otherwise or when its age is unknown (a node without managedFields is never called stuck)."""
+    if age is None or age <= stuck_after / 2:
+        return ""
+    return "stuck" if age > stuck_after else "slow"
 
 
 def format_age(seconds: float) -> str:

@@ -16,14 +16,20 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from gpulabel.model.vocabulary import DEPLOY_PREFIX
+
 __all__ = [
     "CATALOGUE",
+    "CHAIN_OPERANDS",
     "OPERATOR_MODULE",
     "OPERATOR_VERSION",
     "WORKLOAD_CONFIGS",
     "Operand",
     "PolicyView",
+    "deploy_key",
+    "gating_keys",
     "known_operands",
+    "labelled_for",
 ]
 
 WORKLOAD_CONFIGS = ("container", "vm-passthrough", "vm-vgpu")
@@ -42,6 +48,12 @@ class Operand:
     sandbox: bool
     workloads: tuple[str, ...]
     needs: Mapping[str, tuple[str, ...]]
+    chain: bool = False
+
+    @property
+    def deploy_key(self) -> str:
+        """The node label that gates it, ``nvidia.com/gpu.deploy.<deploy>`` (two operands share the device plugin's)."""
+        return DEPLOY_PREFIX + self.deploy
 
     def needs_for(self, workload: str) -> tuple[str, ...]:
         return self.needs.get(workload, ())
@@ -67,11 +79,33 @@ def _load() -> tuple[str, str, dict[str, Operand]]:
             sandbox=bool(item.get("sandbox", False)),
             workloads=tuple(item.get("workloads") or ()),
             needs={w: tuple(v) for w, v in needs.items()},
+            chain=bool(item.get("chain", False)),
         )
     return raw["operator"]["module"], raw["operator"]["version"], out
 
 
 OPERATOR_MODULE, OPERATOR_VERSION, CATALOGUE = _load()
+# The operands of the chain that makes a node's GPUs usable, in the catalogue's order (driver first).
+CHAIN_OPERANDS = tuple(name for name, op in CATALOGUE.items() if op.chain)
+
+
+def deploy_key(name: str) -> str:
+    """The deploy label of the operand ``name``; an operand the catalogue does not know is named by its label."""
+    op = CATALOGUE.get(name)
+    return op.deploy_key if op is not None else DEPLOY_PREFIX + name
+
+
+def gating_keys(name: str) -> tuple[str, ...]:
+    """The node labels that decide whether a node is labelled for the operand ``name``: its deploy label first."""
+    op = CATALOGUE.get(name)
+    return (deploy_key(name), *(op.requires if op is not None else ()))
+
+
+def labelled_for(name: str, labels: Mapping[str, str]) -> bool:
+    """Whether a node with ``labels`` is labelled for the operand: its deploy label ``true`` and, for an operand
+    whose DaemonSet requires more (the MPS control daemon: ``nvidia.com/mps.capable=true``), those labels too."""
+    op = CATALOGUE.get(name)
+    return labels.get(deploy_key(name)) == "true" and (op is None or op.gates(labels))
 
 
 @dataclass(frozen=True, slots=True)

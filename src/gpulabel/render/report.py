@@ -3,7 +3,7 @@
 Pure: a :class:`ClusterState`, the ``check`` result (one part per registered
 check, as ``check`` prints it) and the GPU inventory in, a string out. This
 module runs no check; it only arranges the findings it is given, and a check
-added with ``register()`` gets its summary card and its rows like the others. The page carries its
+of the registry it was run with gets its summary card and its rows like the others. The page carries its
 data as one JSON block and builds its tables with inline JavaScript, so 5,000
 nodes cost a few hundred kilobytes and sorting or filtering never goes back to
 Python. Nothing is loaded from anywhere: CSS and JS are inline and a
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, summarize
+from gpulabel.model.operands import CATALOGUE, deploy_key, gating_keys, labelled_for
 from gpulabel.render.assets import CSS, JS
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _status(node: Node) -> str:
     return f"{text},SchedulingDisabled" if node.unschedulable else text
 
 
-def _operand_columns(state: ClusterState, findings: Sequence[Finding]) -> list[str]:
+def _operand_columns(state: ClusterState, findings: Iterable[Finding]) -> list[str]:
     from gpulabel.checks.operands import operand_of_daemonset, operand_order
 
     present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
@@ -76,14 +77,23 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
         state = worst.reason if worst.reason in CELL_STATES else _STATE_OF.get(worst.reason, "missing")
         return CELL_STATES[state], "\n".join(f"{f.reason}: {f.detail}" if f.detail else f.reason for f in found)
     # No finding: check_operands found the operand running and ready where expected, and nothing where not.
-    if node.labels.get(V.DEPLOY_OPERANDS) == "false":
+    labels = node.labels
+    if labels.get(V.DEPLOY_OPERANDS) == "false":
         return CELL_STATES["isolated"], ""
-    value = node.labels.get(V.DEPLOY_PREFIX + op)
     if op in off:
         return CELL_STATES["not-expected"], ""  # the column says: disabled cluster-wide
-    if value == "true":
+    if labelled_for(op, labels):
         return CELL_STATES["running"], ""
-    return CELL_STATES["not-expected"], "" if value is None else f"not expected: {V.DEPLOY_PREFIX}{op}={value}"
+    key = deploy_key(op)
+    value = labels.get(key)
+    if value == "true":
+        lacks = ",".join(f"{k}={v}" for k, v in CATALOGUE[op].requires.items())
+        return CELL_STATES["not-expected"], f"not expected: the node lacks {lacks}"
+    if value is not None:
+        return CELL_STATES["not-expected"], f"not expected: {key}={value}"
+    # The page's own text names the label after the operand; one that shares another's label says its key here.
+    shared = op in CATALOGUE and CATALOGUE[op].deploy != op
+    return CELL_STATES["not-expected"], f"not expected: {key} is absent" if shared else ""
 
 
 def _cells(
@@ -143,37 +153,56 @@ def collect(
     gave them); by default the state's own ``source``.
     """
     parts = {p.command: p for p in checked.parts}
-    audit_result = parts.get("audit", Result("audit"))
     operand_result = parts.get("operands", Result("operands"))
-    pending_result = parts.get("pending", Result("pending"))
-    hazard_findings = list(parts.get("hazards", Result("hazards")).findings)
-    stack = {name: r for name, r in parts.items() if name not in _OWN_SECTIONS}
-    pending = _pending_doc(pending_result)
     off = set(switched_off)
-    operand_findings = list(operand_result.findings)
-    columns = _operand_columns(state, operand_findings)
-    position = {n.name: i for i, n in enumerate(state.nodes)}
+    columns = _operand_columns(state, operand_result.findings)
+    models = sorted({p for n in state.nodes if (p := n.labels.get(V.GPU_PRODUCT)) is not None})
+    rows = _node_rows(state, parts, columns, off, models)
+
+    def summary(findings: Sequence[Finding], skipped: str = "", **extra: int) -> dict[str, Any]:
+        if skipped:
+            return {"findings": 0, "reasons": {}, "skipped": skipped}
+        return {"findings": len(findings), "reasons": summarize(findings), **extra}
+
+    return {
+        "source": state.source if source is None else source,
+        "generated": generated,
+        "states": {code: name for name, code in CELL_STATES.items()},
+        "columns": [{"operand": op, "disabled": op in off} for op in columns],
+        "models": models,
+        "nodes": rows,
+        **_tables(state, parts, inventory),
+        "summary": {
+            name: summary(r.findings, r.skipped, **({"pods": r.counts.get("pods", 0)} if name == "pending" else {}))
+            for name, r in parts.items()
+        },
+        "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r["gpu"] for r in rows), "pods": len(state.pods)},
+    }
+
+
+def _node_rows(
+    state: ClusterState, parts: Mapping[str, Result], columns: Sequence[str], off: set[str], models: Sequence[str]
+) -> list[dict[str, Any]]:
+    """One row per node: its operand cells (with their hover texts), audit findings and hazards."""
     by_cell: dict[str, dict[str, list[Finding]]] = {}  # node -> operand -> the cell's findings
-    for f in operand_findings:
+    for f in parts.get("operands", Result("operands")).findings:
         if f.reason != "isolated":  # the node's cells say isolated
             by_cell.setdefault(f.node, {}).setdefault(f.operand, []).append(f)
-    deploy_keys = [V.DEPLOY_PREFIX + op for op in columns]
+    gating = sorted({key for op in columns for key in gating_keys(op)})  # the labels a quiet row's cells follow
     audit_by_node: dict[str, list[str]] = {}
-    for f in audit_result.findings:
+    for f in parts.get("audit", Result("audit")).findings:
         audit_by_node.setdefault(f.node, []).append(f"{f.key.removeprefix('nvidia.com/')} {f.reason}")
     hazards_by_node: dict[str, int] = {}
-    for f in hazard_findings:
+    for f in parts.get("hazards", Result("hazards")).findings:
         hazards_by_node[f.node] = hazards_by_node.get(f.node, 0) + 1
-    models = sorted({p for n in state.nodes if (p := n.labels.get(V.GPU_PRODUCT)) is not None})
     model_index = {m: i for i, m in enumerate(models)}
-
     rows = []
     quiet: dict[tuple[str | None, ...], tuple[str, dict[str, str]]] = {}
     for node in state.nodes:
         labels = node.labels
         here = by_cell.get(node.name)
         if here is None:  # no finding in the node's cells: they follow from its deploy labels alone
-            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, deploy_keys))
+            sig = (labels.get(V.DEPLOY_OPERANDS), *map(labels.get, gating))
             known = quiet.get(sig)
             if known is None:
                 known = quiet[sig] = _cells(node, columns, {}, off)
@@ -195,29 +224,25 @@ def collect(
         if causes:
             row["causes"] = dict(causes)
         rows.append(row)
+    return rows
 
-    def summary(findings: Sequence[Finding], skipped: str = "", **extra: int) -> dict[str, Any]:
-        if skipped:
-            return {"findings": 0, "reasons": {}, "skipped": skipped}
-        return {"findings": len(findings), "reasons": summarize(findings), **extra}
 
+def _tables(state: ClusterState, parts: Mapping[str, Result], inventory: Sequence[InventoryRow]) -> dict[str, Any]:
+    """The page's tables besides the grid: audit, hazards, Pending pods, GPUs, the GPU stack, the DaemonSets."""
+    position = {n.name: i for i, n in enumerate(state.nodes)}
+    operand_result = parts.get("operands", Result("operands"))
     daemonsets = operand_result.sections[0].rows if operand_result.sections else ()
+    stack = {name: r for name, r in parts.items() if name not in _OWN_SECTIONS}
     return {
-        "source": state.source if source is None else source,
-        "generated": generated,
-        "states": {code: name for name, code in CELL_STATES.items()},
-        "columns": [{"operand": op, "disabled": op in off} for op in columns],
-        "models": models,
-        "nodes": rows,
         "audit": [
             {"node": position[f.node], "key": f.key, "reason": f.reason, "detail": f.detail, "value": f.value}
-            for f in audit_result.findings
+            for f in parts.get("audit", Result("audit")).findings
         ],
         "hazards": [
             {"pod": f.pod, "node": position[f.node], "reason": " ".join((f.reason, *f.args)), "detail": f.detail}
-            for f in hazard_findings
+            for f in parts.get("hazards", Result("hazards")).findings
         ],
-        "pending": pending,
+        "pending": _pending_doc(parts.get("pending", Result("pending"))),
         "gpus": [
             {
                 **{k: r.group.get(k, "") for k in ("product", "driver", "mig", "sharing")},
@@ -253,11 +278,6 @@ def collect(
             }
             for a in daemonsets
         ],
-        "summary": {
-            name: summary(r.findings, r.skipped, **({"pods": r.counts.get("pods", 0)} if name == "pending" else {}))
-            for name, r in parts.items()
-        },
-        "totals": {"nodes": len(state.nodes), "gpu_nodes": sum(r["gpu"] for r in rows), "pods": len(state.pods)},
     }
 
 

@@ -17,7 +17,6 @@ from gpulabel.checks.incremental.pieces import (
     hazard_pieces,
     node_capacity,
     node_pieces,
-    operand_daemonsets,
     operand_pieces,
     operands_section,
     pending_pieces,
@@ -25,16 +24,22 @@ from gpulabel.checks.incremental.pieces import (
     timed,
 )
 from gpulabel.checks.mig import cluster_mig_strategy
-from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset, target_node
+from gpulabel.checks.operands import (
+    disabled_by_cluster_policy,
+    operand_daemonsets,
+    operand_of_daemonset,
+    target_node,
+)
 from gpulabel.checks.registry import (
-    CHECKS,
     Check,
     CheckOptions,
-    _no_managed_fields,
-    check_named,
-    grade,
+    mig_caveats,
+    operands_caveats,
+    pending_caveats,
     skip_reason,
+    stuck_detection_caveats,
 )
+from gpulabel.checks.verdict import grade
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model import vocabulary as V
@@ -162,7 +167,7 @@ class IncrementalEvaluator:
         opts = replace(self.opts, now=datetime.fromtimestamp(at, UTC))
         state = self._state()
         self._refresh(state, opts)
-        parts = tuple(self._part(c, state, opts) for c in CHECKS)
+        parts = tuple(self._part(c, state, opts) for c in opts.registry)
         result = Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)
         judged_result, causes = judged(result, state, self.accepted)
         return Assessment(judged_result, causes, state, at)
@@ -389,8 +394,8 @@ class IncrementalEvaluator:
         """A piece's findings with their severities, as ``run_check`` grades the check's whole result."""
         table = self._tables.get(check)
         if table is None:
-            table = self._tables[check] = check_named(check).reasons()
-        return list(grade(Result(check, tuple(findings)), table, opts.severities).findings)
+            table = self._tables[check] = opts.registry.named(check).reasons()
+        return list(grade(Result(check, tuple(findings)), table).findings)
 
     def _part(self, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
         why = skip_reason(check, state)
@@ -398,7 +403,7 @@ class IncrementalEvaluator:
             return Result(check.name, skipped=why)
         if check.name in _SPECIAL:  # the pieces are graded already
             return replace(self._raw(check, state, opts), graded=True)
-        return grade(self._raw(check, state, opts), check.reasons(), opts.severities)
+        return grade(self._raw(check, state, opts), check.reasons())
 
     def _by_node(self, check: str) -> tuple[Finding, ...]:
         found = self._found[check]
@@ -416,12 +421,9 @@ class IncrementalEvaluator:
         if name in ("audit", "sharing", "capacity"):
             return Result(name, self._by_node(name))
         if name == "upgrade":
-            return Result(name, self._by_node(name), caveats=_no_managed_fields(state))
+            return Result(name, self._by_node(name), caveats=stuck_detection_caveats(state))
         if name == "mig":
-            caveats = [*_no_managed_fields(state)]
-            if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
-                caveats.append("strategy check skipped (no ClusterPolicy in the input)")
-            return Result(name, self._by_node(name), caveats=tuple(caveats))
+            return Result(name, self._by_node(name), caveats=mig_caveats(state))
         if name == "operands":
             return self._operands(state, opts)
         if name == "pending":
@@ -432,9 +434,7 @@ class IncrementalEvaluator:
     def _operands(self, state: ClusterState, opts: CheckOptions) -> Result:
         assert self._accounts is not None and self._operand_daemonsets is not None
         gated = self._operand_daemonsets[1]
-        caveats: tuple[str, ...] = ()
-        if gated and "ClusterPolicy" not in state.kinds and not opts.disabled:
-            caveats = ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
+        caveats = operands_caveats(bool(gated), state, opts)
         # by node (the nodes' order), each node's operands then the rest, as the registered check sorts them
         operands, others = self._found["operands"], self._found["standalone"]
         names = sorted({*operands, *others}, key=lambda n: (n not in self._nodes, n))
@@ -459,7 +459,5 @@ class IncrementalEvaluator:
         findings = tuple(f for p in pieces for f in p.findings)
         result = Result("pending", findings, (section,), counts=counts, notes=notes)
         claims = any(store[k].spec.get("resourceClaims") for k in self._pending_keys)
-        if claims and "ResourceSlice" not in state.kinds:
-            caveat = "claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)"
-            result = replace(result, caveats=(caveat,))
-        return result
+        caveats = pending_caveats(claims, state)
+        return replace(result, caveats=caveats) if caveats else result

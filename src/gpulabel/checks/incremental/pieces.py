@@ -36,22 +36,22 @@ from gpulabel.checks.audit import audit_node
 from gpulabel.checks.capacity import capacity_node
 from gpulabel.checks.eviction import noexecute_findings
 from gpulabel.checks.mig import mig_node
+from gpulabel.checks.mig import reads_clock as mig_reads_clock
 from gpulabel.checks.operands import (
-    CATALOGUE,
     check_operands,
     daemonset_requirements,
-    operand_of_daemonset,
     untolerated_taints,
 )
 from gpulabel.checks.pending import hazards, pending_result
 from gpulabel.checks.registry import CheckOptions
 from gpulabel.checks.sharing import sharing_node
 from gpulabel.checks.standalone import standalone_findings
+from gpulabel.checks.upgrade import reads_clock as upgrade_reads_clock
 from gpulabel.checks.upgrade import upgrade_node
-from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Cell, Finding, Section
+from gpulabel.model.operands import labelled_for
 
 __all__ = [
     "NODE_CHECKS",
@@ -86,16 +86,8 @@ def node_pieces(
 
 def timed(node: Node) -> bool:
     """Whether upgrade's or mig's findings for the node read ``now`` (a state's age): rerun at every assess.
-
-    mig reads the age of ``mig.config.state`` while pending or rebooting; upgrade that of the driver
-    upgrade's state while in progress, and of the change a ``paused-*`` deploy label waits for.
-    """
-    labels = node.labels
-    if labels.get(G.MIG_CONFIG_STATE) in ("pending", "rebooting"):
-        return True
-    if labels.get(G.DRIVER_UPGRADE_STATE) in G.UPGRADE_IN_PROGRESS:
-        return True
-    return any(k.startswith(V.DEPLOY_PREFIX) and v.startswith("paused-") for k, v in labels.items())
+    Each check says so itself (``reads_clock``), beside the code that reads the age."""
+    return mig_reads_clock(node) or upgrade_reads_clock(node)
 
 
 def placement_view(node: Node) -> tuple[Any, ...]:
@@ -137,18 +129,6 @@ def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     return out
 
 
-def operand_daemonsets(state: ClusterState, namespace: str | None) -> dict[str, list[DaemonSet]]:
-    """Each operand's DaemonSets, as the operands check finds them (by what their template requires)."""
-    out: dict[str, list[DaemonSet]] = {}
-    for ds in state.daemonsets:
-        if namespace and ds.namespace != namespace:
-            continue
-        name = operand_of_daemonset(ds)
-        if name is not None:
-            out.setdefault(name, []).append(ds)
-    return out
-
-
 @dataclass
 class Accounts:
     """The operands check's ``daemonsets`` table (per operand DaemonSet: the nodes labelled for it, the
@@ -167,10 +147,7 @@ class Accounts:
         labelled: list[str] = []
         excluded: dict[str, list[str]] = {}
         for name, dss in self.by_operand.items():
-            op = CATALOGUE.get(name)
-            if node.labels.get(V.DEPLOY_PREFIX + (op.deploy if op else name)) != "true":
-                continue
-            if op is not None and not op.gates(node.labels):
+            if not labelled_for(name, node.labels):
                 continue
             labelled.append(name)
             for ds in dss:

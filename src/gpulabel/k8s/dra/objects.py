@@ -472,10 +472,7 @@ def _device_request(d: JSON, name: str, where: str, what: str) -> DeviceRequest:
     )
 
 
-def _claim_spec(
-    spec: JSON, namespace: str, name: str, where: str, status: JSON | None = None, uid: str = ""
-) -> ResourceClaim:
-    devices = _dict(spec.get("devices"), where, "spec.devices")
+def _claim_requests(devices: JSON, where: str) -> tuple[Request, ...]:
     requests = []
     for i, r in enumerate(_list(devices.get("requests"), where, "spec.devices.requests")):
         r = _dict(r, where, f"spec.devices.requests[{i}]")
@@ -493,7 +490,11 @@ def _claim_spec(
             else None
         )
         requests.append(Request(rname, ex, first))
-    constraints = tuple(
+    return tuple(requests)
+
+
+def _claim_constraints(devices: JSON, where: str) -> tuple[Constraint, ...]:
+    return tuple(
         Constraint(
             tuple(str(x) for x in _list(c.get("requests"), where, "constraints.requests")),
             _opt_str(c.get("matchAttribute"), where, "spec.devices.constraints.matchAttribute"),
@@ -502,6 +503,50 @@ def _claim_spec(
         for c in _list(devices.get("constraints"), where, "spec.devices.constraints")
         if isinstance(c, dict)
     )
+
+
+def _allocated_devices(alloc: JSON, where: str) -> tuple[AllocatedDevice, ...]:
+    return tuple(
+        AllocatedDevice(
+            str(x.get("request", "")),
+            str(x.get("driver", "")),
+            str(x.get("pool", "")),
+            str(x.get("device", "")),
+            x.get("adminAccess") is True,
+            str(x.get("shareID") or ""),
+            {
+                str(k): _amount(v, where, f"consumedCapacity[{k}]")
+                for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
+            },
+            _strings(x.get("bindingConditions"), where, "bindingConditions"),
+            _strings(x.get("bindingFailureConditions"), where, "bindingFailureConditions"),
+        )
+        for x in _list(_dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results")
+        if isinstance(x, dict)
+    )
+
+
+def _device_conditions(status: JSON, where: str) -> dict[tuple[str, str, str], dict[str, tuple[str, str, str]]]:
+    """``status.devices[].conditions`` by (driver, pool, device), then by condition type: (status, reason, message)."""
+    conditions: dict[tuple[str, str, str], dict[str, tuple[str, str, str]]] = {}
+    for entry in _list(status.get("devices"), where, "status.devices"):
+        if isinstance(entry, dict):
+            conditions[(str(entry.get("driver", "")), str(entry.get("pool", "")), str(entry.get("device", "")))] = {
+                str(c.get("type", "")): (
+                    str(c.get("status", "")),
+                    str(c.get("reason", "")),
+                    str(c.get("message", "")),
+                )
+                for c in _list(entry.get("conditions"), where, "status.devices.conditions")
+                if isinstance(c, dict)
+            }
+    return conditions
+
+
+def _claim_spec(
+    spec: JSON, namespace: str, name: str, where: str, status: JSON | None = None, uid: str = ""
+) -> ResourceClaim:
+    devices = _dict(spec.get("devices"), where, "spec.devices")
     allocated = None
     reserved: tuple[str, ...] = ()
     selector: JSON | None = None
@@ -513,37 +558,8 @@ def _claim_spec(
             found = alloc.get("nodeSelector")
             selector = found if isinstance(found, dict) else None
             allocated_at = str(alloc.get("allocationTimestamp") or "")
-            allocated = tuple(
-                AllocatedDevice(
-                    str(x.get("request", "")),
-                    str(x.get("driver", "")),
-                    str(x.get("pool", "")),
-                    str(x.get("device", "")),
-                    x.get("adminAccess") is True,
-                    str(x.get("shareID") or ""),
-                    {
-                        str(k): _amount(v, where, f"consumedCapacity[{k}]")
-                        for k, v in _dict(x.get("consumedCapacity"), where, "consumedCapacity").items()
-                    },
-                    _strings(x.get("bindingConditions"), where, "bindingConditions"),
-                    _strings(x.get("bindingFailureConditions"), where, "bindingFailureConditions"),
-                )
-                for x in _list(
-                    _dict(alloc.get("devices"), where, "status.allocation.devices").get("results"), where, "results"
-                )
-                if isinstance(x, dict)
-            )
-        for entry in _list(status.get("devices"), where, "status.devices"):
-            if isinstance(entry, dict):
-                conditions[(str(entry.get("driver", "")), str(entry.get("pool", "")), str(entry.get("device", "")))] = {
-                    str(c.get("type", "")): (
-                        str(c.get("status", "")),
-                        str(c.get("reason", "")),
-                        str(c.get("message", "")),
-                    )
-                    for c in _list(entry.get("conditions"), where, "status.devices.conditions")
-                    if isinstance(c, dict)
-                }
+            allocated = _allocated_devices(alloc, where)
+        conditions = _device_conditions(status, where)
         reserved = tuple(
             str(r.get("name", ""))
             for r in _list(status.get("reservedFor"), where, "status.reservedFor")
@@ -552,8 +568,8 @@ def _claim_spec(
     return ResourceClaim(
         namespace or "default",
         name,
-        tuple(requests),
-        constraints,
+        _claim_requests(devices, where),
+        _claim_constraints(devices, where),
         allocated,
         reserved,
         uid,

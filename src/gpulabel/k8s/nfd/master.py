@@ -326,6 +326,55 @@ class Memo:
         return out
 
 
+@dataclass
+class _RulesOutput:
+    """What the rules say about one node, in the order nfd-master applies them."""
+
+    results: list[RuleResult] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    extended_resources: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    taints: list[Taint] = field(default_factory=list)
+    matched: dict[str, str] | None = None  # rule.matched: the labels and vars of the rules run so far
+
+
+def _node_features(
+    node: str, nodefeatures: Sequence[NodeFeature], cfg: NfdConfig
+) -> tuple[Features, dict[str, str], dict[str, str]]:
+    """The node's features, the NodeFeatures' labels (prefixed) and where each label came from."""
+    one = nodefeatures[0] if len(nodefeatures) == 1 else None
+    if one is not None and not (cfg.deny_node_feature_labels and (one.namespace != cfg.namespace or one.name != node)):
+        labels = _prefixed(one.labels, cfg)  # nothing to merge: keep the (interned) feature objects
+        return one.features, labels, dict.fromkeys(labels, f"NodeFeature {one.ref}")
+    return merge_features(nodefeatures, cfg)
+
+
+def _run_rules(
+    base: Features, rules: Sequence[NodeFeatureRule], cfg: NfdConfig, memo: Memo, sources: dict[str, str]
+) -> _RulesOutput:
+    """Every rule in name order over ``base`` (each later rule sees ``rule.matched`` of the earlier ones);
+    the source of each label a rule writes goes into ``sources``."""
+    out = _RulesOutput()
+    matched_key: Any = None
+    for obj in sorted(rules, key=lambda r: r.name):
+        for rule in obj.rules:
+            done = memo.execute(rule, _with_matched(base, out.matched), matched_key)
+            out.results.append(RuleResult(obj.name, rule.name, done))
+            if done.error:
+                continue
+            matched_key = (matched_key, id(done))  # done is kept alive by the memo
+            out.matched = {**(out.matched or {}), **done.labels, **done.vars}
+            if not done.matched:
+                continue
+            for k, v in _prefixed(done.labels, cfg).items():
+                out.labels[k] = v
+                sources[k] = f"rule {obj.name}/{rule.name}"
+            out.extended_resources.update(_prefixed(done.extended_resources, cfg))
+            out.annotations.update(_prefixed(done.annotations, cfg))
+            out.taints.extend(done.taints)
+    return out
+
+
 def process_node(
     node: str,
     nodefeatures: Sequence[NodeFeature],
@@ -337,88 +386,24 @@ def process_node(
 
     ``memo`` (one per run over many nodes) shares rule outcomes between nodes with the same features.
     """
-    memo = memo if memo is not None else Memo()
-    one = nodefeatures[0] if len(nodefeatures) == 1 else None
-    if one is not None and not (cfg.deny_node_feature_labels and (one.namespace != cfg.namespace or one.name != node)):
-        nf = nodefeatures[0]  # nothing to merge: keep the (interned) feature objects
-        base, nf_labels = nf.features, _prefixed(nf.labels, cfg)
-        sources = dict.fromkeys(nf_labels, f"NodeFeature {nf.ref}")
-    else:
-        base, nf_labels, sources = merge_features(nodefeatures, cfg)
-    matched: dict[str, str] | None = None
-    matched_key: Any = None
-    results: list[RuleResult] = []
-    rule_labels: dict[str, str] = {}
-    ers: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    taints: list[Taint] = []
-    for obj in sorted(rules, key=lambda r: r.name):
-        for rule in obj.rules:
-            out = memo.execute(rule, _with_matched(base, matched), matched_key)
-            results.append(RuleResult(obj.name, rule.name, out))
-            if out.error:
-                continue
-            matched_key = (matched_key, id(out))  # out is kept alive by the memo
-            matched = dict(matched or {})
-            matched.update(out.labels)
-            matched.update(out.vars)
-            if not out.matched:
-                continue
-            for k, v in _prefixed(out.labels, cfg).items():
-                rule_labels[k] = v
-                sources[k] = f"rule {obj.name}/{rule.name}"
-            ers.update(_prefixed(out.extended_resources, cfg))
-            annotations.update(_prefixed(out.annotations, cfg))
-            taints.extend(out.taints)
-    features = _with_matched(base, matched)
+    base, nf_labels, sources = _node_features(node, nodefeatures, cfg)
+    ruled = _run_rules(base, rules, cfg, memo if memo is not None else Memo(), sources)
+    features = _with_matched(base, ruled.matched)
     dropped: dict[str, str] = {}
     labels: dict[str, str] = {}
     if not cfg.disable_labels:
-        for k, v in {**nf_labels, **rule_labels}.items():
+        for k, v in {**nf_labels, **ruled.labels}.items():
             value, why = _filter_label(k, v, cfg, features)
             if value is None:
                 dropped[f"label {k}"] = why
             else:
                 labels[k] = value
-    resource_labels = {_add_ns(r, cfg) for r in cfg.resource_labels}
-    for k in sorted(resource_labels & set(labels)):
+    ers = dict(ruled.extended_resources)
+    for k in sorted({_add_ns(r, cfg) for r in cfg.resource_labels} & set(labels)):
         ers[k] = labels.pop(k)
-    out_ers: dict[str, str] = {}
-    if not cfg.disable_extended_resources:
-        for k, v in ers.items():
-            if v.startswith("@"):
-                resolved = _dynamic(v, features)
-                if resolved is None:
-                    dropped[f"extended resource {k}"] = f"dynamic value {v} does not resolve"
-                    continue
-                v = resolved
-            why = _filter_key(k)
-            if not why:
-                try:
-                    parse_quantity(v)
-                except QuantityError:
-                    why = f"{v!r} is not a quantity"
-            if why:
-                dropped[f"extended resource {k}"] = why
-            else:
-                out_ers[k] = v
-    out_ann: dict[str, str] = {}
-    if not cfg.disable_annotations:
-        for k, v in annotations.items():
-            why = _filter_key(k) or ("value longer than 1024 characters" if len(v) > 1024 else "")
-            if why:
-                dropped[f"annotation {k}"] = why
-            else:
-                out_ann[k] = v
-    out_taints: list[Taint] = []
-    for t in taints:
-        why = "" if cfg.enable_taints else "enableTaints is off"
-        if not why:
-            why = _filter_key(t.key) or ("" if t.effect in TAINT_EFFECTS else f"invalid effect {t.effect!r}")
-        if why:
-            dropped[f"taint {t}"] = why
-        elif t not in out_taints:
-            out_taints.append(t)
+    out_ers = {} if cfg.disable_extended_resources else _kept_resources(ers, features, dropped)
+    out_ann = {} if cfg.disable_annotations else _kept_annotations(ruled.annotations, dropped)
+    out_taints = _kept_taints(ruled.taints, cfg, dropped)
     out_ann.update(_bookkeeping(labels, out_ers, out_ann, out_taints, cfg))
     return NodeResult(
         node,
@@ -426,11 +411,58 @@ def process_node(
         out_ann,
         out_ers,
         tuple(out_taints),
-        tuple(results),
+        tuple(ruled.results),
         {k: sources[k] for k in labels if k in sources},
         dropped,
         tuple(nf.ref for nf in nodefeatures),
     )
+
+
+def _kept_resources(ers: Mapping[str, str], features: Features, dropped: dict[str, str]) -> dict[str, str]:
+    """The extended resources nfd-master writes (``@feature`` values resolved); the rest into ``dropped``."""
+    out: dict[str, str] = {}
+    for k, v in ers.items():
+        if v.startswith("@"):
+            resolved = _dynamic(v, features)
+            if resolved is None:
+                dropped[f"extended resource {k}"] = f"dynamic value {v} does not resolve"
+                continue
+            v = resolved
+        why = _filter_key(k)
+        if not why:
+            try:
+                parse_quantity(v)
+            except QuantityError:
+                why = f"{v!r} is not a quantity"
+        if why:
+            dropped[f"extended resource {k}"] = why
+        else:
+            out[k] = v
+    return out
+
+
+def _kept_annotations(annotations: Mapping[str, str], dropped: dict[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in annotations.items():
+        why = _filter_key(k) or ("value longer than 1024 characters" if len(v) > 1024 else "")
+        if why:
+            dropped[f"annotation {k}"] = why
+        else:
+            out[k] = v
+    return out
+
+
+def _kept_taints(taints: Sequence[Taint], cfg: NfdConfig, dropped: dict[str, str]) -> list[Taint]:
+    out: list[Taint] = []
+    for t in taints:
+        why = "" if cfg.enable_taints else "enableTaints is off"
+        if not why:
+            why = _filter_key(t.key) or ("" if t.effect in TAINT_EFFECTS else f"invalid effect {t.effect!r}")
+        if why:
+            dropped[f"taint {t}"] = why
+        elif t not in out:
+            out.append(t)
+    return out
 
 
 def _names(keys: Iterable[str]) -> str:

@@ -1,5 +1,8 @@
 """Builders for DRA objects (resource.k8s.io/v1) as the API returns them, and NVIDIA-shaped devices.
 
+Shared by the benchmarks (``bench/dra_bench.py``) and the tests, which may import ``bench``; a benchmark
+never imports ``tests``.
+
 The attributes follow NVIDIA's DRA driver (``gpu.nvidia.com``): ``type``,
 ``uuid``, ``productName`` (the raw NVML name), ``brand``, ``architecture``,
 ``cudaComputeCapability``, ``driverVersion`` and ``cudaDriverVersion``

@@ -1,0 +1,86 @@
+"""An import-linter contract type of this project: a module's private names are its own.
+
+``private_names`` (pyproject.toml): no module of ``containers`` imports a name that starts with ``_``
+(a dunder such as ``__version__`` aside) from another module, wherever the import is (module level or
+inside a function). What two modules share is public and named so: a check's internals (its helpers,
+its caches) are reached by nothing outside its own module. import-linter runs it with the other
+contracts (``lint-imports``; it puts the working directory on ``sys.path``, so run it from the root).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from grimp import ImportGraph
+from importlinter import Contract, ContractCheck, fields, output
+
+__all__ = ["PrivateNamesContract", "private_imports"]
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module an ``import from`` in ``module`` names."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def private_imports(module: str, path: Path, is_package: bool, root: str) -> list[str]:
+    """``module:line imports _name from other.module`` for each private name it takes from another module of
+    ``root``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        source = _resolve(module, is_package, node)
+        if source == module or not (source == root or source.startswith(root + ".")):
+            continue
+        for alias in node.names:
+            name = alias.name
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                found.append(f"{module}:{node.lineno} imports {name} from {source}")
+    return found
+
+
+def _source(root: str, module: str) -> tuple[Path, bool] | None:
+    """The file of ``module`` and whether it is a package, found from ``root``'s directory without importing
+    it (a module that fails to import, a planted import cycle, is still read)."""
+    spec = importlib.util.find_spec(root)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    base = Path(next(iter(spec.submodule_search_locations))).joinpath(*module.split(".")[1:])
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py", True
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py"), False
+    return None
+
+
+class PrivateNamesContract(Contract):
+    """No module of ``containers`` imports another module's private (``_``) name."""
+
+    containers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        containers: list[str] = list(self.containers)  # type: ignore[call-overload]
+        broken: list[str] = []
+        for module in sorted(graph.modules):
+            root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
+            if root is None:
+                continue
+            found = _source(root, module)
+            if found is not None:
+                broken.extend(private_imports(module, found[0], found[1], root))
+        return ContractCheck(kept=not broken, metadata={"broken": broken})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        broken: Any = check.metadata.get("broken", [])
+        for line in broken:
+            output.print_error(line, bold=False)
+            output.new_line()
