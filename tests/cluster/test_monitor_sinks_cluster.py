@@ -33,6 +33,7 @@ from gpulabel.checks.assessment import Accepted, Assessment, judged
 from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
 from gpulabel.controller.condition import MANAGER, ApiConditionWriter, ConditionSink
 from gpulabel.controller.events import EventKey, EventPlanner, EventSink, EventWriter, Regarding, event_name
+from gpulabel.controller.grace import NO_GRACE
 
 NODE = "ms-gpu"
 NS = "ms-device-plugin"  # the device plugin's DaemonSet in a namespace of its own (a ResourceQuota can hold it)
@@ -106,7 +107,9 @@ def test_events_and_the_condition_tell_why_the_node_has_no_usable_gpus(
     session = Session(Source(kubeconfig=str(labcluster.kubeconfig)))
     client = session.client()
     clock = Clock()
-    events = EventSink(EventWriter(client, "gpulabel-monitor-test"), EventPlanner(clock), background=False)
+    events = EventSink(
+        EventWriter(client, "gpulabel-monitor-test"), EventPlanner(clock, grace=NO_GRACE), background=False
+    )
     conditions = ConditionSink(ApiConditionWriter(client), clock=clock, background=False)
 
     def publish(assessment: Assessment) -> list[EventKey]:
@@ -217,13 +220,17 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
     broken = assess(session, time.time())
 
     said: list[str] = []
-    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), warn=said.append, background=False)
+    dry = EventSink(
+        EventWriter(client, "dry", dry_run=True), EventPlanner(grace=NO_GRACE), warn=said.append, background=False
+    )
     dry.publish(broken)
     assert WARNING in [s.key for s in dry.drain()], (said, [f.line() for f in broken.findings])
     assert event(labcluster, WARNING) is None
 
     for instance in ("first", "second"):  # a new process: its planner knows nothing, the Event exists
-        sink = EventSink(EventWriter(client, instance), EventPlanner(), warn=said.append, background=False)
+        sink = EventSink(
+            EventWriter(client, instance), EventPlanner(grace=NO_GRACE), warn=said.append, background=False
+        )
         sink.publish(broken)
         assert WARNING in [s.key for s in sink.drain()], said
     found = event(labcluster, WARNING)
@@ -373,7 +380,7 @@ def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
 
 # The writes' least privilege: what docs/monitor-sinks.md lists for the chart's ClusterRole.
 WRITES = [
-    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get", "list"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
 ]
 CONDITION_WRITES = [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]
@@ -444,7 +451,7 @@ def test_the_writes_need_exactly_the_documented_rules(
 
     writer = KubeClient(str(account(labcluster, "gpulabel-test-sinks", WRITES, tmp_path)))
     said: list[str] = []
-    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(), warn=said.append, background=False)
+    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(grace=NO_GRACE), warn=said.append, background=False)
     sink.publish(broken)
     written = {(s.key.regarding.kind, s.key.reason) for s in sink.drain()}
     assert ("Node", "OperandMissing") in written, (said, [f.line() for f in broken.findings])

@@ -321,7 +321,7 @@ def test_the_monitors_role_reads_writes_events_and_patches_node_status_only_with
     more = [r for r in rules if set(r["verbs"]) - {"list", "watch"}]
     assert more == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},  # a pod's UID for its Event
-        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get", "list"]},
     ]
     assert not [r for r in rules if "nodes/status" in r["resources"]]
 

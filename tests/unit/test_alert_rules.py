@@ -43,6 +43,7 @@ CONTRACT = {
     "gpulabel_last_evaluation_timestamp_seconds",
     "gpulabel_leader",
     "gpulabel_events_total",
+    "gpulabel_events_pending",
     "gpulabel_events_suppressed_total",
     "gpulabel_node_conditions_total",
 }

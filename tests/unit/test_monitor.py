@@ -304,35 +304,51 @@ def test_without_election_the_only_instance_says_it_leads(tmp_path: Path, api: F
     run_monitor(m2, lambda: m2.evaluations >= 1 and b"gpulabel_leader 1.0" in health.render())
 
 
-def test_a_standby_keeps_warm_caches_and_publishes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
+def test_a_standby_exports_its_findings_and_writes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
+    """Every replica evaluates and publishes to its sinks (metrics: no gap in a series at a handover); only the
+    leader feeds the leader sinks (Events, conditions), which read what the last leader wrote first."""
     api.add_node("n1", {"nvidia.com/gpu.present": "true"})
     clock = FakeClock()
     client = fake_client(tmp_path, api, clock, FAST)
     holder = LeaseLock(fake_client(tmp_path, api, clock), "gpulabel", "gpulabel-monitor", "other", clock=clock)
     assert holder.try_acquire_or_renew()
     lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "b", retry_seconds=0.01, clock=clock)
-    published: list[Assessment] = []
+    exported: list[Assessment] = []
+    written: list[Assessment] = []
+    steps: list[str] = []
     said: list[str] = []
 
     class Sink:
         def publish(self, a: Assessment) -> None:
-            published.append(a)
+            exported.append(a)
 
-    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], lock=lock, say=said.append)
+    class Writes:
+        def take_over(self) -> None:
+            steps.append("take over")
+
+        def publish(self, a: Assessment) -> None:
+            steps.append("publish")
+            written.append(a)
+
+    m = Monitor(
+        client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], leader_sinks=[Writes()], lock=lock, say=said.append
+    )
     api.watches = [Watch([lambda: api.event("MODIFIED", "n1", {"changed": "while standby"})])]
     released: list[bool] = []
 
     def release_when_warm() -> bool:
-        if not released and not api.watches and m.queue.empty():
+        if not released and not api.watches and m.queue.empty() and exported:
             time.sleep(0.05)
-            assert published == []  # a standby publishes nothing
+            assert written == []  # a standby writes nothing
+            assert exported[-1].state.nodes[0].labels == {"changed": "while standby"}  # but exports what it sees
             holder.release()
             released.append(True)
-        return bool(published)
+        return bool(written)
 
     assert run_monitor(m, release_when_warm) == 0
-    # the new leader's first picture already has the change it saw as a standby: no LIST needed
-    assert published[0].state.nodes[0].labels == {"changed": "while standby"}
+    # the new leader's first write has the change it saw as a standby: no LIST needed, no new evaluation
+    assert written[0].state.nodes[0].labels == {"changed": "while standby"}
+    assert steps[:2] == ["take over", "publish"]
     assert node_lists(api) == 1
     assert said[:2] == [
         "standby: lease gpulabel-monitor is held by another instance",

@@ -88,6 +88,14 @@ def add_monitor_command(add: AddCommand) -> None:
         help="full: every check on each evaluation; incremental: only what a change touches (default where built)",
     )
     p.add_argument(
+        "--event-grace",
+        action="append",
+        default=[],
+        metavar="CHECK/REASON=DURATION",
+        help="how long a finding must hold before its Warning Event (repeatable; default=D for the reasons"
+        " without their own, all=D for every reason not named; docs/monitor-sinks.md has the defaults)",
+    )
+    p.add_argument(
         "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
     )
 
@@ -114,6 +122,7 @@ def cmd_monitor(ctx: Context) -> int:
         dump=a.dump,
         evaluator=a.evaluator,
         batch_ms=a.batch_ms,
+        event_grace=tuple(a.event_grace),
     )
 
     return run_monitor(ctx.session(), opts, ctx.warn).code
