@@ -401,3 +401,44 @@ def test_event_grace_values_are_read_and_refused_in_one_line() -> None:
     for bad in ("operands=1s", "operands/missing", "x/y=soon", "operands/missing=-1"):
         with pytest.raises(InputError, match="--event-grace"):
             parse_graces([bad])
+
+
+def test_api_errors_are_counted_and_said_once_a_minute_per_kind_expected_answers_are_not() -> None:
+    from gpulabel.controller.apierrors import ApiErrors, resource_of
+
+    assert resource_of("/api/v1/namespaces/ml/pods/x") == "pods"
+    assert resource_of("/apis/events.k8s.io/v1/namespaces/default/events/e.1") == "events.events.k8s.io"
+    assert resource_of("/api/v1/nodes/gpu-a/status") == "nodes/status"
+    assert resource_of("/apis/coordination.k8s.io/v1/namespaces/gpulabel/leases") == "leases.coordination.k8s.io"
+    counted: list[int | str] = []
+    said: list[str] = []
+    clock = Clock()
+    errors = ApiErrors(counted.append, said.append, clock=clock)
+    for _ in range(3):
+        errors(403, "PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e.1")
+    errors(503, "GET", "/api/v1/nodes")
+    clock.now += 60
+    errors(403, "PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e.2")
+    assert counted == [403, 403, 403, 503, 403]
+    assert said == [
+        "api error: PATCH events.events.k8s.io 403",
+        "api error: GET nodes 503",
+        "api error: PATCH events.events.k8s.io 403 (2 more since the last line)",
+    ]
+
+
+def test_a_404_on_a_gone_pod_and_a_409_on_an_existing_event_are_no_api_errors(tmp_path: Any) -> None:
+    """At the wire: the client tells ``on_error`` of a 403, not of the 404 and 409 the writer expects."""
+    from tests.fakeapi import FakeApi as WireApi
+    from tests.fakeapi import FakeClock, fake_client
+
+    api = WireApi()
+    client = fake_client(tmp_path, api, FakeClock())
+    told: list[tuple[int | str, str, str]] = []
+    client.on_error = lambda code, method, path: told.append((code, method, path))
+    writer = EventWriter(client, "mon-0")
+    spec = EventPlanner(Clock(), grace=NO_GRACE).plan(None, assessment([PENDING])).events[0]
+    assert writer.write(spec) is False  # the pod is gone: a 404 answer, nothing written
+    with pytest.raises(ClusterError):
+        client.request("GET", "/api/v1/namespaces/ml/pods/train-0")  # not expected here: an error
+    assert told == [(404, "GET", "/api/v1/namespaces/ml/pods/train-0")]

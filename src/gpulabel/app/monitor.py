@@ -161,10 +161,12 @@ def _sinks(
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 
         metrics = MonitorMetrics(opts.problem_series)
-        client.on_error = metrics.api_error
         listen(metrics, opts.metrics_port)
         sinks.append(metrics)
         health = metrics
+    from gpulabel.controller.apierrors import ApiErrors
+
+    client.on_error = ApiErrors(metrics.api_error if metrics is not None else None, say)
     if opts.events:
         from gpulabel.controller.events import EventSink, EventWriter
 

@@ -154,6 +154,7 @@ def create_lease(
             body=orjson.dumps(body),
             content_type="application/json",
             budget=budget,
+            expected=(409,),
         )
     except ConflictError:
         return None
@@ -173,6 +174,7 @@ def update_lease(
             body=orjson.dumps(lease),
             content_type="application/json",
             budget=budget,
+            expected=(409,),
         )
     except ConflictError:
         return None
@@ -192,6 +194,7 @@ def create_event(
             query=_query(dry_run),
             body=orjson.dumps(event),
             content_type="application/json",
+            expected=(409,),  # an instance before this one wrote it: the writer continues its series
         )
     except ConflictError:
         return None
@@ -215,6 +218,7 @@ def patch_event_series(
             query=_query(dry_run),
             body=orjson.dumps({"series": dict(series)}),
             content_type="application/merge-patch+json",
+            expected=(404,),  # gone (the API server's event TTL): created again
         )
     except ClusterError as err:
         if _gone(err):
@@ -240,6 +244,7 @@ def apply_node_condition(
             query=_query(dry_run, ("fieldManager", manager), ("force", "true")),
             body=body,
             content_type="application/apply-patch+yaml",
+            expected=(404,),  # the node was deleted meanwhile
         )
     except ClusterError as err:
         if _gone(err):

@@ -473,7 +473,7 @@ class EventWriter:
         if r.kind == "Node":
             return r.name
         try:
-            pod = self.client.request("GET", f"/api/v1/namespaces/{r.namespace}/pods/{r.name}")
+            pod = self.client.request("GET", f"/api/v1/namespaces/{r.namespace}/pods/{r.name}", expected=(404,))
         except ClusterError as err:
             if err.status == 404:
                 return None
@@ -513,7 +513,7 @@ class EventWriter:
         from gpulabel.cluster import writes
 
         try:
-            found = self.client.request("GET", self.client.event_path(spec.namespace, spec.name))
+            found = self.client.request("GET", self.client.event_path(spec.namespace, spec.name), expected=(404,))
         except ClusterError as err:
             if err.status != 404:
                 raise
