@@ -562,3 +562,20 @@ def test_after_random_events_the_monitor_agrees_with_check(
     assert m.last is not None and m.last.findings == expected[0].findings
     assert m.last.causes == expected[0].causes
     assert m.last.state.kinds == expected[0].state.kinds
+
+
+def test_the_monitors_log_lines_carry_their_time_as_text_or_json() -> None:
+    import io
+
+    from gpulabel.cli.monitorcmds import log_lines
+
+    out = io.StringIO()
+    log_lines(out, "text", clock=lambda: 1_800_000_000.25)("monitor: watching Node")
+    log_lines(out, "json", clock=lambda: 1_800_000_000.25)('appeared error operands gpu-a "x"')
+    text, js = out.getvalue().splitlines()
+    assert text == "2027-01-15T08:00:00.250Z gpulabel: monitor: watching Node"
+    assert orjson.loads(js) == {
+        "time": "2027-01-15T08:00:00.250Z",
+        "logger": "gpulabel",
+        "msg": 'appeared error operands gpu-a "x"',
+    }

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import IO
 
 from gpulabel.app.defaults import METRICS_PORT
 from gpulabel.app.defaults import MONITOR_LEASE_NAME as LEASE_NAME
@@ -96,6 +101,12 @@ def add_monitor_command(add: AddCommand) -> None:
         " without their own, all=D for every reason not named; docs/monitor-sinks.md has the defaults)",
     )
     p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: a UTC timestamp, then the line; json: one object per line (time, msg) (default text)",
+    )
+    p.add_argument(
         "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
     )
 
@@ -125,4 +136,25 @@ def cmd_monitor(ctx: Context) -> int:
         event_grace=tuple(a.event_grace),
     )
 
-    return run_monitor(ctx.session(), opts, ctx.warn).code
+    return run_monitor(ctx.session(), opts, log_lines(ctx.err, a.log_format)).code
+
+
+def log_lines(out: IO[str], form: str, clock: Callable[[], float] = time.time) -> Callable[[str], None]:
+    """The monitor's log: each line stamped with its UTC time (``2026-01-02T03:04:05.678Z gpulabel: ...``), or
+    as one JSON object (``{"time": ..., "logger": "gpulabel", "msg": ...}``) per line; written whole and flushed."""
+    import orjson
+
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        now = datetime.fromtimestamp(clock(), UTC)
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+        if form == "json":
+            line = orjson.dumps({"time": stamp, "logger": "gpulabel", "msg": text}).decode()
+        else:
+            line = f"{stamp} gpulabel: {text}"
+        with lock:
+            out.write(line + "\n")
+            out.flush()
+
+    return say
