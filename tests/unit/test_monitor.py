@@ -579,3 +579,31 @@ def test_the_monitors_log_lines_carry_their_time_as_text_or_json() -> None:
         "logger": "gpulabel",
         "msg": 'appeared error operands gpu-a "x"',
     }
+
+
+def test_a_service_account_kubeconfig_has_the_clusters_trust_and_the_token(tmp_path: Path) -> None:
+    import base64
+
+    import yaml
+
+    from gpulabel.app.kubeconfig import KubeconfigOptions, token_kubeconfig
+
+    config = token_kubeconfig("https://10.0.0.1:6443", b"CA", True, "gpulabel/gpulabel-monitor", "tok")
+    assert config["clusters"][0]["cluster"] == {
+        "server": "https://10.0.0.1:6443",
+        "certificate-authority-data": base64.b64encode(b"CA").decode(),
+    }
+    assert config["users"][0]["user"] == {"token": "tok"}
+    assert config["contexts"][0]["context"]["namespace"] == "gpulabel"
+    assert yaml.safe_load(yaml.safe_dump(config))["current-context"] == "gpulabel/gpulabel-monitor"
+    assert token_kubeconfig("https://x", None, False, "a/b", "t")["clusters"][0]["cluster"] == {
+        "server": "https://x",
+        "insecure-skip-tls-verify": True,
+    }
+    opts = KubeconfigOptions("gpulabel/gpulabel-monitor", str(tmp_path / "k"), "8h")
+    assert (opts.namespace, opts.account, opts.seconds) == ("gpulabel", "gpulabel-monitor", 28800)
+    for bad, flag in (("gpulabel", "--service-account"), ("a/b/c", "--service-account")):
+        with pytest.raises(InputError, match=flag):
+            KubeconfigOptions(bad, "k")
+    with pytest.raises(InputError, match="--duration"):
+        KubeconfigOptions("a/b", "k", "5m")

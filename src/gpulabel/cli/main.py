@@ -78,7 +78,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     from gpulabel.cli.dra import add_dra_commands
     from gpulabel.cli.gpucmds import add_gpu_commands
     from gpulabel.cli.labelcmds import add_label_commands
-    from gpulabel.cli.monitorcmds import add_monitor_command
+    from gpulabel.cli.monitorcmds import add_kubeconfig_command, add_monitor_command
     from gpulabel.cli.nfdcmds import add_nfd_commands
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
@@ -91,6 +91,7 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     add_node_commands(helper)  # audit, sources, operands, check
     add_write_commands(helper)  # sync, isolate
     add_monitor_command(helper)  # monitor
+    add_kubeconfig_command(helper)  # kubeconfig (a ServiceAccount's, to run monitor outside the cluster)
     add_placement_commands(helper)  # place, pending, hazards
     add_report_command(helper)  # report --html
     add_dra_commands(helper)  # devices, cel, migrate

@@ -14,7 +14,7 @@ from gpulabel.app.defaults import MONITOR_LEASE_NAME as LEASE_NAME
 from gpulabel.cli.context import AddCommand, Context
 from gpulabel.cli.flags import disabled_flag
 
-__all__ = ["add_monitor_command"]
+__all__ = ["add_kubeconfig_command", "add_monitor_command", "log_lines"]
 
 
 def add_monitor_command(add: AddCommand) -> None:
@@ -109,6 +109,37 @@ def add_monitor_command(add: AddCommand) -> None:
     p.add_argument(
         "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
     )
+
+
+def add_kubeconfig_command(add: AddCommand) -> None:
+    p = add(
+        "kubeconfig",
+        cmd_kubeconfig,
+        "write a kubeconfig that acts as a ServiceAccount (a TokenRequest), to run monitor or sync outside the "
+        "cluster with exactly the chart's rights",
+        groups=("cluster",),
+        examples=(
+            "kubeconfig --service-account gpulabel/gpulabel-monitor -o monitor.kubeconfig",
+            "monitor --kubeconfig monitor.kubeconfig --leader-elect --lease-namespace gpulabel",
+        ),
+        exits="0 written, 2 bad input, the token refused or the file not writable",
+        omit=("output",),  # its -o is a file
+    )
+    p.add_argument("--service-account", required=True, metavar="NS/NAME", help="the ServiceAccount to act as")
+    p.add_argument("-o", "--output", dest="file", required=True, metavar="FILE", help="the kubeconfig (mode 0600)")
+    p.add_argument(
+        "--duration", default="1h", metavar="DURATION", help="how long the token is valid (default 1h, at least 10m)"
+    )
+
+
+def cmd_kubeconfig(ctx: Context) -> int:
+    from gpulabel.app.kubeconfig import KubeconfigOptions, run_kubeconfig
+
+    a = ctx.args
+    opts = KubeconfigOptions(service_account=a.service_account, output=a.file, duration=a.duration)
+    code = run_kubeconfig(ctx.session(), opts).code
+    ctx.out.write(f"{a.file}: serviceaccount {a.service_account}, token valid {a.duration}\n")
+    return code
 
 
 def cmd_monitor(ctx: Context) -> int:

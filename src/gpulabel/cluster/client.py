@@ -81,6 +81,16 @@ class KubeClient:
         self.on_error: Callable[[int | str, str, str], None] | None = None
         self._api = client.ApiClient(cfg)
 
+    def trust(self) -> tuple[str, bytes | None, bool]:
+        """The server's URL, the CA bundle it is verified with (None: the system's) and whether TLS is verified:
+        what a kubeconfig for another user of the same cluster needs."""
+        cfg = self._api.configuration
+        ca = None
+        if cfg.ssl_ca_cert:
+            with open(cfg.ssl_ca_cert, "rb") as f:
+                ca = f.read()
+        return str(cfg.host), ca, bool(cfg.verify_ssl)
+
     # -- requests ---------------------------------------------------------
 
     def _serialize(

@@ -57,8 +57,8 @@ def _temporary(directory: str, data: bytes, mode: int) -> str:
     return tmp
 
 
-def _create(path: str, data: bytes) -> None:
-    tmp = _temporary(os.path.dirname(path) or ".", data, _NEW_FILE_MODE)
+def _create(path: str, data: bytes, mode: int = _NEW_FILE_MODE) -> None:
+    tmp = _temporary(os.path.dirname(path) or ".", data, mode)
     try:
         os.link(tmp, path)  # fails with EEXIST rather than replace anything
     finally:
@@ -83,21 +83,22 @@ def _write_through(path: str, data: bytes, truncate: bool) -> None:
         os.close(fd)
 
 
-def write_file(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` by the rules in the module docstring."""
+def write_file(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` by the rules in the module docstring; ``mode``: the permission bits of a
+    new or replaced regular file (a secret's 0600) instead of 0644 or the replaced file's."""
     target = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
     try:
         try:
             st = os.stat(target)
         except FileNotFoundError:
-            _create(target, data)
+            _create(target, data, _NEW_FILE_MODE if mode is None else mode)
             return
         kind = st.st_mode
         if stat.S_ISREG(kind):
             if st.st_nlink > 1:
                 _write_through(target, data, truncate=True)
             else:
-                _replace(target, data, stat.S_IMODE(kind))
+                _replace(target, data, stat.S_IMODE(kind) if mode is None else mode)
         elif stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
             _write_through(target, data, truncate=False)
         elif stat.S_ISDIR(kind):

@@ -43,6 +43,7 @@ __all__ = [
     "create_lease",
     "patch_event_series",
     "remove_labels",
+    "request_token",
     "update_lease",
 ]
 
@@ -251,3 +252,18 @@ def apply_node_condition(
             return None
         raise
     return result
+
+
+def request_token(client: KubeClient, namespace: str, account: str, seconds: int) -> str:
+    """A token of the ServiceAccount ``namespace/account`` valid ``seconds`` (a TokenRequest: what
+    ``kubectl create token`` sends); the API server may shorten it."""
+    import orjson
+
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
+    answer = client.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        body=orjson.dumps(body),
+        content_type="application/json",
+    )
+    return str(((answer or {}).get("status") or {}).get("token") or "")
