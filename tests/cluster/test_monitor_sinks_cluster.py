@@ -7,7 +7,7 @@ so the taint manager evicts its pod and the DaemonSet controller makes no other.
 through the sinks with the real API client: ``kubectl describe node`` shows gpulabel's Warning, the
 Normal after the repair, repeats aggregated into the Event's ``series``; the node condition appears
 with its own field manager owning only itself. End to end, ``gpulabel monitor`` itself: a deleted
-device-plugin pod is a Warning Event on the node within a second, and a Normal once the DaemonSet
+device-plugin pod is a Warning Event on the node once its grace is over, and a Normal once the DaemonSet
 controller's new pod runs.
 """
 
@@ -239,6 +239,7 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
 
 
 MONITOR = (sys.executable, "-m", "gpulabel", "monitor")
+GRACE = 2  # seconds a deleted device plugin's finding holds before its Warning (--event-grace)
 HOLD = [  # refuses every pod made in NS: the DaemonSet controller cannot make the deleted pod again
     {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -302,13 +303,17 @@ def served(url: str) -> tuple[int, str]:
         return 0, ""
 
 
-def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
+def test_the_running_monitor_tells_a_deleted_device_plugin_pod_once_its_grace_is_over(
     labcluster: LabCluster, plugin_node: str, tmp_path: Path
 ) -> None:
     port = free_port()
     log = tmp_path / "monitor.log"
     proc = subprocess.Popen(
-        [*MONITOR, "--kubeconfig", str(labcluster.kubeconfig), "--metrics-port", str(port), "--node-condition"],
+        [
+            *MONITOR,
+            *("--kubeconfig", str(labcluster.kubeconfig), "--metrics-port", str(port), "--node-condition"),
+            *("--event-grace", f"operands/missing={GRACE}s", "--event-grace", f"operands/not-ready={GRACE}s"),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
@@ -345,13 +350,13 @@ def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
         status, _ = client.request_raw("DELETE", f"/api/v1/namespaces/{NS}/pods/{pod}")
         assert status == 200
         warning = wait_for(
-            lambda: found("OperandMissing", "OperandNotReady"), timeout=10, interval=0.01, message=log.read_text
+            lambda: found("OperandMissing", "OperandNotReady"), timeout=20, interval=0.01, message=log.read_text
         )
         latency = time.monotonic() - started
         assert warning["type"] == "Warning" and warning["reportingController"] == "gpulabel"
-        # the 1 s goal is the benchmark's (bench/monitor_bench.py: p99 over 200+ changes at 5,000 nodes); on
-        # this cluster, shared with every other test's objects, a single sample only has to be prompt
-        assert latency < 5.0, f"the Warning took {latency:.3f}s"
+        # never before its grace (a transient is no Event); after it, prompt: the 1 s detection goal is the
+        # benchmark's (bench/monitor_bench.py); on this shared cluster a single sample only has to be prompt
+        assert GRACE <= latency < GRACE + 5.0, f"the Warning took {latency:.3f}s (grace {GRACE} s)"
         print(f"delete -> Warning Event {warning['reason']}: {latency * 1000:.0f} ms")  # -s shows it
 
         assert not running_on(labcluster, NODE)
