@@ -7,9 +7,11 @@ not yet Ready, GFD's labels not yet written, Pending pods whose affinity no node
 So a Warning is written only once its finding has held for its *grace*:
 
 - ``FAULT`` (5 s) for what nothing in a join or rollout passes through: an untolerated
-  NoExecute taint, a device-plugin pod deleted (``operands``/``missing``: the DaemonSet
-  controller recreates a pod within a second; still missing after 5 s is a fault), an operand
-  running without its prerequisite, a cordon, a malformed label, a failed MIG layout or upgrade;
+  NoExecute taint, a cordon, a malformed label, a failed MIG layout or upgrade;
+- ``SETTLE`` (1 min) for an operand pod missing (``operands``/``missing``: a deleted pod is made
+  again by the DaemonSet controller within seconds, but a joining node gets its operands' pods
+  one DaemonSet at a time: 20 nodes joining labcluster took up to 22 s) or running before its
+  prerequisite (``out-of-order``: a rollout restarts them in any order);
 - ``TRANSITION`` (2 min) for what a joining node or a rollout shows until it settles: operand
   pods starting, GFD's labels not yet there, NFD's labels before the operator's, a node not yet
   Ready, Pending pods (their affinity, taints, capacity) while nodes join;
@@ -27,13 +29,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULTS", "FAULT", "NO_GRACE", "TRANSITION", "Grace"]
+__all__ = ["DEFAULTS", "FAULT", "NO_GRACE", "SETTLE", "TRANSITION", "Grace"]
 
 FAULT = 5.0
+SETTLE = 60.0
 TRANSITION = 120.0
 
 # (check, reason) -> seconds; a reason not here gets Grace.default (FAULT)
 DEFAULTS: Mapping[tuple[str, str], float] = {
+    ("operands", "missing"): SETTLE,
+    ("operands", "out-of-order"): SETTLE,
     ("operands", "not-ready"): 300.0,
     ("operands", "unexpected"): TRANSITION,  # a pod still terminating after its deploy label went
     ("operands", "empty-deploy"): TRANSITION,  # the operator writes the value after the key
