@@ -128,17 +128,21 @@ class Monitor:
         if not await_lease(self.lock, self.stop, self.say):
             return
         keep_lease(self.lock, self.stop, self.lost)
-        for sink in self.leader_sinks:  # what the last leader wrote, read before this one writes
+        self._take_over()
+        self.leading.set()
+        if self.health is not None:
+            self.health.leader.set(1)
+        self.queue.put(None)  # evaluate the warm caches now
+
+    def _take_over(self) -> None:
+        """What the last leader (or this monitor before a restart) wrote, read before this one writes."""
+        for sink in self.leader_sinks:
             take_over = getattr(sink, "take_over", None)
             if callable(take_over):
                 try:
                     take_over()
                 except Exception as err:  # a failed read: the sink starts from nothing, as before
                     self.say(f"take over: {err}")
-        self.leading.set()
-        if self.health is not None:
-            self.health.leader.set(1)
-        self.queue.put(None)  # evaluate the warm caches now
 
     def _inform(self, informer: Informer) -> None:
         """Thread: one informer; a bug in it stops the monitor, and :meth:`run` raises it (with its traceback)."""
@@ -228,6 +232,7 @@ class Monitor:
                 target=self._inform, args=(informer,), name=f"informer-{informer.kind.kind}", daemon=True
             ).start()
         if self.lock is None:
+            self._take_over()
             self.leading.set()  # no election: the only instance leads (the NoLeader alert reads the gauge)
             if self.health is not None:
                 self.health.leader.set(1)
