@@ -264,8 +264,18 @@ def test_a_taint_the_operands_do_not_tolerate_fires_until_removed_and_every_dash
             timeout=60,
             message=lambda: f"for GPULabelOperandsNotRunning on {node}: {prometheus.alerts()}",
         )
-        empty = [(title, expr) for title, expr in monitoring.dashboard_queries() if not prometheus.query(expr)]
-        assert not empty, f"dashboard queries without series: {empty}"
+        # the taint's Warning Event once its grace (5 s) is over (and scraped twice): the Events panel has a
+        # series then
+        wait_for(
+            lambda: prometheus.query(f'gpulabel_events_total{{job="{JOB}", reason="OperandNoexecuteTaint"}}'),
+            timeout=30,
+            message="for the taint's Warning to be counted",
+        )
+
+        def empty() -> list[tuple[str, str]]:
+            return [(title, expr) for title, expr in monitoring.dashboard_queries() if not prometheus.query(expr)]
+
+        wait_for(lambda: not empty(), timeout=10, message=lambda: f"dashboard queries without series: {empty()}")
         unusable = prometheus.query(f'gpulabel_gpus_unusable{{job="{JOB}", cause="daemonset"}} >= 1')
         assert unusable, "the tainted node's GPU counts as lost at the daemonset link"
     finally:
