@@ -26,6 +26,7 @@ from gpulabel.checks.assessment import Accepted, Assessment, judged
 from gpulabel.checks.registry import CheckOptions, run_checks
 from gpulabel.controller.condition import ConditionSink
 from gpulabel.controller.events import EventPlanner, EventSink, EventSpec
+from gpulabel.controller.grace import NO_GRACE
 from gpulabel.controller.monitor_metrics import MonitorMetrics
 from gpulabel.model.cluster import ClusterState, node_from_json
 
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'sink':<16}{'first ms':>10}{'no change ms':>14}{'a change ms':>13}")
     sinks: list[tuple[str, Callable[[], Any]]] = [
         ("metrics", lambda: MonitorMetrics()),
-        ("events", lambda: EventSink(_Recorder(), EventPlanner(), background=False)),
+        ("events", lambda: EventSink(_Recorder(), EventPlanner(grace=NO_GRACE), background=False)),
         ("node condition", lambda: ConditionSink(_Recorder(), background=False)),
     ]
     for name, make in sinks:

@@ -3,7 +3,7 @@
 Prometheus (tools/prometheus) scrapes the monitor every second and evaluates
 deploy/monitoring/gpulabel-rules.yaml every second, from a copy whose `for:` are all 1s
 (tools.monitoring.with_for: the same expressions, labels and annotations). The monitor runs
-with the chart's own arguments and its ServiceAccount's token, so the chart's least-privilege
+with the chart's own arguments and its ServiceAccount's token (``gpulabel kubeconfig``), so the chart's least-privilege
 ClusterRole is what it watches and writes Events with. Five scenarios, each firing the named
 alert for the named node or pod (read from /api/v1/alerts) and resolving it after the repair:
 
@@ -51,7 +51,7 @@ from prometheus_support import (
     firing,
     free_port,
 )
-from test_deploy_cluster import metric, sa_files, token_kubeconfig
+from test_deploy_cluster import metric
 from test_gpu_operator_cluster import CONTAINER_SETS, GFD, pods_on, wait_sets
 from tools import monitoring
 
@@ -125,8 +125,18 @@ def monitor(
 ) -> Iterator[Monitor]:
     """`gpulabel monitor` with the chart's arguments (its metrics port replaced) and ServiceAccount token."""
     tmp = tmp_path_factory.mktemp("monitor")
-    sa = sa_files(gpu_operator, "gpulabel-monitor", tmp / "sa")
-    kubeconfig = token_kubeconfig(gpu_operator, sa, tmp / "sa.kubeconfig")
+    kubeconfig = tmp / "sa.kubeconfig"  # what docs/monitor.md tells a newcomer to run
+    made = subprocess.run(
+        [
+            *(sys.executable, "-m", "gpulabel", "kubeconfig", "--kubeconfig", str(gpu_operator.kubeconfig)),
+            *("--service-account", f"{NAMESPACE}/gpulabel-monitor", "-o", str(kubeconfig)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    assert oct(kubeconfig.stat().st_mode & 0o777) == "0o600"
     args = list(chart_monitor["spec"]["template"]["spec"]["containers"][0]["args"])
     port = free_port()
     args[args.index("--metrics-port") + 1] = str(port)
@@ -232,7 +242,7 @@ def test_a_deleted_device_plugin_pod_fires_operands_not_running_until_it_is_back
         assert alert["labels"]["operand"] == "device-plugin"
         assert alert["annotations"]["summary"] == f"GPU node {node}: operand device-plugin is missing"
         assert f"gpulabel explain node/{node}" in alert["annotations"]["description"]
-        assert alert["annotations"]["runbook_url"] == "docs/runbook.md#gpulabeloperandsnotrunning"
+        assert alert["annotations"]["runbook_url"] == f"{monitoring.DOCS_BASE_URL}runbook.md#gpulabeloperandsnotrunning"
     finally:
         os.kill(manager, signal.SIGCONT)
     wait_sets(gpu_operator, node, CONTAINER_SETS, timeout=90)
@@ -254,8 +264,18 @@ def test_a_taint_the_operands_do_not_tolerate_fires_until_removed_and_every_dash
             timeout=60,
             message=lambda: f"for GPULabelOperandsNotRunning on {node}: {prometheus.alerts()}",
         )
-        empty = [(title, expr) for title, expr in monitoring.dashboard_queries() if not prometheus.query(expr)]
-        assert not empty, f"dashboard queries without series: {empty}"
+        # the taint's Warning Event once its grace (5 s) is over (and scraped twice): the Events panel has a
+        # series then
+        wait_for(
+            lambda: prometheus.query(f'gpulabel_events_total{{job="{JOB}", reason="OperandNoexecuteTaint"}}'),
+            timeout=30,
+            message="for the taint's Warning to be counted",
+        )
+
+        def empty() -> list[tuple[str, str]]:
+            return [(title, expr) for title, expr in monitoring.dashboard_queries() if not prometheus.query(expr)]
+
+        wait_for(lambda: not empty(), timeout=10, message=lambda: f"dashboard queries without series: {empty()}")
         unusable = prometheus.query(f'gpulabel_gpus_unusable{{job="{JOB}", cause="daemonset"}} >= 1')
         assert unusable, "the tainted node's GPU counts as lost at the daemonset link"
     finally:

@@ -9,7 +9,11 @@ root causes must equal ``check``'s. Then: the API server restarted while the
 monitor's connection is held down by the fault proxy (the watch cannot resume:
 it relists, and the change made meanwhile is found), and a leader failover
 between two monitors (the standby's warm caches hold the change made while no
-one led).
+one led). Two replicas with metrics and Events: a persistent finding's series at every scrape
+across a SIGTERM and a SIGKILL handover, Prometheus keeping its pending alert's activeAt, a repair
+made while no replica led resolved by the new leader, open Warnings keeping their counts; and 20
+healthy GPU nodes joining a settled cluster write no Warning and no API error, while a NoExecute
+taint afterwards is a Warning within its grace and a second.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +45,28 @@ CORE_SETS = {"nvidia-device-plugin-daemonset", "nvidia-container-toolkit-daemons
 class MonitorProcess:
     """``gpulabel monitor --dump FILE`` in its own process; its stderr in a file."""
 
-    def __init__(self, kubeconfig: Path, tmp: Path, name: str, *extra: str) -> None:
+    def __init__(self, kubeconfig: Path, tmp: Path, name: str, *extra: str, port: int = 0) -> None:
         self.dump = tmp / f"{name}.json"
         self.log = tmp / f"{name}.log"
+        self.port = port
         self.proc = subprocess.Popen(
-            monitor_argv(kubeconfig, self.dump, *extra),
+            [*monitor_argv(kubeconfig, self.dump, *extra), *(["--metrics-port", str(port)] if port else [])],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self.log.open("w"),
+            env={**os.environ, "POD_NAME": name},  # the Events' reportingInstance
         )
+
+    def metrics(self) -> str | None:
+        """Its /metrics (``port``), or None when it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=0.4) as resp:
+                return str(resp.read().decode())
+        except OSError:
+            return None
+
+    def leads(self) -> bool:
+        return "\ngpulabel_leader 1.0" in (self.metrics() or "")
 
     def document(self) -> dict[str, Any] | None:
         try:
@@ -238,12 +258,12 @@ def test_a_leader_failover_loses_no_finding(gpu_operator: LabCluster, gpu_nodes:
         assert lease_holder(gpu_operator, namespace) == "a"
         b = MonitorProcess(gpu_operator.kubeconfig, tmp_path, "b", *elect, "--identity", "b")
         wait_for(lambda: "standby: lease gpulabel-monitor is held by another instance" in b.stderr(), timeout=30)
-        assert b.document() is None  # a standby publishes nothing
+        wait_for(lambda: b.document() is not None, timeout=30)  # a standby exports its findings too
         a.stop(signal.SIGKILL)  # the leader dies without releasing the Lease
         node = gpu_nodes[1]
         gpu_operator.kubectl("label", "node", node, "nvidia.com/gpu.count-")  # while no one leads
-        found = agree(b, gpu_operator.kubeconfig, timeout=120)  # the Lease expires (15 s), b leads
-        assert lease_holder(gpu_operator, namespace) == "b"
+        found = agree(b, gpu_operator.kubeconfig, timeout=120)  # b saw it as a standby
+        wait_for(lambda: lease_holder(gpu_operator, namespace) == "b", timeout=60)  # the Lease expires (15 s)
         assert any(f.get("node") == node and f.get("key") == "nvidia.com/gpu.count" for f in found[0])
         assert "leader: holding lease gpulabel-monitor as b" in b.stderr()
         assert b.stop() == 0, b.stderr()[-3000:]
@@ -253,3 +273,179 @@ def test_a_leader_failover_loses_no_finding(gpu_operator: LabCluster, gpu_nodes:
         if b is not None:
             b.stop(signal.SIGKILL)
         gpu_operator.kubectl("delete", "namespace", namespace, "--wait=false")
+
+
+# -- two replicas: handovers, Events, a join ---------------------------------------------------------
+
+
+def gpulabel_events(cluster: LabCluster, node: str) -> list[dict[str, Any]]:
+    """gpulabel's Events about ``node`` (events.k8s.io/v1, namespace default)."""
+    items = cluster.get("events.events.k8s.io", "-n", "default")["items"]
+    return [
+        e
+        for e in items
+        if e.get("reportingController") == "gpulabel" and (e.get("regarding") or {}).get("name") == node
+    ]
+
+
+def event(cluster: LabCluster, node: str, reason: str) -> dict[str, Any] | None:
+    found = [e for e in gpulabel_events(cluster, node) if e["reason"] == reason]
+    return found[0] if found else None
+
+
+def count(e: dict[str, Any] | None) -> int:
+    return 0 if e is None else int((e.get("series") or {}).get("count") or 1)
+
+
+def problem_lines(text: str | None, node: str) -> list[str]:
+    return [
+        line
+        for line in (text or "").splitlines()
+        if line.startswith("gpulabel_problem{") and f'node="{node}"' in line and 'reason="cordoned"' in line
+    ]
+
+
+class Scraper:
+    """Scrapes every replica every 0.5 s (as Prometheus would) and keeps, per round, whether any answered
+    with ``node``'s cordoned series."""
+
+    def __init__(self, replicas: list[MonitorProcess], node: str) -> None:
+        self.replicas, self.node = replicas, node
+        self.rounds: list[tuple[float, bool]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            seen = any(problem_lines(r.metrics(), self.node) for r in list(self.replicas))
+            self.rounds.append((time.monotonic(), seen))
+
+    def close(self) -> list[tuple[float, bool]]:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        return self.rounds
+
+
+def test_two_replicas_hand_over_without_a_gap_and_the_new_leader_resolves_what_was_repaired(
+    gpu_operator: LabCluster, gpu_nodes: list[str], tmp_path: Path
+) -> None:
+    from prometheus_support import NOT_BUILT, Prometheus, built, free_port
+    from tools import monitoring
+
+    if not built():
+        if os.environ.get("GPULABEL_REQUIRE_CLUSTER") == "1":
+            pytest.fail(f"{NOT_BUILT} (GPULABEL_REQUIRE_CLUSTER=1)", pytrace=False)
+        pytest.skip(NOT_BUILT)
+    cluster, kubeconfig = gpu_operator, gpu_operator.kubeconfig
+    persistent, repaired = gpu_nodes[0], gpu_nodes[1]
+    namespace = f"mon-ha-{os.getpid()}"
+    cluster.kubectl("create", "namespace", namespace)
+    cluster.kubectl("cordon", persistent, repaired)
+    elect = ("--leader-elect", "--lease-namespace", namespace)
+    ports = [free_port(), free_port()]
+    a = MonitorProcess(kubeconfig, tmp_path, "a", *elect, "--identity", "a", port=ports[0])
+    replicas = [a]
+    prom = None
+    try:
+        wait_for(a.leads, timeout=60, message=lambda: f"for a to lead: {a.stderr()[-2000:]}")
+        b = MonitorProcess(kubeconfig, tmp_path, "b", *elect, "--identity", "b", port=ports[1])
+        replicas.append(b)
+        wait_for(lambda: problem_lines(b.metrics(), persistent), timeout=60, message="for the standby's series")
+        prom = Prometheus.start(
+            tmp_path / "prom", "gpulabel-monitor", [f"127.0.0.1:{p}" for p in ports], monitoring.RULES
+        )
+        # both cordons held past their grace (5 s): one Warning each, from the leader
+        for node in (persistent, repaired):
+            wait_for(lambda n=node: count(event(cluster, n, "CapacityCordoned")) == 1, timeout=30, message=f"{node}")
+
+        def pending() -> list[dict[str, Any]]:
+            assert prom is not None
+            return [a for a in prom.alerts("GPULabelGPUNodeCordoned", "pending") if a["labels"]["node"] == persistent]
+
+        (alert,) = wait_for(pending, timeout=30, message="for GPULabelGPUNodeCordoned to be pending")
+        active_at = alert["activeAt"]
+        scraper = Scraper(replicas, persistent)
+        started = time.monotonic()
+        a.stop(signal.SIGTERM)  # a clean handover: the Lease released
+        wait_for(b.leads, timeout=30, message=lambda: f"for b to lead: {b.stderr()[-2000:]}")
+        clean = time.monotonic() - started
+        a2 = MonitorProcess(kubeconfig, tmp_path, "a2", *elect, "--identity", "a2", port=ports[0])
+        replicas[0] = a2
+        wait_for(lambda: problem_lines(a2.metrics(), persistent), timeout=60, message="for a2's series")
+        b.stop(signal.SIGKILL)  # the leader dies holding the Lease ...
+        killed = time.monotonic()
+        cluster.kubectl("uncordon", repaired)  # ... and a node is repaired while no one leads
+        wait_for(a2.leads, timeout=60, message=lambda: f"for a2 to lead: {a2.stderr()[-2000:]}")
+        took_over = time.monotonic() - killed
+        resolved = wait_for(
+            lambda: event(cluster, repaired, "CapacityCordonedResolved"), timeout=30, message="for the Normal"
+        )
+        rounds = scraper.close()
+        assert resolved["type"] == "Normal" and resolved["reportingInstance"] == "a2"
+        assert (
+            count(event(cluster, persistent, "CapacityCordoned")) == 1
+        )  # still open: neither re-posted nor re-counted
+        assert count(event(cluster, repaired, "CapacityCordoned")) == 1
+        gaps = [at - started for at, seen in rounds if not seen]
+        print(f"\nSIGTERM handover {clean:.1f} s, SIGKILL {took_over:.1f} s; {len(rounds)} scrapes, gaps at {gaps}")
+        assert len(rounds) >= 20 and not gaps
+        (after,) = pending()
+        assert after["activeAt"] == active_at  # Prometheus' pending alert kept its start across both handovers
+        assert "adopted" in a2.stderr()
+        assert a2.stop() == 0, a2.stderr()[-3000:]
+    finally:
+        for r in replicas:
+            r.stop(signal.SIGKILL)
+        if prom is not None:
+            prom.stop()
+        cluster.kubectl("uncordon", persistent, repaired)
+        cluster.kubectl("delete", "namespace", namespace, "--wait=false")
+
+
+def api_errors(text: str | None) -> float:
+    return sum(
+        float(x.rsplit(" ", 1)[1]) for x in (text or "").splitlines() if x.startswith("gpulabel_api_errors_total")
+    )
+
+
+def test_healthy_gpu_nodes_joining_write_no_warning_and_a_taint_after_is_one_within_its_grace(
+    gpu_operator: LabCluster, gpu_nodes: list[str], tmp_path: Path
+) -> None:
+    from labcluster_support import gpu_node_manifest
+    from prometheus_support import free_port
+
+    cluster = gpu_operator
+    m = MonitorProcess(cluster.kubeconfig, tmp_path, "join", port=free_port())
+    joined = [f"{gpu_nodes[0].rsplit('-', 1)[0]}-j{i:02d}" for i in range(20)]
+    try:
+        agree(m, cluster.kubeconfig)  # settled
+        errors = api_errors(m.metrics())
+        started = time.time()
+        cluster.apply(*(gpu_node_manifest(n, GFD, gpus=1) for n in joined))
+
+        def settled() -> bool:
+            doc = m.document() or {}
+            about = [f for f in doc.get("findings", []) if f.get("node") in joined and f.get("severity") != "info"]
+            return not about and all(operands_running(cluster, n) for n in joined[:3])
+
+        wait_for(settled, timeout=180, interval=1, message=lambda: f"for the new nodes to settle: {m.stderr()[-2000:]}")
+        settle = time.time() - started
+        time.sleep(6)  # past the shortest grace (5 s): a Warning still due would be written now
+        warnings = [e for n in joined for e in gpulabel_events(cluster, n) if e["type"] == "Warning"]
+        print(f"\n20 nodes settled in {settle:.1f} s; Warnings about them: {[e['reason'] for e in warnings]}")
+        assert warnings == []
+        assert api_errors(m.metrics()) == errors
+        node = joined[0]
+        tainted = time.time()
+        cluster.kubectl("taint", "node", node, "dedicated=join:NoExecute")
+        warning = wait_for(
+            lambda: event(cluster, node, "OperandNoexecuteTaint"), timeout=30, message="for the taint's Warning"
+        )
+        written = datetime.fromisoformat(warning["eventTime"].replace("Z", "+00:00")).timestamp()
+        print(f"NoExecute taint -> Warning written after {written - tainted:.2f} s (grace 5 s)")
+        assert written - tainted <= 5 + 1
+        assert m.stop() == 0, m.stderr()[-3000:]
+    finally:
+        m.stop(signal.SIGKILL)
+        cluster.kubectl("delete", "node", *joined, "--wait=false", "--ignore-not-found")

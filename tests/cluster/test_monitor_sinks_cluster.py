@@ -7,7 +7,7 @@ so the taint manager evicts its pod and the DaemonSet controller makes no other.
 through the sinks with the real API client: ``kubectl describe node`` shows gpulabel's Warning, the
 Normal after the repair, repeats aggregated into the Event's ``series``; the node condition appears
 with its own field manager owning only itself. End to end, ``gpulabel monitor`` itself: a deleted
-device-plugin pod is a Warning Event on the node within a second, and a Normal once the DaemonSet
+device-plugin pod is a Warning Event on the node once its grace is over, and a Normal once the DaemonSet
 controller's new pod runs.
 """
 
@@ -33,6 +33,7 @@ from gpulabel.checks.assessment import Accepted, Assessment, judged
 from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
 from gpulabel.controller.condition import MANAGER, ApiConditionWriter, ConditionSink
 from gpulabel.controller.events import EventKey, EventPlanner, EventSink, EventWriter, Regarding, event_name
+from gpulabel.controller.grace import NO_GRACE
 
 NODE = "ms-gpu"
 NS = "ms-device-plugin"  # the device plugin's DaemonSet in a namespace of its own (a ResourceQuota can hold it)
@@ -106,7 +107,9 @@ def test_events_and_the_condition_tell_why_the_node_has_no_usable_gpus(
     session = Session(Source(kubeconfig=str(labcluster.kubeconfig)))
     client = session.client()
     clock = Clock()
-    events = EventSink(EventWriter(client, "gpulabel-monitor-test"), EventPlanner(clock), background=False)
+    events = EventSink(
+        EventWriter(client, "gpulabel-monitor-test"), EventPlanner(clock, grace=NO_GRACE), background=False
+    )
     conditions = ConditionSink(ApiConditionWriter(client), clock=clock, background=False)
 
     def publish(assessment: Assessment) -> list[EventKey]:
@@ -217,13 +220,17 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
     broken = assess(session, time.time())
 
     said: list[str] = []
-    dry = EventSink(EventWriter(client, "dry", dry_run=True), EventPlanner(), warn=said.append, background=False)
+    dry = EventSink(
+        EventWriter(client, "dry", dry_run=True), EventPlanner(grace=NO_GRACE), warn=said.append, background=False
+    )
     dry.publish(broken)
     assert WARNING in [s.key for s in dry.drain()], (said, [f.line() for f in broken.findings])
     assert event(labcluster, WARNING) is None
 
     for instance in ("first", "second"):  # a new process: its planner knows nothing, the Event exists
-        sink = EventSink(EventWriter(client, instance), EventPlanner(), warn=said.append, background=False)
+        sink = EventSink(
+            EventWriter(client, instance), EventPlanner(grace=NO_GRACE), warn=said.append, background=False
+        )
         sink.publish(broken)
         assert WARNING in [s.key for s in sink.drain()], said
     found = event(labcluster, WARNING)
@@ -232,6 +239,7 @@ def test_a_monitor_that_restarts_continues_the_series_and_dry_run_writes_nothing
 
 
 MONITOR = (sys.executable, "-m", "gpulabel", "monitor")
+GRACE = 2  # seconds a deleted device plugin's finding holds before its Warning (--event-grace)
 HOLD = [  # refuses every pod made in NS: the DaemonSet controller cannot make the deleted pod again
     {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -295,13 +303,17 @@ def served(url: str) -> tuple[int, str]:
         return 0, ""
 
 
-def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
+def test_the_running_monitor_tells_a_deleted_device_plugin_pod_once_its_grace_is_over(
     labcluster: LabCluster, plugin_node: str, tmp_path: Path
 ) -> None:
     port = free_port()
     log = tmp_path / "monitor.log"
     proc = subprocess.Popen(
-        [*MONITOR, "--kubeconfig", str(labcluster.kubeconfig), "--metrics-port", str(port), "--node-condition"],
+        [
+            *MONITOR,
+            *("--kubeconfig", str(labcluster.kubeconfig), "--metrics-port", str(port), "--node-condition"),
+            *("--event-grace", f"operands/missing={GRACE}s", "--event-grace", f"operands/not-ready={GRACE}s"),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
@@ -338,13 +350,13 @@ def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
         status, _ = client.request_raw("DELETE", f"/api/v1/namespaces/{NS}/pods/{pod}")
         assert status == 200
         warning = wait_for(
-            lambda: found("OperandMissing", "OperandNotReady"), timeout=10, interval=0.01, message=log.read_text
+            lambda: found("OperandMissing", "OperandNotReady"), timeout=20, interval=0.01, message=log.read_text
         )
         latency = time.monotonic() - started
         assert warning["type"] == "Warning" and warning["reportingController"] == "gpulabel"
-        # the 1 s goal is the benchmark's (bench/monitor_bench.py: p99 over 200+ changes at 5,000 nodes); on
-        # this cluster, shared with every other test's objects, a single sample only has to be prompt
-        assert latency < 5.0, f"the Warning took {latency:.3f}s"
+        # never before its grace (a transient is no Event); after it, prompt: the 1 s detection goal is the
+        # benchmark's (bench/monitor_bench.py); on this shared cluster a single sample only has to be prompt
+        assert GRACE <= latency < GRACE + 5.0, f"the Warning took {latency:.3f}s (grace {GRACE} s)"
         print(f"delete -> Warning Event {warning['reason']}: {latency * 1000:.0f} ms")  # -s shows it
 
         assert not running_on(labcluster, NODE)
@@ -373,7 +385,7 @@ def test_the_running_monitor_tells_a_deleted_device_plugin_pod_within_a_second(
 
 # The writes' least privilege: what docs/monitor-sinks.md lists for the chart's ClusterRole.
 WRITES = [
-    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get", "list"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
 ]
 CONDITION_WRITES = [{"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]}]
@@ -444,7 +456,7 @@ def test_the_writes_need_exactly_the_documented_rules(
 
     writer = KubeClient(str(account(labcluster, "gpulabel-test-sinks", WRITES, tmp_path)))
     said: list[str] = []
-    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(), warn=said.append, background=False)
+    sink = EventSink(EventWriter(writer, "rbac"), EventPlanner(grace=NO_GRACE), warn=said.append, background=False)
     sink.publish(broken)
     written = {(s.key.regarding.kind, s.key.reason) for s in sink.drain()}
     assert ("Node", "OperandMissing") in written, (said, [f.line() for f in broken.findings])

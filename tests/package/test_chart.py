@@ -228,7 +228,7 @@ def test_chart_base_and_package_name_one_version() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     base = yaml.safe_load((REPO / "deploy" / "base" / "kustomization.yaml").read_text())
     assert chart["version"] == chart["appVersion"] == gpulabel.__version__
-    assert base["images"] == [{"name": "gpulabel", "newName": "gpulabel", "newTag": gpulabel.__version__}]
+    assert base["images"] == [{"name": "gpulabel", "newName": "localhost/gpulabel", "newTag": gpulabel.__version__}]
     monitor = yaml.safe_load((REPO / "deploy" / "monitor" / "kustomization.yaml").read_text())
     assert monitor["images"] == base["images"]
 
@@ -321,7 +321,7 @@ def test_the_monitors_role_reads_writes_events_and_patches_node_status_only_with
     more = [r for r in rules if set(r["verbs"]) - {"list", "watch"}]
     assert more == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},  # a pod's UID for its Event
-        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get"]},
+        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "get", "list"]},
     ]
     assert not [r for r in rules if "nodes/status" in r["resources"]]
 
@@ -390,3 +390,35 @@ def test_the_read_only_role_gets_pods_log_and_events_only_when_evidence_is_enabl
     evidence = {("", "pods/log", "get"), ("", "events", "list")}
     assert not granted() & evidence
     assert granted("--set", "rbac.readonly.evidence=true") - granted() == evidence
+
+
+def test_the_rules_take_their_for_and_the_docs_base_url_from_values(helm: Path) -> None:
+    base = "https://docs.example/gpulabel/"
+    values = f"{MONITOR_ALL},monitor.alerts.docsBaseURL={base},monitor.alerts.for.GPULabelGPUNodeCordoned=24h"
+    docs = by_key(objects(template("--set", values)))
+    rule = docs[("PrometheusRule", "gpulabel", "gpulabel-monitor")]
+    alerts = {r["alert"]: r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r}
+    assert alerts["GPULabelGPUNodeCordoned"]["for"] == "24h"
+    assert alerts["GPULabelOperandsNotRunning"]["for"] == "10m"  # not named: the rules file's
+    for name, alert in alerts.items():
+        assert alert["annotations"]["runbook_url"] == f"{base}runbook.md#{name.lower()}"
+
+
+def test_event_grace_and_log_format_values_become_monitor_flags(helm: Path) -> None:
+    values = "monitor.enabled=true,monitor.eventGrace.default=30s,monitor.logFormat=json"
+    args = monitor_args(objects(template("--set", values)))
+    assert args[args.index("--event-grace") + 1] == "default=30s"
+    assert args[args.index("--log-format") + 1] == "json"
+    assert "--log-format" not in monitor_args(objects(template("--set", "monitor.enabled=true")))
+
+
+def test_the_default_image_is_the_one_the_build_script_makes() -> None:
+    import re
+
+    script = (REPO / "scripts" / "build-image.sh").read_text()
+    (built,) = re.findall(r"^image=([^:\s]+):\$version$", script, re.M)
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["image"]["repository"] == built
+    for overlay in ("base", "monitor"):
+        kustomization = yaml.safe_load((REPO / "deploy" / overlay / "kustomization.yaml").read_text())
+        assert [i["newName"] for i in kustomization["images"]] == [built], overlay

@@ -43,6 +43,7 @@ CONTRACT = {
     "gpulabel_last_evaluation_timestamp_seconds",
     "gpulabel_leader",
     "gpulabel_events_total",
+    "gpulabel_events_pending",
     "gpulabel_events_suppressed_total",
     "gpulabel_node_conditions_total",
 }
@@ -124,7 +125,7 @@ def test_every_alert_has_for_a_severity_a_summary_and_a_runbook_section() -> Non
         notes = rule["annotations"]
         assert notes["summary"] and notes["description"], name
         page, _, anchor = notes["runbook_url"].partition("#")
-        assert page == "docs/runbook.md" and anchor == name.lower() and anchor in anchors, name
+        assert page == monitoring.DOCS_BASE_URL + "runbook.md" and anchor == name.lower() and anchor in anchors, name
 
 
 def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_name_the_node_or_pod_and_operand() -> (
@@ -231,3 +232,34 @@ def test_the_contract_is_what_the_monitor_serves() -> None:
             suffixes = ("_bucket", "_sum", "_count") if kind == "histogram" else ("",)
             served |= {name + s for s in suffixes}  # a counter's TYPE line names it with _total
     assert served == CONTRACT
+
+
+def test_every_reason_has_a_home_in_the_alerts_or_says_why_not() -> None:
+    """docs/monitor.md's table: one row per (check, reason) the monitor exports; an alert a row names selects it."""
+    from gpulabel.checks.registry import CHECKS
+
+    checks = {c.name for c in CHECKS}
+    given = {
+        (command, row.reason): row.severity
+        for row in catalogue()
+        if row.form == "{}"  # a DRA reason is the argument of pending's `claim`
+        for command in row.commands
+        if command in checks
+    }
+    text = (ROOT / "docs" / "monitor.md").read_text()
+    table = text[text.index("## Every reason's home") :].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\w+) \| `([^`]+)` \| (.+) \|$", table, re.M)
+    homes = {(check, reason): home for check, reason, home in rows}
+    assert len(homes) == len(rows), "a reason with two rows"
+    assert set(homes) == set(given), (set(given) - set(homes), set(homes) - set(given))
+    for (check, reason), home in homes.items():
+        alert = home.split(" ", 1)[0].rstrip(":")
+        if alert.startswith("GPULabel"):
+            rule = ALERTS[alert]
+            selected = re.findall(r'check="([^"]+)", reason=~?"([^"]+)"', rule["expr"])
+            assert any(c == check and reason in r.split("|") for c, r in selected), (check, reason, alert)
+        elif home.startswith("no problem series"):
+            assert given[(check, reason)] == "info", (check, reason)
+        else:
+            assert "because" in home or "not decided" in home, (check, reason, home)
+            assert given[(check, reason)] in {"error", "warning"}, (check, reason)

@@ -378,6 +378,7 @@ def test_the_monitors_node_event_says_why_once_per_series() -> None:
     from gpulabel.checks.assessment import Accepted, Assessment, judged
     from gpulabel.checks.registry import run_checks
     from gpulabel.cluster.snapshot import load_snapshots
+    from gpulabel.controller.grace import NO_GRACE
 
     state = load_snapshots([str(DRIFTED)])
     result, causes = judged(run_checks(state, check_options()), state, Accepted())
@@ -391,7 +392,7 @@ def test_the_monitors_node_event_says_why_once_per_series() -> None:
             else ""
         )
 
-    planner = ExplainingPlanner(why)
+    planner = ExplainingPlanner(why, grace=NO_GRACE)  # every Warning at once: the grace is tested elsewhere
     now = Assessment(result, causes, state, 0.0)
     specs = planner.plan(None, now).events
     node0 = [s for s in specs if s.key.regarding.kind == "Node" and s.key.regarding.name == "lab-node-0"]

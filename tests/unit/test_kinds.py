@@ -111,7 +111,8 @@ def _watched(rules: list[dict[str, list[str]]]) -> set[tuple[str, str]]:
 def test_the_monitors_role_lists_and_watches_exactly_the_kinds_of_the_table() -> None:
     docs = list(yaml.safe_load_all((ROOT / "deploy" / "monitor" / "monitor-rbac.yaml").read_text()))
     (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
-    assert _watched(role["rules"]) == _pairs(role["rules"]) == TABLE
+    # events are listed (not watched) once, by a new leader reading the last one's open Warnings
+    assert _watched(role["rules"]) == _pairs(role["rules"]) - {("events.k8s.io", "events")} == TABLE
     writes = {
         (g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]
     }
@@ -136,4 +137,4 @@ def test_the_helm_charts_monitor_role_lists_and_watches_exactly_the_kinds_of_the
             r'"apiGroups" \(list ([^)]*)\) "resources" \(list ([^)]*)\) "verbs" \(list ([^)]*)\)', block
         )
     ]
-    assert rules and _watched(rules) == TABLE
+    assert rules and _watched(rules) == _pairs(rules) - {("events.k8s.io", "events")} == TABLE

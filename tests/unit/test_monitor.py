@@ -304,35 +304,51 @@ def test_without_election_the_only_instance_says_it_leads(tmp_path: Path, api: F
     run_monitor(m2, lambda: m2.evaluations >= 1 and b"gpulabel_leader 1.0" in health.render())
 
 
-def test_a_standby_keeps_warm_caches_and_publishes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
+def test_a_standby_exports_its_findings_and_writes_only_once_it_leads(tmp_path: Path, api: FakeApi) -> None:
+    """Every replica evaluates and publishes to its sinks (metrics: no gap in a series at a handover); only the
+    leader feeds the leader sinks (Events, conditions), which read what the last leader wrote first."""
     api.add_node("n1", {"nvidia.com/gpu.present": "true"})
     clock = FakeClock()
     client = fake_client(tmp_path, api, clock, FAST)
     holder = LeaseLock(fake_client(tmp_path, api, clock), "gpulabel", "gpulabel-monitor", "other", clock=clock)
     assert holder.try_acquire_or_renew()
     lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "b", retry_seconds=0.01, clock=clock)
-    published: list[Assessment] = []
+    exported: list[Assessment] = []
+    written: list[Assessment] = []
+    steps: list[str] = []
     said: list[str] = []
 
     class Sink:
         def publish(self, a: Assessment) -> None:
-            published.append(a)
+            exported.append(a)
 
-    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], lock=lock, say=said.append)
+    class Writes:
+        def take_over(self) -> None:
+            steps.append("take over")
+
+        def publish(self, a: Assessment) -> None:
+            steps.append("publish")
+            written.append(a)
+
+    m = Monitor(
+        client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], leader_sinks=[Writes()], lock=lock, say=said.append
+    )
     api.watches = [Watch([lambda: api.event("MODIFIED", "n1", {"changed": "while standby"})])]
     released: list[bool] = []
 
     def release_when_warm() -> bool:
-        if not released and not api.watches and m.queue.empty():
+        if not released and not api.watches and m.queue.empty() and exported:
             time.sleep(0.05)
-            assert published == []  # a standby publishes nothing
+            assert written == []  # a standby writes nothing
+            assert exported[-1].state.nodes[0].labels == {"changed": "while standby"}  # but exports what it sees
             holder.release()
             released.append(True)
-        return bool(published)
+        return bool(written)
 
     assert run_monitor(m, release_when_warm) == 0
-    # the new leader's first picture already has the change it saw as a standby: no LIST needed
-    assert published[0].state.nodes[0].labels == {"changed": "while standby"}
+    # the new leader's first write has the change it saw as a standby: no LIST needed, no new evaluation
+    assert written[0].state.nodes[0].labels == {"changed": "while standby"}
+    assert steps[:2] == ["take over", "publish"]
     assert node_lists(api) == 1
     assert said[:2] == [
         "standby: lease gpulabel-monitor is held by another instance",
@@ -546,3 +562,48 @@ def test_after_random_events_the_monitor_agrees_with_check(
     assert m.last is not None and m.last.findings == expected[0].findings
     assert m.last.causes == expected[0].causes
     assert m.last.state.kinds == expected[0].state.kinds
+
+
+def test_the_monitors_log_lines_carry_their_time_as_text_or_json() -> None:
+    import io
+
+    from gpulabel.cli.monitorcmds import log_lines
+
+    out = io.StringIO()
+    log_lines(out, "text", clock=lambda: 1_800_000_000.25)("monitor: watching Node")
+    log_lines(out, "json", clock=lambda: 1_800_000_000.25)('appeared error operands gpu-a "x"')
+    text, js = out.getvalue().splitlines()
+    assert text == "2027-01-15T08:00:00.250Z gpulabel: monitor: watching Node"
+    assert orjson.loads(js) == {
+        "time": "2027-01-15T08:00:00.250Z",
+        "logger": "gpulabel",
+        "msg": 'appeared error operands gpu-a "x"',
+    }
+
+
+def test_a_service_account_kubeconfig_has_the_clusters_trust_and_the_token(tmp_path: Path) -> None:
+    import base64
+
+    import yaml
+
+    from gpulabel.app.kubeconfig import KubeconfigOptions, token_kubeconfig
+
+    config = token_kubeconfig("https://10.0.0.1:6443", b"CA", True, "gpulabel/gpulabel-monitor", "tok")
+    assert config["clusters"][0]["cluster"] == {
+        "server": "https://10.0.0.1:6443",
+        "certificate-authority-data": base64.b64encode(b"CA").decode(),
+    }
+    assert config["users"][0]["user"] == {"token": "tok"}
+    assert config["contexts"][0]["context"]["namespace"] == "gpulabel"
+    assert yaml.safe_load(yaml.safe_dump(config))["current-context"] == "gpulabel/gpulabel-monitor"
+    assert token_kubeconfig("https://x", None, False, "a/b", "t")["clusters"][0]["cluster"] == {
+        "server": "https://x",
+        "insecure-skip-tls-verify": True,
+    }
+    opts = KubeconfigOptions("gpulabel/gpulabel-monitor", str(tmp_path / "k"), "8h")
+    assert (opts.namespace, opts.account, opts.seconds) == ("gpulabel", "gpulabel-monitor", 28800)
+    for bad, flag in (("gpulabel", "--service-account"), ("a/b/c", "--service-account")):
+        with pytest.raises(InputError, match=flag):
+            KubeconfigOptions(bad, "k")
+    with pytest.raises(InputError, match="--duration"):
+        KubeconfigOptions("a/b", "k", "5m")

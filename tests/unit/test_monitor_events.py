@@ -20,6 +20,7 @@ from gpulabel.controller.events import (
     event_name,
     event_reason,
 )
+from gpulabel.controller.grace import NO_GRACE
 from gpulabel.controller.monitor_metrics import MonitorMetrics
 from gpulabel.errors import ClusterError, ConflictError
 from gpulabel.model.findings import Finding
@@ -58,7 +59,7 @@ def test_reasons_are_the_check_and_reason_in_upper_camel_case(check: str, reason
 
 def test_appear_warns_repeat_counts_the_series_resolve_is_normal() -> None:
     clock = Clock()
-    planner = EventPlanner(clock)
+    planner = EventPlanner(clock, grace=NO_GRACE)
     broken = assessment([PLUGIN_MISSING, PAUSED])
     first = planner.plan(None, broken)
     assert warnings(first.events) == [("Warning", "OperandMissing", 1)]
@@ -93,7 +94,7 @@ def test_appear_warns_repeat_counts_the_series_resolve_is_normal() -> None:
 
 def test_a_problem_that_stays_is_observed_again_after_the_refresh() -> None:
     clock = Clock()
-    planner = EventPlanner(clock)
+    planner = EventPlanner(clock, grace=NO_GRACE)
     broken = assessment([CORDONED])
     assert warnings(planner.plan(None, broken).events) == [("Warning", "CapacityCordoned", 1)]
     clock.now += 29 * 60
@@ -103,7 +104,7 @@ def test_a_problem_that_stays_is_observed_again_after_the_refresh() -> None:
 
 
 def test_another_finding_of_the_same_reason_on_the_object_is_a_repeat() -> None:
-    planner = EventPlanner(Clock())
+    planner = EventPlanner(Clock(), grace=NO_GRACE)
     toolkit = Finding("operands", "missing", node="gpu-a", operand="container-toolkit", severity="error")
     one = assessment([PLUGIN_MISSING])
     planner.plan(None, one)
@@ -113,7 +114,7 @@ def test_another_finding_of_the_same_reason_on_the_object_is_a_repeat() -> None:
 
 
 def test_info_findings_make_no_events_and_pod_findings_regard_the_pod() -> None:
-    planner = EventPlanner(Clock())
+    planner = EventPlanner(Clock(), grace=NO_GRACE)
     specs = planner.plan(None, assessment([PAUSED, PENDING])).events
     assert [(s.key.regarding, s.key.reason, s.namespace) for s in specs] == [
         (Regarding("Pod", "ml", "train-0"), "PendingUntoleratedTaint", "ml")
@@ -128,7 +129,7 @@ def test_info_findings_make_no_events_and_pod_findings_regard_the_pod() -> None:
 
 
 def test_a_node_that_is_gone_gets_no_resolved_event() -> None:
-    planner = EventPlanner(Clock())
+    planner = EventPlanner(Clock(), grace=NO_GRACE)
     broken = assessment([PLUGIN_MISSING])
     planner.plan(None, broken)
     assert planner.plan(broken, assessment([], nodes=())).events == ()
@@ -136,7 +137,7 @@ def test_a_node_that_is_gone_gets_no_resolved_event() -> None:
 
 def test_burst_of_25_per_object_then_suppressed_then_one_per_5_minutes() -> None:
     clock = Clock()
-    planner = EventPlanner(clock)
+    planner = EventPlanner(clock, grace=NO_GRACE)
     broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
     written: list[EventSpec] = []
     suppressed = 0
@@ -201,7 +202,7 @@ class FakeApi:
 
 def test_the_writer_creates_then_patches_the_series() -> None:
     api = FakeApi()
-    planner, writer = EventPlanner(Clock()), EventWriter(api, "mon-0")  # type: ignore[arg-type]
+    planner, writer = EventPlanner(Clock(), grace=NO_GRACE), EventWriter(api, "mon-0")  # type: ignore[arg-type]
     broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
     for previous, current in ((None, broken), (broken, fixed), (fixed, broken)):
         for spec in planner.plan(previous, current).events:
@@ -213,7 +214,7 @@ def test_the_writer_creates_then_patches_the_series() -> None:
 
 def test_an_event_another_instance_wrote_continues_its_series() -> None:
     api = FakeApi()
-    spec = EventPlanner(Clock()).plan(None, assessment([PLUGIN_MISSING])).events[0]
+    spec = EventPlanner(Clock(), grace=NO_GRACE).plan(None, assessment([PLUGIN_MISSING])).events[0]
     api.events[f"default/{spec.name}"] = {**spec.body("old-0", "gpu-a"), "series": {"count": 3}}
     writer = EventWriter(api, "mon-1")  # type: ignore[arg-type]
     assert writer.write(spec)  # create -> 409 -> the server's series + 1
@@ -224,7 +225,7 @@ def test_an_event_another_instance_wrote_continues_its_series() -> None:
 def test_a_series_whose_event_expired_is_created_with_its_series() -> None:
     api = FakeApi()
     clock = Clock()
-    planner = EventPlanner(clock)
+    planner = EventPlanner(clock, grace=NO_GRACE)
     broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
     planner.plan(None, broken)
     planner.plan(broken, fixed)
@@ -235,7 +236,7 @@ def test_a_series_whose_event_expired_is_created_with_its_series() -> None:
 
 
 def test_pod_events_carry_the_pods_uid_and_a_gone_pod_gets_none() -> None:
-    spec = EventPlanner(Clock()).plan(None, assessment([PENDING])).events[0]
+    spec = EventPlanner(Clock(), grace=NO_GRACE).plan(None, assessment([PENDING])).events[0]
     api = FakeApi({"ml/train-0": "u-123"})
     assert EventWriter(api, "mon-0").write(spec)  # type: ignore[arg-type]
     assert api.events[f"ml/{spec.name}"]["regarding"]["uid"] == "u-123"
@@ -244,7 +245,7 @@ def test_pod_events_carry_the_pods_uid_and_a_gone_pod_gets_none() -> None:
 
 def test_dry_run_asks_the_server_for_its_dry_run() -> None:
     api = FakeApi()
-    spec = EventPlanner(Clock()).plan(None, assessment([PLUGIN_MISSING])).events[0]
+    spec = EventPlanner(Clock(), grace=NO_GRACE).plan(None, assessment([PLUGIN_MISSING])).events[0]
     assert EventWriter(api, "mon-0", dry_run=True).write(spec)  # type: ignore[arg-type]
     assert api.events == {} and api.calls[0][2] == (("dryRun", "All"),)
 
@@ -261,7 +262,7 @@ class Recorder:
 def test_the_sink_counts_what_it_writes_and_bounds_what_waits() -> None:
     metrics = MonitorMetrics()
     recorder = Recorder()
-    sink = EventSink(recorder, EventPlanner(Clock()), metrics, background=False, max_queued=2)
+    sink = EventSink(recorder, EventPlanner(Clock(), grace=NO_GRACE), metrics, background=False, max_queued=2)
     many = [Finding("capacity", "cordoned", node=f"gpu-{i}", severity="warning") for i in range(5)]
     sink.publish(assessment(many))
     assert len(sink.drain()) == 2
@@ -272,7 +273,7 @@ def test_the_sink_counts_what_it_writes_and_bounds_what_waits() -> None:
 
 def test_the_background_sink_writes_without_holding_the_caller() -> None:
     recorder = Recorder()
-    sink = EventSink(recorder, EventPlanner(Clock()))
+    sink = EventSink(recorder, EventPlanner(Clock(), grace=NO_GRACE))
     sink.publish(assessment([PLUGIN_MISSING]))
     assert sink.wait(5.0)
     sink.stop()
@@ -287,7 +288,7 @@ def test_buckets_and_series_stay_bounded() -> None:
         assert buckets.take(Regarding("Node", "", f"n{i}"), 0.0)
     assert len(buckets.buckets) <= 100
     clock = Clock()
-    planner = EventPlanner(clock)
+    planner = EventPlanner(clock, grace=NO_GRACE)
     many = [Finding("capacity", "cordoned", node=f"n{i}", severity="warning") for i in range(MAX_RECORDS + 500)]
     broken = assessment(many)
     assert len(planner.plan(None, broken).events) == MAX_RECORDS + 500  # each object's first Event
@@ -302,7 +303,7 @@ def test_buckets_and_series_stay_bounded() -> None:
 
 def test_a_warning_never_written_is_never_resolved() -> None:
     clock = Clock()
-    planner = EventPlanner(clock, TokenBuckets(burst=1))
+    planner = EventPlanner(clock, TokenBuckets(burst=1), grace=NO_GRACE)
     broken, fixed = assessment([PLUGIN_MISSING]), assessment([])
     assert warnings(planner.plan(None, broken).events) == [("Warning", "OperandMissing", 1)]
     clock.now += 1
@@ -314,3 +315,130 @@ def test_a_warning_never_written_is_never_resolved() -> None:
     clock.now += 1
     plan = planner.plan(with_other, fixed)
     assert (plan.events, plan.suppressed) == ((), 0)  # nothing to take back
+
+
+# -- grace, and taking over from the last leader ---------------------------------------------------
+
+
+def test_a_warning_waits_out_its_grace_and_a_transient_writes_nothing() -> None:
+    from gpulabel.controller.grace import Grace
+
+    clock = Clock()
+    planner = EventPlanner(clock, grace=Grace({("operands", "missing"): 5.0, ("pending", "untolerated-taint"): 120.0}))
+    broken, fixed = assessment([PLUGIN_MISSING, PENDING]), assessment([])
+    assert planner.plan(None, broken).events == ()
+    assert planner.pending == {"OperandMissing": 1, "PendingUntoleratedTaint": 1}
+    clock.now += 4.9
+    assert planner.plan(broken, broken).events == ()  # same findings, the grace not over: nothing
+    clock.now += 0.2
+    assert warnings(planner.plan(broken, broken).events) == [("Warning", "OperandMissing", 1)]
+    assert planner.pending == {"PendingUntoleratedTaint": 1}
+    clock.now += 10
+    plan = planner.plan(broken, fixed)  # the pod's finding went within its grace: no Warning, no Resolved
+    assert warnings(plan.events) == [("Normal", "OperandMissingResolved", 1)]
+    assert planner.pending == {}
+    clock.now += 1
+    assert planner.plan(fixed, broken).events == ()  # back: its grace starts again
+
+
+def test_the_next_leader_adopts_open_warnings_keeps_their_counts_and_resolves_the_gone() -> None:
+    from gpulabel.controller.events import Written, open_warnings
+
+    node = Regarding("Node", "", "gpu-a")
+    cordon = Regarding("Node", "", "gpu-b")
+    at = "2023-11-14T22:13:00.000000Z"
+    later = "2023-11-14T22:13:10.000000Z"
+
+    def event(regarding: Regarding, type_: str, reason: str, count: int, last: str) -> dict[str, Any]:
+        return {
+            "reportingController": "gpulabel",
+            "regarding": {"kind": regarding.kind, "name": regarding.name},
+            "type": type_,
+            "reason": reason,
+            "eventTime": at,
+            "series": {"count": count, "lastObservedTime": last} if count > 1 else None,
+            "note": f"{regarding.name} {reason}",
+            "action": "CheckX",
+        }
+
+    server = [
+        event(node, "Warning", "OperandMissing", 3, later),  # open, still found: kept at x3
+        event(cordon, "Warning", "CapacityCordoned", 1, at),  # open, repaired while no one led
+        event(node, "Warning", "CapacityNoAllocatable", 2, at),  # resolved later by the last leader
+        event(node, "Normal", "CapacityNoAllocatableResolved", 1, later),
+        {**event(node, "Warning", "Other", 1, at), "reportingController": "kubelet"},
+    ]
+    found = open_warnings(server)
+    assert set(found) == {EventKey(node, "Warning", "OperandMissing"), EventKey(cordon, "Warning", "CapacityCordoned")}
+    assert found[EventKey(node, "Warning", "OperandMissing")].times == 3
+    assert isinstance(found[EventKey(cordon, "Warning", "CapacityCordoned")], Written)
+    clock = Clock(1_700_000_100.0)
+    planner = EventPlanner(clock, grace=NO_GRACE)
+    planner.adopt(found)
+    first = planner.plan(None, assessment([PLUGIN_MISSING]))
+    assert warnings(first.events) == [("Normal", "CapacityCordonedResolved", 1)]  # not re-posted, the cordon resolved
+    assert first.events[0].note == "no longer found: gpu-b CapacityCordoned" and first.events[0].action == "CheckX"
+    clock.now += 5
+    again = planner.plan(assessment([PLUGIN_MISSING]), assessment([]))
+    assert warnings(again.events) == [("Normal", "OperandMissingResolved", 1)]
+    clock.now += 5
+    assert warnings(planner.plan(assessment([]), assessment([PLUGIN_MISSING])).events) == [
+        ("Warning", "OperandMissing", 4)  # a new occurrence continues the adopted series
+    ]
+
+
+def test_event_grace_values_are_read_and_refused_in_one_line() -> None:
+    from gpulabel.app.monitor import parse_graces
+    from gpulabel.controller.grace import FAULT
+    from gpulabel.errors import InputError
+
+    grace = parse_graces(["operands/missing=0s", "default=1m"])
+    assert grace.seconds("operands", "missing") == 0.0
+    assert grace.seconds("operands", "noexecute-taint") == 60.0  # no grace of its own: the default
+    assert grace.seconds("operands", "not-ready") == 300.0  # its own
+    assert parse_graces(["all=2s"]).seconds("operands", "not-ready") == 2.0
+    assert parse_graces([]).seconds("capacity", "cordoned") == FAULT
+    for bad in ("operands=1s", "operands/missing", "x/y=soon", "operands/missing=-1"):
+        with pytest.raises(InputError, match="--event-grace"):
+            parse_graces([bad])
+
+
+def test_api_errors_are_counted_and_said_once_a_minute_per_kind_expected_answers_are_not() -> None:
+    from gpulabel.controller.apierrors import ApiErrors, resource_of
+
+    assert resource_of("/api/v1/namespaces/ml/pods/x") == "pods"
+    assert resource_of("/apis/events.k8s.io/v1/namespaces/default/events/e.1") == "events.events.k8s.io"
+    assert resource_of("/api/v1/nodes/gpu-a/status") == "nodes/status"
+    assert resource_of("/apis/coordination.k8s.io/v1/namespaces/gpulabel/leases") == "leases.coordination.k8s.io"
+    counted: list[int | str] = []
+    said: list[str] = []
+    clock = Clock()
+    errors = ApiErrors(counted.append, said.append, clock=clock)
+    for _ in range(3):
+        errors(403, "PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e.1")
+    errors(503, "GET", "/api/v1/nodes")
+    clock.now += 60
+    errors(403, "PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/e.2")
+    assert counted == [403, 403, 403, 503, 403]
+    assert said == [
+        "api error: PATCH events.events.k8s.io 403",
+        "api error: GET nodes 503",
+        "api error: PATCH events.events.k8s.io 403 (2 more since the last line)",
+    ]
+
+
+def test_a_404_on_a_gone_pod_and_a_409_on_an_existing_event_are_no_api_errors(tmp_path: Any) -> None:
+    """At the wire: the client tells ``on_error`` of a 403, not of the 404 and 409 the writer expects."""
+    from tests.fakeapi import FakeApi as WireApi
+    from tests.fakeapi import FakeClock, fake_client
+
+    api = WireApi()
+    client = fake_client(tmp_path, api, FakeClock())
+    told: list[tuple[int | str, str, str]] = []
+    client.on_error = lambda code, method, path: told.append((code, method, path))
+    writer = EventWriter(client, "mon-0")
+    spec = EventPlanner(Clock(), grace=NO_GRACE).plan(None, assessment([PENDING])).events[0]
+    assert writer.write(spec) is False  # the pod is gone: a 404 answer, nothing written
+    with pytest.raises(ClusterError):
+        client.request("GET", "/api/v1/namespaces/ml/pods/train-0")  # not expected here: an error
+    assert told == [(404, "GET", "/api/v1/namespaces/ml/pods/train-0")]

@@ -84,6 +84,9 @@ gpulabel_leader 1.0
 # HELP gpulabel_events_total Events written, by type and reason
 # TYPE gpulabel_events_total counter
 gpulabel_events_total{reason="OperandMissing",type="Warning"} 1.0
+# HELP gpulabel_events_pending Warning Events waiting out their grace (already in gpulabel_problem), by reason
+# TYPE gpulabel_events_pending gauge
+gpulabel_events_pending{reason="CapacityCordoned"} 1.0
 # HELP gpulabel_events_suppressed_total Events left out by the per-object rate limit
 # TYPE gpulabel_events_suppressed_total counter
 gpulabel_events_suppressed_total 1.0
@@ -104,6 +107,7 @@ def test_the_exact_exposition_of_a_small_assessment() -> None:
     metrics.leader.set(1)
     metrics.event_written("Warning", "OperandMissing")
     metrics.event_suppressed()
+    metrics.events_pending({"CapacityCordoned": 1, "OperandNotReady": 0})
     metrics.condition_patched("True")
     assert metrics.render().decode() == EXPECTED
 

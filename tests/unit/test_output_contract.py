@@ -91,8 +91,9 @@ def test_every_command_has_a_case_here(files: dict[str, str]) -> None:
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     # completion prints a script, snapshot a List of the live cluster's objects, monitor runs until stopped
-    # and publishes to its sinks (its --dump file holds check's envelope): none prints a result
-    covered = {argv[0] for argv in commands(files)} | {"completion", "snapshot", "monitor"}
+    # and publishes to its sinks (its --dump file holds check's envelope), kubeconfig writes a file and says
+    # where: none prints a result
+    covered = {argv[0] for argv in commands(files)} | {"completion", "snapshot", "monitor", "kubeconfig"}
     assert set(sub.choices) == covered
 
 

@@ -10,7 +10,7 @@ place they are wired), and runs :class:`gpulabel.controller.monitor.Monitor`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from gpulabel.app.defaults import METRICS_PORT, MONITOR_LEASE_NAME
 from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
 from gpulabel.checks.assessment import Accepted
 from gpulabel.checks.registry import BUILTIN, CheckOptions, Registry
+from gpulabel.controller.grace import FAULT, Grace
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Result
 
@@ -62,7 +63,9 @@ class MonitorOptions:
     dump: str | None = None
     evaluator: str | None = None
     batch_ms: float = 20.0
+    event_grace: tuple[str, ...] = ()
     resync_seconds: float = field(init=False, default=0.0)
+    grace: Grace = field(init=False, default_factory=Grace)
 
     def __post_init__(self) -> None:
         if not self.leader_elect:
@@ -80,6 +83,7 @@ class MonitorOptions:
         if seconds <= 0:
             raise InputError("--resync", "must be longer than 0s")
         object.__setattr__(self, "resync_seconds", seconds)
+        object.__setattr__(self, "grace", parse_graces(self.event_grace))
         if self.evaluator is not None and self.evaluator not in EVALUATORS:
             raise InputError("--evaluator", f"{self.evaluator!r} is not one of {', '.join(EVALUATORS)}")
         if not 0 <= self.batch_ms <= 1000:
@@ -90,6 +94,30 @@ class MonitorOptions:
             lease = lease_defaults(self.lease_namespace, self.lease_name, self.identity, LEASE_NAME)
             for attr, value in zip(("lease_namespace", "lease_name", "identity"), lease, strict=True):
                 object.__setattr__(self, attr, value)
+
+
+def parse_graces(values: Iterable[str], flag: str = "--event-grace") -> Grace:
+    """``CHECK/REASON=DURATION``, ``default=DURATION`` (reasons without a grace of their own in
+    ``controller.grace.DEFAULTS``) or ``all=DURATION`` (every reason not named) items; a bad one is refused."""
+    from gpulabel.controller.grace import DEFAULTS
+
+    overrides: dict[tuple[str, str], float] = {}
+    default, table = FAULT, DEFAULTS
+    for item in values:
+        name, sep, duration = (part.strip() for part in item.partition("="))
+        check, slash, reason = name.partition("/")
+        if not sep or not (name in ("default", "all") or (slash and check and reason)):
+            raise InputError(flag, f"{item!r} is not CHECK/REASON=DURATION, default=DURATION or all=DURATION")
+        seconds = parse_duration(duration, flag)
+        if seconds < 0:
+            raise InputError(flag, f"{item!r}: the duration must be 0 or more")
+        if name == "all":
+            default, table = seconds, {}
+        elif name == "default":
+            default = seconds
+        else:
+            overrides[(check, reason)] = seconds
+    return Grace(overrides, default, table)
 
 
 def monitored_kinds(registry: Registry | None = None) -> list[str]:
@@ -107,8 +135,11 @@ def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:
     return IncrementalEvaluator(opts.checks, opts.accepted, source), "incremental"
 
 
-def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None]) -> tuple[list[Sink], Health | None]:
-    """Every sink the options ask for, and the metrics that hear about watch health (None: no metrics).
+def _sinks(
+    opts: MonitorOptions, client: KubeClient, say: Callable[[str], None]
+) -> tuple[list[Sink], list[Sink], Health | None]:
+    """Every sink the options ask for: those every replica feeds, those only the leader feeds (the writes),
+    and the metrics that hear about watch health (None: no metrics).
 
     The one place sinks are wired: metrics (``--metrics-port``: controller/monitor_metrics.py, served
     with ``/findings``), the findings log (stderr), ``--dump``, Events (``--events``,
@@ -121,6 +152,7 @@ def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None])
     from gpulabel.controller.findings_out import FindingsDump, FindingsLog
 
     sinks: list[Sink] = [FindingsLog(say)]
+    writes: list[Sink] = []
     if opts.dump is not None:
         sinks.append(FindingsDump(opts.dump))
     health: Health | None = None
@@ -130,25 +162,29 @@ def _sinks(opts: MonitorOptions, client: KubeClient, say: Callable[[str], None])
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 
         metrics = MonitorMetrics(opts.problem_series)
-        client.on_error = metrics.api_error
         listen(metrics, opts.metrics_port)
         sinks.append(metrics)
         health = metrics
+    from gpulabel.controller.apierrors import ApiErrors
+
+    client.on_error = ApiErrors(metrics.api_error if metrics is not None else None, say)
     if opts.events:
-        from gpulabel.controller.events import EventSink, EventWriter
+        from gpulabel.controller.events import EventPlanner, EventSink, EventWriter
 
         instance = os.environ.get("POD_NAME") or socket.gethostname()
-        planner = None
+        planner: EventPlanner
         if opts.event_evidence:
             from gpulabel.app.monitorevidence import ExplainingPlanner, live_explainer
 
-            planner = ExplainingPlanner(live_explainer(client, say))
-        sinks.append(EventSink(EventWriter(client, instance), planner, metrics=metrics, warn=say))
+            planner = ExplainingPlanner(live_explainer(client, say), grace=opts.grace)
+        else:
+            planner = EventPlanner(grace=opts.grace)
+        writes.append(EventSink(EventWriter(client, instance), planner, metrics=metrics, warn=say))
     if opts.node_condition:
         from gpulabel.controller.condition import ApiConditionWriter, ConditionSink
 
-        sinks.append(ConditionSink(ApiConditionWriter(client), metrics=metrics, warn=say))
-    return sinks, health
+        writes.append(ConditionSink(ApiConditionWriter(client), metrics=metrics, warn=say))
+    return sinks, writes, health
 
 
 def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], None]) -> Outcome:
@@ -163,7 +199,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
     client = session.client(budget=WRITER_BUDGET)
     kinds = served_kinds(client, monitored_kinds())
     evaluator, scope = _evaluator(opts, client.endpoint)
-    sinks, health = _sinks(opts, client, say)
+    sinks, writes, health = _sinks(opts, client, say)
     lock = None
     if opts.leader_elect:
         from gpulabel.controller.lease import LeaseLock
@@ -176,6 +212,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         kinds,
         evaluator,
         sinks,
+        leader_sinks=writes,
         lock=lock,
         health=health,
         say=say,
@@ -184,7 +221,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         resync_seconds=opts.resync_seconds,
     )
     code = monitor.run()
-    for sink in sinks:  # the writing sinks write what still waits
+    for sink in writes:  # the writing sinks write what still waits
         stop = getattr(sink, "stop", None)
         if callable(stop):
             stop()

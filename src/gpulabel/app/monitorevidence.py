@@ -15,6 +15,7 @@ from gpulabel.checks.evidence import blamed, diagnose
 from gpulabel.checks.rootcause import Cause
 from gpulabel.cluster.client import KubeClient
 from gpulabel.controller.events import NOTE_LIMIT, EventKey, EventPlanner, Plan
+from gpulabel.controller.grace import Grace
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding
 
@@ -47,8 +48,8 @@ class ExplainingPlanner(EventPlanner):
     for the series), so a lasting problem costs one read. Metrics are untouched: their labels stay the checks'
     bounded reasons."""
 
-    def __init__(self, why: Callable[[Cause, ClusterState], str]) -> None:
-        super().__init__()
+    def __init__(self, why: Callable[[Cause, ClusterState], str], grace: Grace | None = None) -> None:
+        super().__init__(grace=grace)
         self._why = why
         self._state: ClusterState | None = None
 
@@ -56,8 +57,8 @@ class ExplainingPlanner(EventPlanner):
         self._state = current.state
         return super().plan(previous, current)
 
-    def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None) -> str:
-        text = super()._note(key, findings, cause)
+    def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None, warned: str = "") -> str:
+        text = super()._note(key, findings, cause, warned)
         if cause is None or key.type != "Warning" or key.regarding.kind != "Node" or self._state is None:
             return text
         said = self._why(cause, self._state)

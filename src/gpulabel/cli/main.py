@@ -92,10 +92,16 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         p.set_defaults(func=func, groups=groups)
         return p
 
+    _add_commands(AddCommand(add))
+    return parser
+
+
+def _add_commands(helper: AddCommand) -> None:
+    """Every command, group by group (each group's module adds its own)."""
     from gpulabel.cli.dra import add_dra_commands
     from gpulabel.cli.gpucmds import add_gpu_commands
     from gpulabel.cli.labelcmds import add_label_commands
-    from gpulabel.cli.monitorcmds import add_monitor_command
+    from gpulabel.cli.monitorcmds import add_kubeconfig_command, add_monitor_command
     from gpulabel.cli.nfdcmds import add_nfd_commands
     from gpulabel.cli.nodecmds import add_node_commands
     from gpulabel.cli.placement import add_placement_commands
@@ -103,18 +109,17 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
     from gpulabel.cli.toolcmds import add_tool_commands
     from gpulabel.cli.writecmds import add_write_commands
 
-    helper = AddCommand(add)
     add_label_commands(helper)  # sanitize, validate
     add_node_commands(helper)  # audit, sources, operands, check
     add_write_commands(helper)  # sync, isolate
     add_monitor_command(helper)  # monitor
+    add_kubeconfig_command(helper)  # kubeconfig (a ServiceAccount's, to run monitor outside the cluster)
     add_placement_commands(helper)  # place, pending, hazards
     add_report_command(helper)  # report --html
     add_dra_commands(helper)  # devices, cel, migrate
     add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
     add_nfd_commands(helper)  # rules
     add_tool_commands(helper)  # diff, version, completion
-    return parser
 
 
 def _settle_flags(args: argparse.Namespace) -> None:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import IO
 
 from gpulabel.app.defaults import METRICS_PORT
 from gpulabel.app.defaults import MONITOR_LEASE_NAME as LEASE_NAME
 from gpulabel.cli.context import AddCommand, Context
 from gpulabel.cli.flags import disabled_flag
 
-__all__ = ["add_monitor_command"]
+__all__ = ["add_kubeconfig_command", "add_monitor_command", "log_lines"]
 
 
 def add_monitor_command(add: AddCommand) -> None:
@@ -94,8 +99,53 @@ def add_monitor_command(add: AddCommand) -> None:
         help="full: every check on each evaluation; incremental: only what a change touches (default where built)",
     )
     p.add_argument(
+        "--event-grace",
+        action="append",
+        default=[],
+        metavar="CHECK/REASON=DURATION",
+        help="how long a finding must hold before its Warning Event (repeatable; default=D for the reasons"
+        " without their own, all=D for every reason not named; docs/monitor-sinks.md has the defaults)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: a UTC timestamp, then the line; json: one object per line (time, msg) (default text)",
+    )
+    p.add_argument(
         "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
     )
+
+
+def add_kubeconfig_command(add: AddCommand) -> None:
+    p = add(
+        "kubeconfig",
+        cmd_kubeconfig,
+        "write a kubeconfig that acts as a ServiceAccount (a TokenRequest), to run monitor or sync outside the "
+        "cluster with exactly the chart's rights",
+        groups=("cluster",),
+        examples=(
+            "kubeconfig --service-account gpulabel/gpulabel-monitor -o monitor.kubeconfig",
+            "monitor --kubeconfig monitor.kubeconfig --leader-elect --lease-namespace gpulabel",
+        ),
+        exits="0 written, 2 bad input, the token refused or the file not writable",
+        omit=("output",),  # its -o is a file
+    )
+    p.add_argument("--service-account", required=True, metavar="NS/NAME", help="the ServiceAccount to act as")
+    p.add_argument("-o", "--output", dest="file", required=True, metavar="FILE", help="the kubeconfig (mode 0600)")
+    p.add_argument(
+        "--duration", default="1h", metavar="DURATION", help="how long the token is valid (default 1h, at least 10m)"
+    )
+
+
+def cmd_kubeconfig(ctx: Context) -> int:
+    from gpulabel.app.kubeconfig import KubeconfigOptions, run_kubeconfig
+
+    a = ctx.args
+    opts = KubeconfigOptions(service_account=a.service_account, output=a.file, duration=a.duration)
+    code = run_kubeconfig(ctx.session(), opts).code
+    ctx.out.write(f"{a.file}: serviceaccount {a.service_account}, token valid {a.duration}\n")
+    return code
 
 
 def cmd_monitor(ctx: Context) -> int:
@@ -121,6 +171,28 @@ def cmd_monitor(ctx: Context) -> int:
         dump=a.dump,
         evaluator=a.evaluator,
         batch_ms=a.batch_ms,
+        event_grace=tuple(a.event_grace),
     )
 
-    return run_monitor(ctx.session(), opts, ctx.warn).code
+    return run_monitor(ctx.session(), opts, log_lines(ctx.err, a.log_format)).code
+
+
+def log_lines(out: IO[str], form: str, clock: Callable[[], float] = time.time) -> Callable[[str], None]:
+    """The monitor's log: each line stamped with its UTC time (``2026-01-02T03:04:05.678Z gpulabel: ...``), or
+    as one JSON object (``{"time": ..., "logger": "gpulabel", "msg": ...}``) per line; written whole and flushed."""
+    import orjson
+
+    lock = threading.Lock()
+
+    def say(text: str) -> None:
+        now = datetime.fromtimestamp(clock(), UTC)
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+        if form == "json":
+            line = orjson.dumps({"time": stamp, "logger": "gpulabel", "msg": text}).decode()
+        else:
+            line = f"{stamp} gpulabel: {text}"
+        with lock:
+            out.write(line + "\n")
+            out.flush()
+
+    return say

@@ -9,7 +9,7 @@ needs a cluster, so ``gpulabel --help`` stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -76,8 +76,20 @@ class KubeClient:
         self.timeout = timeout
         self.retrier = Retrier(retry or RetryPolicy())
         self.counts = RequestCounts()
-        self.on_error: Callable[[int | str], None] | None = None  # e.g. metrics of API errors by code
+        # told of each API error: (HTTP status or "unreachable", method, path); not of the statuses a request
+        # expects as an answer (``expected``: a 404 on an object that is gone, a 409 on one that exists)
+        self.on_error: Callable[[int | str, str, str], None] | None = None
         self._api = client.ApiClient(cfg)
+
+    def trust(self) -> tuple[str, bytes | None, bool]:
+        """The server's URL, the CA bundle it is verified with (None: the system's) and whether TLS is verified:
+        what a kubeconfig for another user of the same cluster needs."""
+        cfg = self._api.configuration
+        ca = None
+        if cfg.ssl_ca_cert:
+            with open(cfg.ssl_ca_cert, "rb") as f:
+                ca = f.read()
+        return str(cfg.host), ca, bool(cfg.verify_ssl)
 
     # -- requests ---------------------------------------------------------
 
@@ -144,8 +156,11 @@ class KubeClient:
         content_type: str | None = None,
         timeout: float | None = None,
         budget: float | None = None,
+        expected: Collection[int] = (),
     ) -> tuple[int, bytes]:
         """Send one request under the retry policy; return ``(status, body)``.
+
+        ``expected``: statuses that are an answer, not an error (``on_error`` is not told of them).
 
         ``budget`` overrides the policy's seconds of retrying for this
         operation (a Lease renewal cannot wait a minute). A server that never
@@ -157,15 +172,15 @@ class KubeClient:
 
         def send() -> Any:
             resp = self.open(method, path, query_list, body, content_type, timeout)
-            if resp.status >= 400 and self.on_error is not None:
-                self.on_error(resp.status)
+            if resp.status >= 400 and resp.status not in expected and self.on_error is not None:
+                self.on_error(resp.status, method, path)
             return resp
 
         try:
             resp = self.retrier.call(send, (urllib3.exceptions.HTTPError,), budget)
         except urllib3.exceptions.HTTPError as err:
             if self.on_error is not None:
-                self.on_error("unreachable")
+                self.on_error("unreachable", method, path)
             reason = getattr(err, "reason", None) or err
             raise ClusterError(self.endpoint, f"unreachable: {reason}") from None
         return resp.status, resp.data

@@ -77,8 +77,8 @@ def _temporary(directory: str, data: bytes, mode: int, owner: tuple[int, int] | 
     return tmp
 
 
-def _create(path: str, data: bytes) -> None:
-    tmp = _temporary(os.path.dirname(path) or ".", data, _NEW_FILE_MODE, None)
+def _create(path: str, data: bytes, mode: int) -> None:
+    tmp = _temporary(os.path.dirname(path) or ".", data, mode, None)
     try:
         os.link(tmp, path)  # fails with EEXIST rather than replace anything
     finally:
@@ -116,9 +116,9 @@ def _may_replace(path: str, st: os.stat_result, marker: bytes, force: bool) -> s
     return None
 
 
-def _replace(path: str, st: os.stat_result, data: bytes) -> None:
+def _replace(path: str, st: os.stat_result, data: bytes, mode: int | None) -> None:
     owner = (st.st_uid, st.st_gid) if os.geteuid() == 0 else None
-    tmp = _temporary(os.path.dirname(path) or ".", data, stat.S_IMODE(st.st_mode), owner)
+    tmp = _temporary(os.path.dirname(path) or ".", data, stat.S_IMODE(st.st_mode) if mode is None else mode, owner)
     try:
         now = os.lstat(path)
         if (now.st_dev, now.st_ino, now.st_nlink) != (st.st_dev, st.st_ino, st.st_nlink):
@@ -134,8 +134,9 @@ def _target(path: str) -> str:
     return os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
 
 
-def write_file(path: str, data: bytes, *, marker: bytes, force: bool = False) -> None:
-    """Write ``data`` to ``path`` by the rules in the module docstring.
+def write_file(path: str, data: bytes, *, marker: bytes, force: bool = False, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` by the rules in the module docstring; ``mode``: the permission bits of a
+    new or replaced file (a credential's 0600) instead of 0644 or the replaced file's.
 
     ``marker`` is the generator mark ``data`` carries in its first bytes (checked
     here, so that every output can be recognised when it is replaced later).
@@ -147,14 +148,14 @@ def write_file(path: str, data: bytes, *, marker: bytes, force: bool = False) ->
         try:
             st = os.lstat(target)
         except FileNotFoundError:
-            _create(target, data)
+            _create(target, data, _NEW_FILE_MODE if mode is None else mode)
             return
         kind = st.st_mode
         if stat.S_ISREG(kind):
             why = _may_replace(target, st, marker, force)
             if why is not None:
                 raise _fail(path, why)
-            _replace(target, st, data)
+            _replace(target, st, data, mode)
         elif stat.S_ISCHR(kind) and st.st_rdev == _DEV_NULL:
             return  # /dev/null: nothing kept, nothing to write
         elif stat.S_ISDIR(kind):

@@ -43,6 +43,7 @@ __all__ = [
     "create_lease",
     "patch_event_series",
     "remove_labels",
+    "request_token",
     "update_lease",
 ]
 
@@ -154,6 +155,7 @@ def create_lease(
             body=orjson.dumps(body),
             content_type="application/json",
             budget=budget,
+            expected=(409,),
         )
     except ConflictError:
         return None
@@ -173,6 +175,7 @@ def update_lease(
             body=orjson.dumps(lease),
             content_type="application/json",
             budget=budget,
+            expected=(409,),
         )
     except ConflictError:
         return None
@@ -192,6 +195,7 @@ def create_event(
             query=_query(dry_run),
             body=orjson.dumps(event),
             content_type="application/json",
+            expected=(409,),  # an instance before this one wrote it: the writer continues its series
         )
     except ConflictError:
         return None
@@ -215,6 +219,7 @@ def patch_event_series(
             query=_query(dry_run),
             body=orjson.dumps({"series": dict(series)}),
             content_type="application/merge-patch+json",
+            expected=(404,),  # gone (the API server's event TTL): created again
         )
     except ClusterError as err:
         if _gone(err):
@@ -240,9 +245,25 @@ def apply_node_condition(
             query=_query(dry_run, ("fieldManager", manager), ("force", "true")),
             body=body,
             content_type="application/apply-patch+yaml",
+            expected=(404,),  # the node was deleted meanwhile
         )
     except ClusterError as err:
         if _gone(err):
             return None
         raise
     return result
+
+
+def request_token(client: KubeClient, namespace: str, account: str, seconds: int) -> str:
+    """A token of the ServiceAccount ``namespace/account`` valid ``seconds`` (a TokenRequest: what
+    ``kubectl create token`` sends); the API server may shorten it."""
+    import orjson
+
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
+    answer = client.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
+        body=orjson.dumps(body),
+        content_type="application/json",
+    )
+    return str(((answer or {}).get("status") or {}).get("token") or "")

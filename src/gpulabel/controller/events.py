@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.rootcause import Cause
 from gpulabel.checks.verdict import Identity, identity
+from gpulabel.controller.grace import Grace
 from gpulabel.controller.sinks import BackgroundSink, same_findings
 from gpulabel.errors import ClusterError
 from gpulabel.model.findings import Finding
@@ -69,10 +70,12 @@ __all__ = [
     "Regarding",
     "SpecWriter",
     "TokenBuckets",
+    "Written",
     "camel",
     "event_name",
     "event_reason",
     "micro_time",
+    "open_warnings",
     "specs_by_key",
 ]
 
@@ -193,6 +196,16 @@ class EventSpec:
         return event
 
 
+class Written(NamedTuple):
+    """What an Event on the server says of its series (read on taking the lead)."""
+
+    times: int  # series.count (1 without a series)
+    first: float
+    last: float
+    note: str
+    action: str
+
+
 class TokenBuckets:
     """Per-object token buckets (client-go's EventSourceObjectSpamFilter): ``burst`` at first, one more each
     ``refill`` seconds. A full bucket is the same as none, so full ones are forgotten; past ``limit``
@@ -279,6 +292,7 @@ class EventPlanner:
         buckets: TokenBuckets | None = None,
         refresh: float = REFRESH,
         ttl: float = EVENT_TTL,
+        grace: Grace | None = None,
     ) -> None:
         self.clock = clock
         self.buckets = buckets or TokenBuckets()
@@ -288,6 +302,13 @@ class EventPlanner:
         self._last: tuple[Assessment, dict[EventKey, _Group]] | None = None
         self._reasons: dict[tuple[str, str], str] = {}  # bounded by the checks' reason tables
         self._forgot = self._refreshed = float("-inf")
+        self.grace = grace or Grace()
+        self.posted: set[EventKey] = set()  # Warnings written (or rate-limited) for the current finding
+        self._since: dict[EventKey, float] = {}  # when each current Warning key's findings appeared
+        self._next_due = float("inf")  # the earliest end of a pending grace
+        self.pending: dict[str, int] = {}  # Event reason -> Warnings waiting out their grace
+        self._adopted: set[EventKey] = set()  # adopted, not yet planned: a finding there at the first plan stayed
+        self._actions: dict[EventKey, str] = {}  # the action of an adopted Warning's Resolved Event
 
     def _grouped(self, assessment: Assessment | None) -> dict[EventKey, _Group]:
         if assessment is None:
@@ -296,14 +317,38 @@ class EventPlanner:
             return self._last[1]
         return _groups(assessment, self._reasons)
 
+    def adopt(self, open_warnings: Mapping[EventKey, Written]) -> None:
+        """The Warnings a previous leader wrote and did not resolve (read by ``EventWriter.open_warnings``): kept
+        as this planner's own, so a finding still there is not written again (its count stays) and one gone is
+        resolved at the first plan."""
+        for key, w in open_warnings.items():
+            if key.type != "Warning":
+                continue
+            self.series[key] = _Series(w.times, w.first, w.last, w.note)
+            resolved = EventKey(key.regarding, "Normal", (key.reason + "Resolved")[:FIELD_LIMIT])
+            self._actions[resolved] = w.action
+            self.posted.add(key)
+            self._adopted.add(key)
+            self._since.setdefault(key, w.first)
+
+    def _due(self, key: EventKey, group: _Group, now: float) -> float | None:
+        """When ``key``'s grace ends, if it has not yet: None once it has held long enough."""
+        since = self._since.setdefault(key, now)
+        first = group.findings[0]
+        ends = since + self.grace.seconds(first.check, first.reason)
+        return ends if now < ends else None
+
     def plan(self, previous: Assessment | None, current: Assessment) -> Plan:
         """The writes that take ``previous`` to ``current`` (``previous`` ``None``: the first publish, when
-        every current problem is new), and what the rate limit left out."""
+        every current problem is new, but for the Warnings adopted), and what the rate limit left out.
+
+        A Warning is written once its finding has held for its grace (``grace``); until then it is
+        pending (``pending``, by Event reason), and a finding gone within its grace writes nothing."""
         now = self.clock()
         before = self._grouped(previous)
         if same_findings(previous, current):
-            after = before  # nothing appeared or resolved: only the refresh may have something to write
-            if now - self._refreshed < FORGET_EVERY:
+            after = before  # nothing appeared or resolved: a grace ending or the refresh may have something to write
+            if now - self._refreshed < FORGET_EVERY and now < self._next_due:
                 self._last = (current, after)
                 return Plan()
         else:
@@ -313,39 +358,69 @@ class EventPlanner:
         causes = {c.node: c for c in current.causes}
         out: list[EventSpec] = []
         suppressed = 0
+        pending: dict[str, int] = {}
+        next_due = float("inf")
+        adopted, self._adopted = self._adopted, set()
         for key, group in after.items():
-            was = before.get(key)
             record = self.series.get(key)
-            stayed = was is not None and not (group.ids - was.ids)
-            if stayed and (record is None or now - record.last < self.refresh):
-                continue  # stayed: written again only after ``refresh``
+            if key not in self.posted:
+                due = self._due(key, group, now)
+                if due is not None:
+                    pending[key.reason] = pending.get(key.reason, 0) + 1
+                    next_due = min(next_due, due)
+                    continue  # not yet held for its grace
+                self.posted.add(key)
+            else:
+                was = before.get(key)
+                stayed = key in adopted if was is None else not (group.ids - was.ids)
+                if stayed and (record is None or now - record.last < self.refresh):
+                    continue  # stayed: written again only after ``refresh``
             spec = self._occur(key, group.findings, causes.get(key.regarding.name), now)
             if spec is None:
                 suppressed += 1
             else:
                 out.append(spec)
-        nodes: set[str] | None = None
-        for key, group in before.items():
-            if key not in after:
-                warned = self.series.get(key)
-                if warned is None or warned.count == 0:
-                    continue  # its Warning was never written: nothing to take back
-                if key.regarding.kind == "Node":
-                    nodes = nodes if nodes is not None else {n.name for n in current.state.nodes}
-                    if key.regarding.name not in nodes:
-                        continue  # the node is gone: nothing to tell about it
-                resolved = EventKey(key.regarding, "Normal", (key.reason + "Resolved")[:FIELD_LIMIT])
-                spec = self._occur(resolved, group.findings, None, now)
-                if spec is None:
-                    suppressed += 1
-                else:
-                    out.append(spec)
+        for key in [k for k in self._since if k not in after]:
+            del self._since[key]  # gone: its grace starts again if it comes back
+        taken_back, left_out = self._resolutions(before, after, current, now)
+        out.extend(taken_back)
+        suppressed += left_out
+        self.pending, self._next_due = pending, next_due
         if now - self._forgot >= FORGET_EVERY or len(self.series) - len(after) > MAX_RECORDS:
             self._forget(now, after)
             self._forgot = now
         return Plan(tuple(out), suppressed)
 
-    def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None) -> str:
+    def _resolutions(
+        self, before: dict[EventKey, _Group], after: dict[EventKey, _Group], current: Assessment, now: float
+    ) -> tuple[list[EventSpec], int]:
+        """The Normal ``...Resolved`` Events of the posted Warnings whose findings are gone, and how many the
+        rate limit left out."""
+        out: list[EventSpec] = []
+        suppressed = 0
+        nodes: set[str] | None = None
+        for key in [k for k in self.posted if k not in after]:
+            self.posted.discard(key)
+            warned = self.series.get(key)
+            if warned is None or warned.count == 0:
+                continue  # its Warning was never written: nothing to take back
+            if key.regarding.kind == "Node":
+                nodes = nodes if nodes is not None else {n.name for n in current.state.nodes}
+                if key.regarding.name not in nodes:
+                    continue  # the node is gone: nothing to tell about it
+            resolved = EventKey(key.regarding, "Normal", (key.reason + "Resolved")[:FIELD_LIMIT])
+            gone = before.get(key)
+            spec = self._occur(resolved, gone.findings if gone else [], None, now, warned.note)
+            self._actions.pop(resolved, None)
+            if spec is None:
+                suppressed += 1
+            else:
+                out.append(spec)
+        return out, suppressed
+
+    def _note(self, key: EventKey, findings: list[Finding], cause: Cause | None, warned: str = "") -> str:
+        if not findings:  # a Warning adopted from the last leader, resolved: its note says what it was
+            return _clip("no longer found: " + warned, NOTE_LIMIT)
         first = findings[0]
         text = _finding_note(first)
         if key.type == "Normal":
@@ -356,20 +431,22 @@ class EventPlanner:
             text += f"; {cause.line()}"
         return _clip(text, NOTE_LIMIT)
 
-    def _occur(self, key: EventKey, findings: list[Finding], cause: Cause | None, now: float) -> EventSpec | None:
+    def _occur(
+        self, key: EventKey, findings: list[Finding], cause: Cause | None, now: float, warned: str = ""
+    ) -> EventSpec | None:
         """One occurrence of ``key``: a new Event, or the next count of its series; ``None`` if rate-limited."""
         record = self.series.get(key)
         if record is not None and now - record.last > self.ttl:
             record = None  # its Event is gone (the API server's TTL): a new one
         allowed = self.buckets.take(key.regarding, now)
         if record is None or record.count == 0:
-            record = _Series(0, now, now, self._note(key, findings, cause))
+            record = _Series(0, now, now, self._note(key, findings, cause, warned))
             self.series[key] = record
         record.last = now
         if not allowed:
             return None
         record.count += 1
-        action = _clip("Check" + camel(findings[0].check), FIELD_LIMIT)
+        action = _clip("Check" + camel(findings[0].check), FIELD_LIMIT) if findings else self._actions.get(key, "")
         return EventSpec(key, action, record.note, record.count, record.first, now)
 
     def _forget(self, now: float, active: Mapping[EventKey, _Group]) -> None:
@@ -408,7 +485,7 @@ class EventWriter:
         if r.kind == "Node":
             return r.name
         try:
-            pod = self.client.request("GET", f"/api/v1/namespaces/{r.namespace}/pods/{r.name}")
+            pod = self.client.request("GET", f"/api/v1/namespaces/{r.namespace}/pods/{r.name}", expected=(404,))
         except ClusterError as err:
             if err.status == 404:
                 return None
@@ -429,12 +506,26 @@ class EventWriter:
             return True
         return self._continue(spec, uid, count)
 
+    def open_warnings(self) -> dict[EventKey, Written]:
+        """The Warnings gpulabel wrote (``reportingController`` gpulabel, any instance) that no later Normal
+        ``<reason>Resolved`` on the same object answers: what the last leader left open."""
+        path = "/apis/events.k8s.io/v1/events"
+        try:
+            items, _ = self.client.list_objects(
+                path, lambda e: e, field_selector=f"reportingController={CONTROLLER}", on_page=lambda n, p: None
+            )
+        except ClusterError as err:
+            if err.status != 400:  # a server without that field selector: read them all
+                raise
+            items, _ = self.client.list_objects(path, lambda e: e, on_page=lambda n, p: None)
+        return open_warnings(items)
+
     def _continue(self, spec: EventSpec, uid: str, count: int) -> bool:
         """The Event exists (409): the next count of the server's series."""
         from gpulabel.cluster import writes
 
         try:
-            found = self.client.request("GET", self.client.event_path(spec.namespace, spec.name))
+            found = self.client.request("GET", self.client.event_path(spec.namespace, spec.name), expected=(404,))
         except ClusterError as err:
             if err.status != 404:
                 raise
@@ -476,9 +567,24 @@ class EventSink(BackgroundSink):
         self._pending: dict[EventKey, EventSpec] = {}
         self.written: list[EventSpec] = []  # the last drain's writes (for logs and tests)
 
+    def take_over(self) -> None:
+        """On taking the lead: adopt the Warnings the last leader left open (one LIST of gpulabel's Events)."""
+        read = getattr(self.writer, "open_warnings", None)
+        if callable(read):
+            found = read()
+            self.planner.adopt(found)
+            self.warn(f"events: {len(found)} open Warning(s) of the last leader adopted")
+
+    def tick(self) -> None:
+        """Plan again on the last picture: a grace may have ended since (cheap when none has)."""
+        if self.previous is not None and self.planner.pending:
+            self.publish(self.previous)
+
     def publish(self, assessment: Assessment) -> None:
         plan = self.planner.plan(self.previous, assessment)
         self.previous = assessment
+        if self.metrics is not None:
+            self.metrics.events_pending(self.planner.pending)
         dropped = plan.suppressed
         with self._lock:
             for spec in plan.events:
@@ -508,6 +614,41 @@ class EventSink(BackgroundSink):
                 self.metrics.event_written(spec.key.type, spec.key.reason)
         self.written = done
         return done
+
+
+def _time(text: object) -> float:
+    if not isinstance(text, str) or not text:
+        return 0.0
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def open_warnings(events: Iterable[Mapping[str, Any]]) -> dict[EventKey, Written]:
+    """Of events.k8s.io/v1 Events, gpulabel's Warnings that no later ``<reason>Resolved`` Normal answers."""
+    warnings: dict[EventKey, Written] = {}
+    resolved: dict[EventKey, float] = {}
+    for e in events:
+        if e.get("reportingController") != CONTROLLER:
+            continue
+        r = e.get("regarding") or {}
+        kind, name = str(r.get("kind") or ""), str(r.get("name") or "")
+        if kind not in ("Node", "Pod") or not name:
+            continue
+        regarding = Regarding(kind, str(r.get("namespace") or "") if kind == "Pod" else "", name)
+        series = e.get("series") or {}
+        first = _time(e.get("eventTime"))
+        last = max(first, _time(series.get("lastObservedTime")))
+        reason, type_ = str(e.get("reason") or ""), str(e.get("type") or "")
+        if type_ == "Warning":
+            count = int(series.get("count") or e.get("deprecatedCount") or 1)
+            key = EventKey(regarding, "Warning", reason)
+            warnings[key] = Written(count, first, last, str(e.get("note") or ""), str(e.get("action") or ""))
+        elif type_ == "Normal" and reason.endswith("Resolved"):
+            key = EventKey(regarding, "Warning", reason[: -len("Resolved")])
+            resolved[key] = max(resolved.get(key, 0.0), last)
+    return {k: w for k, w in warnings.items() if resolved.get(k, float("-inf")) < w.last}
 
 
 def specs_by_key(specs: Iterable[EventSpec]) -> dict[EventKey, EventSpec]:

@@ -88,7 +88,7 @@ class LeaseLock:
         """The Lease as it is now, or ``None`` if there is none."""
         import orjson
 
-        status, data = self.client.request_raw("GET", self.path, budget=self.retry_seconds)
+        status, data = self.client.request_raw("GET", self.path, budget=self.retry_seconds, expected=(404,))
         if status == 404:
             return None
         if status >= 400:

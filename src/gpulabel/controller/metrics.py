@@ -70,7 +70,7 @@ class Metrics:
         for (check, reason), n in counts.items():
             self.findings.labels(check, reason).set(n)
 
-    def api_error(self, code: int | str) -> None:
+    def api_error(self, code: int | str, method: str = "", path: str = "") -> None:
         self.api_errors.labels(str(code)).inc()
 
     def render(self) -> bytes:

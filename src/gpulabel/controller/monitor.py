@@ -11,12 +11,15 @@ event. Each delta goes to the :class:`~gpulabel.checks.assessment.Evaluator`
 sink's ``publish``. With no event for ``resync_seconds`` it evaluates anyway:
 ages (a deploy label paused past ``--stuck-after``) grow without an event.
 
-Leader election (the existing Lease, ``controller/loop.py``): a standby keeps
-its informers running and its evaluator up to date but evaluates and
-publishes nothing; when it takes the Lease it evaluates its warm caches at
-once, so a failover costs one evaluation, not a LIST of every kind, and no
-change that happened meanwhile is missed. Only the leader publishes (metrics
-of findings too: summed over replicas they count each finding once). The
+Leader election (the existing Lease, ``controller/loop.py``): every replica
+keeps its informers running, evaluates and publishes to ``sinks`` (metrics,
+the log, the dump), so each finding's series is exported by every replica
+and a handover leaves no gap (the alert rules take the max over replicas).
+Only the leader publishes to ``leader_sinks``, the sinks that write to the
+API server (Events, the node condition): on taking the Lease each one's
+``take_over()`` runs first (it reads what the last leader wrote), then it
+gets the current picture at once, and while leading its ``tick()`` runs
+about twice a second (Warnings whose grace ends between evaluations). The
 leader that cannot renew within the deadline stops (exit 1, the Deployment
 restarts it as a standby); SIGTERM stops cleanly and releases the Lease.
 """
@@ -68,7 +71,7 @@ class Health(Protocol):
 
 
 class Monitor:
-    """Watches ``kinds``, keeps ``evaluator`` told, and publishes to ``sinks`` while leading.
+    """Watches ``kinds``, keeps ``evaluator`` told, publishes to ``sinks``, and to ``leader_sinks`` while leading.
 
     ``lock`` None: no election, this instance leads. ``scope`` names the
     evaluator's kind of work for the metrics (``full`` or ``incremental``).
@@ -82,6 +85,7 @@ class Monitor:
         evaluator: Evaluator,
         sinks: Sequence[Sink],
         *,
+        leader_sinks: Sequence[Sink] = (),
         lock: LeaseLock | None = None,
         health: Health | None = None,
         say: Callable[[str], None] = lambda line: None,
@@ -95,6 +99,7 @@ class Monitor:
         self.kinds = tuple(kinds)
         self.evaluator = evaluator
         self.sinks = tuple(sinks)
+        self.leader_sinks = tuple(leader_sinks)
         self.lock = lock
         self.health = health
         self.say = say
@@ -112,6 +117,7 @@ class Monitor:
         ]
         self.evaluations = 0
         self.last: Assessment | None = None
+        self._led = False  # the leader sinks have had a picture since this instance leads
         self.crashed: BaseException | None = None  # a bug in an informer thread, raised again by run()
 
     # -- leading ------------------------------------------------------------------
@@ -122,10 +128,21 @@ class Monitor:
         if not await_lease(self.lock, self.stop, self.say):
             return
         keep_lease(self.lock, self.stop, self.lost)
+        self._take_over()
         self.leading.set()
         if self.health is not None:
             self.health.leader.set(1)
         self.queue.put(None)  # evaluate the warm caches now
+
+    def _take_over(self) -> None:
+        """What the last leader (or this monitor before a restart) wrote, read before this one writes."""
+        for sink in self.leader_sinks:
+            take_over = getattr(sink, "take_over", None)
+            if callable(take_over):
+                try:
+                    take_over()
+                except Exception as err:  # a failed read: the sink starts from nothing, as before
+                    self.say(f"take over: {err}")
 
     def _inform(self, informer: Informer) -> None:
         """Thread: one informer; a bug in it stops the monitor, and :meth:`run` raises it (with its traceback)."""
@@ -185,6 +202,10 @@ class Monitor:
             self.health.evaluated(self.scope, time.perf_counter() - started)
         for sink in self.sinks:
             sink.publish(assessment)
+        if self.leading.is_set():
+            self._led = True
+            for sink in self.leader_sinks:
+                sink.publish(assessment)
         self.evaluations += 1
         self.last = assessment
         return assessment
@@ -211,6 +232,7 @@ class Monitor:
                 target=self._inform, args=(informer,), name=f"informer-{informer.kind.kind}", daemon=True
             ).start()
         if self.lock is None:
+            self._take_over()
             self.leading.set()  # no election: the only instance leads (the NoLeader alert reads the gauge)
             if self.health is not None:
                 self.health.leader.set(1)
@@ -230,14 +252,28 @@ class Monitor:
                 if self.health is not None:
                     self.health.ready.set()  # every kind listed: a leader about to publish, or a warm standby
                 resync = time.monotonic() >= due
-                if self.leading.is_set() and (dirty or resync or not published):
-                    self.evaluate()
+                if dirty or resync or not published:
+                    self.evaluate()  # every replica: its metrics export the findings too
                     dirty, published = False, True
                     due = time.monotonic() + self.resync_seconds
+                elif self.leading.is_set():
+                    self._lead()
         finally:
             self.stop.set()
             self._step_down()
         return 1 if self.lost.is_set() else 0
+
+    def _lead(self) -> None:
+        """While leading: the leader sinks get the current picture once (just took the lead), then their ticks."""
+        if not self._led and self.last is not None:
+            self._led = True
+            for sink in self.leader_sinks:
+                sink.publish(self.last)
+            return
+        for sink in self.leader_sinks:
+            tick = getattr(sink, "tick", None)
+            if callable(tick):
+                tick()
 
     def _step_down(self) -> None:
         if self.health is not None:

@@ -144,6 +144,7 @@ class MonitorMetrics:
         self._last_evaluation: float | None = None
         self._events: dict[tuple[str, str], int] = {}
         self._suppressed = 0
+        self._pending: dict[str, int] = {}
         self._conditions: dict[str, int] = {}
 
     # -- the sink ----------------------------------------------------------
@@ -188,6 +189,11 @@ class MonitorMetrics:
         with self._lock:
             self._events[(type, reason)] = self._events.get((type, reason), 0) + 1
 
+    def events_pending(self, by_reason: Mapping[str, int]) -> None:
+        """The Warnings waiting out their grace, by Event reason (replaced whole at each plan)."""
+        with self._lock:
+            self._pending = dict(by_reason)
+
     def event_suppressed(self, count: int = 1) -> None:
         with self._lock:
             self._suppressed += count
@@ -225,6 +231,7 @@ class MonitorMetrics:
             durations = {k: (list(h.counts), h.total) for k, h in self._durations.items()}
             last_evaluation = self._last_evaluation
             events, suppressed, conditions = dict(self._events), self._suppressed, dict(self._conditions)
+            pending = dict(self._pending)
 
         def gauge(name: str, doc: str, labels: Iterable[str], rows: Iterable[tuple[Iterable[str], float]]) -> Any:
             family = GaugeMetricFamily(name, doc, labels=list(labels))
@@ -303,6 +310,12 @@ class MonitorMetrics:
         yield gauge("gpulabel_leader", "1 while this instance holds the lease", (), [((), self.leader.value)])
         yield counter(
             "gpulabel_events", "Events written, by type and reason", ("type", "reason"), sorted(events.items())
+        )
+        yield gauge(
+            "gpulabel_events_pending",
+            "Warning Events waiting out their grace (already in gpulabel_problem), by reason",
+            ("reason",),
+            sorted(((r,), n) for r, n in pending.items() if n),
         )
         yield counter(
             "gpulabel_events_suppressed", "Events left out by the per-object rate limit", (), [((), suppressed)]
