@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,15 +75,16 @@ def stream(objects: list[JSON], events: int, seed: int) -> list[JSON]:
     out: list[JSON] = []
     later: list[tuple[int, JSON]] = []  # recreated pods, due at an event index
     serial = 0
+    what = "list"  # the stream's event kind (below) each event is part of: the tail is told by it
 
     def put(obj: JSON) -> None:
         k = (obj["kind"], *_key(obj, _NAMESPACED[obj["kind"]]))
         now[k] = obj  # type: ignore[index]
-        out.append({"kind": obj["kind"], "key": list(k[1:]), "object": obj})
+        out.append({"kind": obj["kind"], "key": list(k[1:]), "object": obj, "what": what})
 
     def delete(k: tuple[str, str, str]) -> JSON:
         obj = now.pop(k)
-        out.append({"kind": k[0], "key": list(k[1:]), "object": None})
+        out.append({"kind": k[0], "key": list(k[1:]), "object": None, "what": what})
         return obj
 
     def pick(keys: list[tuple[str, str, str]]) -> tuple[str, str, str] | None:
@@ -111,6 +113,7 @@ def stream(objects: list[JSON], events: int, seed: int) -> list[JSON]:
         at = START + 0.1 * len(out)
         due = [obj for i, obj in later if i <= len(out)]
         later = [(i, obj) for i, obj in later if i > len(out)]
+        what = "pod-recreate"  # a recreated pod back under its new name
         for obj in due:
             put(obj)
         what = rng.choices([k for k, _ in kinds], weights=[w for _, w in kinds])[0]
@@ -307,6 +310,19 @@ def _pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _tail(whats: Sequence[str], cpu: Sequence[float]) -> None:
+    """The incremental evaluator's CPU per event by the stream's event kind, and which kinds make its tail."""
+    by: dict[str, list[float]] = {}
+    for what, ms in zip(whats, cpu, strict=True):
+        by.setdefault(what, []).append(ms)
+    print(f"incremental CPU per event by kind (max {max(cpu):.1f} ms):")
+    for what, ms in sorted(by.items(), key=lambda kv: -statistics.median(kv[1])):
+        print(f"  {what}: {len(ms)} events, p50 {statistics.median(ms):.1f} / max {max(ms):.1f} ms")
+    p99 = _pct(cpu, 0.99)
+    tail = Counter(what for what, ms in zip(whats, cpu, strict=True) if ms >= p99)
+    print(f"events at or above p99 ({p99:.1f} ms): " + ", ".join(f"{w} {n}" for w, n in tail.most_common()))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.monitor_replay", description=__doc__.split("\n")[0])
     p.add_argument("--nodes", type=int, default=20000)
@@ -329,7 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stderr=subprocess.DEVNULL,
         )
         objects = json.loads(snapshot.read_text())["items"]
-        events_file.write_text(json.dumps(stream(objects, args.events, args.seed)))
+        replayed = stream(objects, args.events, args.seed)
+        events_file.write_text(json.dumps(replayed))
+        whats = [str(e["what"]) for e in replayed]
+        del replayed
         pods = sum(o["kind"] == "Pod" for o in objects)
         del objects
         results: dict[str, JSON] = {}
@@ -378,6 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"tracemalloc, {which} (LIST + {r['events']} events): kept {r['kept_mb']:.0f} MB beyond the records, "
             f"peak {r['traced_peak_mb']:.0f} MB"
         )
+    _tail(whats, [x * 1000 for x in inc["cpu"]])
     print(f"agreement at {len(full['digests'])} events: {'all equal' if not agree else f'DIFFER at {agree}'}")
     return 1 if agree else 0
 

@@ -476,3 +476,11 @@ def test_it_is_an_evaluator_made_like_the_full_one() -> None:
     assert evaluator.assess(START).state.source == "live"
     with pytest.raises(KeyError):
         evaluator.apply("Nonsense", ("", "x"), None)
+
+
+# A bound pod's change re-judging no Pending pod at all: the random sequences catch it (the narrower wrong
+# scopes, that only the figures or the preemption tail show, are planted in tests/unit/test_incremental_scope.py).
+def test_no_re_judging_on_a_bound_pods_change_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(incremental_evaluator, "flips", lambda pod, old, new, backed: False)
+    caught = next(_sequences(IncrementalEvaluator, 400, seed=1), "")
+    assert "check pending:" in caught, caught

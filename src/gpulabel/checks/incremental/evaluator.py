@@ -23,6 +23,7 @@ from gpulabel.checks.incremental.pieces import (
     placement_view,
     timed,
 )
+from gpulabel.checks.incremental.scope import flips
 from gpulabel.checks.mig import cluster_mig_strategy
 from gpulabel.checks.operands import (
     disabled_by_cluster_policy,
@@ -104,6 +105,7 @@ class IncrementalEvaluator:
         self._pending: dict[ObjectKey, PodPiece] = {}
         self._capacities: dict[str, NodeCapacity] = {}  # as ClusterState.capacities() says, node by node
         self._capacities_dirty: set[str] = set()
+        self._use_nodes: set[str] = set()  # nodes whose bound pods' use changed: pending re-judges what may flip
         self._hazards: dict[ObjectKey, list[Finding]] = {}
         self._whole: dict[str, Result] = {}
         self._context: tuple[Any, ...] | None = None
@@ -248,9 +250,10 @@ class IncrementalEvaluator:
             self._pending_keys.add(key)
         else:
             self._pending_keys.discard(key)
-        if _use(old) != _use(new):
-            self._pending_all = True  # what is free on a node changed: every Pending pod's verdicts may
-            self._capacities_dirty.update(p.node_name for p in (old, new) if p is not None and p.node_name)
+        if _use(old) != _use(new):  # what is free on its node(s) changed: only pods whose verdict may flip there
+            names = {p.node_name for p in (old, new) if p is not None and p.node_name}
+            self._capacities_dirty.update(names)
+            self._use_nodes.update(names)
         if (old is not None and old.node_name) or (new is not None and new.node_name):
             self._dirty_hazards.add(key)
 
@@ -356,7 +359,11 @@ class IncrementalEvaluator:
 
     def _refresh_pending(self, state: ClusterState, opts: CheckOptions) -> None:
         store = self.records.get("Pod", {})
+        before = {n: self._capacities.get(n) for n in self._use_nodes}
         self._refresh_capacities(state)
+        self._use_nodes = set()
+        if not self._pending_all:
+            self._dirty_pending |= self._flipped(before, state)
         if self._pending_all:
             judged_keys = self._pending_keys
             self._pending = {}
@@ -371,6 +378,15 @@ class IncrementalEvaluator:
         by_ref = {store[k].ref: k for k in judged_keys}
         for ref, piece in pending_pieces(part, opts).items():
             self._pending[by_ref[ref]] = replace(piece, findings=tuple(self._graded("pending", piece.findings, opts)))
+
+    def _flipped(self, before: Mapping[str, NodeCapacity | None], state: ClusterState) -> set[ObjectKey]:
+        """The Pending pods whose verdict may differ on a node whose capacity went from ``before`` to now."""
+        changed = [(old, new) for n, old in before.items() if old != (new := self._capacities.get(n))]
+        if not changed:
+            return set()
+        store = self.records.get("Pod", {})
+        backed = state.dra.extended
+        return {k for k in self._pending_keys if any(flips(store[k], old, new, backed) for old, new in changed)}
 
     def _refresh_hazards(self, state: ClusterState, opts: CheckOptions) -> None:
         store = self.records.get("Pod", {})

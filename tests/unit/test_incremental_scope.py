@@ -1,0 +1,128 @@
+"""A bound pod's change re-judges only the Pending pods whose verdict may flip on its node, and no fewer.
+
+Two GPU nodes and Pending pods that do not fit either: the bound pods' changes move the figures a
+verdict is told by (free GPUs on the best node) and the lowest priority preemption reads, without
+any pod's fit flipping. The incremental evaluator must still equal the full one after each batch;
+planted narrower scopes (no re-judging at all, only pods whose fit flips, priority not read) must
+make that comparison fail here, so this test can fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gpulabel.app.checks import check_options
+from gpulabel.checks.assessment import Assessment, FullEvaluator
+from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.incremental import evaluator as incremental_evaluator
+from gpulabel.checks.incremental.scope import flips
+from gpulabel.model.findings import Result
+from tests.unit.test_incremental import START, Pair, _differs
+
+JSON = dict[str, Any]
+
+
+def _node(name: str) -> JSON:
+    amounts = {"nvidia.com/gpu": "8", "cpu": "64", "memory": "256Gi", "pods": "110"}
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "8"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": amounts, "capacity": amounts},
+    }
+
+
+def _pod(name: str, gpus: int, node: str = "", priority: int = 0) -> JSON:
+    requests = {"nvidia.com/gpu": str(gpus)}
+    spec: JSON = {"priority": priority, "containers": [{"name": "c", "resources": {"requests": requests}}]}
+    if node:
+        spec["nodeName"] = node
+        status: JSON = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    else:
+        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "message": ""}]}
+    meta = {"name": name, "namespace": "ml", "uid": f"uid-{name}", "ownerReferences": []}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+LIST = [
+    _node("gpu-a"),
+    _node("gpu-b"),
+    _pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free, the closest node for "big"
+    _pod("train-b", 4, "gpu-b", priority=100),  # gpu-b: 4 free, nothing preemption could take
+    _pod("big", 16, priority=10),  # more than any node has: insufficient everywhere, whatever is free
+    _pod("mid", 8, priority=10),  # fits no node now; preemption could help on gpu-a (a pod of priority 0)
+]
+
+# batches of (object, deleted): none of them flips any Pending pod's fit on any node
+BATCHES: list[list[tuple[JSON, bool]]] = [
+    [(_pod("train-a", 1, "gpu-a"), False)],  # 7 free on gpu-a: the figures of big's and mid's details
+    [(_pod("train-a", 1, "gpu-a"), True), (_pod("train-a2", 1, "gpu-a", priority=100), False)],  # no victim left
+    [(_pod("train-a2", 1, "gpu-a", priority=100), True)],  # gpu-a empty: 8 free, mid fits it
+]
+
+
+def _run() -> str:
+    opts = check_options()
+    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
+    pair.reset(LIST)
+    got, want = pair.assess(START)
+    if why := _differs(got, want):
+        return f"after the LIST: {why}"
+    for n, batch in enumerate(BATCHES):
+        for obj, deleted in batch:
+            pair.apply(obj, deleted)
+        got, want = pair.assess(START + 60.0 * (n + 1))
+        if why := _differs(got, want):
+            return f"batch {n}: {why}"
+    return ""
+
+
+def test_bound_pods_changes_re_judge_what_they_can_change() -> None:
+    assert not _run()
+
+
+def _pending(assessment: Assessment) -> Result:
+    return next(p for p in assessment.result.parts if p.command == "pending")
+
+
+def test_the_cluster_shows_what_the_scope_must_catch() -> None:
+    """The figures and the preemption tail each change the full result: there is something to catch."""
+    opts = check_options()
+    oracle = FullEvaluator(opts)
+    pair = Pair(IncrementalEvaluator(opts), oracle)
+    pair.reset(LIST)
+    seen = [_pending(oracle.assess(START))]
+    for n, batch in enumerate(BATCHES):
+        for obj, deleted in batch:
+            pair.apply(obj, deleted)
+        seen.append(_pending(oracle.assess(START + 60.0 * (n + 1))))
+    assert all(a != b for a, b in itertools.pairwise(seen))
+    messages = [[r["predicted_message"] for r in part.sections[0].rows] for part in seen]
+    assert messages[1][1] is None and messages[2][1] is not None  # mid: a victim, then none (priority alone)
+
+
+PLANTED: dict[str, Callable[..., bool]] = {
+    "never": lambda pod, old, new, backed: False,
+    "fit-only": lambda pod, old, new, backed: (
+        old is None or new is None or bool(old.insufficient(pod.requests)) != bool(new.insufficient(pod.requests))
+    ),
+    "no-priority": lambda pod, old, new, backed: (
+        old is None or new is None or old.insufficient(pod.requests) != new.insufficient(pod.requests)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_a_narrower_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setattr(incremental_evaluator, "flips", PLANTED[name])
+    caught = _run()
+    assert "check pending:" in caught, caught
+
+
+def test_the_evaluator_asks_the_scope() -> None:
+    assert incremental_evaluator.flips is flips
