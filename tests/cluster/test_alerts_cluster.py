@@ -15,7 +15,8 @@ alert for the named node or pod (read from /api/v1/alerts) and resolving it afte
 3. GFD's labels removed from half the GPU nodes; put back is the repair: GPULabelMassLabelLoss
    (source gfd) and GPULabelGPULabelsBroken per node;
 4. allocatable nvidia.com/gpu 0 (the device plugin unregistered); 1 again is the repair:
-   GPULabelGPUsNotAllocatable;
+   GPULabelGPUsNotAllocatable; capacity 2 over allocatable 1 (a device taken out as unhealthy);
+   capacity 1 again is the repair: GPULabelGPUUnhealthy;
 5. a Pending pod whose ResourceClaim no published device satisfies; a ResourceSlice for its node
    is the repair (the scheduler allocates and binds): GPULabelClaimNotAllocatable for the pod.
 
@@ -414,6 +415,35 @@ def test_every_watch_hears_from_the_api_server_about_once_a_minute(prometheus: P
         lambda: set(ages()) == kinds and max(ages().values()) < 90,
         timeout=90,
         message=lambda: f"for an event or bookmark on every watch of {sorted(kinds)}: ages {ages()}",
+    )
+
+
+def test_a_gpu_the_device_plugin_took_out_fires_gpu_unhealthy_until_it_is_back(
+    gpu_operator: LabCluster, prometheus: Prometheus, gpu_nodes: list[str]
+) -> None:
+    """What the kubelet shows when the device plugin marks a device unhealthy: capacity 2, allocatable 1."""
+    node = gpu_nodes[2]
+
+    def advertise(capacity: int) -> None:
+        patch = {"status": {"capacity": {"nvidia.com/gpu": str(capacity)}, "allocatable": {"nvidia.com/gpu": "1"}}}
+        gpu_operator.kubectl("patch", "node", node, "--subresource=status", "--type=merge", "-p", json.dumps(patch))
+
+    advertise(2)
+    try:
+        wait_for(
+            lambda: on(node, "GPULabelGPUUnhealthy", prometheus),
+            timeout=60,
+            message=lambda: f"for GPULabelGPUUnhealthy on {node}: {prometheus.alerts()}",
+        )
+        (alert,) = firing(prometheus, "GPULabelGPUUnhealthy", lambda a: a.get("node") == node)
+        assert alert["labels"]["severity"] == "critical"
+        assert prometheus.query(f'gpulabel_gpus{{job="{JOB}", node="{node}", state="unhealthy"}} == 1')
+    finally:
+        advertise(1)
+    wait_for(
+        lambda: not active_on(prometheus, "GPULabelGPUUnhealthy", node),
+        timeout=30,
+        message=lambda: f"for GPULabelGPUUnhealthy on {node} to resolve: {prometheus.alerts()}",
     )
 
 

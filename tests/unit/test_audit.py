@@ -85,8 +85,26 @@ def test_strict_accepts_the_other_pci_class_labels() -> None:
 )
 def test_strict_checks_deploy_label_values(value: str, bad: bool) -> None:
     labels = {**GPU_LABELS, "nvidia.com/gpu.deploy.driver": value}
-    expected = ["n nvidia.com/gpu.deploy.driver bad-deploy-value"] if bad else []
+    reason = "empty-deploy" if value == "" else "bad-deploy-value"
+    expected = [f"n nvidia.com/gpu.deploy.driver {reason}"] if bad else []
     assert lines(labels, strict=True) == expected
+
+
+def test_empty_deploy_labels_are_said_without_strict_and_without_daemonsets_but_nvsm() -> None:
+    # a node read alone (kubectl get node -o yaml), as the GPU Operator left it on real clusters
+    labels = {
+        **GPU_LABELS,
+        "nvidia.com/gpu.deploy.device-plugin": "",
+        "nvidia.com/gpu.deploy.gpu-feature-discovery": "",
+        "nvidia.com/gpu.deploy.dcgm-exporter": "",
+        "nvidia.com/gpu.deploy.nvsm": "",  # the operator's own default: silent
+    }
+    assert lines(labels) == [
+        "n nvidia.com/gpu.deploy.dcgm-exporter empty-deploy",
+        "n nvidia.com/gpu.deploy.device-plugin empty-deploy",
+        "n nvidia.com/gpu.deploy.gpu-feature-discovery empty-deploy",
+    ]
+    assert lines(labels, strict=True)[:3] == lines(labels)
 
 
 def test_only_nodes_with_gpu_present_true_are_audited() -> None:

@@ -79,7 +79,7 @@ def test_severity_overrides_and_thresholds(tmp_path: Path) -> None:
         ("severity:\n  operands/stuck: info\n", ":2: severity.operands/stuck: unknown reason 'stuck' of operands"),
         ("thresholds:\n  stuck-after: soon\n", ":2: thresholds.stuck-after: 'soon' is not a duration"),
         ("thresholds:\n  stuck_after: 1h\n", ":2: thresholds.stuck_after: unknown key"),
-        ("ignored: []\n", ":1: ignored: unknown key; one of apiVersion, kind, ignore, severity, thresholds"),
+        ("ignored: []\n", ":1: ignored: unknown key; one of apiVersion, kind, ignore, severity, thresholds, health"),
         ("kind: Policy\n", ":1: kind: must be Config"),
         ("ignore: [\n", ":2: not YAML"),
     ],

@@ -201,8 +201,11 @@ taint_items = st.fixed_dictionaries(
 conditions = st.fixed_dictionaries(
     {},
     optional={
-        "type": maybe(st.sampled_from(["Ready", "MemoryPressure"])),
+        "type": maybe(st.sampled_from(["Ready", "MemoryPressure", "GPUXIDErrors"])),
         "status": maybe(st.sampled_from(["True", "False"])),
+        "reason": maybe(st.one_of(short, json_values)),
+        "message": maybe(short),
+        "lastTransitionTime": maybe(st.sampled_from(["2026-12-01T08:00:00Z", "x"])),
     },
 )
 quantities = st.dictionaries(

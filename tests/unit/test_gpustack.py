@@ -565,14 +565,21 @@ def test_the_inventory_of_the_mixed_fleet_counts_gpus_not_mig_devices_and_lists_
         "allocatable=56 requested=14 free=42"
     ) in lines
     # the MIG strategy label on GPUs that cannot do MIG is not shown
-    assert "product=NVIDIA-A10 driver=535 mig=- sharing=none nodes=2 gpus=8 allocatable=8 requested=2 free=6" in lines
+    # a10-0 is cordoned: its 4 GPUs take no new pod, and free counts only usable GPUs
+    assert (
+        "product=NVIDIA-A10 driver=535 mig=- sharing=none nodes=2 gpus=8 allocatable=8 usable=4 unhealthy=0 "
+        "unschedulable=4 requested=2 free=2"
+    ) in lines
     # NFD saw the NVIDIA PCI device on gpu-new-0; nothing of the GPU stack labelled it
     unlabelled = next(r for r in rows if r.group["product"] == "(unlabelled)")
     assert (unlabelled.nodes, unlabelled.names) == (1, ["gpu-new-0"])
     # MIG-INVALID: count 0, the GPUs are unknown
     assert "gpus=? mig_devices=0" in next(line for line in lines if "MIG-INVALID" in line)
     total = totals(rows)
-    assert total.line() == "total nodes=12 gpus=44+? mig_devices=104 allocatable=112 requested=24 free=88"
+    assert total.line() == (
+        "total nodes=12 gpus=44+? mig_devices=104 allocatable=112 usable=108 unhealthy=0 unschedulable=4 "
+        "requested=24 free=84"
+    )
     assert total.nodes == sum(r.nodes for r in rows)
 
 

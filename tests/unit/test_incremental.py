@@ -149,15 +149,22 @@ def _node_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
         taints = spec.get("taints") or []
         spec["taints"] = [t for t in taints if t != taint] if taint in taints else [*taints, taint]
     elif roll < 0.72:
-        allocatable = status.setdefault("allocatable", {"cpu": "32", "memory": "256Gi", "pods": "110"})
+        # allocatable, or capacity (the device plugin took devices out when capacity exceeds allocatable)
+        part = "allocatable" if c.rng.random() < 0.6 else "capacity"
+        amounts = status.setdefault(part, {"cpu": "32", "memory": "256Gi", "pods": "110"})
         choice = c.rng.choice(("0", "1", "4", "8", None))
         if choice is None:
-            allocatable.pop("nvidia.com/gpu", None)
+            amounts.pop("nvidia.com/gpu", None)
         else:
-            allocatable["nvidia.com/gpu"] = choice
+            amounts["nvidia.com/gpu"] = choice
     elif roll < 0.8:
         ready = c.rng.choice(("True", "False", "Unknown"))
         status["conditions"] = [{"type": "Ready", "status": ready}]
+        if c.rng.random() < 0.5:  # a health agent's GPU condition, aged
+            since = datetime.fromtimestamp(c.at - c.rng.choice((0, 3600, 7200)), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            kind = c.rng.choice(("GPUXIDErrors", "GpuXidError", "KernelDeadlock"))
+            state = c.rng.choice(("True", "False", "Unknown"))
+            status["conditions"].append({"type": kind, "status": state, "reason": "XID79", "lastTransitionTime": since})
     elif roll < 0.86:
         spec["unschedulable"] = not spec.get("unschedulable", False)
     elif roll < 0.93:
@@ -185,6 +192,11 @@ def _pod_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
             status["containerStatuses"] = [
                 {"name": "c", "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
             ]
+        elif c.rng.random() < 0.4:  # the kubelet's allocatedResourcesStatus (KEP-4680) for the GPU it holds
+            health = c.rng.choice(("Healthy", "Unhealthy", "Unknown"))
+            device = {"resourceID": f"GPU-{c.rng.randrange(4)}", "health": health}
+            reported = [{"name": "nvidia.com/gpu", "resources": [device]}]
+            status["containerStatuses"] = [{"name": "c", "restartCount": 0, "allocatedResourcesStatus": reported}]
         else:
             status.pop("containerStatuses", None)
     elif roll < 0.65:  # back to Pending, unbound (a new replica waiting)
@@ -442,6 +454,8 @@ PLANTED = {
     "_daemon": (lambda pod: False, ("operands",)),
     # a DaemonSet's new selector or tolerations taken for a status update
     "_ds_view": (lambda ds: (ds.namespace, ds.name), ("operands",)),
+    # a pod's device reports (allocatedResourcesStatus) no longer rerun its node's health
+    "_reported_on": (lambda pod: (), ("health",)),
 }
 
 

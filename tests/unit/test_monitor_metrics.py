@@ -37,12 +37,24 @@ gpulabel_gpus_unusable{cause="daemonset"} 0.0
 gpulabel_gpus_unusable{cause="operand-pod"} 4.0
 gpulabel_gpus_unusable{cause="mig"} 0.0
 gpulabel_gpus_unusable{cause="allocatable"} 0.0
+gpulabel_gpus_unusable{cause="health"} 0.0
 gpulabel_gpus_unusable{cause="gfd-labels"} 0.0
 gpulabel_gpus_unusable{cause="node"} 2.0
 gpulabel_gpus_unusable{cause="operand"} 0.0
 # HELP gpulabel_gpu_nodes GPU nodes
 # TYPE gpulabel_gpu_nodes gauge
 gpulabel_gpu_nodes 2.0
+# HELP gpulabel_fleet_gpus GPU devices of every node by what a new pod can use: usable, unhealthy (lost, or a GPU \
+health condition), unschedulable (cordoned, NotReady, tainted)
+# TYPE gpulabel_fleet_gpus gauge
+gpulabel_fleet_gpus{state="usable"} 4.0
+gpulabel_fleet_gpus{state="unhealthy"} 0.0
+gpulabel_fleet_gpus{state="unschedulable"} 0.0
+# HELP gpulabel_gpus GPU devices per node with some unhealthy or unschedulable, by state (capped, worst first)
+# TYPE gpulabel_gpus gauge
+# HELP gpulabel_gpu_unhealthy_device One series (=1) per device a pod's allocatedResourcesStatus reports Unhealthy \
+(capped)
+# TYPE gpulabel_gpu_unhealthy_device gauge
 # HELP gpulabel_gpu_nodes_labelled GPU nodes carrying NFD's NVIDIA PCI label (nfd) or GFD's gpu.product (gfd)
 # TYPE gpulabel_gpu_nodes_labelled gauge
 gpulabel_gpu_nodes_labelled{source="gfd"} 1.0
@@ -196,3 +208,47 @@ def test_sync_metrics_serve_no_findings_endpoint() -> None:
         assert get(f"http://127.0.0.1:{server.server_address[1]}/findings")[0] == 404
     finally:
         server.shutdown()
+
+
+def test_a_lost_gpu_is_published_per_node_and_the_device_a_pod_reports_unhealthy_is_named() -> None:
+    from gpulabel.checks.assessment import Assessment
+    from gpulabel.model.cluster import ClusterState
+    from gpulabel.model.findings import Result
+    from gpulabel.model.readers import node_from_json, pod_from_json
+
+    lost = node_from_json(
+        {
+            "kind": "Node",
+            "metadata": {"name": "gpu-lost", "labels": {"nvidia.com/gpu.present": "true"}},
+            "status": {"capacity": {"nvidia.com/gpu": "8"}, "allocatable": {"nvidia.com/gpu": "7"}},
+        }
+    )
+    holder = pod_from_json(
+        {
+            "kind": "Pod",
+            "metadata": {"name": "train-0", "namespace": "ml"},
+            "spec": {"nodeName": "gpu-lost"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "trainer",
+                        "allocatedResourcesStatus": [
+                            {"name": "nvidia.com/gpu", "resources": [{"resourceID": "GPU-1a2b", "health": "Unhealthy"}]}
+                        ],
+                    }
+                ],
+            },
+        }
+    )
+    state = ClusterState(nodes=(*NODES, lost), pods=(holder,))
+    metrics = MonitorMetrics()
+    metrics.publish(Assessment(Result("check", (), graded=True), (), state, 1_700_000_000.0))
+    text = metrics.render().decode()
+    assert 'gpulabel_gpus{node="gpu-lost",state="unhealthy"} 1.0' in text
+    assert 'gpulabel_gpus{node="gpu-lost",state="usable"} 7.0' in text
+    assert 'gpulabel_fleet_gpus{state="usable"} 11.0' in text and 'gpulabel_gpus{node="gpu-a"' not in text
+    assert (
+        'gpulabel_gpu_unhealthy_device{device="GPU-1a2b",node="gpu-lost",pod="ml/train-0",'
+        'resource="nvidia.com/gpu"} 1.0'
+    ) in text

@@ -22,6 +22,13 @@ resources = st.fixed_dictionaries({}, optional={"requests": maybe(quantities), "
 containers = st.lists(
     maybe(st.fixed_dictionaries({"name": maybe(short)}, optional={"resources": maybe(resources)})), max_size=2
 )
+resource_health = st.fixed_dictionaries(
+    {},
+    optional={
+        "resourceID": maybe(st.one_of(short, json_values)),
+        "health": maybe(st.sampled_from(["Healthy", "Unhealthy", "Unknown", ""])),
+    },
+)
 statuses = st.lists(
     maybe(
         st.fixed_dictionaries(
@@ -30,6 +37,18 @@ statuses = st.lists(
                 "restartCount": maybe(st.integers(0, 3)),
                 "state": maybe(st.fixed_dictionaries({}, optional={"waiting": maybe(st.just({"reason": "X"}))})),
                 "allocatedResources": maybe(quantities),
+                # KEP-4680 (core/v1 ResourceStatus, ResourceHealth)
+                "allocatedResourcesStatus": maybe(
+                    st.lists(
+                        maybe(
+                            st.fixed_dictionaries(
+                                {"name": maybe(st.sampled_from(["nvidia.com/gpu", "claim:c/gpu"]))},
+                                optional={"resources": maybe(st.lists(maybe(resource_health), max_size=2))},
+                            )
+                        ),
+                        max_size=2,
+                    )
+                ),
             },
         )
     ),

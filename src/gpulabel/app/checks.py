@@ -96,6 +96,8 @@ def check_options(
         all_pods=all_pods,
         operator_namespace=config.operator_namespace,
         nfd_config=load_nfd_config(nfd_config),
+        health_conditions=config.health_conditions,
+        health_taints=config.health_taints,
     )
     if at:
         when = parse_time(at)

@@ -16,6 +16,10 @@ The file is YAML (``docs/config.md``; schema ``docs/schema/gpulabel-config-v1.js
     thresholds:
       stuck-after: 45m
       operator-namespace: gpu-operator
+    health:                       # the health check's inputs besides its defaults (checks/health.py)
+      conditions:                 # node condition type -> the status that means a problem (None: drop a default)
+        ExampleGPUHealthy: "False"
+      taints: [example.com/gpu-quarantine]   # taint keys a health agent sets
 
 Every key and value is checked before anything is read from the cluster; the
 first wrong one is one line naming the file, its line and the key (exit 2).
@@ -63,6 +67,8 @@ class Config:
     severities: Mapping[str, Severity] = field(default_factory=dict)
     stuck_after: float | None = None
     operator_namespace: str | None = None
+    health_conditions: Mapping[str, str] = field(default_factory=dict)
+    health_taints: tuple[str, ...] = ()
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> str | None:
@@ -172,6 +178,33 @@ def read_text(path: str) -> str:
         raise InputError(f"{path}:{line}", "not UTF-8 text") from None
 
 
+_POLARITY = ("True", "False", "None")
+
+
+def _health(w: _Where, node: Any) -> tuple[dict[str, str], tuple[str, ...]]:
+    """``health:``: ``conditions`` (type -> True | False | None) and ``taints`` (a list of keys)."""
+    import yaml
+
+    conditions: dict[str, str] = {}
+    taints: list[str] = []
+    for k, v in _mapping(w, node, "health"):
+        name = _scalar(w, k, "health")
+        if name == "conditions":
+            for ck, cv in _mapping(w, v, "health.conditions"):
+                kind = _scalar(w, ck, "health.conditions")
+                problem = _scalar(w, cv, f"health.conditions.{kind}")
+                if problem not in _POLARITY:
+                    raise w.fail(cv, f"health.conditions.{kind}", f"{problem!r} is not one of True, False, None")
+                conditions[kind] = problem
+        elif name == "taints":
+            if not isinstance(v, yaml.SequenceNode):
+                raise w.fail(v, "health.taints", "must be a list of taint keys")
+            taints.extend(_scalar(w, item, f"health.taints[{i}]") for i, item in enumerate(v.value))
+        else:
+            raise w.fail(k, f"health.{name}", "unknown key; one of conditions, taints")
+    return conditions, tuple(taints)
+
+
 def load_config(path: str) -> Config:
     """Read and validate the config file at ``path``; an :class:`InputError` naming file, line and key."""
     import yaml
@@ -191,6 +224,7 @@ def load_config(path: str) -> Config:
     severities: dict[str, Severity] = {}
     stuck_after: float | None = None
     operator_ns: str | None = None
+    health: tuple[dict[str, str], tuple[str, ...]] = ({}, ())
     for k, v in _mapping(w, root, ""):
         name = _scalar(w, k, "")
         if name == "apiVersion":
@@ -223,9 +257,11 @@ def load_config(path: str) -> Config:
                     operator_ns = _scalar(w, tv, f"thresholds.{t}")
                 else:
                     raise w.fail(tk, f"thresholds.{t}", "unknown key; one of stuck-after, operator-namespace")
+        elif name == "health":
+            health = _health(w, v)
         else:
-            raise w.fail(k, name, "unknown key; one of apiVersion, kind, ignore, severity, thresholds")
-    return Config(path, tuple(ignore), severities, stuck_after, operator_ns)
+            raise w.fail(k, name, "unknown key; one of apiVersion, kind, ignore, severity, thresholds, health")
+    return Config(path, tuple(ignore), severities, stuck_after, operator_ns, *health)
 
 
 def load_baseline(path: str) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpulabel.app.session import Outcome, Session
@@ -14,6 +15,7 @@ __all__ = ["GpusOptions", "run_gpus"]
 class GpusOptions:
     by: str | None = None  # a node label to group by (a pool), with the product
     namespace: str | None = None  # only the pods of this namespace count as requesting
+    health_conditions: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the config's health.conditions
 
 
 def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
@@ -21,7 +23,11 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     from gpulabel.checks.gpus import check_by, inventory_result
 
     check_by(opts.by)  # before anything is read
-    state = session.state(["Node", "Pod"])
+    from gpulabel.k8s.dra.objects import DRA_KINDS
+
+    state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))
-    return Outcome(inventory_result(state, opts.by))
+    from gpulabel.checks.health import condition_table
+
+    return Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))

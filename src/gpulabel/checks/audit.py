@@ -23,6 +23,11 @@ REASONS: dict[str, Reason] = {
     "not-a-number": Reason("error", "the value is not made of digits only"),
     "too-long": Reason("error", "the value is longer than 63 characters"),
     "bad-format": Reason("error", "the value is not a label value that starts and ends with a letter or digit"),
+    "empty-deploy": Reason(
+        "warning",
+        "a deploy label is empty: the operator writes true, false or paused-for-*, never an empty value, so "
+        "the operand was never scheduled here (gpu.deploy.nvsm, empty by the operator's default, excepted)",
+    ),
 }
 STRICT_REASONS: dict[str, Reason] = {
     "no-pci-label": Reason("warning", "gpu.present=true but NFD reports no NVIDIA PCI device"),
@@ -31,6 +36,8 @@ STRICT_REASONS: dict[str, Reason] = {
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _KNOWN_DEPLOY_VALUES = frozenset({"true", "false", "pre-installed"})
+# nvsm's deploy label is written empty on every GPU node by the operator's default (healthy real nodes carry it)
+_EMPTY_BY_DEFAULT = frozenset({V.DEPLOY_PREFIX + "nvsm"})
 
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
@@ -55,6 +62,10 @@ def audit_node(node: Node, strict: bool = False) -> list[Finding]:
         if not L.is_well_formed(product):
             detail = f"{product!r} is not a valid label value; gpulabel sanitize gives {sanitize(product)!r}"
             found.append(_finding(node, V.GPU_PRODUCT, "bad-format", detail))
+    for key in sorted(k for k, v in labels.items() if v == "" and k.startswith(V.DEPLOY_PREFIX)):
+        if key not in _EMPTY_BY_DEFAULT:
+            detail = f'{key}="": no DaemonSet of the operator selects the node for this operand'
+            found.append(_finding(node, key, "empty-deploy", detail))
     if strict:
         found.extend(_strict(node))
     return found
@@ -66,7 +77,7 @@ def _strict(node: Node) -> Iterable[Finding]:
     for key in sorted(node.labels):
         if key.startswith(V.DEPLOY_PREFIX):
             value = node.labels[key]
-            if value not in _KNOWN_DEPLOY_VALUES and not value.startswith("paused-"):
+            if value and value not in _KNOWN_DEPLOY_VALUES and not value.startswith("paused-"):  # "": empty-deploy
                 yield _finding(
                     node, key, "bad-deploy-value", f"{value!r}: expected true, false, pre-installed or paused-*"
                 )

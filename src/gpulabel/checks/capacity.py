@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from gpulabel.checks.health import lost_gpus
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
@@ -23,6 +24,9 @@ __all__ = ["REASONS", "capacity", "capacity_node"]
 REASONS: dict[str, Reason] = {
     "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
     "allocatable-mismatch": Reason("warning", "status.allocatable differs from count x replicas in the labels"),
+    "mig-profile-mismatch": Reason(
+        "warning", "the MIG labels name profiles status.allocatable does not advertise, and the reverse"
+    ),
     "unlabelled-gpus": Reason(
         "warning", "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node"
     ),
@@ -85,6 +89,10 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
             _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
         )
     advertised = G.gpu_resources(node.amounts)
+    # a device the plugin took out stays in status.capacity: the health check names that gap (gpus-lost),
+    # so the labels are compared with what the node has, lost devices included
+    for resource, (lost, _) in lost_gpus(node).items():
+        advertised[resource] = advertised.get(resource, 0) + lost
     total = sum(advertised.values())
     found.extend(_node_health(node, total))
     if node.amounts is None:
@@ -109,16 +117,29 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
         return found
     if not meant and total == 0:
         return found
+    found.extend(_mismatches(node, advertised, found))
+    return found
+
+
+def _mismatches(node: Node, advertised: dict[str, int], found: list[Finding]) -> list[Finding]:
+    """What the node advertises against what its labels say it has (a MIG profile pair once, in ``found``)."""
+    labels = node.labels
     expected = expected_devices(labels, advertised)
     if expected is None:
-        return found
+        return []
     mig_only = any(r.startswith("nvidia.com/mig-") for r in expected)
+    paired: set[str] = set()
+    if mig_only:
+        paired = _profile_pair(found, node, expected, advertised)
+    out: list[Finding] = []
     for resource in sorted(set(expected) | set(advertised)):
         if mig_only and resource in (G.GPU_RESOURCE, G.SHARED_RESOURCE):
             continue
+        if resource in paired:
+            continue
         want, got = expected.get(resource, 0), advertised.get(resource, 0)
         if want != got:
-            found.append(
+            out.append(
                 _finding(
                     node,
                     resource,
@@ -126,7 +147,28 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
                     f"allocatable {got}, labels say {want} ({_why(labels, resource)})",
                 )
             )
-    return found
+    return out
+
+
+def _profile_pair(
+    found: list[Finding], node: Node, expected: Mapping[str, int], advertised: Mapping[str, int]
+) -> set[str]:
+    """MIG profiles the labels name that the node does not advertise, and the reverse (GFD and the device
+    plugin disagreeing on a profile's name, 3g.21gb against 3g.20gb): one finding naming both sides.
+    Returns the resources it names."""
+    mig = G.MIG_RESOURCE_PREFIX
+    labelled = {r: n for r, n in expected.items() if r.startswith(mig) and n and r not in advertised}
+    shown = {r: n for r, n in advertised.items() if r.startswith(mig) and n and r not in expected}
+    if not labelled or not shown:
+        return set()
+
+    def side(counts: Mapping[str, int]) -> str:
+        return ", ".join(f"{r.removeprefix('nvidia.com/')} ({n})" for r, n in sorted(counts.items()))
+
+    pair = f"labels: {side(labelled)}; advertised: {side(shown)}"
+    detail = "GFD's labels and the device plugin name different MIG profiles: a pod asking for the labelled one waits"
+    found.append(Finding("capacity", "mig-profile-mismatch", node=node.name, args=(pair,), detail=detail))
+    return {*labelled, *shown}
 
 
 def _shown(advertised: Mapping[str, int]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpulabel.checks.health import lost_gpus
 from gpulabel.checks.operands import daemonset_requirements, operand_of_daemonset, untolerated_taints
 from gpulabel.checks.rootcause import CHAIN, node_gpus, node_links
 from gpulabel.checks.standalone import standalone_kind
@@ -79,6 +80,17 @@ def _serving_sets(state: ClusterState, node: Node) -> tuple[list[str], list[str]
     return sorted(sets, key=lambda t: (order[t.split()[0]], t)), sorted(pods, key=lambda t: (order[t.split()[0]], t))
 
 
+def _health_evidence(node: Node) -> str:
+    """What the node says of its GPUs' health: capacity against allocatable, the other agents' conditions."""
+    lost = lost_gpus(node)
+    parts = [f"{r}: capacity {cap}, allocatable {cap - n}" for r, (n, cap) in sorted(lost.items())]
+    if not lost:
+        parts.append("no GPU lost (capacity = allocatable)" if node.amounts is not None else "allocatable not in input")
+    shown = [f"{c.type}={c.status}" for c in node.other_conditions]
+    parts.append(f"conditions {', '.join(shown)}" if shown else "no condition from a health agent")
+    return "; ".join(parts)
+
+
 def explain_node_chain(state: ClusterState, node: Node, findings: Sequence[Finding]) -> tuple[int | None, list[Link]]:
     """The node's GPUs and its chain, link by link."""
     labels = dict(node.labels)
@@ -103,6 +115,7 @@ def explain_node_chain(state: ClusterState, node: Node, findings: Sequence[Findi
         "allocatable": "not in the input"
         if advertised is None
         else (", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"),
+        "health": _health_evidence(node),
         "gfd-labels": _values(labels, [V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY]),
         "node": f"Ready={node.conditions.get('Ready', 'unknown')}, "
         + ("cordoned" if node.unschedulable else "schedulable")

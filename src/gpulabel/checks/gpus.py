@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulabel.checks.usable import dra_classes, namespace_rows, node_use
 from gpulabel.errors import InputError
 from gpulabel.k8s.labels import key_errors
 from gpulabel.model import gpustack as G
@@ -35,6 +36,7 @@ from gpulabel.model.findings import Cell, Result, Section
 __all__ = ["UNLABELLED", "InventoryRow", "check_by", "inventory", "inventory_result", "totals"]
 
 UNLABELLED = "(unlabelled)"
+BY_NAMESPACE = "namespace"  # --by namespace: GPUs requested per namespace (and Kueue queue), not a node label
 NFD_NVIDIA_PCI = (
     "feature.node.kubernetes.io/pci-10de.present",
     "feature.node.kubernetes.io/pci-0302_10de.present",
@@ -56,6 +58,11 @@ class InventoryRow:
     unknown_gpus: int = 0  # MIG single nodes whose physical GPUs cannot be told from the labels
     mig_devices: int | None = None  # None: no MIG node in the row
     names: list[str] = field(default_factory=list)
+    # the devices split by what a new pod can use (checks/usable.py); free counts usable, unrequested ones
+    usable: int = 0
+    unhealthy: int = 0
+    unschedulable: int = 0
+    usable_free: int = 0
 
     @property
     def gpus_text(self) -> str:
@@ -71,13 +78,16 @@ class InventoryRow:
 
     @property
     def free(self) -> int:
-        return self.total_allocatable - self.total_requested
+        return self.usable_free
 
     def line(self) -> str:
         head = " ".join(f"{k}={v}" for k, v in self.group.items()) or "total"
         mig = f" mig_devices={self.mig_devices}" if self.mig_devices is not None else ""
+        split = ""
+        if self.unhealthy or self.unschedulable:  # said only where some device cannot take a new pod
+            split = f" usable={self.usable} unhealthy={self.unhealthy} unschedulable={self.unschedulable}"
         return (
-            f"{head} nodes={self.nodes} gpus={self.gpus_text}{mig} allocatable={self.total_allocatable} "
+            f"{head} nodes={self.nodes} gpus={self.gpus_text}{mig} allocatable={self.total_allocatable}{split} "
             f"requested={self.total_requested} free={self.free}"
         )
 
@@ -91,6 +101,9 @@ class InventoryRow:
             "allocatable": self.total_allocatable,
             "requested": self.total_requested,
             "free": self.free,
+            "usable": self.usable,
+            "unhealthy": self.unhealthy,
+            "unschedulable": self.unschedulable,
             "by_resource": {
                 r: {"allocatable": self.allocatable.get(r, 0), "requested": self.requested.get(r, 0)}
                 for r in sorted(set(self.allocatable) | set(self.requested))
@@ -142,8 +155,11 @@ def _gpus_and_mig(labels: Mapping[str, str]) -> tuple[int | None, int | None]:
     return count or 0, (sum(mixed) if mixed and G.mig_enabled(labels) else None)
 
 
-def inventory(state: ClusterState, by: str | None = None) -> list[InventoryRow]:
-    """The rows, largest first (nodes, then GPUs), then by their group values."""
+def inventory(
+    state: ClusterState, by: str | None = None, conditions: Mapping[str, str] | None = None
+) -> list[InventoryRow]:
+    """The rows, largest first (nodes, then GPUs), then by their group values; ``conditions``: the GPU
+    health condition types (default: the health check's table)."""
     requested: dict[str, dict[str, int]] = {}
     for pod in state.pods:
         if pod.node_name and not pod.terminal and (asked := G.gpu_resources(pod.requests)):
@@ -170,8 +186,14 @@ def inventory(state: ClusterState, by: str | None = None) -> list[InventoryRow]:
             row.unknown_allocatable += 1
         for resource, n in advertised.items():
             row.allocatable[resource] = row.allocatable.get(resource, 0) + n
-        for resource, n in requested.get(node.name, {}).items():
+        asked = requested.get(node.name, {})
+        for resource, n in asked.items():
             row.requested[resource] = row.requested.get(resource, 0) + n
+        use = node_use(node, sum(asked.values()), conditions)
+        row.usable += use.usable
+        row.unhealthy += use.unhealthy
+        row.unschedulable += use.unschedulable
+        row.usable_free += use.free
     return sorted(rows.values(), key=lambda r: (-r.nodes, -r.gpus, tuple(r.group.values())))
 
 
@@ -185,6 +207,10 @@ def totals(rows: Sequence[InventoryRow]) -> InventoryRow:
         out.unknown_allocatable += r.unknown_allocatable
         if r.mig_devices is not None:
             out.mig_devices = (out.mig_devices or 0) + r.mig_devices
+        out.usable += r.usable
+        out.unhealthy += r.unhealthy
+        out.unschedulable += r.unschedulable
+        out.usable_free += r.usable_free
         for k, v in r.allocatable.items():
             out.allocatable[k] = out.allocatable.get(k, 0) + v
         for k, v in r.requested.items():
@@ -194,7 +220,7 @@ def totals(rows: Sequence[InventoryRow]) -> InventoryRow:
 
 def check_by(by: str | None) -> None:
     """``--by`` must be a label key (the API server's rules), or the rows would group on nothing."""
-    if by is not None and (errors := key_errors(by)):
+    if by is not None and by != BY_NAMESPACE and (errors := key_errors(by)):
         raise InputError("--by", f"{by!r} is not a label key: {'; '.join(errors)}")
 
 
@@ -220,16 +246,26 @@ def _cells(r: InventoryRow) -> dict[str, Cell]:
         "allocatable": r.total_allocatable,
         "requested": r.total_requested,
         "free": r.free,
+        "usable": r.usable,
+        "unhealthy": r.unhealthy,
+        "unschedulable": r.unschedulable,
         "unknown_allocatable": r.unknown_allocatable,
     }
 
 
-def inventory_result(state: ClusterState, by: str | None = None) -> Result:
-    """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line) and ``totals``."""
-    rows = inventory(state, by)
+def inventory_result(state: ClusterState, by: str | None = None, conditions: Mapping[str, str] | None = None) -> Result:
+    """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line), ``totals``
+    and ``deviceclasses`` (DRA devices per DeviceClass); ``by="namespace"``: GPUs requested per namespace
+    and Kueue queue instead (section ``namespaces``)."""
+    if by == BY_NAMESPACE:
+        rows_ns = namespace_rows(state)
+        text = tuple(_namespace_line(r) for r in rows_ns) or ("no pod requests a GPU",)
+        return Result("gpus", sections=(Section("namespaces", tuple(rows_ns), text),), ok="", fields={"by": by})
+    rows = inventory(state, by, conditions)
     total = totals(rows)
-    tail = (total.line(),) if rows else ("no GPU nodes",)
-    sections = (
+    classes = dra_classes(state)
+    tail = (total.line(),) if rows else () if classes else ("no GPU nodes",)
+    sections: tuple[Section, ...] = (
         Section(
             "inventory",
             tuple(_cells(r) for r in rows),
@@ -238,4 +274,13 @@ def inventory_result(state: ClusterState, by: str | None = None) -> Result:
         ),
         Section("totals", (_cells(total),) if rows else ()),
     )
+    if classes:
+        sections += (Section("deviceclasses", tuple(c.cells() for c in classes), tuple(c.line() for c in classes)),)
     return Result("gpus", sections=sections, ok="", fields={"by": by})
+
+
+def _namespace_line(row: Mapping[str, Cell]) -> str:
+    queue = f" queue={row['queue']}" if row.get("queue") else ""
+    return (
+        f"namespace={row['namespace']}{queue} pods={row['pods']} requested={row['requested']} pending={row['pending']}"
+    )

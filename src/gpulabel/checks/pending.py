@@ -173,16 +173,27 @@ class PendingPod:
         return out
 
 
-_GPU_LABELS = ("nvidia.com/", "feature.node.kubernetes.io/pci-10de")
+# Label namespaces the GPU stack manages: GFD's and the operator's (nvidia.com/), NFD's and the feature
+# files' (feature.node.kubernetes.io/, profile.node.kubernetes.io/ and their sub-namespaces: nfd-master's
+# allowed label namespaces, k8s/nfd/master.py).
+_MANAGED_PREFIXES = ("nvidia.com/", "feature.node.kubernetes.io/", "profile.node.kubernetes.io/")
+_MANAGED_SUFFIXES = (".feature.node.kubernetes.io", ".profile.node.kubernetes.io")
 _NOT_A_DEVICE = ("hugepages-", "kubernetes.io/", "requests.", "attachable-volumes-")
 
 
+def _managed(key: str) -> bool:
+    if key.startswith(_MANAGED_PREFIXES):
+        return True
+    prefix, slash, _ = key.partition("/")
+    return bool(slash) and prefix.endswith(_MANAGED_SUFFIXES)
+
+
 class GpuPods:
-    """Which pods are GPU pods: they request ``nvidia.com/*`` or another extended resource the GPU nodes
-    advertise (a GPU device plugin's, however named) or a DeviceClass backs, hold a DRA claim, or select a GPU label
-    (``nvidia.com/*``, NFD's NVIDIA PCI label) in their nodeSelector or node affinity."""
+    """Which pods are GPU pods (``model.vocabulary.GPU_POD_RULE``); ``backed``: the extended resources a
+    DeviceClass maps, which count like a GPU node's."""
 
     def __init__(self, nodes: Sequence[Node], backed: Iterable[str] = ()) -> None:
+        self.nodes = nodes
         advertised: set[str] = set(backed)  # every resource a GPU node advertises, or a DeviceClass backs
         for n in nodes:
             amounts = n.amounts
@@ -191,13 +202,28 @@ class GpuPods:
             if n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in amounts):
                 advertised.update(amounts)
         self.resources = frozenset(r for r in advertised if "/" in r and not r.startswith(_NOT_A_DEVICE))
+        self._gpu_only: frozenset[str] | None = None
+
+    @property
+    def gpu_only_keys(self) -> frozenset[str]:
+        """The label keys GPU nodes carry and no other node does (none when every node is a GPU node)."""
+        if self._gpu_only is None:
+            from gpulabel.checks.standalone import gpu_node
+
+            gpu: set[str] = set()
+            other: set[str] = set()
+            for n in self.nodes:
+                (gpu if gpu_node(n) else other).update(n.labels.keys())
+            self._gpu_only = frozenset(gpu - other) if other else frozenset()
+        return self._gpu_only
 
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.get("resourceClaims"):
             return True
         if any(r.startswith("nvidia.com/") or r in self.resources for r in pod.requests):
             return True
-        return any(k.startswith(_GPU_LABELS) for k in _selected_keys(pod.spec))
+        keys = _selected_keys(pod.spec)
+        return any(_managed(k) for k in keys) or any(k in self.gpu_only_keys for k in keys)
 
 
 def _selected_keys(spec: Mapping[str, Any]) -> list[str]:

@@ -1,7 +1,7 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in
-audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra and nfdrules;
+audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules and health;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpulabel.checks import audit, capacity, dra, mig, nfdrules, operands, pending, placement, sharing, upgrade
+from gpulabel.checks import audit, capacity, dra, health, mig, nfdrules, operands, pending, placement, sharing, upgrade
 from gpulabel.model.severity import Reason
 
 __all__ = ["ReasonRow", "catalogue", "markdown_table"]
@@ -55,6 +55,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("sharing",), sharing.REASONS),
         *_rows(("upgrade",), upgrade.REASONS),
         *_rows(("nfd",), nfdrules.REASONS),
+        *_rows(("health",), health.REASONS),
     )
 
 

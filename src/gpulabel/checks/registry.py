@@ -80,6 +80,9 @@ class CheckOptions:
     operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
     # the checks to run (check, report, diff, explain, the monitor): gpulabel's own unless told otherwise
     registry: Registry = field(default_factory=lambda: _builtin())
+    # health: condition types the config adds ("<type>" -> the status that means a problem; "None" drops one)
+    health_conditions: Mapping[str, str] = field(default_factory=dict)
+    health_taints: tuple[str, ...] = ()  # health: the taint keys health agents set
 
     def __post_init__(self) -> None:
         known_operands(self.disabled)
@@ -232,6 +235,13 @@ def pending_caveats(claims: bool, state: ClusterState) -> tuple[str, ...]:
     return ()
 
 
+def _health(state: ClusterState, opts: CheckOptions) -> Result:
+    from gpulabel.checks.health import health
+
+    found = health(state, opts.now, opts.stuck_after, opts.health_conditions, opts.health_taints)
+    return Result("health", tuple(found))
+
+
 def _table(module: str, *names: str) -> Callable[[], Mapping[str, Reason]]:
     def load() -> Mapping[str, Reason]:
         import importlib
@@ -315,6 +325,14 @@ CHECKS: tuple[Check, ...] = (
         _nfd,
         "labels NodeFeatureRules and NodeFeatures should set that nodes lack, unexplained NFD labels, failing rules",
         reasons=_table("nfdrules", "REASONS"),
+    ),
+    Check(
+        "health",
+        ("Node", "Pod", *DRA_KINDS),
+        ("Node",),
+        _health,
+        "GPUs lost (capacity minus allocatable), unhealthy devices, GPU health conditions and taints",
+        reasons=_table("health", "REASONS"),
     ),
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order

@@ -10,8 +10,10 @@ The chain, in order (what the GPU stack needs before the next step can work):
 6. ``operand-pod``: the operand's pod on the node (missing, Pending, waiting, an init container)
 7. ``mig``: the MIG layout (failed, stuck, invalid)
 8. ``allocatable``: the device plugin advertising the GPUs in ``status.allocatable``
-9. ``gfd-labels``: GFD's labels (product, count, memory; sharing)
-10. ``node``: Ready, not cordoned, no NoExecute taint that evicts the pods of the chain
+9. ``health``: GPUs the device plugin took out (capacity minus allocatable), devices pods report
+   unhealthy, GPU health conditions, health taints, DRA devices not ready (``checks/health.py``)
+10. ``gfd-labels``: GFD's labels (product, count, memory; sharing)
+11. ``node``: Ready, not cordoned, no NoExecute taint that evicts the pods of the chain
 
 The operands of the chain are the driver, the container toolkit, the device
 plugin and GFD, in that order; another operand's failure (dcgm-exporter, a
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gpulabel.checks.health import lost_gpus
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
@@ -43,6 +46,7 @@ CHAIN = (
     "operand-pod",
     "mig",
     "allocatable",
+    "health",
     "gfd-labels",
     "node",
     "operand",
@@ -63,6 +67,9 @@ def link_of(f: Finding) -> str | None:
             return "nfd"
         if reason == "bad-deploy-value":
             return None  # upgrade's bad-value says the same
+        if reason == "empty-deploy":
+            op = _operand_of_key(f.key)
+            return "deploy-labels" if op in CHAIN_OPERANDS or op == "operands" else "operand"
         return "gfd-labels"
     if check == "capacity":
         if reason in ("missing", "unlabelled-gpus"):
@@ -91,6 +98,8 @@ def link_of(f: Finding) -> str | None:
         return "mig"
     if check == "sharing":
         return "gfd-labels"
+    if check == "health":
+        return "health"
     return None
 
 
@@ -162,5 +171,8 @@ def root_causes(nodes: Sequence[Node], findings: Iterable[Finding]) -> list[Caus
             continue
         link, first = links[0]
         gpus = 0 if link == "operand" else node_gpus(node)
+        health = [f.reason for lk, f in links if lk == "health"]
+        if link == "health" and all(r == "gpus-lost" for r in health):  # a condition: all its GPUs
+            gpus = sum(n for n, _ in lost_gpus(node).values())  # the devices taken out, not the node's all
         causes.append(Cause(name, link, gpus, first, len(links) - 1))
     return sorted(causes, key=lambda c: (c.gpus is None, -(c.gpus or 0), c.node))

@@ -105,11 +105,18 @@ def add_gpu_commands(add: AddCommand) -> None:
     p = add(
         "gpus",
         cmd_gpus,
-        "the fleet inventory: nodes, GPUs, allocatable, requested, free per kind of node",
-        examples=("gpus --by node.kubernetes.io/instance-type", "gpus -o table"),
+        "the fleet inventory: nodes, GPUs, allocatable, usable, requested, free per kind of node",
+        examples=("gpus --by node.kubernetes.io/instance-type", "gpus --by namespace", "gpus -o table"),
         exits="0 done, 2 bad input or an unusable cluster",
     )
-    p.add_argument("--by", metavar="LABEL", help="group by this node label (a pool) and product")
+    p.add_argument(
+        "--by",
+        metavar="LABEL",
+        help="group by this node label (a pool) and product; 'namespace': GPUs requested per namespace "
+        "(and Kueue queue, label kueue.x-k8s.io/queue-name). free counts usable GPUs only: not lost "
+        "(capacity minus allocatable), not on a node with a GPU health condition, cordoned, NotReady or "
+        "tainted NoSchedule/NoExecute (but nvidia.com/gpu)",
+    )
 
 
 def _run(ctx: Context, name: str, opts: CheckOptions) -> int:
@@ -141,4 +148,6 @@ def cmd_upgrade(ctx: Context) -> int:
 def cmd_gpus(ctx: Context) -> int:
     from gpulabel.app.gpustack import GpusOptions, run_gpus
 
-    return ctx.finish(run_gpus(ctx.session(), GpusOptions(by=ctx.args.by, namespace=ctx.args.namespace)))
+    conditions = ctx.verdict().config.health_conditions  # the config file's GPU health condition types
+    opts = GpusOptions(by=ctx.args.by, namespace=ctx.args.namespace, health_conditions=conditions)
+    return ctx.finish(run_gpus(ctx.session(), opts))

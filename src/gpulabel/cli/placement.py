@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpulabel.cli.context import add_all_pods_flag, add_verdict_flags
+from gpulabel.model.vocabulary import GPU_POD_RULE
 
 if TYPE_CHECKING:
     from gpulabel.cli.context import AddCommand, Context
@@ -56,6 +57,7 @@ def add_placement_commands(add: AddCommand) -> None:
         exits="0 nothing at or above --fail-level (a Pending GPU pod is a warning; one whose node filters all "
         "pass, info), 1 something is, 2 bad input",
     )
+    p.description = f"{p.description}. {GPU_POD_RULE} Other Pending pods are counted (--all-pods lists them)."
     p.add_argument(
         "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
     )

@@ -28,10 +28,21 @@ from typing import Any
 from gpulabel.checks.assessment import Assessment
 from gpulabel.checks.rootcause import CHAIN
 from gpulabel.controller.sinks import GpuNodes, NodeFacts, same_findings
+from gpulabel.model.cluster import Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import at_or_above
 
-__all__ = ["DEFAULT_PROBLEM_SERIES", "EVALUATION_BUCKETS", "Level", "MonitorMetrics", "Picture", "picture"]
+__all__ = [
+    "DEFAULT_PROBLEM_SERIES",
+    "EVALUATION_BUCKETS",
+    "GPU_STATES",
+    "GpuPicture",
+    "Level",
+    "MonitorMetrics",
+    "Picture",
+    "node_gpus",
+    "picture",
+]
 
 DEFAULT_PROBLEM_SERIES = 1000
 EVALUATION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -49,6 +60,9 @@ class Picture:
     gpus_unusable: Mapping[str, int] = field(default_factory=lambda: dict.fromkeys(CHAIN, 0))
     gpu_nodes: int = 0
     labelled: Mapping[str, int] = field(default_factory=lambda: {"nfd": 0, "gfd": 0})
+    # GPU devices by what a new pod can use (checks.usable.node_use): the fleet, the troubled nodes, the
+    # devices pods report Unhealthy
+    gpus: GpuPicture = field(default_factory=lambda: GpuPicture())
 
 
 def _rank(severity: str) -> int:
@@ -82,7 +96,46 @@ def picture(
     for c in assessment.causes:
         unusable[c.link] = unusable.get(c.link, 0) + (c.gpus or 0)
     gpu_nodes, labelled = _node_counts(nodes if nodes is not None else GpuNodes().facts(assessment.state.nodes))
-    return Picture(findings, problems, len(order) - len(problems), unusable, gpu_nodes, labelled)
+    gpus = node_gpus(assessment.state.nodes, assessment.state.pods, problem_series)
+    return Picture(findings, problems, len(order) - len(problems), unusable, gpu_nodes, labelled, gpus)
+
+
+GPU_STATES = ("usable", "unhealthy", "unschedulable")
+GpuSplit = tuple[int, int, int]  # usable, unhealthy, unschedulable
+Device = tuple[str, str, str, str]  # node, resource, device ID, pod (namespace/name)
+
+
+def node_gpus(nodes: Iterable[Node], pods: Iterable[Pod] = (), cap: int = DEFAULT_PROBLEM_SERIES) -> GpuPicture:
+    """The fleet's GPU devices by what a new pod can use; per node only where some device cannot take a new
+    pod (the most unhealthy, then unschedulable, first, at most ``cap`` nodes); the devices pods report
+    Unhealthy (allocatedResourcesStatus), at most ``cap``."""
+    from gpulabel.checks.usable import node_use
+
+    fleet = [0, 0, 0]
+    troubled: dict[str, GpuSplit] = {}
+    for n in nodes:
+        use = node_use(n, 0)
+        split = (use.usable, use.unhealthy, use.unschedulable)
+        for i, v in enumerate(split):
+            fleet[i] += v
+        if use.unhealthy or use.unschedulable:
+            troubled[n.name] = split
+    worst = sorted(troubled, key=lambda name: (-troubled[name][1], -troubled[name][2], name))[: max(cap, 0)]
+    devices = sorted(
+        (p.node_name, d.resource, d.resource_id, p.ref)
+        for p in pods
+        if p.node_name and not p.terminal
+        for d in p.device_health
+        if d.health == "Unhealthy"
+    )[: max(cap, 0)]
+    return GpuPicture((fleet[0], fleet[1], fleet[2]), {name: troubled[name] for name in sorted(worst)}, tuple(devices))
+
+
+@dataclass(frozen=True, slots=True)
+class GpuPicture:
+    fleet: GpuSplit = (0, 0, 0)
+    nodes: Mapping[str, GpuSplit] = field(default_factory=dict)
+    devices: tuple[Device, ...] = ()
 
 
 def _node_counts(nodes: Mapping[str, NodeFacts]) -> tuple[int, dict[str, int]]:
@@ -154,7 +207,9 @@ class MonitorMetrics:
         nodes = self._nodes.facts(assessment.state.nodes)
         if same_findings(previous, assessment):
             gpu_nodes, labelled = _node_counts(nodes)
-            shown = replace(self.picture, gpu_nodes=gpu_nodes, labelled=labelled)
+            # a taint or a cordon changes them without a finding
+            gpus = node_gpus(assessment.state.nodes, assessment.state.pods, self.problem_series)
+            shown = replace(self.picture, gpu_nodes=gpu_nodes, labelled=labelled, gpus=gpus)
         else:
             shown = picture(assessment, self.problem_series, nodes)
         with self._lock:
@@ -267,6 +322,29 @@ class MonitorMetrics:
             (((link,), n) for link, n in shown.gpus_unusable.items()),
         )
         yield gauge("gpulabel_gpu_nodes", "GPU nodes", (), [((), shown.gpu_nodes)])
+        yield gauge(
+            "gpulabel_fleet_gpus",
+            "GPU devices of every node by what a new pod can use: usable, unhealthy (lost, or a GPU health "
+            "condition), unschedulable (cordoned, NotReady, tainted)",
+            ("state",),
+            (((state,), n) for state, n in zip(GPU_STATES, shown.gpus.fleet, strict=True)),
+        )
+        yield gauge(
+            "gpulabel_gpus",
+            "GPU devices per node with some unhealthy or unschedulable, by state (capped, worst first)",
+            ("node", "state"),
+            (
+                ((node, state), n)
+                for node, split in shown.gpus.nodes.items()
+                for state, n in zip(GPU_STATES, split, strict=True)
+            ),
+        )
+        yield gauge(
+            "gpulabel_gpu_unhealthy_device",
+            "One series (=1) per device a pod's allocatedResourcesStatus reports Unhealthy (capped)",
+            ("node", "resource", "device", "pod"),
+            ((d, 1) for d in shown.gpus.devices),
+        )
         yield gauge(
             "gpulabel_gpu_nodes_labelled",
             "GPU nodes carrying NFD's NVIDIA PCI label (nfd) or GFD's gpu.product (gfd)",

@@ -12,7 +12,7 @@ from gpulabel.errors import SnapshotError
 from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields, interned
-from gpulabel.model.records import JSON, DaemonSet, Node, Pod
+from gpulabel.model.records import JSON, KUBELET_CONDITIONS, DaemonSet, DeviceHealth, Node, NodeCondition, Pod
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 
 __all__ = [
@@ -123,6 +123,7 @@ def _fitting_node(obj: JSON, shared: Quantities) -> Node | None:
         allocatable=allocatable,
         capacity=capacity[0],
         amounts=amounts,
+        other_conditions=_other_conditions(status.get("conditions")),
     )
 
 
@@ -170,6 +171,29 @@ def _checked_node(obj: JSON, where: str) -> Node:
         allocatable=allocatable,
         capacity=f.str_map(_quantities(status.get("capacity")), "status.capacity"),
         amounts=amounts,
+        other_conditions=_other_conditions(raw_conditions),
+    )
+
+
+def _text(value: Any) -> str:
+    return value if type(value) is str else ""
+
+
+def _other_conditions(raw: Any) -> tuple[NodeCondition, ...]:
+    """The conditions the kubelet does not set, whole. Both readers call this on what they accepted (type
+    and status are strings there); a reason, message or time that is not a string is read as absent."""
+    if type(raw) is not list:
+        return ()
+    return tuple(
+        NodeCondition(
+            c.get("type") or "",
+            c.get("status") or "",
+            _text(c.get("reason")),
+            _text(c.get("message")),
+            _text(c.get("lastTransitionTime")),
+        )
+        for c in raw
+        if type(c) is dict and (c.get("type") or "") not in KUBELET_CONDITIONS
     )
 
 
@@ -259,6 +283,7 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
         waiting=waiting,
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
+        device_health=_device_health(status),
     )
 
 
@@ -309,6 +334,7 @@ def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
         waiting=waiting,
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
+        device_health=_device_health(status),
     )
 
 
@@ -335,6 +361,26 @@ def _container_state(status: JSON) -> tuple[str, int]:
         if isinstance(waiting, dict) and waiting.get("reason"):
             return str(waiting["reason"]), restarts
     return "", restarts
+
+
+def _device_health(status: JSON) -> tuple[DeviceHealth, ...]:
+    """The devices the kubelet reports not ``Healthy`` in ``allocatedResourcesStatus`` (KEP-4680; core/v1
+    ``ContainerStatus.AllocatedResourcesStatus`` -> ``ResourceStatus{name, resources[]: ResourceHealth{
+    resourceID, health}}``), of init and app containers. Read as the container states are (entries of
+    another shape are skipped), so both readers give the same."""
+    found = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for c in _dicts(status.get(key)):
+            for entry in _dicts(c.get("allocatedResourcesStatus")):
+                for r in _dicts(entry.get("resources")):
+                    health = _text(r.get("health"))
+                    if health and health != "Healthy":
+                        found.append(
+                            DeviceHealth(
+                                _text(c.get("name")), _text(entry.get("name")), _text(r.get("resourceID")), health
+                            )
+                        )
+    return tuple(found)
 
 
 def _gpu_resources(spec: JSON) -> tuple[str, ...]:

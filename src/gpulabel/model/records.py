@@ -12,7 +12,7 @@ from typing import Any
 
 from gpulabel.k8s.taints import Taint
 
-__all__ = ["JSON", "DaemonSet", "LabelWrite", "Node", "Pod"]
+__all__ = ["JSON", "KUBELET_CONDITIONS", "DaemonSet", "DeviceHealth", "LabelWrite", "Node", "NodeCondition", "Pod"]
 
 JSON = dict[str, Any]
 
@@ -24,6 +24,33 @@ class LabelWrite:
     manager: str
     operation: str
     time: str
+
+
+# The conditions the kubelet itself sets on a Node (k8s.io/api core/v1 types.go, NodeConditionType):
+# every other condition type was written by another agent (node-problem-detector, a health monitor).
+KUBELET_CONDITIONS = frozenset({"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"})
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCondition:
+    """A node condition that the kubelet does not set, kept whole: a health agent's verdict and why."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    since: str = ""  # lastTransitionTime (RFC 3339), "" when absent
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceHealth:
+    """One entry of ``status.containerStatuses[].allocatedResourcesStatus[].resources[]`` (KEP-4680,
+    core/v1 ``ResourceHealth``) that is not ``Healthy``: the resource, the device and its health."""
+
+    container: str
+    resource: str  # the resource name, or "claim:<claim>/<request>" for a DRA claim
+    resource_id: str
+    health: str  # Unhealthy or Unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +68,8 @@ class Node:
     capacity: Mapping[str, str] = field(default_factory=dict)
     # status.allocatable in the scheduler's units (cpu in millicores), parsed once
     amounts: Mapping[str, int] | None = None
+    # the conditions the kubelet does not set (KUBELET_CONDITIONS), with reason, message and since
+    other_conditions: tuple[NodeCondition, ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -92,6 +121,8 @@ class Pod:
     waiting: str = ""  # why it is not running: the first waiting (init) container's reason, "Init:1/3", ...
     restarts: int = 0  # restartCount summed over its containers
     gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
+    # the devices its containers' allocatedResourcesStatus reports not Healthy (KEP-4680)
+    device_health: tuple[DeviceHealth, ...] = ()
 
     @property
     def terminal(self) -> bool:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpulabel.checks.assessment import Accepted, Assessment, ObjectKey, judged
+from gpulabel.checks.health import DEFAULT_HEALTH_TAINTS, claims_by_node, condition_table, node_health
 from gpulabel.checks.incremental.pieces import (
     NODE_CHECKS,
     Accounts,
@@ -49,7 +50,7 @@ from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["IncrementalEvaluator"]
 
-_SPECIAL = frozenset({*NODE_CHECKS, "operands", "pending", "hazards"})
+_SPECIAL = frozenset({*NODE_CHECKS, "operands", "pending", "hazards", "health"})
 _WHOLE = {"nfd": frozenset({"Node", "NodeFeature", "NodeFeatureRule"})}  # rerun whole when these kinds change
 
 
@@ -59,6 +60,11 @@ def _daemon(pod: Pod) -> bool:
 
 def _unbound(pod: Pod | None) -> bool:
     return pod is not None and pod.phase == "Pending" and not pod.node_name
+
+
+def _reported_on(pod: Pod | None) -> tuple[str, ...]:
+    """The node whose health findings a pod's device reports (allocatedResourcesStatus) are part of."""
+    return (pod.node_name,) if pod is not None and pod.device_health and pod.node_name else ()
 
 
 def _use(pod: Pod | None) -> tuple[Any, ...] | None:
@@ -107,6 +113,11 @@ class IncrementalEvaluator:
         self._capacities_dirty: set[str] = set()
         self._use_nodes: set[str] = set()  # nodes whose bound pods' use changed: pending re-judges what may flip
         self._hazards: dict[ObjectKey, list[Finding]] = {}
+        # health, per node: the node, the pods bound to it that report a device not Healthy, the DRA claims
+        self._health: dict[str, list[Finding]] = {}
+        self._health_dirty: set[str] = set()
+        self._health_all = True
+        self._health_timed: set[str] = set()  # nodes with a health agent's condition (its age is read)
         self._whole: dict[str, Result] = {}
         self._context: tuple[Any, ...] | None = None
         self._tables: dict[str, Any] = {}  # each check's reason table, for grading the pieces as they are made
@@ -160,6 +171,7 @@ class IncrementalEvaluator:
         elif field == "dra":
             self._dra = None
             self._pending_all = True
+            self._health_all = True  # claims' device conditions
         elif field == "nfd":
             self._nfd = None
             self._pending_all = True
@@ -203,13 +215,17 @@ class IncrementalEvaluator:
             self._deploy_nodes.add(node.name)
         if timed(node):
             self._timed.add(node.name)
+        if node.other_conditions:
+            self._health_timed.add(node.name)
 
     def _unindex_node(self, name: str) -> None:
         del self._nodes[name]
         self._deploy_nodes.discard(name)
         self._timed.discard(name)
+        self._health_timed.discard(name)
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
+        self._health_dirty.update(n.name for n in (old, new) if n is not None)
         if old is not None:
             self._unindex_node(old.name)
             self._dirty_nodes.add(old.name)
@@ -241,6 +257,8 @@ class IncrementalEvaluator:
             del self._seq[key]
         else:
             self._aimed.setdefault(target_node(new), {})[key] = None
+        for pod in (old, new):
+            self._health_dirty.update(_reported_on(pod))  # the devices it reports on its node
         for pod in (old, new):
             if pod is not None and _daemon(pod) and target_node(pod):
                 self._dirty_nodes.add(target_node(pod))  # the operands of the node it is aimed at
@@ -307,11 +325,35 @@ class IncrementalEvaluator:
         self._refresh_operands(state, opts, everything)
         self._refresh_pending(state, opts)
         self._refresh_hazards(state, opts)
+        self._refresh_health(state, opts, everything)
         for name, kinds in _WHOLE.items():
             if kinds & self._changed_kinds:
                 self._whole.pop(name, None)
         self._everything = self._all_nodes = self._pending_all = self._hazards_all = False
         self._dirty_nodes, self._dirty_pending, self._dirty_hazards, self._changed_kinds = set(), set(), set(), set()
+
+    def _refresh_health(self, state: ClusterState, opts: CheckOptions, everything: bool) -> None:
+        if everything or self._health_all:
+            self._health, redo = {}, set(self._names)
+        else:
+            redo = self._health_dirty | self._health_timed
+        self._health_all, self._health_dirty = False, set()
+        if not redo:
+            return
+        store = self.records.get("Pod", {})
+        claims = claims_by_node(state)
+        table = condition_table(opts.health_conditions)
+        for name in redo:
+            self._health.pop(name, None)
+            node = self._nodes.get(name)
+            if node is None:
+                continue
+            keys = sorted(self._aimed.get(name, ()), key=self._seq.__getitem__)
+            pods = [p for p in (store[k] for k in keys) if p.device_health and p.node_name == name and not p.terminal]
+            taints = (*DEFAULT_HEALTH_TAINTS, *opts.health_taints)
+            found = node_health(node, pods, claims.get(name, ()), table, taints, opts.now, opts.stuck_after)
+            if found:
+                self._health[name] = self._graded("health", found, opts)
 
     def _refresh_operands(self, state: ClusterState, opts: CheckOptions, everything: bool) -> None:
         if self._operand_daemonsets is None or "DaemonSet" in self._changed_kinds:
@@ -442,6 +484,8 @@ class IncrementalEvaluator:
             return Result(name, self._by_node(name), caveats=mig_caveats(state))
         if name == "operands":
             return self._operands(state, opts)
+        if name == "health":
+            return Result(name, tuple(f for n in self._names for f in self._health.get(n, ())))
         if name == "pending":
             return self._pending_result(state, opts)
         found = tuple(f for k in sorted(self._hazards, key=self._seq.__getitem__) for f in self._hazards[k])

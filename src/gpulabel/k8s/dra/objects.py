@@ -25,6 +25,7 @@ __all__ = [
     "Constraint",
     "Device",
     "DeviceClass",
+    "DeviceCondition",
     "DeviceRequest",
     "DeviceTaint",
     "DeviceTaintRule",
@@ -169,6 +170,20 @@ class AllocatedDevice:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceCondition:
+    """One of ``status.devices[].conditions`` of a claim (resource/v1 ``AllocatedDeviceStatus``): what the
+    driver says of an allocated device (metav1.Condition: type, status True|False|Unknown, reason, message)."""
+
+    driver: str
+    pool: str
+    device: str
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceClaim:
     namespace: str
     name: str
@@ -182,6 +197,14 @@ class ResourceClaim:
     # status.devices: (driver, pool, device) -> condition type -> (status, reason, message)
     device_conditions: Mapping[tuple[str, str, str], Mapping[str, tuple[str, str, str]]] = field(default_factory=dict)
     extended_for: str = ""  # the pod (name) whose extended resources the scheduler made this claim for
+
+    def device_condition_list(self) -> tuple[DeviceCondition, ...]:
+        """``status.devices[].conditions``, one per device and condition type, in the order read."""
+        return tuple(
+            DeviceCondition(driver, pool, device, kind, status, reason, message)
+            for (driver, pool, device), conditions in self.device_conditions.items()
+            for kind, (status, reason, message) in conditions.items()
+        )
 
     @property
     def ref(self) -> str:
