@@ -338,3 +338,14 @@ def test_pending_help_says_the_gpu_pod_rule(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         main(["pending", "--help"], io.StringIO(), io.StringIO())
     assert " ".join(GPU_POD_RULE.split()) in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_monitors_gpu_split_reads_the_configs_condition_types() -> None:
+    from gpulabel.checks.health import condition_table
+    from gpulabel.controller.monitor_metrics import node_gpus
+    from gpulabel.model.cluster import node_from_json
+
+    sick = node_from_json(node("sick", conditions=[condition("AcmeGPUHealthy", "False", reason="ECC")]))
+    assert node_gpus([sick]).fleet == (8, 0, 0)  # not a default type: usable
+    table = condition_table({"AcmeGPUHealthy": "False"})  # the config file's health.conditions
+    assert node_gpus([sick], conditions=table).fleet == (0, 8, 0)

@@ -158,10 +158,12 @@ def _sinks(
     health: Health | None = None
     metrics = None
     if opts.metrics_port is not None:
+        from gpulabel.checks.health import condition_table
         from gpulabel.controller.metrics import listen
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 
-        metrics = MonitorMetrics(opts.problem_series)
+        # the usable/unhealthy split reads the config's GPU health condition types too, as the findings do
+        metrics = MonitorMetrics(opts.problem_series, conditions=condition_table(opts.checks.health_conditions))
         listen(metrics, opts.metrics_port)
         sinks.append(metrics)
         health = metrics

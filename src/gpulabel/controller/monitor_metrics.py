@@ -73,10 +73,12 @@ def picture(
     assessment: Assessment,
     problem_series: int = DEFAULT_PROBLEM_SERIES,
     nodes: Mapping[str, NodeFacts] | None = None,
+    conditions: Mapping[str, str] | None = None,
 ) -> Picture:
     """The gauges of ``assessment``; problem series worst first (error before warning, then the GPUs
     the node lost, then the node or pod name), at most ``problem_series``, the rest counted as dropped.
-    ``nodes``: the state's node facts, if known (:class:`~gpulabel.controller.sinks.GpuNodes`)."""
+    ``nodes``: the state's node facts, if known (:class:`~gpulabel.controller.sinks.GpuNodes`);
+    ``conditions``: the GPU health condition table (``checks.health.condition_table``; default: gpulabel's)."""
     findings: dict[tuple[str, str, str], int] = {}
     for f in assessment.findings:
         key = (f.check, f.reason, f.severity)
@@ -96,7 +98,7 @@ def picture(
     for c in assessment.causes:
         unusable[c.link] = unusable.get(c.link, 0) + (c.gpus or 0)
     gpu_nodes, labelled = _node_counts(nodes if nodes is not None else GpuNodes().facts(assessment.state.nodes))
-    gpus = node_gpus(assessment.state.nodes, assessment.state.pods, problem_series)
+    gpus = node_gpus(assessment.state.nodes, assessment.state.pods, problem_series, conditions)
     return Picture(findings, problems, len(order) - len(problems), unusable, gpu_nodes, labelled, gpus)
 
 
@@ -105,7 +107,12 @@ GpuSplit = tuple[int, int, int]  # usable, unhealthy, unschedulable
 Device = tuple[str, str, str, str]  # node, resource, device ID, pod (namespace/name)
 
 
-def node_gpus(nodes: Iterable[Node], pods: Iterable[Pod] = (), cap: int = DEFAULT_PROBLEM_SERIES) -> GpuPicture:
+def node_gpus(
+    nodes: Iterable[Node],
+    pods: Iterable[Pod] = (),
+    cap: int = DEFAULT_PROBLEM_SERIES,
+    conditions: Mapping[str, str] | None = None,
+) -> GpuPicture:
     """The fleet's GPU devices by what a new pod can use; per node only where some device cannot take a new
     pod (the most unhealthy, then unschedulable, first, at most ``cap`` nodes); the devices pods report
     Unhealthy (allocatedResourcesStatus), at most ``cap``."""
@@ -114,7 +121,7 @@ def node_gpus(nodes: Iterable[Node], pods: Iterable[Pod] = (), cap: int = DEFAUL
     fleet = [0, 0, 0]
     troubled: dict[str, GpuSplit] = {}
     for n in nodes:
-        use = node_use(n, 0)
+        use = node_use(n, 0, conditions)
         split = (use.usable, use.unhealthy, use.unschedulable)
         for i, v in enumerate(split):
             fleet[i] += v
@@ -177,10 +184,16 @@ class _Histogram:
 class MonitorMetrics:
     """The monitor's registry (its own ``CollectorRegistry``) and the hooks that feed it."""
 
-    def __init__(self, problem_series: int = DEFAULT_PROBLEM_SERIES, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        problem_series: int = DEFAULT_PROBLEM_SERIES,
+        clock: Callable[[], float] = time.time,
+        conditions: Mapping[str, str] | None = None,
+    ) -> None:
         from prometheus_client import CollectorRegistry
 
         self.problem_series = problem_series
+        self.conditions = conditions  # the GPU health condition table (the config's types included)
         self.clock = clock
         self.ready = threading.Event()
         self.leader = Level()
@@ -208,10 +221,10 @@ class MonitorMetrics:
         if same_findings(previous, assessment):
             gpu_nodes, labelled = _node_counts(nodes)
             # a taint or a cordon changes them without a finding
-            gpus = node_gpus(assessment.state.nodes, assessment.state.pods, self.problem_series)
+            gpus = node_gpus(assessment.state.nodes, assessment.state.pods, self.problem_series, self.conditions)
             shown = replace(self.picture, gpu_nodes=gpu_nodes, labelled=labelled, gpus=gpus)
         else:
-            shown = picture(assessment, self.problem_series, nodes)
+            shown = picture(assessment, self.problem_series, nodes, self.conditions)
         with self._lock:
             self.picture, self.assessment = shown, assessment
             self._last_evaluation = max(self._last_evaluation or 0.0, assessment.at)
