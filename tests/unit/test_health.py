@@ -268,6 +268,19 @@ def test_a_dra_only_cluster_is_counted_per_device_class() -> None:
     assert "no GPU nodes" not in result.sections[0].text
 
 
+def test_a_label_selector_counts_only_the_selected_nodes_devices() -> None:
+    from dataclasses import replace
+
+    from gpulabel.checks.gpus import inventory_result
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    state = load_snapshots(["examples/dra-lab.json"])
+    (everything,) = inventory_result(state).sections[2].rows
+    first = min(state.nodes, key=lambda n: n.name)  # what `-l` leaves when it selects one node
+    rows = inventory_result(replace(state, nodes=(first,))).sections[2].rows
+    assert rows and 0 < rows[0]["devices"] < everything["devices"], (rows, everything)
+
+
 # -- MIG profile names that disagree (capacity) ----------------------------------------------
 
 

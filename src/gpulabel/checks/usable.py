@@ -126,7 +126,8 @@ class ClassRow:
 
 def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> list[ClassRow]:
     """Per DeviceClass, the published devices its selectors take (newest pool generation), allocated,
-    tainted and on nodes a new pod cannot use. A device a selector fails on is not counted in that class."""
+    tainted and on nodes a new pod cannot use. A device a selector fails on is not counted in that class, nor a
+    device of a node ``state`` does not hold (``-l`` selects the nodes whose devices count)."""
     from gpulabel.checks.devices import device_rows
     from gpulabel.k8s.dra.allocator import DeviceID
     from gpulabel.k8s.dra.evaluator import DraEvaluator
@@ -144,6 +145,8 @@ def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> li
         cls = dra.classes[name]
         row = ClassRow(name)
         for d, dev in published:
+            if d.node and d.node not in nodes:
+                continue  # a node the input does not hold, or `-l` left out: its devices are not counted
             try:
                 if not all(ev.selector(e).evaluate(dev) for e in cls.selectors):
                     continue
