@@ -323,8 +323,8 @@ def _fleet_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The fleet summary: one row per cluster, its name a link to its report (``#cluster=NAME``)."""
     e = html.escape
     head = (
-        "<tr><th>cluster</th><th>GPU nodes</th><th>GPUs usable</th><th>unhealthy</th><th>unschedulable</th>"
-        "<th>lost (root causes)</th><th>errors</th><th>warnings</th><th>info</th><th>worst root causes</th></tr>"
+        "<thead><tr><th>cluster</th><th>GPU nodes</th><th>GPUs usable</th><th>unhealthy</th><th>unschedulable</th>"
+        "<th>lost (root causes)</th><th>errors</th><th>warnings</th><th>info</th><th>worst root causes</th></tr></thead>"
     )
     body = []
     for r in rows:
@@ -338,7 +338,7 @@ def _fleet_table(rows: Sequence[Mapping[str, Any]]) -> str:
             f"<td>{r['gpus_unschedulable']:,}</td><td>{r['gpus_lost']:,}</td><td>{f.get('error', 0):,}</td>"
             f"<td>{f.get('warning', 0):,}</td><td>{f.get('info', 0):,}</td><td>{causes}</td></tr>"
         )
-    return f'<table id="fleet-table" class="fleet">{head}{"".join(body)}</table>'
+    return f'<table id="fleet-table" class="fleet">{head}<tbody>{"".join(body)}</tbody></table>'
 
 
 def render_fleet_html(fleet: Mapping[str, Any], title: str = "gpulabel fleet report") -> str:
