@@ -324,7 +324,8 @@ def _fleet_table(rows: Sequence[Mapping[str, Any]]) -> str:
     e = html.escape
     head = (
         "<thead><tr><th>cluster</th><th>GPU nodes</th><th>GPUs usable</th><th>unhealthy</th><th>unschedulable</th>"
-        "<th>lost (root causes)</th><th>errors</th><th>warnings</th><th>info</th><th>worst root causes</th></tr></thead>"
+        "<th>lost (root causes)</th><th>errors</th><th>warnings</th><th>info</th><th>worst root causes</th>"
+        "</tr></thead>"
     )
     body = []
     for r in rows:
