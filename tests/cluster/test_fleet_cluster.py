@@ -64,10 +64,12 @@ def second(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
 
 @pytest.fixture(scope="module")
 def clusters(labcluster: LabCluster, second: LabCluster) -> Iterator[dict[str, LabCluster]]:
-    """Clusters a and b, each with the same two GPU nodes (two GPUs each, GFD's labels)."""
+    """Clusters a and b, each with the same two GPU nodes (two GPUs each, GFD's labels), the first cordoned."""
     fleet = {"a": labcluster, "b": second}
     for cluster in fleet.values():
         cluster.apply(*(gpu_node_manifest(n, GFD, gpus=2) for n in NODES))
+    for cluster in fleet.values():  # a finding in each cluster (capacity cordoned), its GPUs unschedulable
+        cluster.kubectl("cordon", NODES[0])
     for name, cluster in fleet.items():
         for node in NODES:
             wait_for(lambda c=cluster, n=node: node_is_ready(c.get("node", n)), timeout=60, message=f"{name}/{node}")
@@ -240,7 +242,8 @@ def test_every_fleet_dashboard_query_has_series_of_both_clusters(prometheus: Pro
         (s["metric"]["cluster"], s["metric"]["state"]): float(s["value"][1])
         for s in prometheus.query(f'max by (cluster, state) (gpulabel_fleet_gpus{{job="{JOB}"}})')
     }
-    assert gpus[("a", "usable")] >= 4 and gpus[("b", "usable")] >= 4  # the two GPU nodes of two GPUs each
+    for name in ("a", "b"):  # two GPU nodes of two GPUs each, the first cordoned
+        assert gpus[(name, "usable")] >= 2 and gpus[(name, "unschedulable")] >= 2, gpus
     # one leader in each cluster: two in all, and no GPULabelMonitorNoLeader (the rule sums per cluster)
     assert float(prometheus.query(f'sum(gpulabel_leader{{job="{JOB}"}})')[0]["value"][1]) == 2
     time.sleep(3)  # three evaluations
