@@ -145,6 +145,13 @@ def test_bad_fleet_input_is_one_line(command: list[str], argv: list[str], said: 
     assert err.startswith(said) and err.count("\n") == 1, err
 
 
+def test_check_over_several_clusters_refuses_a_baseline(tmp_path: Path) -> None:
+    baseline = tmp_path / "known.json"
+    baseline.write_text(run("check", "--snapshot", DRIFTED, "-o", "json")[1])
+    code, out, err = run("check", "--cluster", f"a={DRIFTED}", "--cluster", f"b={LAB}", "--baseline", str(baseline))
+    assert (code, out, err) == (2, "", "gpulabel: --baseline: is one cluster's: not with several clusters\n")
+
+
 def test_a_command_that_reads_one_cluster_refuses_two_contexts() -> None:
     code, _, err = run("audit", "--context", "a", "--context", "b")
     assert (code, err) == (

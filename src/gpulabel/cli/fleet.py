@@ -42,6 +42,8 @@ def members_of(ctx: Context) -> list[Member] | None:
 
     if a.snapshot:
         raise InputError("--snapshot", "not with --cluster: name each snapshot --cluster NAME=FILE")
+    if getattr(a, "baseline", None):  # a baseline is one cluster's known findings; node names repeat across clusters
+        raise InputError("--baseline", "is one cluster's: not with several clusters")
     return fleet_members(a.clusters, contexts, kubeconfig=a.kubeconfig, selector=a.selector)
 
 
