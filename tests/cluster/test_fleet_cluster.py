@@ -5,7 +5,8 @@ evaluating deploy/monitoring/gpulabel-rules.yaml (tools.monitoring.with_for's co
 Both clusters have GPU nodes of the same names. The fleet dashboard's queries return series for both
 clusters; one leader per cluster is no GPULabelMonitorNoLeader (the rule sums per cluster); a GPU taken out
 (capacity 2, allocatable 1) on a node of one cluster fires GPULabelGPUUnhealthy for that cluster only and
-resolves when it is back, first in a, then in b. Then ``report`` and ``check`` over both clusters
+resolves when it is back, first in a, then in b; cluster b's monitor stopped is GPULabelMonitorAbsent for
+b only. Then ``report`` and ``check`` over both clusters
 (``--context a --context b``) equal each cluster's own report and check.
 
 The second labcluster is this module's own; the first is the session's ``labcluster``. No GPU Operator:
@@ -85,6 +86,7 @@ def _chart(cluster_name: str) -> list[dict[str, Any]]:
 
 
 Monitors = dict[str, int]  # cluster name -> the metrics port of its monitor
+PIDS: dict[str, int] = {}  # cluster name -> its monitor's process id (test_a_stopped_clusters_monitor_...)
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +141,7 @@ def monitors(clusters: dict[str, LabCluster], tmp_path_factory: pytest.TempPathF
                 )
             procs.append((proc, log))
             ports[name] = port
+            PIDS[name] = proc.pid
         for (proc, log), port in zip(procs, ports.values(), strict=True):
             wait_for(
                 lambda p=proc, n=port: p.poll() is None and metric(n, "gpulabel_leader") == 1.0,
@@ -248,6 +251,27 @@ def test_every_fleet_dashboard_query_has_series_of_both_clusters(prometheus: Pro
     assert float(prometheus.query(f'sum(gpulabel_leader{{job="{JOB}"}})')[0]["value"][1]) == 2
     time.sleep(3)  # three evaluations
     assert prometheus.alerts("GPULabelMonitorNoLeader") == []
+
+
+def test_a_stopped_clusters_monitor_is_absent_for_that_cluster_only(prometheus: Prometheus) -> None:
+    """SIGSTOP of cluster b's monitor: its scrapes fail, its series go stale, GPULabelMonitorAbsent fires
+    for b (a is still scraped); SIGCONT is the repair."""
+    os.kill(PIDS["b"], signal.SIGSTOP)
+    try:
+        wait_for(
+            lambda: firing(prometheus, "GPULabelMonitorAbsent"),
+            timeout=15,  # well inside the monitor's Lease: stopped longer, it would lose it and exit
+            message=lambda: f"for GPULabelMonitorAbsent of cluster b: {prometheus.alerts()}",
+        )
+        labels = [a["labels"] for a in prometheus.alerts("GPULabelMonitorAbsent")]
+        assert labels == [{"alertname": "GPULabelMonitorAbsent", "cluster": "b", "severity": "critical"}]
+    finally:
+        os.kill(PIDS["b"], signal.SIGCONT)
+    wait_for(
+        lambda: not prometheus.alerts("GPULabelMonitorAbsent"),
+        timeout=60,
+        message=lambda: f"for GPULabelMonitorAbsent to resolve: {prometheus.alerts()}",
+    )
 
 
 @pytest.fixture(scope="module")
