@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gpulabel.app.checks import Verdict
     from gpulabel.app.evidence import EvidenceOptions
     from gpulabel.app.report import ReportOptions
+    from gpulabel.checks.evidence import Diagnosis
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.model.cluster import ClusterState
 
@@ -37,7 +38,7 @@ class _Said:
         self.lines: list[str] = []
         self._lock = threading.Lock()
 
-    def of(self, name: str) -> Any:
+    def of(self, name: str) -> Callable[[str], None]:
         def warn(text: str) -> None:
             with self._lock:
                 self.lines.append(f"cluster {name}: {text}")
@@ -60,7 +61,7 @@ class FleetCheck:
         """``{"apiVersion": "gpulabel/v1", "kind": "List", "items": [envelope, ...]}``, each naming its cluster."""
         from gpulabel.model.findings import API_VERSION
 
-        items = [{**_named(o.result.envelope(), name)} for name, o in self.outcomes]
+        items = [_named(o.result.envelope(), name) for name, o in self.outcomes]
         return {"apiVersion": API_VERSION, "kind": "List", "items": items}
 
 
@@ -105,7 +106,7 @@ def fleet_row(name: str, state: ClusterState, checked: Result, doc: dict[str, An
             unhealthy + use.unhealthy,
             unschedulable + use.unschedulable,
         )
-    causes = root_causes(state.nodes, (f for f in checked.findings))
+    causes = root_causes(state.nodes, checked.findings)
     severities = Counter(f.severity for f in checked.findings)
     return {
         "cluster": name,
@@ -135,7 +136,7 @@ def run_fleet_report(members: Sequence[Member], opts: ReportOptions) -> Outcome:
         checked = run_checks(state, opts.checks)
         unread: list[str] = []
 
-        def evidence(result: Result) -> Any:
+        def evidence(result: Result) -> Sequence[Diagnosis]:
             diagnoses, missed = gather_evidence(session, state, result.findings, opts.evidence)
             unread.extend(missed)
             return diagnoses
