@@ -303,8 +303,8 @@ def test_the_leader_stops_writing_and_exits_1_when_it_cannot_renew(
     lock = LeaseLock(rec.client, "gpulabel", LEASE, "a", retry_seconds=0.01, renew_deadline=0.05)
     said: list[str] = []
 
-    def outage() -> None:
-        if spec(api)["holderIdentity"] == "a":
+    def outage() -> None:  # the watch starts before the campaign: wait for the Lease
+        if LEASE in api.leases and spec(api)["holderIdentity"] == "a":
             api.down = True  # from now on every request is a 503; retries sleep on the fake clock
         threading.Event().wait(0.005)
 

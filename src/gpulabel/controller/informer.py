@@ -243,15 +243,21 @@ class Informer:
         retired, what the old watch still reads is dropped (under the lock that
         orders it before the next LIST's :class:`Reset`)."""
         assert self.relist_seconds is not None
-        retired, lock, ended = threading.Event(), threading.Lock(), list[str]()
+        retired, lock, ended = threading.Event(), threading.Lock(), list[str | BaseException]()
 
         def current(delta: Delta) -> None:
             with lock:
                 if not retired.is_set():
                     self.deliver(delta)
 
+        def watch() -> None:
+            try:
+                ended.append(self._follow(version, retired, current))
+            except BaseException as err:  # a bug: raised again in the informer's own thread
+                ended.append(err)
+
         deadline = self.clock() + self.relist_seconds  # from the LIST, before the watch can take any time
-        watcher = threading.Thread(target=lambda: ended.append(self._follow(version, retired, current)), daemon=True)
+        watcher = threading.Thread(target=watch, name=f"watch-{self.kind.kind}", daemon=True)
         watcher.start()
         try:
             while watcher.is_alive() and not self.stop.is_set() and self.clock() < deadline:
@@ -259,6 +265,8 @@ class Informer:
         finally:
             with lock:
                 retired.set()
+        if ended and isinstance(ended[0], BaseException):
+            raise ended[0]
         if self.stop.is_set():
             return "stop"
-        return ended[0] if ended and ended[0] == "relist" else "resync"
+        return "relist" if ended == ["relist"] else "resync"
