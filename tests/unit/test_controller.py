@@ -259,7 +259,8 @@ def test_a_410_relists_then_watches_from_the_new_list(tmp_path: Path, api: FakeA
         return {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old resource version"}}
 
     api.watches = [Watch([expire])]
-    stop_when(rec, api, lambda: lists(api) >= 2)
+    # the relist's pass runs on the loop's thread after the new watch may have started: stop once it did
+    stop_when(rec, api, lambda: lists(api) >= 2 and api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a")
     watch_sync(rec, None, 300)
     assert lists(api) == 2
     assert watch_versions(api)[0] == first
@@ -281,8 +282,8 @@ def test_a_full_resync_every_period_catches_what_no_event_said(tmp_path: Path, a
             threading.Event().wait(0.05)
             assert lists(api) == 1  # 299 s: not yet
             clock.advance(2.0)
-        elif lists(api) >= 2:
-            rec.stop.set()
+        elif lists(api) >= 2 and api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a":
+            rec.stop.set()  # once the resync's pass restored it
         threading.Event().wait(0.005)
 
     api.on_watches_done = quiet_then_later
