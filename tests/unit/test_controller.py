@@ -9,6 +9,8 @@ test_reliability_cluster.py); these run in the fast loop.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,7 @@ import pytest
 from gpulabel.cluster.retry import RetryPolicy
 from gpulabel.cluster.watch import WatchExpired, watch_events
 from gpulabel.controller.lease import LeaseLock
-from gpulabel.controller.loop import run_controller
-from gpulabel.controller.reconcile import Reconciler
+from gpulabel.controller.reconcile import Reconciler, watch_sync
 from gpulabel.errors import ClusterError
 from tests.fakeapi import FakeApi, FakeClock, FakeResponse, Watch, fake_client
 
@@ -237,7 +238,7 @@ def test_the_watch_resumes_from_the_last_event_or_bookmark_and_restores_drift(
     rec.on_change = lambda c: patches.append({c.key: str(c.value)})
     restored = lambda: api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a"
     stop_when(rec, api, lambda: len(watch_versions(api)) >= 5 and "drift" in served and restored())
-    assert rec.watch(resync_seconds=300, poll_seconds=0.005) == 0
+    assert watch_sync(rec, None, 300) == 0
     listed = api.queries("GET", "/api/v1/nodes")[0]
     assert "watch" not in listed
     first = watch_versions(api)[0]
@@ -258,8 +259,9 @@ def test_a_410_relists_then_watches_from_the_new_list(tmp_path: Path, api: FakeA
         return {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old resource version"}}
 
     api.watches = [Watch([expire])]
-    stop_when(rec, api, lambda: lists(api) >= 2)
-    rec.watch(resync_seconds=300, poll_seconds=0.005)
+    # the relist's pass runs on the loop's thread after the new watch may have started: stop once it did
+    stop_when(rec, api, lambda: lists(api) >= 2 and api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a")
+    watch_sync(rec, None, 300)
     assert lists(api) == 2
     assert watch_versions(api)[0] == first
     assert int(watch_versions(api)[1]) > int(first)  # the new watch starts from the relist's version
@@ -280,12 +282,12 @@ def test_a_full_resync_every_period_catches_what_no_event_said(tmp_path: Path, a
             threading.Event().wait(0.05)
             assert lists(api) == 1  # 299 s: not yet
             clock.advance(2.0)
-        elif lists(api) >= 2:
-            rec.stop.set()
+        elif lists(api) >= 2 and api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a":
+            rec.stop.set()  # once the resync's pass restored it
         threading.Event().wait(0.005)
 
     api.on_watches_done = quiet_then_later
-    rec.watch(resync_seconds=300, poll_seconds=0.005)
+    watch_sync(rec, None, 300)
     assert lists(api) == 2
     assert api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a"
 
@@ -302,13 +304,13 @@ def test_the_leader_stops_writing_and_exits_1_when_it_cannot_renew(
     lock = LeaseLock(rec.client, "gpulabel", LEASE, "a", retry_seconds=0.01, renew_deadline=0.05)
     said: list[str] = []
 
-    def outage() -> None:
-        if spec(api)["holderIdentity"] == "a":
+    def outage() -> None:  # the watch starts before the campaign: wait for the Lease
+        if LEASE in api.leases and spec(api)["holderIdentity"] == "a":
             api.down = True  # from now on every request is a 503; retries sleep on the fake clock
         threading.Event().wait(0.005)
 
     api.on_watches_done = outage
-    code = run_controller(rec, lock, None, 300.0, said.append)
+    code = watch_sync(rec, lock, 300.0, said.append)
     assert code == 1
     assert said[0] == f"leader: holding lease {LEASE} as a"
     assert said[-1] == f"lost lease {LEASE}: stopped writing"
@@ -324,9 +326,88 @@ def test_a_standby_leads_once_the_lease_is_released(tmp_path: Path, api: FakeApi
     said: list[str] = []
     releases = threading.Timer(0.05, holder.release)
     releases.start()
-    stop_when(rec, api, lambda: True)
-    code = run_controller(rec, lock, None, 300.0, said.append)
+    # a standby watches too (its cache is warm when it leads): stop once it leads
+    stop_when(rec, api, lambda: said[-1:] == [f"leader: holding lease {LEASE} as b"])
+    code = watch_sync(rec, lock, 300.0, said.append)
     releases.join()
     assert code == 0
     assert said == [f"standby: lease {LEASE} is held by another instance", f"leader: holding lease {LEASE} as b"]
     assert spec(api)["holderIdentity"] == ""  # stopped cleanly: released for the next standby
+
+
+# -- one loop: the signals, the Lease and the metrics are the monitor's ------------------------------
+
+
+def test_sigterm_during_a_sync_watch_ends_cleanly_and_releases_the_lease(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    api.add_node("n1", {"example.com/gpu": "drifted"})
+    rec = reconciler(tmp_path, api, clock, {"n1": "example.com/gpu=a\n"})
+    lock = LeaseLock(rec.client, "gpulabel", LEASE, "a", retry_seconds=0.01)
+    said: list[str] = []
+    before = signal.getsignal(signal.SIGTERM)
+
+    def terminate_once_restored() -> None:
+        for _ in range(2000):
+            if api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a" and spec(api)["holderIdentity"] == "a":
+                break
+            threading.Event().wait(0.005)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler the loop installed sets its stop
+
+    killer = threading.Thread(target=terminate_once_restored)
+    killer.start()
+    code = watch_sync(rec, lock, 300.0, said.append)
+    killer.join()
+    assert code == 0
+    assert said == [f"leader: holding lease {LEASE} as a"]
+    assert spec(api)["holderIdentity"] == ""  # released: a standby leads within one retry period
+    assert signal.getsignal(signal.SIGTERM) is before  # and the process's own handler is back
+
+
+def _calls(name: str) -> list[str]:
+    """Every ``<name>(`` call under src/gpulabel, as ``module:line``."""
+    import ast
+
+    root = Path(__file__).parents[2] / "src" / "gpulabel"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if name.rpartition(".")[2] not in text:
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == name:
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_one_controller_loop_and_one_place_that_takes_the_signals() -> None:
+    # the one queue the controllers drain (the monitor's; sync --watch runs it too)
+    assert [c.split(":")[0] for c in _calls("queue.Queue")] == ["controller/monitor.py"]
+    # installed, then put back, in Monitor.run only
+    assert {c.split(":")[0] for c in _calls("signal.signal")} == {"controller/monitor.py"}
+
+
+def test_syncs_metrics_are_served_from_the_monitors_registry(tmp_path: Path, api: FakeApi, clock: FakeClock) -> None:
+    from gpulabel.controller.metrics import Metrics
+    from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+    api.add_node("n1", {"example.com/gpu": "drifted"})
+    rec = reconciler(tmp_path, api, clock, {"n1": "example.com/gpu=a\n"})
+    rec.metrics = Metrics()
+    assert isinstance(rec.metrics.base, MonitorMetrics)
+    assert rec.metrics.registry is rec.metrics.base.registry
+    stop_when(rec, api, lambda: api.nodes["n1"]["metadata"]["labels"]["example.com/gpu"] == "a")
+    assert watch_sync(rec, None, 300.0) == 0
+    text = rec.metrics.render().decode()
+    # sync's own families, unchanged in name and labels
+    assert 'gpulabel_labels_restored_total{key="example.com/gpu",node="n1"} 1.0' in text
+    assert 'gpulabel_reconcile_duration_seconds_count{scope="full"} 1.0' in text
+    assert "gpulabel_last_full_resync_timestamp_seconds " in text
+    assert "# TYPE gpulabel_findings gauge" in text
+    # the registry's: the monitor's loop told it (leader, the watch of Nodes, the one evaluation scope)
+    assert "gpulabel_leader 0.0" in text  # stepped down when it stopped
+    assert 'gpulabel_watch_last_event_timestamp_seconds{kind="Node"}' in text or "gpulabel_watch_relists" in text
+    assert 'gpulabel_evaluation_duration_seconds_count{scope="sync"}' in text
+    # none of the monitor's findings families: sync's gpulabel_findings is the only one of that name
+    assert text.count("# TYPE gpulabel_findings ") == 1
+    assert "gpulabel_problem" not in text and "gpulabel_gpu_nodes" not in text

@@ -32,8 +32,6 @@ def test_benchmarks_import_only_the_product_and_their_own_helpers() -> None:
 # Functions over tools.longfunctions.LIMIT lines, each with the reason it stays long. Shorten one and remove its
 # row; a new long function fails until it is split or given a reason here.
 LONG_FUNCTIONS: dict[str, str] = {
-    "gpulabel.controller.monitor_metrics:MonitorMetrics.families": "one metric family after another; the monitor "
-    "branch edits this module at the same time: split after that merge",
     "gpulabel.cluster.yamlstream:stream_documents": "one loop over libyaml's parse events whose state is its "
     "locals (the YAML snapshot reader's hot loop, bench/parse_bench.py)",
     "gpulabel.cli.context:shared_flags": "a list of argparse flag definitions, one statement each",
@@ -42,8 +40,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "gpulabel.cli.toolcmds:add_tool_commands": "a list of command and flag definitions, one statement each",
     "gpulabel.checks.dra:_explain_request": "deferred: the dra branch rewrites this module at the same time",
     "gpulabel.checks.dra:explain_node": "deferred: the dra branch rewrites this module at the same time",
-    "gpulabel.app.sync:run_sync": "deferred: sync's pass and --watch loop, to become a consumer of the monitor's "
-    "deltas (issue 31, item 3)",
     "gpulabel.k8s.resources:pod_requests": "a transcription of resource.PodRequests, kept in its upstream order "
     "so that it can be read beside it",
     "gpulabel.k8s.nfd.gotemplate:_parse": "a recursive-descent parser's one dispatch over Go template actions",

@@ -108,6 +108,29 @@ def test_the_informer_lists_then_resumes_from_the_last_event_or_bookmark(
     assert [d for d in deltas[4:] if not isinstance(d, Bookmark)] == []
 
 
+def test_a_relist_period_relists_and_drops_what_the_retired_watch_still_reads(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    api.add_node("n1", {"a": "1"})
+    read = threading.Event()
+
+    def late() -> dict[str, Any]:  # the period ends while this stream waits for its next event
+        clock.advance(61.0)
+        time.sleep(0.3)  # meanwhile the informer retires this watch and relists
+        read.set()
+        return api.event("MODIFIED", "n1", {"a": "late"})
+
+    api.watches = [Watch([late])]
+    client = fake_client(tmp_path, api, clock, FAST)
+    period = Informer(client, "Node", lambda d: None, threading.Event(), clock=clock, relist_seconds=60.0)
+    deltas = run_informer(period, lambda got: read.is_set() and sum(isinstance(d, Reset) for d in got) >= 2)
+    time.sleep(0.1)  # the retired watch hands its event on now, if it ever would
+    resets = [d for d in deltas if isinstance(d, Reset)]
+    assert [r.relist for r in resets[:2]] == [False, False]  # a scheduled relist, not a broken watch
+    assert node_lists(api) >= 2
+    assert not [d for d in deltas if isinstance(d, Change)], deltas  # read after its retirement: dropped
+
+
 @pytest.mark.parametrize(
     "expired",
     [Watch(status=410), Watch([{"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "gone"}}])],

@@ -20,6 +20,7 @@ from gpulabel.errors import InputError
 from gpulabel.model.findings import Cell, Result, Section
 
 if TYPE_CHECKING:
+    from gpulabel.controller.reconcile import Reconciler
     from gpulabel.model.changes import LabelChange
     from gpulabel.model.featurefile import Problem
 
@@ -105,12 +106,11 @@ def run_sync(
     ``say`` gets the controller's own lines (Lease, metrics). The outcome's
     result holds every change and problem of a single pass.
     """
-    from gpulabel.cluster.writes import ApiWriter, PlanWriter
-    from gpulabel.controller.reconcile import PassResult, Reconciler, load_files, run_pass
+    from gpulabel.cluster.writes import ApiWriter
+    from gpulabel.controller.reconcile import Reconciler
 
     changes: list[LabelChange] = []
     problems: list[str] = []
-
     keep = not opts.watch  # a controller hands each change on and keeps none (it runs for months)
 
     def change(c: LabelChange) -> None:
@@ -124,28 +124,15 @@ def run_sync(
         on_problem(p)
 
     if opts.offline:  # --dry-run --snapshot: the plan for the snapshot's nodes, nothing contacted
-        files, found = load_files(opts.directory)
-        nodes = {n.name: n for n in session.state(["Node"]).nodes}
-
-        def emit(result: PassResult, total: PassResult) -> None:
-            for c in result.changes:
-                change(c)
-            for p in result.problems:
-                problem(p)
-            total.changes.extend(result.changes)
-            total.problems.extend(result.problems)
-
-        total = PassResult()
-        emit(PassResult(problems=found), total)
-        run_pass(files, nodes, opts.prune, PlanWriter("snapshot"), emit, total)
-        return Outcome(sync_result(changes, problems, True), 1 if total.failed else 0)
+        failed = _plan_offline(session, opts, change, problem)
+        return Outcome(sync_result(changes, problems, True), 1 if failed else 0)
 
     client = session.client(budget=WRITER_BUDGET)
     metrics = None
     if opts.metrics_port is not None:
         from gpulabel.controller.metrics import Metrics, listen
 
-        metrics = Metrics()
+        metrics = Metrics()  # sync's families, in the registry the monitor's loop reports to
         client.on_error = metrics.api_error
         listen(metrics, opts.metrics_port)
     rec = Reconciler(
@@ -159,17 +146,7 @@ def run_sync(
         writer=ApiWriter(client, opts.dry_run),  # --dry-run: the API server's own dry run
     )
     if opts.watch:
-        from gpulabel.controller.loop import run_controller
-
-        lock = None
-        if opts.leader_elect:
-            from gpulabel.controller.lease import LeaseLock
-
-            assert opts.lease_namespace and opts.lease_name and opts.identity  # filled in by the options
-            lock = LeaseLock(client, opts.lease_namespace, opts.lease_name, opts.identity)
-        assert opts.resync_period is not None
-        code = run_controller(rec, lock, metrics, opts.resync_period, say)
-        return Outcome(sync_result(changes, problems, False), code)
+        return Outcome(sync_result(changes, problems, False), _watch(rec, opts, say))
     result = rec.run_once()
     requests: tuple[dict[str, Cell], ...] = tuple(
         {"method": m, "count": n} for m, n in sorted(client.counts.by_method.items())
@@ -177,3 +154,41 @@ def run_sync(
     return Outcome(
         sync_result(changes, problems, opts.dry_run, (Section("requests", requests),)), 1 if result.failed else 0
     )
+
+
+def _plan_offline(
+    session: Session, opts: SyncOptions, change: Callable[[LabelChange], None], problem: Callable[[Problem], None]
+) -> bool:
+    """``--dry-run --snapshot``: one pass over the snapshot's nodes through a PlanWriter; True if it failed."""
+    from gpulabel.cluster.writes import PlanWriter
+    from gpulabel.controller.reconcile import PassResult, load_files, run_pass
+
+    files, found = load_files(opts.directory)
+    nodes = {n.name: n for n in session.state(["Node"]).nodes}
+
+    def emit(result: PassResult, total: PassResult) -> None:
+        for c in result.changes:
+            change(c)
+        for p in result.problems:
+            problem(p)
+        total.changes.extend(result.changes)
+        total.problems.extend(result.problems)
+
+    total = PassResult()
+    emit(PassResult(problems=found), total)
+    run_pass(files, nodes, opts.prune, PlanWriter("snapshot"), emit, total)
+    return total.failed
+
+
+def _watch(rec: Reconciler, opts: SyncOptions, say: Callable[[str], None]) -> int:
+    """``--watch``: the reconciler on the monitor's loop (``controller.reconcile.watch_sync``); its exit code."""
+    from gpulabel.controller.reconcile import watch_sync
+
+    lock = None
+    if opts.leader_elect:
+        from gpulabel.controller.lease import LeaseLock
+
+        assert opts.lease_namespace and opts.lease_name and opts.identity  # filled in by the options
+        lock = LeaseLock(rec.client, opts.lease_namespace, opts.lease_name, opts.identity)
+    assert opts.resync_period is not None
+    return watch_sync(rec, lock, opts.resync_period, say)

@@ -37,6 +37,7 @@ __all__ = ["Bookmark", "Change", "Delta", "Informer", "Problem", "Reset", "follo
 
 JSON = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); "" for cluster-scoped objects
+POLL_SECONDS = 0.05  # how often a watch with a relist period looks at the clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class Reset:
 
     kind: str
     records: tuple[tuple[Key, Any], ...]
-    relist: bool  # False for the first LIST
+    relist: bool  # the watch could not resume (410, or broken); False for the first LIST and a scheduled one
     at: float
 
 
@@ -150,8 +151,10 @@ class Informer:
         give_up_after: int = 3,
         timeout_seconds: int = 300,
         clock: Callable[[], float] = time.time,
+        relist_seconds: float | None = None,
     ) -> None:
         self.client = client
+        self.relist_seconds = relist_seconds
         self.kind = KIND[kind]
         self.deliver = deliver
         self.stop = stop
@@ -179,29 +182,27 @@ class Informer:
         self._read = read
         return tuple(items), version
 
-    def _event(self, kind: str, obj: JSON) -> None:
+    def _delta(self, kind: str, obj: JSON) -> Delta:
+        """The delta of one watch event."""
         at = self.clock()
         if kind == "BOOKMARK":
-            self.deliver(Bookmark(self.kind.kind, at))
-            return
+            return Bookmark(self.kind.kind, at)
         key = _key(obj)
         if kind == "DELETED":
-            self.deliver(Change(self.kind.kind, key, None, at))
-            return
+            return Change(self.kind.kind, key, None, at)
         try:
             record = self._read(obj, self.where)
         except InputError as err:  # an object check would refuse too: say so, keep the last good record
-            self.deliver(Problem(self.kind.kind, f"{kind} {key[0]}/{key[1]} unreadable: {err}"))
-            return
-        self.deliver(Change(self.kind.kind, key, record, at))
+            return Problem(self.kind.kind, f"{kind} {key[0]}/{key[1]} unreadable: {err}")
+        return Change(self.kind.kind, key, record, at)
 
-    def _drop(self, err: ClusterError) -> None:
-        self.deliver(Problem(self.kind.kind, f"watch dropped, resuming: {err}", err.status or "unreachable"))
+    def _dropped(self, err: ClusterError) -> Delta:
+        return Problem(self.kind.kind, f"watch dropped, resuming: {err}", err.status or "unreachable")
 
     def run(self) -> None:
-        """LIST, WATCH, relist when the watch cannot resume; until ``stop`` is set."""
+        """LIST, WATCH, relist when the watch cannot resume (or the relist period is over); until ``stop`` is set."""
         policy = self.client.retrier.policy
-        failures = 0
+        failures, why = 0, "first"
         while not self.stop.is_set():
             try:
                 records, version = self.list()
@@ -212,18 +213,60 @@ class Informer:
                 self.stop.wait(policy.delay(failures, rand=random.random()))
                 continue
             failures = 0
-            self.deliver(Reset(self.kind.kind, records, self.lists > 0, self.clock()))
+            self.deliver(Reset(self.kind.kind, records, why == "relist", self.clock()))
             self.lists += 1
             del records
-            path = self.client.kind_path(self.kind.kind)
-            if not follow(
-                self.client,
-                path,
-                version,
-                self._event,
-                self._drop,
-                self.stop,
-                give_up_after=self.give_up_after,
-                timeout_seconds=self.timeout_seconds,
-            ):
+            why = self._watch(version) if self.relist_seconds is not None else self._follow(version, None, self.deliver)
+            if why == "stop":
                 return
+
+    def _follow(self, version: str, retired: threading.Event | None, deliver: Callable[[Delta], None]) -> str:
+        """The watch from ``version``, its deltas to ``deliver``: ``relist`` when it cannot resume, ``stop`` when
+        stopped or retired."""
+        relist = follow(
+            self.client,
+            self.client.kind_path(self.kind.kind),
+            version,
+            lambda kind, obj: deliver(self._delta(kind, obj)),
+            lambda err: deliver(self._dropped(err)),
+            self.stop,
+            retired=retired,
+            give_up_after=self.give_up_after,
+            timeout_seconds=self.timeout_seconds,
+        )
+        return "relist" if relist else "stop"
+
+    def _watch(self, version: str) -> str:
+        """:meth:`_follow` on a thread of its own, retired when the relist period is over (``resync``).
+
+        A stream blocks until its next event, so the period is kept here; once
+        retired, what the old watch still reads is dropped (under the lock that
+        orders it before the next LIST's :class:`Reset`)."""
+        assert self.relist_seconds is not None
+        retired, lock, ended = threading.Event(), threading.Lock(), list[str | BaseException]()
+
+        def current(delta: Delta) -> None:
+            with lock:
+                if not retired.is_set():
+                    self.deliver(delta)
+
+        def watch() -> None:
+            try:
+                ended.append(self._follow(version, retired, current))
+            except BaseException as err:  # a bug: raised again in the informer's own thread
+                ended.append(err)
+
+        deadline = self.clock() + self.relist_seconds  # from the LIST, before the watch can take any time
+        watcher = threading.Thread(target=watch, name=f"watch-{self.kind.kind}", daemon=True)
+        watcher.start()
+        try:
+            while watcher.is_alive() and not self.stop.is_set() and self.clock() < deadline:
+                watcher.join(POLL_SECONDS)
+        finally:
+            with lock:
+                retired.set()
+        if ended and isinstance(ended[0], BaseException):
+            raise ended[0]
+        if self.stop.is_set():
+            return "stop"
+        return "relist" if ended == ["relist"] else "resync"

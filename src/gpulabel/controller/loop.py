@@ -1,50 +1,24 @@
-"""``sync --watch`` as an in-cluster controller: leader election, metrics, clean shutdown.
+"""Leading: waiting for the Lease as a standby, and renewing it while leading.
 
-Without ``--leader-elect`` the reconciler simply runs. With it, the process
-waits as a standby until it holds the Lease, reconciles while it keeps
-renewing it, and stops writing (exit 1, so the Deployment restarts it) the
-moment it cannot renew within the deadline. SIGTERM stops it cleanly and
+The monitor's loop (``controller/monitor.py``, which ``sync --watch`` runs
+too) campaigns with :func:`await_lease` and, once it leads, keeps the Lease
+with :func:`keep_lease`; the holder that cannot renew within the deadline
+stops (exit 1, so the Deployment restarts it). SIGTERM stops it cleanly and
 releases the Lease so a standby takes over at once.
 """
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections.abc import Callable
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from gpulabel.errors import ClusterError
 
 if TYPE_CHECKING:
     from gpulabel.controller.lease import LeaseLock
-    from gpulabel.controller.metrics import Metrics
-    from gpulabel.controller.reconcile import Reconciler
 
-__all__ = ["await_lease", "keep_lease", "run_controller"]
-
-
-def run_controller(
-    rec: Reconciler,
-    lock: LeaseLock | None,
-    metrics: Metrics | None,
-    resync_seconds: float,
-    say: Callable[[str], None],
-) -> int:
-    """Run until SIGTERM/SIGINT; returns the exit code."""
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        rec.stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        if lock is None:
-            return rec.watch(resync_seconds=resync_seconds)
-        return _lead(rec, lock, metrics, resync_seconds, say)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+__all__ = ["await_lease", "keep_lease"]
 
 
 def await_lease(
@@ -91,28 +65,3 @@ def keep_lease(lock: LeaseLock, stop: threading.Event, lost: threading.Event) ->
     renewer = threading.Thread(target=renew, name="lease-renewer", daemon=True)
     renewer.start()
     return renewer
-
-
-def _lead(
-    rec: Reconciler, lock: LeaseLock, metrics: Metrics | None, resync_seconds: float, say: Callable[[str], None]
-) -> int:
-    def ready() -> None:
-        if metrics is not None:
-            metrics.ready.set()  # a healthy standby is ready
-
-    if not await_lease(lock, rec.stop, say, ready):
-        return 0
-    if metrics is not None:
-        metrics.leader.set(1)
-        metrics.ready.clear()  # ready again after the first full pass as leader
-    lost = threading.Event()
-    renewer = keep_lease(lock, rec.stop, lost)
-    code = rec.watch(resync_seconds=resync_seconds)
-    renewer.join(timeout=lock.retry_seconds + 1)
-    if metrics is not None:
-        metrics.leader.set(0)
-    if lost.is_set():
-        say(f"lost lease {lock.name}: stopped writing")
-        return 1
-    lock.release()
-    return code

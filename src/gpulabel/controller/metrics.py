@@ -1,9 +1,10 @@
 """Prometheus metrics and health endpoints for ``sync --watch`` and ``gpulabel monitor`` (``--metrics-port``).
 
-:func:`serve` serves anything :class:`Served` (``sync``'s :class:`Metrics`
-below, the monitor's ``MonitorMetrics``): ``/metrics`` its ``render()``,
-``/healthz`` 200 while the process runs, ``/readyz`` 200 once its ``ready`` is
-set (the first full pass as leader, or a healthy standby). What also has
+:func:`serve` serves anything :class:`Served`: the one registry of both
+controllers (``controller.monitor_metrics.MonitorMetrics``; ``sync``'s
+:class:`Metrics` below registers its own families in one): ``/metrics`` its
+``render()``, ``/healthz`` 200 while the process runs, ``/readyz`` 200 once its
+``ready`` is set (every watched kind listed: a leader, or a warm standby). What also has
 ``findings_document()`` (the monitor) serves ``/findings``: the current
 findings as ``check -o json``'s envelope, 503 until there are any. The
 ``prometheus_client`` library is imported only when metrics are asked for.
@@ -14,9 +15,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.model.findings import Finding
+
+if TYPE_CHECKING:
+    from gpulabel.controller.monitor_metrics import MonitorMetrics
 
 __all__ = ["Metrics", "Served", "listen", "serve"]
 
@@ -30,10 +34,24 @@ class Served(Protocol):
 
 
 class Metrics:
-    def __init__(self) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+    """``sync``'s metrics, in the one registry of gpulabel's controllers (``MonitorMetrics``).
 
-        self.registry = CollectorRegistry()
+    ``base`` is that registry (default: one made with ``assessments=False``,
+    as ``sync --watch`` serves it): it keeps ``gpulabel_leader``,
+    ``gpulabel_api_errors_total``, the watch health and ``ready``; sync's own
+    families are registered beside them: labels restored, the findings of the
+    last full pass, reconcile time and the last full pass's time.
+    """
+
+    def __init__(self, base: MonitorMetrics | None = None) -> None:
+        from prometheus_client import Counter, Gauge, Histogram
+
+        from gpulabel.controller.monitor_metrics import MonitorMetrics
+
+        self.base = base if base is not None else MonitorMetrics(assessments=False)
+        self.registry = self.base.registry
+        self.ready = self.base.ready
+        self.leader = self.base.leader
         self.restored = Counter(
             "gpulabel_labels_restored", "Labels restored (or pruned) by sync", ["node", "key"], registry=self.registry
         )
@@ -53,14 +71,6 @@ class Metrics:
         self.last_resync = Gauge(
             "gpulabel_last_full_resync_timestamp_seconds", "Unix time of the last full pass", registry=self.registry
         )
-        self.api_errors = Counter(
-            "gpulabel_api_errors",
-            "API errors by HTTP status ('unreachable' for no answer)",
-            ["code"],
-            registry=self.registry,
-        )
-        self.leader = Gauge("gpulabel_leader", "1 while this instance holds the lease", registry=self.registry)
-        self.ready = threading.Event()
 
     def set_findings(self, findings: Iterable[Finding]) -> None:
         counts: dict[tuple[str, str], int] = {}
@@ -71,12 +81,11 @@ class Metrics:
             self.findings.labels(check, reason).set(n)
 
     def api_error(self, code: int | str, method: str = "", path: str = "") -> None:
-        self.api_errors.labels(str(code)).inc()
+        """``KubeClient.on_error``: counted in the registry's ``gpulabel_api_errors_total``."""
+        self.base.api_error(code)
 
     def render(self) -> bytes:
-        from prometheus_client import generate_latest
-
-        return bytes(generate_latest(self.registry))
+        return self.base.render()
 
 
 def serve(metrics: Served, port: int, host: str = "0.0.0.0") -> ThreadingHTTPServer:

@@ -75,7 +75,11 @@ class Monitor:
 
     ``lock`` None: no election, this instance leads. ``scope`` names the
     evaluator's kind of work for the metrics (``full`` or ``incremental``).
-    ``clock`` is the wall clock an assessment is made at.
+    ``clock`` is the wall clock an assessment is made at. ``relist_seconds``:
+    each informer also relists that often (``sync --watch``'s resync period).
+    ``stop``: the Event that stops it (default a new one; ``sync`` passes its
+    client's retry cancel, so a lost Lease also abandons a write in flight).
+    ``writes`` says what a lost Lease stops, in the line that says so.
     """
 
     def __init__(
@@ -94,6 +98,9 @@ class Monitor:
         resync_seconds: float = 1800.0,
         clock: Callable[[], float] = time.time,
         watch_timeout: int = 300,
+        relist_seconds: float | None = None,
+        stop: threading.Event | None = None,
+        writes: str = "publishing",
     ) -> None:
         self.client = client
         self.kinds = tuple(kinds)
@@ -107,12 +114,21 @@ class Monitor:
         self.batch_seconds = batch_seconds
         self.resync_seconds = resync_seconds
         self.clock = clock
-        self.stop = threading.Event()
+        self.writes = writes
+        self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
         self.lost = threading.Event()
         self.queue: queue.Queue[Delta | None] = queue.Queue()
         self.informers = [
-            Informer(client, k, self.queue.put, self.stop, timeout_seconds=watch_timeout, clock=clock)
+            Informer(
+                client,
+                k,
+                self.queue.put,
+                self.stop,
+                timeout_seconds=watch_timeout,
+                clock=clock,
+                relist_seconds=relist_seconds,
+            )
             for k in self.kinds
         ]
         self.evaluations = 0
@@ -212,7 +228,7 @@ class Monitor:
 
     def run(self) -> int:
         """Until :attr:`stop` is set (SIGTERM or SIGINT, or the Lease lost): 0 on a clean stop, 1 when the Lease
-        was lost."""
+        was lost. The one place gpulabel's controllers (``monitor``, ``sync --watch``) take the signals."""
         previous = {}
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(ValueError):  # not the main thread (tests)
@@ -281,6 +297,6 @@ class Monitor:
         if self.lock is None or not self.leading.is_set():
             return
         if self.lost.is_set():
-            self.say(f"lost lease {self.lock.name}: stopped publishing")
+            self.say(f"lost lease {self.lock.name}: stopped {self.writes}")
         else:
             self.lock.release()

@@ -182,7 +182,13 @@ class _Histogram:
 
 
 class MonitorMetrics:
-    """The monitor's registry (its own ``CollectorRegistry``) and the hooks that feed it."""
+    """The controllers' registry (its own ``CollectorRegistry``) and the hooks that feed it.
+
+    ``gpulabel monitor`` publishes its Assessments here. ``sync --watch`` runs
+    the same loop and serves this same registry with ``assessments=False``:
+    its health families only (leader, API errors, watches), and sync's own
+    families registered beside them (``controller.metrics.Metrics``).
+    """
 
     def __init__(
         self,
@@ -190,9 +196,11 @@ class MonitorMetrics:
         clock: Callable[[], float] = time.time,
         conditions: Mapping[str, str] | None = None,
         cluster: str | None = None,
+        assessments: bool = True,
     ) -> None:
         from prometheus_client import CollectorRegistry
 
+        self.assessments = assessments
         self.problem_series = problem_series
         self.cluster = cluster  # --cluster-name: a cluster="<name>" label on every series (a fleet on one Prometheus)
         self.conditions = conditions  # the GPU health condition table (the config's types included)
@@ -291,9 +299,8 @@ class MonitorMetrics:
         return out.getvalue().encode()
 
     def families(self) -> Iterator[Any]:
-        """Every metric family, as the registry's collector yields them."""
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-
+        """Every metric family, as the registry's collector yields them: the findings' picture and the writing
+        sinks' counters (unless made with ``assessments=False``), then the controller's own health."""
         with self._lock:
             shown = self.picture
             last_event = dict(self._last_event)
@@ -302,123 +309,153 @@ class MonitorMetrics:
             last_evaluation = self._last_evaluation
             events, suppressed, conditions = dict(self._events), self._suppressed, dict(self._conditions)
             pending = dict(self._pending)
+        if self.assessments:
+            yield from _picture_families(shown)
+        yield from _health_families(last_event, relists, errors, durations, last_evaluation, self.leader.value)
+        if self.assessments:
+            yield from _writer_families(events, pending, suppressed, conditions)
 
-        def gauge(name: str, doc: str, labels: Iterable[str], rows: Iterable[tuple[Iterable[str], float]]) -> Any:
-            family = GaugeMetricFamily(name, doc, labels=list(labels))
-            for values, value in rows:
-                family.add_metric(list(values), value)
-            return family
 
-        def counter(name: str, doc: str, labels: Iterable[str], rows: Iterable[tuple[Iterable[str], float]]) -> Any:
-            family = CounterMetricFamily(name, doc, labels=list(labels))
-            for values, value in rows:
-                family.add_metric(list(values), value)
-            return family
+Rows = Iterable[tuple[Iterable[str], float]]
 
-        yield gauge(
-            "gpulabel_findings",
-            "Current findings by check, reason and severity",
-            ("check", "reason", "severity"),
-            sorted(shown.findings.items()),
-        )
-        yield gauge(
-            "gpulabel_problem",
-            "One series (=1) per current error or warning finding, worst first, capped",
-            ("check", "reason", "severity", "node", "pod", "operand"),
-            ((labels, 1) for labels in shown.problems),
-        )
-        yield gauge(
-            "gpulabel_problem_series_dropped", "Problem series left out over the cap", (), [((), shown.dropped)]
-        )
-        yield gauge(
-            "gpulabel_gpus_unusable",
-            "GPUs lost, by the root-cause link that breaks first",
-            ("cause",),
-            (((link,), n) for link, n in shown.gpus_unusable.items()),
-        )
-        yield gauge("gpulabel_gpu_nodes", "GPU nodes", (), [((), shown.gpu_nodes)])
-        yield gauge(
-            "gpulabel_fleet_gpus",
-            "GPU devices of every node by what a new pod can use: usable, unhealthy (lost, or a GPU health "
-            "condition), unschedulable (cordoned, NotReady, tainted)",
-            ("state",),
-            (((state,), n) for state, n in zip(GPU_STATES, shown.gpus.fleet, strict=True)),
-        )
-        yield gauge(
-            "gpulabel_gpus",
-            "GPU devices per node with some unhealthy or unschedulable, by state (capped, worst first)",
-            ("node", "state"),
-            (
-                ((node, state), n)
-                for node, split in shown.gpus.nodes.items()
-                for state, n in zip(GPU_STATES, split, strict=True)
-            ),
-        )
-        yield gauge(
-            "gpulabel_gpu_unhealthy_device",
-            "One series (=1) per device a pod's allocatedResourcesStatus reports Unhealthy (capped)",
-            ("node", "resource", "device", "pod"),
-            ((d, 1) for d in shown.gpus.devices),
-        )
-        yield gauge(
-            "gpulabel_gpu_nodes_labelled",
-            "GPU nodes carrying NFD's NVIDIA PCI label (nfd) or GFD's gpu.product (gfd)",
-            ("source",),
-            sorted(((s,), n) for s, n in shown.labelled.items()),
-        )
-        yield gauge(
-            "gpulabel_watch_last_event_timestamp_seconds",
-            "Unix time of the last watch event (bookmarks count), by kind",
-            ("kind",),
-            sorted(((k,), t) for k, t in last_event.items()),
-        )
-        yield counter(
-            "gpulabel_watch_relists",
-            "Relists (410 or a broken watch), by kind",
-            ("kind",),
-            sorted(((k,), n) for k, n in relists.items()),
-        )
-        yield counter(
-            "gpulabel_api_errors",
-            "API errors by HTTP status ('unreachable' for no answer)",
-            ("code",),
-            sorted(((c,), n) for c, n in errors.items()),
-        )
-        histogram = HistogramMetricFamily(
-            "gpulabel_evaluation_duration_seconds", "Evaluation time, by scope", labels=["scope"]
-        )
-        for scope, (counts, total) in sorted(durations.items()):
-            cumulative, buckets = 0, []
-            for bound, n in zip((*EVALUATION_BUCKETS, float("inf")), counts, strict=True):
-                cumulative += n
-                buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
-            histogram.add_metric([scope], buckets, total)
-        yield histogram
-        yield gauge(
-            "gpulabel_last_evaluation_timestamp_seconds",
-            "Unix time of the last evaluation",
-            (),
-            [] if last_evaluation is None else [((), last_evaluation)],
-        )
-        yield gauge("gpulabel_leader", "1 while this instance holds the lease", (), [((), self.leader.value)])
-        yield counter(
-            "gpulabel_events", "Events written, by type and reason", ("type", "reason"), sorted(events.items())
-        )
-        yield gauge(
-            "gpulabel_events_pending",
-            "Warning Events waiting out their grace (already in gpulabel_problem), by reason",
-            ("reason",),
-            sorted(((r,), n) for r, n in pending.items() if n),
-        )
-        yield counter(
-            "gpulabel_events_suppressed", "Events left out by the per-object rate limit", (), [((), suppressed)]
-        )
-        yield counter(
-            "gpulabel_node_conditions",
-            "Node-condition patches, by status",
-            ("status",),
-            sorted(((s,), n) for s, n in conditions.items()),
-        )
+
+def _gauge(name: str, doc: str, labels: Iterable[str], rows: Rows) -> Any:
+    from prometheus_client.core import GaugeMetricFamily
+
+    family = GaugeMetricFamily(name, doc, labels=list(labels))
+    for values, value in rows:
+        family.add_metric(list(values), value)
+    return family
+
+
+def _counter(name: str, doc: str, labels: Iterable[str], rows: Rows) -> Any:
+    from prometheus_client.core import CounterMetricFamily
+
+    family = CounterMetricFamily(name, doc, labels=list(labels))
+    for values, value in rows:
+        family.add_metric(list(values), value)
+    return family
+
+
+def _picture_families(shown: Picture) -> Iterator[Any]:
+    """What the last Assessment shows: findings, problem series, lost GPUs, GPU nodes and their labels."""
+    yield _gauge(
+        "gpulabel_findings",
+        "Current findings by check, reason and severity",
+        ("check", "reason", "severity"),
+        sorted(shown.findings.items()),
+    )
+    yield _gauge(
+        "gpulabel_problem",
+        "One series (=1) per current error or warning finding, worst first, capped",
+        ("check", "reason", "severity", "node", "pod", "operand"),
+        ((labels, 1) for labels in shown.problems),
+    )
+    yield _gauge("gpulabel_problem_series_dropped", "Problem series left out over the cap", (), [((), shown.dropped)])
+    yield _gauge(
+        "gpulabel_gpus_unusable",
+        "GPUs lost, by the root-cause link that breaks first",
+        ("cause",),
+        (((link,), n) for link, n in shown.gpus_unusable.items()),
+    )
+    yield _gauge("gpulabel_gpu_nodes", "GPU nodes", (), [((), shown.gpu_nodes)])
+    yield _gauge(
+        "gpulabel_fleet_gpus",
+        "GPU devices of every node by what a new pod can use: usable, unhealthy (lost, or a GPU health "
+        "condition), unschedulable (cordoned, NotReady, tainted)",
+        ("state",),
+        (((state,), n) for state, n in zip(GPU_STATES, shown.gpus.fleet, strict=True)),
+    )
+    yield _gauge(
+        "gpulabel_gpus",
+        "GPU devices per node with some unhealthy or unschedulable, by state (capped, worst first)",
+        ("node", "state"),
+        (
+            ((node, state), n)
+            for node, split in shown.gpus.nodes.items()
+            for state, n in zip(GPU_STATES, split, strict=True)
+        ),
+    )
+    yield _gauge(
+        "gpulabel_gpu_unhealthy_device",
+        "One series (=1) per device a pod's allocatedResourcesStatus reports Unhealthy (capped)",
+        ("node", "resource", "device", "pod"),
+        ((d, 1) for d in shown.gpus.devices),
+    )
+    yield _gauge(
+        "gpulabel_gpu_nodes_labelled",
+        "GPU nodes carrying NFD's NVIDIA PCI label (nfd) or GFD's gpu.product (gfd)",
+        ("source",),
+        sorted(((s,), n) for s, n in shown.labelled.items()),
+    )
+
+
+def _health_families(
+    last_event: Mapping[str, float],
+    relists: Mapping[str, int],
+    errors: Mapping[str, int],
+    durations: Mapping[str, tuple[list[int], float]],
+    last_evaluation: float | None,
+    leader: float,
+) -> Iterator[Any]:
+    """The controller's own health: its watches, API errors, evaluations and whether it leads."""
+    from prometheus_client.core import HistogramMetricFamily
+
+    yield _gauge(
+        "gpulabel_watch_last_event_timestamp_seconds",
+        "Unix time of the last watch event (bookmarks count), by kind",
+        ("kind",),
+        sorted(((k,), t) for k, t in last_event.items()),
+    )
+    yield _counter(
+        "gpulabel_watch_relists",
+        "Relists (410 or a broken watch), by kind",
+        ("kind",),
+        sorted(((k,), n) for k, n in relists.items()),
+    )
+    yield _counter(
+        "gpulabel_api_errors",
+        "API errors by HTTP status ('unreachable' for no answer)",
+        ("code",),
+        sorted(((c,), n) for c, n in errors.items()),
+    )
+    histogram = HistogramMetricFamily(
+        "gpulabel_evaluation_duration_seconds", "Evaluation time, by scope", labels=["scope"]
+    )
+    for scope, (counts, total) in sorted(durations.items()):
+        cumulative, buckets = 0, []
+        for bound, n in zip((*EVALUATION_BUCKETS, float("inf")), counts, strict=True):
+            cumulative += n
+            buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+        histogram.add_metric([scope], buckets, total)
+    yield histogram
+    yield _gauge(
+        "gpulabel_last_evaluation_timestamp_seconds",
+        "Unix time of the last evaluation",
+        (),
+        [] if last_evaluation is None else [((), last_evaluation)],
+    )
+    yield _gauge("gpulabel_leader", "1 while this instance holds the lease", (), [((), leader)])
+
+
+def _writer_families(
+    events: Mapping[tuple[str, str], int], pending: Mapping[str, int], suppressed: int, conditions: Mapping[str, int]
+) -> Iterator[Any]:
+    """The counters of the sinks that write: Events and node conditions."""
+    yield _counter("gpulabel_events", "Events written, by type and reason", ("type", "reason"), sorted(events.items()))
+    yield _gauge(
+        "gpulabel_events_pending",
+        "Warning Events waiting out their grace (already in gpulabel_problem), by reason",
+        ("reason",),
+        sorted(((r,), n) for r, n in pending.items() if n),
+    )
+    yield _counter("gpulabel_events_suppressed", "Events left out by the per-object rate limit", (), [((), suppressed)])
+    yield _counter(
+        "gpulabel_node_conditions",
+        "Node-condition patches, by status",
+        ("status",),
+        sorted(((s,), n) for s, n in conditions.items()),
+    )
 
 
 class _Collector:

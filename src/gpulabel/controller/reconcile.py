@@ -4,24 +4,20 @@ One pass (:func:`run_pass`, which :meth:`Reconciler.run_once` calls after one
 LIST of nodes) writes only the nodes whose labels differ, through a
 :class:`~gpulabel.cluster.writes.Writer`: the API, the API server's dry run, or
 the plan alone (``sync --dry-run --snapshot``); the pass is the same for all
-three. ``--watch`` (:meth:`Reconciler.watch`) keeps a
-cache from a LIST plus a watch of Nodes (resuming from the last
-resourceVersion or bookmark, relisting on 410 Gone), polls the directory for
-edits, resyncs fully on a period, and stops cleanly on SIGTERM.
+three. ``--watch`` (:func:`watch_sync`) is not a loop of its own: it runs
+the monitor's loop (``controller/monitor.py``: an informer of Nodes,
+resuming from the last resourceVersion or bookmark, relisting on 410 Gone
+and every resync period; the Lease; SIGTERM) with :class:`WatchedSync` as
+its evaluator and leader sink, which polls the directory for edits.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
-import signal
-import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.sync import FIELD_MANAGER, plan_node
@@ -29,7 +25,6 @@ from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
 from gpulabel.cluster.writes import ApiWriter, Writer
-from gpulabel.controller.informer import follow
 from gpulabel.errors import ClusterError, ForbiddenError
 from gpulabel.model.changes import LabelChange
 from gpulabel.model.cluster import Node, node_from_json
@@ -37,10 +32,12 @@ from gpulabel.model.featurefile import FeatureFile, Problem
 from gpulabel.model.findings import Finding
 
 if TYPE_CHECKING:
+    from gpulabel.checks.assessment import Assessment
     from gpulabel.checks.registry import Registry
+    from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.metrics import Metrics
 
-__all__ = ["PassResult", "Reconciler", "load_files", "reconcile_node", "run_pass"]
+__all__ = ["PassResult", "Reconciler", "WatchedSync", "load_files", "reconcile_node", "run_pass", "watch_sync"]
 
 
 @dataclass
@@ -132,12 +129,12 @@ class Reconciler:
         on_problem: Callable[[Problem], None] = lambda p: None,
         metrics: Metrics | None = None,
         writer: Writer | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
         registry: Registry | None = None,
     ) -> None:
         self.client = client
         self.registry = registry  # the checks whose node-only findings the metrics count (default: gpulabel's)
-        self.clock = clock  # the resync period's clock (injectable for tests)
+        self.clock = clock  # wall clock: the watch's stamps and the resync period (injectable for tests)
         self.directory = directory
         self.prune = prune
         self.dry_run = dry_run
@@ -177,6 +174,16 @@ class Reconciler:
             self._record_pass(nodes, total, time.perf_counter() - started)
         return total
 
+    def node_event(self, name: str, node: Node | None) -> None:
+        """One node changed: its feature file (if it has one) applied to ``node``, timed as a ``node`` pass."""
+        ff = self.files.get(name)
+        if ff is None:
+            return
+        started = time.perf_counter()
+        self._emit(self.reconcile_node(ff, node), PassResult())
+        if self.metrics is not None:
+            self.metrics.reconcile.labels("node").observe(time.perf_counter() - started)
+
     def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
         from gpulabel.checks.registry import NODE_ONLY, CheckOptions, run_check
         from gpulabel.model.cluster import ClusterState
@@ -203,79 +210,103 @@ class Reconciler:
         total.changes.extend(result.changes)
         total.problems.extend(result.problems)
 
-    # -- watching ----------------------------------------------------------------
 
-    def _watcher(self, events: queue.Queue[tuple[str, Any]], version: str, retired: threading.Event) -> None:
-        """Thread: feed node events into ``events``; on 410 ask the main loop to relist.
+class WatchedSync:
+    """``sync --watch`` as a consumer of the monitor's loop (:class:`~gpulabel.controller.monitor.Monitor`):
+    its evaluator, which hears the Node deltas, and its one leader sink, which writes.
 
-        A dropped stream is resumed from the last resourceVersion seen (event or
-        bookmark), after the retry policy's backoff; a controller's watch is
-        never given up. The thread ends when ``retired`` or :attr:`stop` is set.
-        """
+    As the evaluator it keeps the Node cache and the names changed since the
+    last pass, and writes nothing, so a standby keeps it warm too; its
+    Assessment is that cache as one state (sync's findings are counted at each
+    full pass, :meth:`Reconciler.run_once`). As the leader sink (``publish``
+    after each evaluation while leading, ``tick`` about twice a second) it
+    makes a full pass after every LIST (the first, a relist, the resync
+    period), on taking the Lease and when the directory changed; otherwise one
+    pass per changed node that has a feature file.
+    """
 
-        def event(kind: str, obj: dict[str, Any]) -> None:
-            if kind != "BOOKMARK":
-                events.put((kind, obj))
+    def __init__(self, rec: Reconciler) -> None:
+        self.rec = rec
+        self.nodes: dict[str, Node] = {}
+        self.changed: set[str] = set()
+        self.full = True
+        self.signature: tuple[tuple[str, int, int], ...] | None = None
 
-        def drop(err: ClusterError) -> None:
-            events.put(("PROBLEM", Problem(self.client.endpoint, f"watch dropped, reconnecting: {err}", "warning")))
+    # -- the evaluator: the deltas -------------------------------------------------
 
-        if follow(self.client, "/api/v1/nodes", version, event, drop, self.stop, retired=retired):
-            events.put(("RELIST", None))
+    def reset(self, kind: str, records: Iterable[tuple[tuple[str, str], Any]]) -> None:
+        self.nodes = {key[1]: node for key, node in records}
+        self.changed.clear()
+        self.full = True
 
-    def watch(
-        self,
-        resync_seconds: float = 300.0,
-        poll_seconds: float = 0.5,
-    ) -> int:
-        """Run until SIGTERM/SIGINT (or :attr:`stop` is set). Returns the exit code."""
-        previous = {}
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(ValueError):  # not the main thread (tests)
-                previous[sig] = signal.signal(sig, self._on_signal)
-        try:
-            return self._watch_loop(resync_seconds, poll_seconds)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+    def apply(self, kind: str, key: tuple[str, str], record: Any | None) -> None:
+        if record is None:
+            self.nodes.pop(key[1], None)
+            self.changed.discard(key[1])
+        else:
+            self.nodes[key[1]] = record
+            self.changed.add(key[1])
 
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.stop.set()
+    def assess(self, at: float) -> Assessment:
+        from gpulabel.checks.assessment import Assessment
+        from gpulabel.model.cluster import ClusterState
+        from gpulabel.model.findings import Result
 
-    def _watch_loop(self, resync_seconds: float, poll_seconds: float) -> int:
-        while not self.stop.is_set():
-            nodes, version = self.list_nodes()
-            self.run_once(nodes)
-            signature = _dir_signature(self.directory)
-            events: queue.Queue[tuple[str, Any]] = queue.Queue()
-            retired = threading.Event()
-            deadline = self.clock() + resync_seconds
-            threading.Thread(target=self._watcher, args=(events, version, retired), daemon=True).start()
-            relist = False
-            while not self.stop.is_set() and not relist and self.clock() < deadline:
-                try:
-                    kind, obj = events.get(timeout=poll_seconds)
-                except queue.Empty:
-                    kind, obj = "", None
-                if kind == "RELIST":
-                    relist = True
-                elif kind == "PROBLEM":
-                    self.on_problem(obj)
-                elif kind in ("ADDED", "MODIFIED"):
-                    node = node_from_json(obj, f"{self.client.endpoint} Node")
-                    nodes[node.name] = node
-                    ff = self.files.get(node.name)
-                    if ff is not None:
-                        started = time.perf_counter()
-                        self._emit(self.reconcile_node(ff, node), PassResult())
-                        if self.metrics is not None:
-                            self.metrics.reconcile.labels("node").observe(time.perf_counter() - started)
-                elif kind == "DELETED":
-                    nodes.pop(str((obj.get("metadata") or {}).get("name")), None)
-                new_signature = _dir_signature(self.directory)
-                if new_signature != signature:
-                    signature = new_signature
-                    self.run_once(nodes)
-            # resync period, 410 or stop: this watcher ends with its current stream
-            retired.set()
-        return 0
+        return Assessment(Result("sync"), (), ClusterState(nodes=tuple(self.nodes.values()), kinds=_NODE), at)
+
+    # -- the leader sink: the writes ----------------------------------------------------
+
+    def take_over(self) -> None:
+        """Taking the Lease (or starting without election): a full pass first."""
+        self.full = True
+
+    def publish(self, assessment: Assessment) -> None:
+        self._reconcile()
+
+    def tick(self) -> None:
+        self._reconcile()
+
+    def _reconcile(self) -> None:
+        signature = _dir_signature(self.rec.directory)
+        if self.full or signature != self.signature:
+            self.full, self.signature = False, signature
+            self.changed.clear()
+            self.rec.run_once(dict(self.nodes))
+            return
+        changed, self.changed = sorted(self.changed), set()
+        for name in changed:
+            self.rec.node_event(name, self.nodes.get(name))
+
+
+_NODE = frozenset({"Node"})
+
+
+def watch_sync(
+    rec: Reconciler, lock: LeaseLock | None, resync_seconds: float, say: Callable[[str], None] = lambda line: None
+) -> int:
+    """``sync --watch``: ``rec`` kept running on the monitor's loop until SIGTERM/SIGINT (0), or the Lease lost (1).
+
+    One informer of Nodes (relisting every ``resync_seconds``), the Lease when
+    ``lock`` is given (only the leader writes), the signals and the shutdown:
+    all the monitor's. ``rec.stop`` (its client's retry cancel) stops it.
+    """
+    from gpulabel.controller.monitor import Monitor
+
+    sync = WatchedSync(rec)
+    monitor = Monitor(
+        rec.client,
+        ("Node",),
+        sync,
+        (),
+        leader_sinks=(sync,),
+        lock=lock,
+        health=rec.metrics.base if rec.metrics is not None else None,
+        say=say,
+        scope="sync",
+        resync_seconds=resync_seconds,
+        relist_seconds=resync_seconds,
+        clock=rec.clock,
+        stop=rec.stop,
+        writes="writing",
+    )
+    return monitor.run()
