@@ -8,7 +8,7 @@ from typing import Any
 from gpulabel.checks.dradriver import dra_plugin_daemonsets, dra_plugin_findings
 from gpulabel.checks.registry import CheckOptions, run_check
 from gpulabel.checks.rootcause import link_of, root_causes
-from gpulabel.checks.standalone import gpu_node
+from gpulabel.checks.standalone import gpu_node, standalone_kind
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.dradriver import plugin_containers
 from tests.dradriver_chart import kubelet_plugin
@@ -46,6 +46,10 @@ def test_the_chart_daemonset_is_recognised_by_what_it_runs_and_only_with_the_gpu
     assert plugin_containers("x", spec) == ("compute-domain-kubelet-plugin", "gpu-kubelet-plugin")
     assert [d.name for d in dra_plugin_daemonsets(state(ds))] == ["nvidia-dra-driver-gpu-kubelet-plugin"]
     assert dra_plugin_daemonsets(state(plugin(gpus=False))) == []  # compute domains only: no GPUs published
+    # live, the operands check lists the pods of the DaemonSets it recognises (app/checks.py run_operands)
+    assert [standalone_kind(d) for d in state(ds, plugin(fixed=True, uid="u2")).daemonsets] == [
+        "dra-kubelet-plugin"
+    ] * 2
     other = {"containers": [{"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}
     assert plugin_containers("nvidia-device-plugin-daemonset", other) is None
 

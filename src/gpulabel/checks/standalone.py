@@ -25,6 +25,8 @@ from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
+from gpulabel.model.dradriver import GPU_PLUGIN, plugin_containers
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.model.findings import Finding
 
 __all__ = ["gpu_node", "plugin_findings", "standalone_findings", "standalone_kind"]
@@ -40,7 +42,10 @@ def _containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def standalone_kind(ds: DaemonSet) -> str | None:
-    """``device-plugin`` or ``gpu-feature-discovery`` when the DaemonSet runs one (by image and command)."""
+    """``device-plugin`` or ``gpu-feature-discovery`` when the DaemonSet runs one (by image and command), or
+    ``dra-kubelet-plugin`` for NVIDIA's DRA driver's GPU kubelet plugin (judged by ``dra_plugin_findings``)."""
+    if GPU_PLUGIN in (plugin_containers(ds.name, ds.template_spec) or ()):
+        return DRA_PLUGIN
     for c in _containers(ds.template_spec):
         image = str(c.get("image") or "")
         words = " ".join(str(w) for w in (*(c.get("command") or ()), *(c.get("args") or ())))
@@ -86,7 +91,7 @@ def plugin_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list[Fin
     kinds: dict[str, list[DaemonSet]] = {}
     for ds in state.daemonsets:
         kind = standalone_kind(ds) if ds.ref not in gated_refs else None
-        if kind:
+        if kind and kind != DRA_PLUGIN:
             kinds.setdefault(kind, []).append(ds)
     if not kinds:
         return []
