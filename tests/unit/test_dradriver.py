@@ -103,3 +103,18 @@ def test_the_operands_check_and_the_root_cause_count_the_mismatch_on_an_operator
     assert found == [("g", "nfd-label-mismatch", "error")]
     (cause,) = [c for c in root_causes(st.nodes, result.findings) if c.finding.operand == "dra-kubelet-plugin"]
     assert (cause.node, cause.link, cause.gpus) == ("g", "daemonset", 2)
+
+
+def test_explain_node_names_the_plugin_daemonset_and_the_nfd_label_the_node_has() -> None:
+    from gpulabel.checks.explain import explain_node_chain
+
+    st = state(plugin(), node("g", {PCI_0302: "true", **GFD}), node("ok", {PCI: "true", **GFD}), plugin_pod("ok"))
+    findings = run_check("operands", st, CheckOptions()).findings
+    links = {n.name: {link.name: link for link in explain_node_chain(st, n, findings)[1]} for n in st.nodes}
+    ds = "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin"
+    assert links["g"]["nfd"].evidence == f"{PCI_0302}=true"
+    assert links["g"]["daemonset"].status == "broken"
+    assert links["g"]["daemonset"].evidence == f"dra-kubelet-plugin {ds} (affinity term[0] {PCI} In [true])"
+    assert [f.reason for f in links["g"]["daemonset"].findings] == ["nfd-label-mismatch"]
+    assert links["ok"]["daemonset"].evidence == f"dra-kubelet-plugin {ds} (takes it)"
+    assert links["ok"]["operand-pod"].evidence == "dra-kubelet-plugin nvidia-dra-driver-gpu/kp-ok Ready"
