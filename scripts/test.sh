@@ -18,7 +18,7 @@ tools/krew/build  # cached like helm; krew for the plugin-install test (tests/cl
 bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
 set +e
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip
-.venv/bin/pytest "$@"
+.venv/bin/pytest --durations=30 "$@"  # the 30 slowest tests at the end: where the CI time goes (issue 31)
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then

@@ -94,7 +94,8 @@ def with_for(text: str, duration: str) -> str:
 
 
 # Grafana's variables in the dashboard's queries, and what a test puts in their place
-GRAFANA_VARIABLES = {"$job": "gpulabel-monitor", "$__rate_interval": "1m"}
+# (``$cluster``: Grafana's "All", the variable's allValue; it matches a series without the label too)
+GRAFANA_VARIABLES = {"$job": "gpulabel-monitor", "$cluster": ".*", "$__rate_interval": "1m"}
 
 
 def dashboard_queries(values: Mapping[str, str] = GRAFANA_VARIABLES) -> Iterator[tuple[str, str]]:

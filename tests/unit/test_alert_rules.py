@@ -146,7 +146,7 @@ def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_n
         (by,) = re.findall(r"max by \(([^)]*)\)", rule["expr"])
         subject = "pod" if check == "pending" else "node"
         named = {subject, "operand"} if check == "operands" else {subject}  # an operands finding names its operand
-        assert {s.strip() for s in by.split(",")} == {*named, "check", "reason"}, rule["alert"]
+        assert {s.strip() for s in by.split(",")} == {"cluster", *named, "check", "reason"}, rule["alert"]
         for label in named:
             assert f"{{{{ $labels.{label} }}}}" in rule["annotations"]["summary"], rule["alert"]
 
@@ -188,7 +188,7 @@ def test_the_dashboard_is_grafanas_shape_with_a_datasource_and_job_variable() ->
 
     dashboard = json.loads(monitoring.DASHBOARD.read_text())
     names = [v["name"] for v in dashboard["templating"]["list"]]
-    assert names == ["datasource", "job"]
+    assert names == ["datasource", "job", "cluster"]
     panels = dashboard["panels"]
     assert len({p["id"] for p in panels}) == len(panels)
     for panel in panels:

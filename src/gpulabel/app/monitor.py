@@ -64,6 +64,7 @@ class MonitorOptions:
     evaluator: str | None = None
     batch_ms: float = 20.0
     event_grace: tuple[str, ...] = ()
+    cluster_name: str | None = None  # a cluster="<name>" label on every metric (docs/monitor-fleet.md)
     resync_seconds: float = field(init=False, default=0.0)
     grace: Grace = field(init=False, default_factory=Grace)
 
@@ -84,6 +85,10 @@ class MonitorOptions:
             raise InputError("--resync", "must be longer than 0s")
         object.__setattr__(self, "resync_seconds", seconds)
         object.__setattr__(self, "grace", parse_graces(self.event_grace))
+        if self.cluster_name is not None:
+            from gpulabel.app.fleet import refuse_bad_cluster_name
+
+            refuse_bad_cluster_name(self.cluster_name)
         if self.evaluator is not None and self.evaluator not in EVALUATORS:
             raise InputError("--evaluator", f"{self.evaluator!r} is not one of {', '.join(EVALUATORS)}")
         if not 0 <= self.batch_ms <= 1000:
@@ -163,7 +168,11 @@ def _sinks(
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 
         # the usable/unhealthy split reads the config's GPU health condition types too, as the findings do
-        metrics = MonitorMetrics(opts.problem_series, conditions=condition_table(opts.checks.health_conditions))
+        metrics = MonitorMetrics(
+            opts.problem_series,
+            conditions=condition_table(opts.checks.health_conditions),
+            cluster=opts.cluster_name,
+        )
         listen(metrics, opts.metrics_port)
         sinks.append(metrics)
         health = metrics

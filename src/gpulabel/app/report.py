@@ -34,10 +34,12 @@ def report_doc(
     generated: str = "",
     source: str | None = None,
     evidence: Callable[[Result], Sequence[Diagnosis]] | None = None,
+    checked: Result | None = None,
 ) -> dict[str, Any]:
     """The page's data: every registered check run once over ``state`` (as ``check`` runs them) and the inventory.
 
     ``evidence`` (findings in, diagnoses out): an operand cell's cause ends with why its pod fails.
+    ``checked``: the checks' result over ``state`` when the caller has it already (the fleet report).
     """
     from gpulabel.checks.gpus import inventory
     from gpulabel.checks.operands import disabled_by_cluster_policy
@@ -45,7 +47,7 @@ def report_doc(
     from gpulabel.render.report import collect
 
     opts = CheckOptions() if opts is None else opts
-    checked = run_checks(state, opts)
+    checked = run_checks(state, opts) if checked is None else checked
     off = set(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
     doc = collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)
     if evidence is not None:

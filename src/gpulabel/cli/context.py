@@ -104,7 +104,13 @@ def shared_flags(
             default=default,
             help=shown("cluster", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"),
         )
-        g.add_argument("--context", metavar="NAME", default=default, help=shown("cluster", "kubeconfig context to use"))
+        g.add_argument(
+            "--context",
+            metavar="NAME",
+            action=_Contexts,
+            default=default,
+            help=shown("cluster", "kubeconfig context to use (check and report: repeatable, one cluster each)"),
+        )
     if "nodes" in groups:
         g = p.add_argument_group("nodes")
         g.add_argument(
@@ -154,6 +160,16 @@ def shared_flags(
     return p
 
 
+class _Contexts(argparse.Action):
+    """``--context``: the last one given (``context``), and every one in order (``contexts``: a fleet)."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, *_: object
+    ) -> None:
+        namespace.context = values
+        namespace.contexts = [*getattr(namespace, "contexts", ()), values]
+
+
 @dataclass
 class Context:
     """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print."""
@@ -180,6 +196,10 @@ class Context:
         from gpulabel.app.session import Source
 
         a = self.args
+        if len(getattr(a, "contexts", ())) > 1:
+            from gpulabel.errors import InputError
+
+            raise InputError("--context", "given more than once: only check and report read several clusters")
         return Source(
             snapshots=tuple(a.snapshot or ()),
             kubeconfig=a.kubeconfig,

@@ -113,6 +113,11 @@ def add_monitor_command(add: AddCommand) -> None:
         help="text: a UTC timestamp, then the line; json: one object per line (time, msg) (default text)",
     )
     p.add_argument(
+        "--cluster-name",
+        metavar="NAME",
+        help="label every metric cluster=NAME: several clusters' monitors on one Prometheus (docs/monitor-fleet.md)",
+    )
+    p.add_argument(
         "--batch-ms", type=float, default=20.0, metavar="MS", help="coalesce events arriving within MS (default 20)"
     )
 
@@ -172,6 +177,7 @@ def cmd_monitor(ctx: Context) -> int:
         evaluator=a.evaluator,
         batch_ms=a.batch_ms,
         event_grace=tuple(a.event_grace),
+        cluster_name=a.cluster_name,
     )
 
     return run_monitor(ctx.session(), opts, log_lines(ctx.err, a.log_format)).code

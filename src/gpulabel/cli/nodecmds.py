@@ -58,7 +58,11 @@ def add_node_commands(add: AddCommand) -> None:
         "check",
         cmd_check,
         "run every read-only check and summarise each",
-        examples=("check --snapshot examples/drifted-lab.yaml", "check -o json | jq '.summary.checks'"),
+        examples=(
+            "check --snapshot examples/drifted-lab.yaml",
+            "check -o json | jq '.summary.checks'",
+            "check --context gpu-east --context gpu-west -o json   # a List: one envelope per cluster",
+        ),
         exits="0 nothing at or above --fail-level (default error), 1 something is, 2 bad input or an unusable "
         "cluster\n\nseverities of the reasons (docs/config.md):\n" + SEVERITY_TABLE,
     )
@@ -73,6 +77,9 @@ def add_node_commands(add: AddCommand) -> None:
 
     nfd_config_flag(p)
     add_evidence_flags(p)
+    from gpulabel.cli.fleet import add_cluster_flag
+
+    add_cluster_flag(p)
     p = add(
         "explain",
         cmd_explain,
@@ -129,4 +136,13 @@ def cmd_check(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     opts = options(ctx)  # validated before anything is read
+    from gpulabel.cli.fleet import members_of
+
+    members = members_of(ctx)
+    if members is not None:  # several clusters: one envelope each (cli/fleet.py)
+        from gpulabel.app.fleetreport import run_fleet_check
+        from gpulabel.cli.fleet import finish_fleet_check
+
+        fleet = run_fleet_check(members, opts, ctx.verdict(), evidence_options(ctx.args))
+        return finish_fleet_check(ctx, fleet)
     return ctx.finish(run_all(ctx.session(), opts, ctx.verdict(), evidence_options(ctx.args)))

@@ -27,7 +27,11 @@ def add_report_command(add: AddCommand) -> None:
         "report",
         cmd_report,
         "write every read-only check as one static HTML page, sortable and filterable",
-        examples=("report --snapshot examples/drifted-lab.yaml --html report.html", "report --html - > report.html"),
+        examples=(
+            "report --snapshot examples/drifted-lab.yaml --html report.html",
+            "report --html - > report.html",
+            "report --cluster lab=lab.yaml --cluster drifted=examples/drifted-lab.yaml --html fleet.html",
+        ),
         exits="0 the page is written (whatever it reports), 2 bad input, an unusable cluster or an unwritable file",
     )
     p.add_argument("--html", required=True, metavar="FILE", help="the page to write (- for stdout)")
@@ -45,6 +49,9 @@ def add_report_command(add: AddCommand) -> None:
     from gpulabel.cli.evidenceflags import add_evidence_flags
 
     add_evidence_flags(p)
+    from gpulabel.cli.fleet import add_cluster_flag
+
+    add_cluster_flag(p)
 
 
 def cmd_report(ctx: Context) -> int:
@@ -61,4 +68,11 @@ def cmd_report(ctx: Context) -> int:
         evidence=evidence_options(ctx.args),
         force=ctx.args.force,
     )
+    from gpulabel.cli.fleet import members_of
+
+    members = members_of(ctx)
+    if members is not None:  # several clusters: the fleet summary, then each cluster's report
+        from gpulabel.app.fleetreport import run_fleet_report
+
+        return ctx.finish(run_fleet_report(members, opts))
     return ctx.finish(run_report(ctx.session(), opts))

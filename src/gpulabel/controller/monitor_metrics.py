@@ -189,10 +189,12 @@ class MonitorMetrics:
         problem_series: int = DEFAULT_PROBLEM_SERIES,
         clock: Callable[[], float] = time.time,
         conditions: Mapping[str, str] | None = None,
+        cluster: str | None = None,
     ) -> None:
         from prometheus_client import CollectorRegistry
 
         self.problem_series = problem_series
+        self.cluster = cluster  # --cluster-name: a cluster="<name>" label on every series (a fleet on one Prometheus)
         self.conditions = conditions  # the GPU health condition table (the config's types included)
         self.clock = clock
         self.ready = threading.Event()
@@ -424,4 +426,8 @@ class _Collector:
         self.metrics = metrics
 
     def collect(self) -> Iterator[Any]:
-        return self.metrics.families()
+        cluster = self.metrics.cluster
+        for family in self.metrics.families():
+            if cluster:
+                family.samples = [s._replace(labels={**s.labels, "cluster": cluster}) for s in family.samples]
+            yield family

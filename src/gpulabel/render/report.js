@@ -1,6 +1,11 @@
 (function () {
 "use strict";
-const D = JSON.parse(document.getElementById("gpulabel-data").textContent);
+const DATA = JSON.parse(document.getElementById("gpulabel-data").textContent);
+// a fleet page (report over several clusters): every cluster's report, one drawn at a time (#cluster=NAME)
+const FLEET = DATA.clusters || null;
+const hashCluster = () => new URLSearchParams(location.hash.replace(/^#/, "")).get("cluster");
+const CLUSTER = FLEET ? (FLEET.find((c) => c.name === hashCluster()) || FLEET[0]) : null;
+const D = CLUSTER ? CLUSTER.doc : DATA;
 const $ = (id) => document.getElementById(id);
 const NAMES = D.states;
 const ORDER = "mnoupir-";
@@ -43,6 +48,7 @@ function readHash() {
 
 function writeHash() {
   const p = new URLSearchParams();
+  if (CLUSTER) p.set("cluster", CLUSTER.name);
   if (view.filter) p.set("filter", view.filter);
   if (view.gpu) p.set("gpu", view.gpu);
   if (view.show !== DEFAULT_SHOW) p.set("show", view.show);
@@ -263,7 +269,13 @@ function setup() {
   gpu.addEventListener("change", () => { view.gpu = gpu.value; update(); });
   show.addEventListener("change", () => { view.show = show.value; update(); });
   $("controls").addEventListener("submit", (e) => e.preventDefault());
-  window.addEventListener("hashchange", () => { readHash(); update(); });
+  window.addEventListener("hashchange", () => {
+    if (CLUSTER && hashCluster() && hashCluster() !== CLUSTER.name) { location.reload(); return; }
+    readHash(); update();
+  });
+  if (CLUSTER) {
+    for (const part of document.querySelectorAll("[data-cluster]")) part.hidden = part.dataset.cluster !== CLUSTER.name;
+  }
   const start = performance.now();
   update();
   // How long the first draw took, and the time since navigation began: for the browser tests and benchmarks.

@@ -29,7 +29,7 @@ from gpulabel.render.assets import CSS, JS
 if TYPE_CHECKING:
     from gpulabel.checks.gpus import InventoryRow
 
-__all__ = ["CELL_STATES", "GENERATOR_MARK", "collect", "render_html"]
+__all__ = ["CELL_STATES", "GENERATOR_MARK", "collect", "render_fleet_html", "render_html"]
 
 GENERATOR_MARK = b'<meta name="generator" content="gpulabel">'  # how cluster/files.py knows a page as its own
 
@@ -311,13 +311,68 @@ def _summary_html(doc: Mapping[str, Any]) -> str:
 def render_html(doc: Mapping[str, Any], title: str = "gpulabel report") -> str:
     """The page for ``doc`` (what :func:`collect` returns): one self-contained HTML document."""
     e = html.escape
+    when = f" &middot; generated {e(doc['generated'])}" if doc.get("generated") else ""
+    header = (
+        f'<p class="meta">{e(doc["source"] or "cluster")} &middot; {e(_meta(doc))}{when}</p>\n'
+        f'<nav class="summary">{_summary_html(doc)}</nav>'
+    )
+    return _page(title, header, doc)
+
+
+def _meta(doc: Mapping[str, Any]) -> str:
     totals = doc["totals"]
+    return f"{totals['nodes']:,} nodes ({totals['gpu_nodes']:,} GPU), {totals['pods']:,} pods"
+
+
+def _fleet_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The fleet summary: one row per cluster, its name a link to its report (``#cluster=NAME``)."""
+    e = html.escape
+    head = (
+        "<thead><tr><th>cluster</th><th>GPU nodes</th><th>GPUs usable</th><th>unhealthy</th><th>unschedulable</th>"
+        "<th>lost (root causes)</th><th>errors</th><th>warnings</th><th>info</th><th>worst root causes</th>"
+        "</tr></thead>"
+    )
+    body = []
+    for r in rows:
+        f = r["findings"]
+        causes = "<br>".join(e(c) for c in r["causes"]) or "none"
+        if r["more_causes"]:
+            causes += f"<br>and {r['more_causes']:,} more"
+        body.append(
+            f'<tr><td><a href="#cluster={e(r["cluster"])}">{e(r["cluster"])}</a></td>'
+            f"<td>{r['gpu_nodes']:,}</td><td>{r['gpus_usable']:,}</td><td>{r['gpus_unhealthy']:,}</td>"
+            f"<td>{r['gpus_unschedulable']:,}</td><td>{r['gpus_lost']:,}</td><td>{f.get('error', 0):,}</td>"
+            f"<td>{f.get('warning', 0):,}</td><td>{f.get('info', 0):,}</td><td>{causes}</td></tr>"
+        )
+    return f'<table id="fleet-table" class="fleet">{head}<tbody>{"".join(body)}</tbody></table>'
+
+
+def render_fleet_html(fleet: Mapping[str, Any], title: str = "gpulabel fleet report") -> str:
+    """The page of a fleet (``report`` over several clusters): the fleet summary, then each cluster's report,
+    drawn one at a time by the same script from that cluster's own :func:`collect` document."""
+    e = html.escape
+    when = f" &middot; generated {e(fleet['generated'])}" if fleet.get("generated") else ""
+    parts = [
+        f'<p class="meta">{len(fleet["clusters"]):,} clusters{when}</p>',
+        f'<section id="fleet"><h2>Fleet</h2>{_fleet_table(fleet["fleet"])}</section>',
+    ]
+    for i, c in enumerate(fleet["clusters"]):
+        doc, name = c["doc"], e(c["name"])
+        hidden = " hidden" if i else ""
+        parts.append(
+            f'<div data-cluster="{name}"{hidden}><h2 id="cluster-{name}">Cluster {name}</h2>'
+            f'<p class="meta">{e(doc["source"] or name)} &middot; {e(_meta(doc))}</p>'
+            f'<nav class="summary">{_summary_html(doc)}</nav></div>'
+        )
+    return _page(title, "\n".join(parts), {"fleet": fleet["fleet"], "clusters": fleet["clusters"]})
+
+
+def _page(title: str, header: str, data: Mapping[str, Any]) -> str:
+    e = html.escape
     csp = (
         f"default-src 'none'; script-src {_csp_hash(JS)}; style-src {_csp_hash(CSS)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    meta = f"{totals['nodes']:,} nodes ({totals['gpu_nodes']:,} GPU), {totals['pods']:,} pods"
-    when = f" &middot; generated {e(doc['generated'])}" if doc.get("generated") else ""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -332,8 +387,7 @@ def render_html(doc: Mapping[str, Any], title: str = "gpulabel report") -> str:
 <body>
 <header>
 <h1>{e(title)}</h1>
-<p class="meta">{e(doc["source"] or "cluster")} &middot; {e(meta)}{when}</p>
-<nav class="summary">{_summary_html(doc)}</nav>
+{header}
 <form id="controls" class="controls" autocomplete="off">
 <label>Node <input id="filter" type="search" placeholder="name contains..."></label>
 <label>GPU model <select id="gpu"><option value="">all models</option></select></label>
@@ -354,7 +408,7 @@ in the page source.</p></noscript>
 <section id="hazards"><h2>Hazards</h2><table id="hazards-table"></table></section>
 <section id="daemonsets"><h2>Operand DaemonSets</h2><table id="daemonsets-table"></table></section>
 </main>
-<script type="application/json" id="gpulabel-data">{_json_for_script(doc)}</script>
+<script type="application/json" id="gpulabel-data">{_json_for_script(data)}</script>
 <script>{JS}</script>
 </body>
 </html>
