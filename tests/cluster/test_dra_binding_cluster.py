@@ -200,6 +200,12 @@ def test_binding_conditions_extended_resources_and_claims_elsewhere(
             c["metadata"].get("annotations", {}).get("resource.kubernetes.io/extended-resource-claim") == "true"
             for c in made_claims
         )
+        # gpus counts the resource through the class's devices (no node advertises it): all three allocated, as
+        # the scheduler found (ext1 Pending), ext2's 2 requested, ext1's 1 pending
+        listed = json.loads(gpulabel(labcluster.kubeconfig, "gpus", "-o", "json").stdout)
+        (row,) = [r for r in listed.get("extended") or () if r["extended"] == ext]
+        assert (row["deviceclass"], row["devices"], row["free"]) == (cls, 3, 0), row
+        assert (row["requested"], row["pending"]) == (2, 1), row
 
         # 3. a claim allocated on n1 (pod w's), asked for by a pod pinned to n2: not available there
         pod = dra.dra_pod("elsewhere", [("gpu", "claim", "w")], ns, {"kubernetes.io/hostname": n2})

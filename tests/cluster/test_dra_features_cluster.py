@@ -24,12 +24,14 @@ from collections import Counter
 from typing import Any
 
 from draobjects_path import draobjects as dra  # bench/draobjects.py, shared with the unit tests
+from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
 from gpulabel.checks.dra import REASONS, explain_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
+from gpulabel.k8s.quantity import parse_nanos
 from gpulabel.model.cluster import Node, node_from_json
 
 SEED = int(os.environ.get("GPULABEL_DRA_FEATURES_SEED", "20261201"))
@@ -258,6 +260,46 @@ def features(spec: dict[str, Any]) -> list[str]:
     ]
 
 
+def shared_view_disagrees(labcluster: LabCluster, client: KubeClient, disagreements: list[str]) -> list[str]:
+    """``gpulabel devices`` on every shared device the scheduler put shares on: the claims it names, what it
+    says they hold and leave of each capacity, against the claims' status (``shareID``, ``consumedCapacity``);
+    a difference is appended to ``disagreements``. Returns the shared devices with shares."""
+    shares: dict[tuple[str, str, str], dict[str, int]] = {}
+    holders: dict[tuple[str, str, str], set[str]] = {}
+    for c in client.list_objects(f"{RES}/resourceclaims", lambda i: i)[0]:
+        results = ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or ()
+        for r in results:
+            if r.get("shareID") and not r.get("adminAccess"):
+                key = (r["driver"], r["pool"], r["device"])
+                holders.setdefault(key, set()).add(f"{c['metadata']['namespace']}/{c['metadata']['name']}")
+                have = shares.setdefault(key, {})
+                for name, q in (r.get("consumedCapacity") or {}).items():
+                    have[name] = have.get(name, 0) + parse_nanos(q)
+    listed = json.loads(gpulabel(labcluster.kubeconfig, "devices", "-o", "json").stdout)["devices"]
+    seen = []
+    for d in listed:
+        key = (d["driver"], d["pool"], d["device"])
+        if key not in shares and not d.get("shared_by"):
+            continue
+        seen.append("/".join(key))
+        held = {k: parse_nanos(v) for k, v in (e.split("=", 1) for e in d.get("capacity_held") or ())}
+        capacity = {k: parse_nanos(v) for k, v in (e.split("=", 1) for e in d["capacity"])}
+        left = {k: parse_nanos(v) for k, v in (e.split("=", 1) for e in d.get("capacity_left") or ())}
+        want_left = {
+            k: capacity.get(k, capacity.get(f"{d['driver']}/{k}", 0)) - v for k, v in shares.get(key, {}).items()
+        }
+        if (d["state"], set(d.get("shared_by") or ()), held, left) != (
+            "shared",
+            holders.get(key, set()),
+            shares.get(key, {}),
+            want_left,
+        ):
+            disagreements.append(
+                f"devices {'/'.join(key)}: {d} vs shares {shares.get(key)} of {sorted(holders.get(key, ()))}"
+            )
+    return seen
+
+
 def test_partitionable_devices_taint_rules_and_admin_access_agree_with_the_scheduler(
     labcluster: LabCluster, make_node: Any
 ) -> None:
@@ -333,6 +375,7 @@ def test_partitionable_devices_taint_rules_and_admin_access_agree_with_the_sched
                     for v in explain_node(ev, n, claims.to_allocate):
                         assert v.reason in (*REASONS, "error"), v
                         reasons[v.reason] += 1
+        seen["shared devices"] = len(shared_view_disagrees(labcluster, client, disagreements))
     finally:
         print(f"\n{dict(seen)} in {time.monotonic() - started:.0f} s; reasons {dict(reasons)}")
         for d in disagreements:
@@ -344,3 +387,4 @@ def test_partitionable_devices_taint_rules_and_admin_access_agree_with_the_sched
     assert seen["probes"] == PROBES
     assert seen["bound"] > PROBES // 5 and seen["pending"] > PROBES // 5
     assert reasons["counter"] > 0 and reasons["taint"] > 0
+    assert seen["shared devices"] > 0  # devices was compared on shares the scheduler made

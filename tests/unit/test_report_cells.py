@@ -17,10 +17,13 @@ import pytest
 from bench.synth import generate
 
 from gpulabel.app.report import report_doc
-from gpulabel.checks.operands import check_operands, disabled_by_cluster_policy, operand_of_daemonset
+from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset
+from gpulabel.checks.registry import CheckOptions, run_check
+from gpulabel.checks.standalone import standalone_kind
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.render.report import CELL_STATES
 
 ROOT = Path(__file__).parents[2]
@@ -32,12 +35,13 @@ _STATE_OF = {"disabled": "not-expected", "pre-installed": "not-expected"}
 
 def _expected_cells(state: ClusterState, columns: list[str]) -> dict[tuple[str, str], str]:
     """(node, operand) -> the cell's state as the operands check and the pods say it."""
-    report = check_operands(state)
+    report = run_check("operands", state, CheckOptions())  # the operator's operands, standalone plugins, DRA's
     found: dict[tuple[str, str], list[str]] = {}
     for f in report.findings:
         if f.reason != "isolated":
             found.setdefault((f.node, f.operand), []).append(f.reason)
     operand_by_uid = {ds.uid: op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
+    operand_by_uid |= {ds.uid: DRA_PLUGIN for ds in state.daemonsets if standalone_kind(ds) == DRA_PLUGIN}
     running = {
         (p.node_name, operand_by_uid[uid])
         for p in state.pods

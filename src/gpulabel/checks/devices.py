@@ -1,7 +1,10 @@
 """Devices as the cluster publishes them, and what a selector expression makes of each.
 
 ``device_rows``: every device of every ResourceSlice, per node and pool, with
-its attributes and capacity and the claim it is allocated to. ``select``:
+its attributes and capacity and the claim it is allocated to or, for a device
+that allows multiple allocations (consumable capacity), the claims holding
+shares of it and what of each capacity they consume and leave (the
+allocator's ``AggregatedCapacity``: ``k8s/dra/pools.shared_use``). ``select``:
 which of them a CEL expression (optionally after a DeviceClass's selectors)
 selects, and the runtime error where it fails on a device, as the scheduler
 would report it: a way to author selectors against the real fleet.
@@ -9,11 +12,13 @@ would report it: a way to author selectors against the real fleet.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import CelError, InputError
 from gpulabel.k8s.dra.allocator import DeviceID
+from gpulabel.k8s.dra.capacity import quantity_text
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, ResourceSlice
 from gpulabel.k8s.dra.plugin import DraState
@@ -30,6 +35,8 @@ class DeviceRow:
     name: str
     allocated_to: str  # ns/claim, or ""
     device: Device = field(repr=False)
+    shared_by: tuple[str, ...] = ()  # ns/claim of each claim holding a share (allowMultipleAllocations)
+    consumed: Mapping[str, int] = field(default_factory=dict)  # capacity -> what the shares consume (nano-units)
 
     @property
     def id(self) -> str:
@@ -46,10 +53,29 @@ class DeviceRow:
 
     @property
     def state(self) -> str:
-        """``allocated <ns>/<claim>``, ``tainted`` (no new claim without a toleration), or ``free``."""
+        """``allocated <ns>/<claim>``, ``tainted`` (no new claim without a toleration), ``shared <n> claim(s)``
+        (shares of a device that allows multiple allocations: a new share gets what capacity is left), or ``free``."""
         if self.allocated_to:
             return f"allocated {self.allocated_to}"
-        return "tainted" if self.tainted else "free"
+        if self.tainted:
+            return "tainted"
+        if self.shared_by:
+            return f"shared {len(self.shared_by)} claim(s): {self.held_text()}"
+        return "free"
+
+    def held(self) -> list[tuple[str, int, int]]:
+        """Per capacity the shares consume: ``(name, consumed, left)`` in nano-units (sorted by name)."""
+        amounts = self.device.amounts
+        return [(k, v, amounts.get(k, 0) - v) for k, v in sorted(self.consumed.items())]
+
+    def held_text(self) -> str:
+        parts = [
+            f"{self._short(k)} {quantity_text(used)} held, {quantity_text(left)} left" for k, used, left in self.held()
+        ]
+        return "; ".join(parts) or "no capacity consumed"
+
+    def _short(self, name: str) -> str:
+        return name.removeprefix(self.driver + "/")
 
     def line(self, wide: bool = False) -> str:
         kind = self.attribute("type") or "-"
@@ -76,6 +102,9 @@ class DeviceRow:
             "product": str(self.attribute("productName") or self.attribute("profile") or ""),
             "allocated_to": self.allocated_to or None,
             "state": self.state.partition(" ")[0],
+            "shared_by": self.shared_by or None,
+            "capacity_held": tuple(f"{k}={quantity_text(v)}" for k, v, _ in self.held()) or None,
+            "capacity_left": tuple(f"{k}={quantity_text(left)}" for k, _, left in self.held()) or None,
             "attributes": tuple(f"{k}={v}" for k, (_, v) in sorted(self.device.attributes.items())),
             "capacity": tuple(f"{k}={v}" for k, v in sorted(self.device.capacity.items())),
             "taints": tuple(str(t) for t in self.device.taints),
@@ -97,13 +126,23 @@ def device_rows(state: DraState) -> list[DeviceRow]:
     for s in state.slices:
         key = (s.driver, s.pool)
         newest[key] = max(newest.get(key, s.generation), s.generation)
+    sharing: dict[DeviceID, list[str]] = {}
+    for c in state.claims:
+        for r in c.allocated or ():
+            if r.share_id and not r.admin_access:
+                holders = sharing.setdefault(DeviceID(driver=r.driver, pool=r.pool, device=r.device), [])
+                if c.ref not in holders:
+                    holders.append(c.ref)
     rows = []
     for s in sorted(state.slices, key=lambda s: (_where(s), s.driver, s.pool, s.name)):
         if s.generation < newest[(s.driver, s.pool)]:
             continue
         for d in s.devices:
-            holder = state.in_use.get(DeviceID(driver=s.driver, pool=s.pool, device=d.name), "")
-            rows.append(DeviceRow(_where(s, d), s.driver, s.pool, d.name, holder, d))
+            did = DeviceID(driver=s.driver, pool=s.pool, device=d.name)
+            holder = state.in_use.get(did, "")
+            consumed = state.shares.get(did, {})
+            sharers = sharing.get(did, ()) if d.allow_multiple else ()
+            rows.append(DeviceRow(_where(s, d), s.driver, s.pool, d.name, holder, d, tuple(sharers), consumed))
     if any(s.per_device_node_selection for s in state.slices):
         rows.sort(key=lambda r: r.node)  # devices that name their node: by node (stable: pool order kept)
     return rows

@@ -55,7 +55,7 @@ from gpulabel.k8s.dra.allocator import (
     taint_prevents,
 )
 from gpulabel.k8s.dra.binding import binding_state
-from gpulabel.k8s.dra.capacity import Charge, fits_capacity
+from gpulabel.k8s.dra.capacity import Charge, fits_capacity, quantity_text
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.extended import extended_claim
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
@@ -330,17 +330,7 @@ def _charge_text(c: Charge) -> str:
     return f"capacity {c.capacity} {_q(c.value)}{used}: {charged}, {_q(c.value - c.consumed)} left"
 
 
-def _q(nanos: int) -> str:
-    """A counter amount as a quantity: binary suffixes where exact, else whole, milli- or nano-units."""
-    if nanos % 10**9 == 0:
-        units = nanos // 10**9
-        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-            if units and units % size == 0:
-                return f"{units // size}{suffix}"
-        return str(units)
-    if nanos % 10**6 == 0:
-        return f"{nanos // 10**6}m"
-    return f"{nanos}n"
+_q = quantity_text  # a counter or capacity amount as a quantity
 
 
 def _counter_shortfalls(

@@ -20,6 +20,7 @@ from gpulabel.checks.standalone import standalone_kind
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.model.findings import Cell, Finding
 from gpulabel.model.operands import CHAIN_OPERANDS, deploy_key
 
@@ -54,6 +55,9 @@ def _values(labels: dict[str, str] | object, keys: Sequence[str]) -> str:
     return ", ".join(f"{k}={labels[k]}" if k in labels else f"{k} absent" for k in keys)
 
 
+_SERVING = (*CHAIN_OPERANDS, DRA_PLUGIN)  # the chain's DaemonSets, and NVIDIA's DRA driver's kubelet plugin
+
+
 def _serving_sets(state: ClusterState, node: Node) -> tuple[list[str], list[str]]:
     """The node's chain DaemonSets (operand or standalone kind: ref, and whether it takes the node), and
     the pods of those on the node."""
@@ -61,7 +65,7 @@ def _serving_sets(state: ClusterState, node: Node) -> tuple[list[str], list[str]
     by_uid = {}
     for ds in state.daemonsets:
         kind = operand_of_daemonset(ds) or standalone_kind(ds)
-        if kind not in CHAIN_OPERANDS:
+        if kind not in _SERVING:
             continue
         req = daemonset_requirements(ds)
         taints = untolerated_taints(ds, node, req)
@@ -76,7 +80,7 @@ def _serving_sets(state: ClusterState, node: Node) -> tuple[list[str], list[str]
         if kind is not None:
             state_text = "Ready" if pod.phase == "Running" and pod.ready else pod.waiting or pod.phase
             pods.append(f"{kind} {pod.ref} {state_text}")
-    order = {op: i for i, op in enumerate(CHAIN_OPERANDS)}
+    order = {op: i for i, op in enumerate(_SERVING)}
     return sorted(sets, key=lambda t: (order[t.split()[0]], t)), sorted(pods, key=lambda t: (order[t.split()[0]], t))
 
 
@@ -105,7 +109,7 @@ def explain_node_chain(state: ClusterState, node: Node, findings: Sequence[Findi
     advertised = G.gpu_resources(node.amounts or {}) if node.amounts is not None else None
     taints = [str(t) for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
     evidence = {
-        "nfd": _values(labels, [V.PCI_PRESENT[0]]),
+        "nfd": _values(labels, [next((k for k in V.PCI_PRESENT if k in labels), V.PCI_PRESENT[0])]),
         "gpu.present": _values(labels, [V.GPU_PRESENT]),
         "deploy-labels": _values(labels, deploy) if managed else "no deploy labels: not managed by the GPU Operator",
         "driver-upgrade": _values(labels, [G.DRIVER_UPGRADE_STATE]),

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulabel.checks.usable import dra_classes, namespace_rows, node_use
+from gpulabel.checks.usable import dra_classes, extended_rows, namespace_rows, node_use
 from gpulabel.errors import InputError
 from gpulabel.k8s.labels import key_errors
 from gpulabel.model import gpustack as G
@@ -254,9 +254,10 @@ def _cells(r: InventoryRow) -> dict[str, Cell]:
 
 
 def inventory_result(state: ClusterState, by: str | None = None, conditions: Mapping[str, str] | None = None) -> Result:
-    """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line), ``totals``
-    and ``deviceclasses`` (DRA devices per DeviceClass); ``by="namespace"``: GPUs requested per namespace
-    and Kueue queue instead (section ``namespaces``)."""
+    """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line), ``totals``,
+    ``deviceclasses`` (DRA devices per DeviceClass) and ``extended`` (extended resources DeviceClasses back,
+    counted through their devices on the nodes that do not advertise them); ``by="namespace"``: GPUs requested
+    per namespace and Kueue queue instead (section ``namespaces``)."""
     if by == BY_NAMESPACE:
         rows_ns = namespace_rows(state)
         text = tuple(_namespace_line(r) for r in rows_ns) or ("no pod requests a GPU",)
@@ -276,6 +277,8 @@ def inventory_result(state: ClusterState, by: str | None = None, conditions: Map
     )
     if classes:
         sections += (Section("deviceclasses", tuple(c.cells() for c in classes), tuple(c.line() for c in classes)),)
+    if extended := extended_rows(state):
+        sections += (Section("extended", tuple(e.cells() for e in extended), tuple(e.line() for e in extended)),)
     return Result("gpus", sections=sections, ok="", fields={"by": by})
 
 

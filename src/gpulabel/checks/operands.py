@@ -64,6 +64,12 @@ REASONS: dict[str, Reason] = {
         "switched off on this node on purpose",
     ),
     "pre-installed": Reason("info", "its deploy label is pre-installed: provided on the host, outside the operator"),
+    "nfd-label-mismatch": Reason(
+        "error",
+        "a GPU node NVIDIA's DRA driver's kubelet plugin does not take only because NFD spells its NVIDIA PCI "
+        "label differently from the plugin's node affinity (pci-0302_10de vs pci-10de): no ResourceSlices, "
+        "no DRA GPUs there (args: the node's label)",
+    ),
     "noexecute-taint": Reason(
         "error",
         "a GPU node's NoExecute taint that the pods of the driver, toolkit, device plugin or GFD do not tolerate: "

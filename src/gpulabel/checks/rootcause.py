@@ -16,7 +16,9 @@ The chain, in order (what the GPU stack needs before the next step can work):
 11. ``node``: Ready, not cordoned, no NoExecute taint that evicts the pods of the chain
 
 The operands of the chain are the driver, the container toolkit, the device
-plugin and GFD, in that order; another operand's failure (dcgm-exporter, a
+plugin and GFD, in that order, and NVIDIA's DRA driver's kubelet plugin (a GPU
+node it does not take, NFD's label spelled otherwise than its affinity asks, is
+``daemonset``); another operand's failure (dcgm-exporter, a
 validator) is the last link, ``operand``, and costs no GPU. Each link is found
 from the checks' own findings about the node (warning or worse), so the root
 cause never disagrees with them.
@@ -31,6 +33,7 @@ from gpulabel.checks.health import lost_gpus
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.model.findings import Cell, Finding
 from gpulabel.model.operands import CHAIN_OPERANDS
 from gpulabel.model.severity import at_or_above
@@ -82,8 +85,10 @@ def link_of(f: Finding) -> str | None:
             return None
         if reason == "noexecute-taint":
             return "node"
-        if f.operand not in CHAIN_OPERANDS:
+        if f.operand not in CHAIN_OPERANDS and f.operand != DRA_PLUGIN:  # DRA's kubelet plugin: DRA's device plugin
             return "operand"
+        if reason == "nfd-label-mismatch":
+            return "daemonset"
         if reason == "empty-deploy":
             return "deploy-labels"
         if reason == "missing" and any(m in f.detail or f.detail.startswith(m) for m in _NOT_SCHEDULED):

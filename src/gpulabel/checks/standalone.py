@@ -5,7 +5,8 @@ image of NVIDIA's device plugin (``nvcr.io/nvidia/k8s-device-plugin``, the
 chart's ``nvidia-device-plugin-daemonset`` in kube-system), of a cloud
 provider's GPU plugin (GKE's ``nvidia-gpu-device-plugin``, ...), or GPU
 Feature Discovery (its own image, or the device plugin's image running
-``gpu-feature-discovery``). It is *standalone* when no deploy label gates it
+``gpu-feature-discovery``); NVIDIA's DRA driver's kubelet plugin is judged here too
+(``checks/dradriver.py``). It is *standalone* when no deploy label gates it
 (the operator's own DaemonSets are the operands check's). No deploy labels are
 expected: every GPU node the DaemonSet's selector, affinity and tolerations
 take must run one of its pods, Running and Ready, with the operands check's
@@ -18,14 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpulabel.checks.dradriver import dra_plugin_findings
 from gpulabel.checks.operands import daemonset_requirements, not_ready, untolerated_taints
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
+from gpulabel.model.dradriver import GPU_PLUGIN, plugin_containers
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.model.findings import Finding
 
-__all__ = ["gpu_node", "standalone_findings", "standalone_kind"]
+__all__ = ["gpu_node", "plugin_findings", "standalone_findings", "standalone_kind"]
 
 _PLUGIN_IMAGES = ("k8s-device-plugin", "nvidia-gpu-device-plugin", "gpu-device-plugin")
 _GFD = "gpu-feature-discovery"
@@ -38,7 +42,10 @@ def _containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def standalone_kind(ds: DaemonSet) -> str | None:
-    """``device-plugin`` or ``gpu-feature-discovery`` when the DaemonSet runs one (by image and command)."""
+    """``device-plugin`` or ``gpu-feature-discovery`` when the DaemonSet runs one (by image and command), or
+    ``dra-kubelet-plugin`` for NVIDIA's DRA driver's GPU kubelet plugin (judged by ``dra_plugin_findings``)."""
+    if GPU_PLUGIN in (plugin_containers(ds.name, ds.template_spec) or ()):
+        return DRA_PLUGIN
     for c in _containers(ds.template_spec):
         image = str(c.get("image") or "")
         words = " ".join(str(w) for w in (*(c.get("command") or ()), *(c.get("args") or ())))
@@ -68,6 +75,12 @@ def _why_not(ds: DaemonSet, node: Node, req: PodRequirements) -> str:
 
 
 def standalone_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list[Finding]:
+    """The standalone kinds' findings (:func:`plugin_findings`), then the DRA driver's kubelet plugin's on
+    every GPU node, managed by the operator or not (``checks/dradriver.py``)."""
+    return [*plugin_findings(state, gated), *dra_plugin_findings(state, gpu_node)]
+
+
+def plugin_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list[Finding]:
     """Per GPU node the operator does not manage (no deploy label), each standalone kind's pod there.
 
     ``gated``: the operator's DaemonSets (gated by a deploy label), left to the operands check. A GPU
@@ -78,7 +91,7 @@ def standalone_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list
     kinds: dict[str, list[DaemonSet]] = {}
     for ds in state.daemonsets:
         kind = standalone_kind(ds) if ds.ref not in gated_refs else None
-        if kind:
+        if kind and kind != DRA_PLUGIN:
             kinds.setdefault(kind, []).append(ds)
     if not kinds:
         return []

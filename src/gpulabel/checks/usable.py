@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpulabel.checks.health import DEFAULT_HEALTH_TAINTS, condition_table, lost_gpus
 from gpulabel.errors import CelError
@@ -27,7 +28,10 @@ from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Cell
 
-__all__ = ["KUEUE_QUEUE", "NodeUse", "dra_classes", "namespace_rows", "node_use"]
+if TYPE_CHECKING:
+    from gpulabel.checks.devices import DeviceRow
+
+__all__ = ["KUEUE_QUEUE", "ExtendedRow", "NodeUse", "dra_classes", "extended_rows", "namespace_rows", "node_use"]
 
 KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"  # the pod label Kueue reads (Kueue docs, "Run a plain Pod")
 
@@ -124,10 +128,9 @@ class ClassRow:
         }
 
 
-def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> list[ClassRow]:
-    """Per DeviceClass, the published devices its selectors take (newest pool generation), allocated,
-    tainted and on nodes a new pod cannot use. A device a selector fails on is not counted in that class, nor a
-    device of a node ``state`` does not hold (``-l`` selects the nodes whose devices count)."""
+def _class_devices(state: ClusterState, classes: Sequence[str] | None = None) -> list[tuple[str, list[DeviceRow]]]:
+    """Per DeviceClass (sorted), the published devices its selectors take (newest pool generation); a device a
+    selector fails on is not the class's, nor a device of a node ``state`` does not hold."""
     from gpulabel.checks.devices import device_rows
     from gpulabel.k8s.dra.allocator import DeviceID
     from gpulabel.k8s.dra.evaluator import DraEvaluator
@@ -136,14 +139,14 @@ def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> li
     if not dra.slices or not dra.classes:
         return []
     ev = DraEvaluator(dra)
-    nodes = {n.name: n for n in state.nodes}
-    rows = []
+    nodes = {n.name for n in state.nodes}
     published = [
         (d, ev.device_input(DeviceID(driver=d.driver, pool=d.pool, device=d.name), d.device)) for d in device_rows(dra)
     ]
+    out = []
     for name in sorted(classes if classes is not None else dra.classes):
         cls = dra.classes[name]
-        row = ClassRow(name)
+        members = []
         for d, dev in published:
             if d.node and d.node not in nodes:
                 continue  # a node the input does not hold, or `-l` left out: its devices are not counted
@@ -152,15 +155,81 @@ def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> li
                     continue
             except CelError:
                 continue
-            row.devices += 1
-            row.nodes.add(d.node)
-            node = nodes.get(d.node)
-            if d.allocated_to:
-                row.allocated += 1
-            elif d.tainted:
-                row.tainted += 1
-            elif node is not None and _blocked(node):
-                row.unschedulable += 1
+            members.append(d)
+        out.append((name, members))
+    return out
+
+
+def _count(row: ClassRow, d: DeviceRow, node: Node | None) -> None:
+    row.devices += 1
+    row.nodes.add(d.node)
+    if d.allocated_to:
+        row.allocated += 1
+    elif d.tainted:
+        row.tainted += 1
+    elif node is not None and _blocked(node):
+        row.unschedulable += 1
+
+
+def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> list[ClassRow]:
+    """Per DeviceClass, the published devices its selectors take (newest pool generation), allocated,
+    tainted and on nodes a new pod cannot use. A device a selector fails on is not counted in that class, nor a
+    device of a node ``state`` does not hold (``-l`` selects the nodes whose devices count)."""
+    nodes = {n.name: n for n in state.nodes}
+    rows = []
+    for name, members in _class_devices(state, classes):
+        row = ClassRow(name)
+        for d in members:
+            _count(row, d, nodes.get(d.node))
         if row.devices:
             rows.append(row)
+    return rows
+
+
+@dataclass
+class ExtendedRow(ClassRow):
+    """An extended resource a DeviceClass backs (``DRAExtendedResource``), counted through the class's devices on
+    the nodes whose allocatable does not advertise it (where a device plugin does, NodeResourcesFit counts it
+    as before). ``requested``: what pods bound to such nodes ask (the scheduler's claim allocated it);
+    ``pending``: what Pending pods not yet bound ask."""
+
+    resource: str = ""
+    requested: int = 0
+    pending: int = 0
+
+    def line(self) -> str:
+        head = f"extended={self.resource} " + super().line()
+        return f"{head} requested={self.requested} pending={self.pending}"
+
+    def cells(self) -> dict[str, Cell]:
+        return {"extended": self.resource, **super().cells(), "requested": self.requested, "pending": self.pending}
+
+
+def extended_rows(state: ClusterState) -> list[ExtendedRow]:
+    """Per extended resource a DeviceClass backs, by its ``extendedResourceName`` or by the implicit
+    ``deviceclass.resource.kubernetes.io/<class>`` a pod asks for (``k8s/dra/extended.py``): the class's devices
+    on the nodes that do not advertise it, allocated, tainted, unschedulable and free, and the pods' requests."""
+    backed = state.dra.extended
+    asked = {n for p in state.pods if not p.terminal for n, v in p.requests.items() if v > 0 and n in backed}
+    wanted = sorted({r for r, c in backed.items() if c.extended_resource == r} | asked)
+    if not wanted:
+        return []
+    nodes = {n.name: n for n in state.nodes}
+    members = dict(_class_devices(state, sorted({backed[r].name for r in wanted})))
+    rows = []
+    for resource in wanted:
+        row = ExtendedRow(backed[resource].name, resource=resource)
+        plugin_nodes = {n.name for n in state.nodes if (n.amounts or {}).get(resource, 0) > 0}
+        for d in members.get(row.name, ()):
+            if d.node not in plugin_nodes:
+                _count(row, d, nodes.get(d.node))
+        for pod in state.pods:
+            amount = pod.requests.get(resource, 0)
+            if amount <= 0 or pod.terminal or pod.node_name in plugin_nodes:
+                continue
+            if pod.node_name:
+                row.requested += amount
+            else:
+                row.pending += amount
+        rows.append(row)
     return rows

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
 from gpulabel.model.findings import Finding, Result, summarize
 from gpulabel.model.operands import CATALOGUE, deploy_key, gating_keys, labelled_for
 from gpulabel.render.assets import CSS, JS
@@ -77,6 +78,10 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
         state = worst.reason if worst.reason in CELL_STATES else _STATE_OF.get(worst.reason, "missing")
         return CELL_STATES[state], "\n".join(f"{f.reason}: {f.detail}" if f.detail else f.reason for f in found)
     # No finding: check_operands found the operand running and ready where expected, and nothing where not.
+    if op == DRA_PLUGIN:  # NVIDIA's DRA driver's kubelet plugin: expected on every GPU node, deploy labels or not
+        from gpulabel.checks.standalone import gpu_node
+
+        return CELL_STATES["running" if gpu_node(node) else "not-expected"], ""
     labels = node.labels
     if labels.get(V.DEPLOY_OPERANDS) == "false":
         return CELL_STATES["isolated"], ""

@@ -16,7 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["CapacityPolicy", "Charge", "charge", "consumption", "fits_capacity", "violates"]
+__all__ = [
+    "CapacityPolicy",
+    "Charge",
+    "charge",
+    "consumption",
+    "fits_capacity",
+    "quantity_text",
+    "violates",
+]
 
 NANO = 10**9
 
@@ -116,3 +124,16 @@ def consumption(
 ) -> dict[str, int]:
     """``GetConsumedCapacityFromRequest``: what a share takes of each capacity of the device."""
     return {name: charge(requests.get(name), value, policies.get(name)) for name, value in capacity.items()}
+
+
+def quantity_text(nanos: int) -> str:
+    """An amount in nano-units as a quantity: binary suffixes where exact, else whole, milli- or nano-units."""
+    if nanos % 10**9 == 0:
+        units = nanos // 10**9
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if units and units % size == 0:
+                return f"{units // size}{suffix}"
+        return str(units)
+    if nanos % 10**6 == 0:
+        return f"{nanos // 10**6}m"
+    return f"{nanos}n"
