@@ -162,15 +162,20 @@ def apply_baseline(result: Result, baseline: Iterable[Mapping[str, object]]) -> 
     Only the checks this result ran are compared: a baseline entry of a
     check that was skipped or not run is not stale.
     """
-    docs = [d for d in baseline if d.get("change") != "resolved"]
-    ids = [identity_of_json(d) for d in docs]  # once each: a baseline may hold a million
-    known = set(ids)
-    parts = tuple(_mark(p, known) for p in result.parts) if result.parts else ()
+    parts = result.parts
     ran = {p.command for p in parts if not p.skipped} if parts else {result.command}
     now = {identity(f) for f in result.findings}
-    stale = [
-        _stale(d) for d, i in zip(docs, ids, strict=True) if i not in now and str(d.get("check")) in ran
-    ]  # in the baseline's order
+    known: set[Identity] = set()  # at most the findings of this run: the baseline is read, never held
+    stale: list[Finding] = []  # in the baseline's order
+    for d in baseline:
+        if d.get("change") == "resolved":
+            continue
+        i = identity_of_json(d)
+        if i in now:
+            known.add(i)
+        elif str(d.get("check")) in ran:
+            stale.append(_stale(d))
+    parts = tuple(_mark(p, known) for p in parts) if parts else ()
     if parts:
         by_check: dict[str, list[Finding]] = {}
         for f in stale:
