@@ -66,7 +66,8 @@ def main() -> int:
             failed |= m.code not in (0, 1)
             lines = m.stdout.count(b"\n")
             digest = hashlib.sha256(m.stdout).hexdigest()[:16]
-            print(f"{case}: {a.findings:,} findings, {size:.0f} MB; json.load {base.cpu:.2f} s CPU {base.rss_mb:.0f} MB")
+            print(f"{case}: {a.findings:,} findings, {size:.0f} MB;", end=" ")
+            print(f"json.load {base.cpu:.2f} s CPU {base.rss_mb:.0f} MB")
             print(
                 f"  gpulabel audit --baseline: exit {m.code}, {m.cpu:.2f} s CPU ({m.cpu / base.cpu:.1f}x json.load),"
                 f" {m.rss_mb:.0f} MB peak, {lines:,} lines out (sha256 {digest})"
