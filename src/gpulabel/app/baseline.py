@@ -51,6 +51,9 @@ def _entry(item: object, index: int) -> dict[str, Any]:
         v = item.get(k)
         if v is None:
             continue
+        if type(v) is str:
+            out[k] = v
+            continue
         if k == "args":
             if not isinstance(v, list):
                 raise ValueError(f"Expected `array | null`, got `{_kind(v)}` - at `{at}.args`")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 __all__ = ["Malformed", "NotTheShape", "array_items"]
 
@@ -49,6 +49,10 @@ def _kind(value: object) -> str:
     return "int" if isinstance(value, int) else "float"
 
 
+def _no_constant(name: str) -> object:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
 class _Reader:
     """The text of the pieces not yet decoded, refilled on demand."""
 
@@ -58,7 +62,8 @@ class _Reader:
         self.pos = 0
         self.eof = False
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.decoder = json.JSONDecoder()
+        scan: Callable[[str, int], tuple[object, int]] = json.JSONDecoder(parse_constant=_no_constant).scan_once  # type: ignore[attr-defined]
+        self.scan = scan
         self.read = 0  # characters dropped before ``text``: positions in messages count from the start
 
     def more(self, want: int = 1) -> None:
@@ -86,6 +91,8 @@ class _Reader:
 
     def peek(self) -> str:
         """The next character that is not white space, not taken ("" at the end)."""
+        if self.pos < len(self.text) and (c := self.text[self.pos]) not in " \t\n\r":
+            return c  # the usual case: no white space between items
         while True:
             m = _WS.match(self.text, self.pos)
             self.pos = m.end() if m else self.pos
@@ -105,10 +112,13 @@ class _Reader:
         self.peek()
         while True:
             try:
-                value, end = self.decoder.raw_decode(self.text, self.pos)
-            except json.JSONDecodeError as err:
+                value, end = self.scan(self.text, self.pos)  # raw_decode without its wrapper
+            except (json.JSONDecodeError, StopIteration) as err:
                 if self.eof:
-                    raise Malformed(f"{err.msg}: char {self.read + err.pos}") from None
+                    msg, at = (
+                        (err.msg, err.pos) if isinstance(err, json.JSONDecodeError) else ("Expecting value", self.pos)
+                    )
+                    raise Malformed(f"{msg}: char {self.read + at}") from None
                 self.more(2 * (len(self.text) - self.pos) + 1)  # maybe cut off: try again with twice the text
                 continue
             except RecursionError:
