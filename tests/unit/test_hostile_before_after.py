@@ -266,7 +266,7 @@ def test_50000_pods_are_placed_in_seconds(tmp_path: Path) -> None:
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     code, out, err, cpu = gpulabel("place", "--snapshot", FLEET, str(path), timeout=300)
     assert code == 1 and err == "" and out.count("\n") > 50_000
-    assert cpu < 20, f"{cpu:.1f} s CPU"  # 44-67 s before
+    assert cpu < 12, f"{cpu:.1f} s CPU"  # 21-67 s before (397c1e2: 20.9 s on a loaded machine)
 
 
 def test_a_negative_allocatable_is_refused(tmp_path: Path) -> None:
