@@ -1,7 +1,8 @@
 """The one way gpulabel reads an input file: bounded in bytes while reading, never waiting forever.
 
-Snapshots, manifests, the config file, a baseline, NFD feature files and the NFD
-config are read by :func:`read_input`:
+Snapshots, manifests, the config file, NFD feature files and the NFD config are
+read whole by :func:`read_input`; a baseline, which may hold a million findings,
+piece by piece through :func:`open_input` (``app/baseline.py``). The rules:
 
 - a regular file: read up to the limit plus one byte; more is refused. The
   limit is counted while reading, never taken from ``stat`` (a file in

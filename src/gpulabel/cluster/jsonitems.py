@@ -22,16 +22,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from gpulabel.errors import GpulabelError
+
 __all__ = ["Malformed", "NotTheShape", "array_items"]
 
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-class Malformed(ValueError):
+class Malformed(GpulabelError, ValueError):
     """The pieces are not one JSON document."""
 
 
-class NotTheShape(ValueError):
+class NotTheShape(GpulabelError, ValueError):
     """The pieces are JSON, but not an object whose ``<key>`` is an array (or null)."""
 
 
