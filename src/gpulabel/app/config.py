@@ -1,4 +1,4 @@
-"""The config file (``--config FILE``, or the first of the default locations) and ``--baseline FILE``.
+"""The config file (``--config FILE``, or the first of the default locations); ``--baseline FILE`` is app/baseline.py.
 
 The file is YAML (``docs/config.md``; schema ``docs/schema/gpulabel-config-v1.json``)::
 
