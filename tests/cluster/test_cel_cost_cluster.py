@@ -40,7 +40,11 @@ CASES = [
     *((f"nested all {d}", _nested(d)) for d in (5, 6, 7)),
     *((f"row {name}", expr) for name, expr, _ in ROWS if name not in LIST_TYPE_ROWS),
 ]
-ANY_RANGE = [(f"row {name}", expr) for name, expr, _ in ROWS if name in LIST_TYPE_ROWS]
+ANY_RANGE = [
+    *((f"row {name}", expr) for name, expr, _ in ROWS if name in LIST_TYPE_ROWS),
+    ("bound", 'cel.bind(a, device.attributes["dra.example.com"].names, a.exists(x, x > 0))'),
+    ("index", 'device.attributes["dra.example.com"]["names"].map(x, x).size() > 0'),
+]
 
 
 @pytest.mark.parametrize(("name", "expression"), ANY_RANGE, ids=[c[0] for c in ANY_RANGE])

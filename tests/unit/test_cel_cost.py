@@ -88,3 +88,6 @@ def test_a_comprehension_over_an_attribute_is_refused_as_the_live_server_refuses
     assert compile_selector('device.attributes.exists_one(x, x == "dra.example.com")').error is None
     assert compile_selector('device.attributes["dra.example.com"].exists_one(x, x == "a")').error is None
     assert compile_selector('1 in device.attributes["dra.example.com"].names').error is None
+    bound = compile_selector('cel.bind(a, device.attributes["dra.example.com"].names, a.exists(x, x > 0))').error
+    assert bound is not None and bound.startswith("compilation failed: ERROR: <input>:1:57: expression of type 'any'")
+    assert compile_selector("cel.bind(a, [1, 2], a.exists(x, x > 0))").error is None

@@ -576,11 +576,17 @@ def attribute_range_offset(serialized: bytes) -> int | None:
     at the range's position; gpulabel's checking environment has the value as ``dyn``, which it accepts.
     """
     checked = _checked(serialized)
+    bound: set[str] = set()  # cel.bind(v, <attribute value>, ...): v is 'any' too
     stack = [checked.expr]
     while stack:
         e = stack.pop()
-        if e.kind == "comp" and _attribute_value(e.parts["range"]):
-            return _positions(serialized).get(e.parts["range"].id, 0)
+        if e.kind == "comp" and e.parts["range"].kind == "list" and not e.parts["range"].args:  # cel.bind
+            if _attribute_value(e.parts["init"]):
+                bound.add(e.accu_var)
+        elif e.kind == "comp":
+            r = e.parts["range"]
+            if _attribute_value(r) or (r.kind == "ident" and r.name in bound):
+                return _positions(serialized).get(r.id, 0)
         stack.extend(x for x in (e.target, *e.args, *e.parts.values()) if x is not None)
         stack.extend(x for pair in e.entries for x in pair if x is not None)
     return None
