@@ -60,6 +60,10 @@ def _configs(n: int) -> list[Obj]:
     return [{"opaque": {"driver": DRIVER, "parameters": {"n": i}}} for i in range(n)]
 
 
+def _tolerations(n: int) -> list[Obj]:
+    return [{"key": f"example.com/k{i}", "operator": "Exists"} for i in range(n)]
+
+
 def _counters(n: int) -> Obj:
     return {f"c{i}": {"value": "1"} for i in range(n)}
 
@@ -293,4 +297,38 @@ ROWS: list[tuple[str, str, Obj, str]] = [
         "k",
         _too_many("spec.config", L.CONFIG),
     ),
+    # ResourceSliceMaxAttributeValuesPerDevice: with DRAListTypeAttributes off (1.37) the lists are dropped on
+    # create and the emptied attribute is refused, at 48 values as at 49: the limit cannot be reached
+    *(
+        (
+            f"attribute values of a device at {n} (list attributes off)",
+            "validateDeviceAttribute",
+            _slice({"devices": [{"name": "gpu-0", "attributes": {"a": {"ints": list(range(n))}}}]}),
+            _invalid(
+                "ResourceSlice",
+                "s",
+                'spec.devices[0].attributes[a]: Invalid value: "": must specify one of: '
+                "`int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`",
+            ),
+        )
+        for n in (L.ATTRIBUTE_VALUES_PER_DEVICE, L.ATTRIBUTE_VALUES_PER_DEVICE + 1)
+    ),
+]
+
+# DeviceTolerationsMaxLength (16) is documented on the field, enforced nowhere: the server accepts more
+UNENFORCED: list[tuple[str, str, Obj, str]] = [
+    (
+        f"tolerations of a {where} at {n} (no limit enforced)",
+        "validateDeviceToleration",
+        _claim({"requests": [request]}),
+        "",
+    )
+    for n in (17, 100)
+    for where, request in (
+        ("request", {"name": "r", "exactly": {"deviceClassName": DRIVER, "tolerations": _tolerations(n)}}),
+        (
+            "subrequest",
+            {"name": "r", "firstAvailable": [{"name": "s", "deviceClassName": DRIVER, "tolerations": _tolerations(n)}]},
+        ),
+    )
 ]

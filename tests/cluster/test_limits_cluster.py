@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from labcluster_support import LabCluster
-from tests.limit_rows import ROWS
+from tests.limit_rows import ROWS, UNENFORCED
 from tests.unit.test_limit_rows import ours
 
 from gpulabel.cluster.client import KubeClient
@@ -36,7 +36,9 @@ def server_message(client: KubeClient, o: dict[str, Any]) -> str:
     return str(json.loads(data)["message"])
 
 
-@pytest.mark.parametrize(("name", "upstream", "o", "message"), ROWS, ids=[r[0] for r in ROWS])
+@pytest.mark.parametrize(
+    ("name", "upstream", "o", "message"), [*ROWS, *UNENFORCED], ids=[r[0] for r in [*ROWS, *UNENFORCED]]
+)
 def test_limit_rows_are_the_servers(
     labcluster: LabCluster, name: str, upstream: str, o: dict[str, Any], message: str
 ) -> None:

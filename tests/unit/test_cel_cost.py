@@ -72,3 +72,22 @@ def test_a_lone_surrogate_reads_as_go_reads_invalid_utf8_and_no_address_is_shown
     out, err = io.StringIO(), io.StringIO()
     main(["cel", 'device.driver == "\udcff', "--snapshot", str(ROOT / DRA_LAB)], out, err)
     assert "0x" not in err.getvalue() and "object at" not in err.getvalue()
+
+
+# the message labcluster's API server (1.37, DRAListTypeAttributes off) gave for upstream's macro-on-list-of-int row
+ANY_RANGE = (
+    "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a comprehension "
+    '(must be list, map, or dynamic)\n | device.attributes["dra.example.com"].names.exists(x, x > 0)\n'
+    " | ....................................^"
+)
+
+
+def test_a_comprehension_over_an_attribute_is_refused_as_the_live_server_refuses_it() -> None:
+    assert compile_selector('device.attributes["dra.example.com"].names.exists(x, x > 0)').error == ANY_RANGE
+    # over the domains or the names of a domain (maps): accepted, as the server accepts them
+    assert compile_selector('device.attributes.exists_one(x, x == "dra.example.com")').error is None
+    assert compile_selector('device.attributes["dra.example.com"].exists_one(x, x == "a")').error is None
+    assert compile_selector('1 in device.attributes["dra.example.com"].names').error is None
+    bound = compile_selector('cel.bind(a, device.attributes["dra.example.com"].names, a.exists(x, x > 0))').error
+    assert bound is not None and bound.startswith("compilation failed: ERROR: <input>:1:57: expression of type 'any'")
+    assert compile_selector("cel.bind(a, [1, 2], a.exists(x, x > 0))").error is None

@@ -14,14 +14,17 @@ import resource
 import stat
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpulabel.app.kubeconfig import GENERATOR_MARK as KUBECONFIG_MARK
 from gpulabel.app.snapshot import GENERATOR_MARK as SNAPSHOT_MARK
 from gpulabel.cli.main import main
+from gpulabel.cluster.bundle import BUNDLE_MARK
 from gpulabel.cluster.files import write_file
 from gpulabel.errors import InputError
 from gpulabel.render.report import GENERATOR_MARK as REPORT_MARK
@@ -285,7 +288,38 @@ def test_data_without_its_marker_is_a_bug_not_a_file(tmp_path: Path) -> None:
 # -- the property: every writer against random pre-existing targets --------------------------------------
 
 KINDS = ("absent", "own", "foreign", "linked", "read-only", "foreign-owned", "symlink-own", "symlink-foreign", "fifo")
-WRITERS = {"report": REPORT_MARK, "snapshot": SNAPSHOT_MARK, "monitor --dump": DUMP_MARK}
+
+
+@dataclass(frozen=True)
+class Writer:
+    """A command that writes a file, as it calls ``write_file``: its mark, whether it has ``--force``, its mode."""
+
+    mark: bytes
+    force: bool = True
+    mode: int | None = None
+
+
+WRITERS = {
+    "report": Writer(REPORT_MARK),  # through the command line
+    "snapshot": Writer(SNAPSHOT_MARK),
+    "snapshot --bundle": Writer(BUNDLE_MARK),
+    "kubeconfig": Writer(KUBECONFIG_MARK, force=False, mode=0o600),
+    "monitor --dump": Writer(DUMP_MARK, force=False),
+}
+# every call of write_file in src/gpulabel, by file: a new writer fails test_every_writer_is_in_the_property
+CALLERS = {"app/report.py": 1, "app/snapshot.py": 2, "app/kubeconfig.py": 1, "controller/findings_out.py": 1}
+
+
+def test_every_writer_is_in_the_property() -> None:
+    src = Path(__file__).parents[2] / "src" / "gpulabel"
+    import re
+
+    found = {}
+    for path in src.rglob("*.py"):
+        n = len(re.findall(r"^\s+write_file\(", path.read_text(), re.MULTILINE))  # a call, not its def or a doc
+        if n:
+            found[str(path.relative_to(src))] = n
+    assert found == CALLERS
 
 
 def _make(tmp: Path, kind: str, mark: bytes) -> Path:
@@ -314,13 +348,15 @@ def _snapshot(tmp: Path) -> dict[str, tuple[int, int, int, int, bytes | None]]:
     return {p.name: state(p) for p in tmp.iterdir()}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind=st.sampled_from(KINDS), writer=st.sampled_from(sorted(WRITERS)), force=st.booleans())
 def test_nothing_gpulabel_did_not_create_is_modified(
     tmp_path_factory: pytest.TempPathFactory, kind: str, writer: str, force: bool
 ) -> None:
     tmp = tmp_path_factory.mktemp("prop")
-    mark = WRITERS[writer]
+    spec = WRITERS[writer]
+    mark = spec.mark
+    force = force and spec.force  # a command without --force never forces
     target = _make(tmp, kind, mark)
     before = _snapshot(tmp)
     data = b"{\n" + mark + b"\n}\n" + b"new\n"
@@ -329,7 +365,7 @@ def test_nothing_gpulabel_did_not_create_is_modified(
             code, _ = report_to(target, *(["--force"] if force else []))
             wrote = code == 0
         else:
-            write_file(str(target), data, marker=mark, force=force)
+            write_file(str(target), data, marker=mark, force=force, mode=spec.mode)
             wrote = True
     except InputError as err:
         assert "\n" not in str(err)
@@ -348,7 +384,8 @@ def test_nothing_gpulabel_did_not_create_is_modified(
     if kind != "absent":
         old = before[written.name]
         now = after[written.name]
-        assert (now[1], now[2]) == (old[1], old[2])  # owner and mode kept; only the content is new
+        mode = old[2] if spec.mode is None else stat.S_IFREG | spec.mode  # kubeconfig: always 0600
+        assert (now[1], now[2]) == (old[1], mode)  # owner and mode kept; only the content is new
     assert set(after) == set(before) | {"out"}  # no temporary file left
 
 

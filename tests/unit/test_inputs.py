@@ -212,12 +212,12 @@ def test_a_config_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_baseline_keeps_only_what_identifies_a_finding(tmp_path: Path) -> None:
-    from gpulabel.app.config import load_baseline
+    from gpulabel.app.baseline import load_baseline
 
     path = tmp_path / "b.json"
     finding = {"check": "audit", "reason": "missing", "node": "n1", "detail": "x" * 99, "severity": "error", "args": []}
     path.write_text(json.dumps({"apiVersion": "gpulabel/v1", "findings": [finding] * 3, "summary": {}}))
-    assert load_baseline(str(path)) == [{"check": "audit", "reason": "missing", "node": "n1", "args": []}] * 3
+    assert list(load_baseline(str(path))) == [{"check": "audit", "reason": "missing", "node": "n1", "args": []}] * 3
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from gpulabel.cli.main import main
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.limits import LIMITS
 from gpulabel.k8s.dra.objects import claim_from_json, class_from_json, slice_from_json, template_from_json
-from tests.limit_rows import ROWS
+from tests.limit_rows import ROWS, UNENFORCED
 
 READERS = {
     "ResourceSlice": slice_from_json,
@@ -35,7 +35,9 @@ def ours(o: dict[str, Any]) -> str:
     return ""
 
 
-@pytest.mark.parametrize(("name", "upstream", "o", "message"), ROWS, ids=[r[0] for r in ROWS])
+@pytest.mark.parametrize(
+    ("name", "upstream", "o", "message"), [*ROWS, *UNENFORCED], ids=[r[0] for r in [*ROWS, *UNENFORCED]]
+)
 def test_each_limit_row(name: str, upstream: str, o: dict[str, Any], message: str) -> None:
     assert ours(o) == message
 

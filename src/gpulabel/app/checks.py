@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from gpulabel.app.config import Config, load_baseline, load_config, parse_duration
+from gpulabel.app.baseline import load_baseline
+from gpulabel.app.config import Config, load_config, parse_duration
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check, run_checks
@@ -44,7 +45,7 @@ class Verdict:
 
     fail_level: Severity = "error"
     config: Config = field(default_factory=Config)
-    baseline: tuple[Mapping[str, object], ...] | None = None
+    baseline: Iterable[Mapping[str, object]] | None = None  # app.baseline.Baseline: read again when applied
 
 
 def verdict_options(
@@ -59,7 +60,7 @@ def verdict_options(
     return Verdict(
         parse_severity(fail_level or "error"),
         load_config(path) if path else Config(),
-        tuple(load_baseline(baseline)) if baseline else None,
+        load_baseline(baseline) if baseline else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""The config file (``--config FILE``, or the first of the default locations) and ``--baseline FILE``.
+"""The config file (``--config FILE``, or the first of the default locations); ``--baseline FILE`` is app/baseline.py.
 
 The file is YAML (``docs/config.md``; schema ``docs/schema/gpulabel-config-v1.json``)::
 
@@ -40,7 +40,7 @@ from gpulabel.checks.verdict import IgnoreRule
 from gpulabel.errors import InputError
 from gpulabel.model.severity import SEVERITIES, Severity
 
-__all__ = ["SYSTEM_CONFIG", "Config", "default_config_path", "load_baseline", "load_config", "parse_duration"]
+__all__ = ["SYSTEM_CONFIG", "Config", "default_config_path", "load_config", "parse_duration"]
 
 SYSTEM_CONFIG = "/etc/gpulabel/config.yaml"
 _DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
@@ -262,47 +262,3 @@ def load_config(path: str) -> Config:
         else:
             raise w.fail(k, name, "unknown key; one of apiVersion, kind, ignore, severity, thresholds, health")
     return Config(path, tuple(ignore), severities, stuck_after, operator_ns, *health)
-
-
-def load_baseline(path: str) -> list[dict[str, Any]]:
-    """The findings of a previous ``-o json`` (``findings`` of the envelope), each with only what identifies it.
-
-    msgspec decodes the envelope into the fields a baseline compares (check, reason,
-    node, pod, operand, key, daemonset, args, change), skipping the rest (details,
-    severities, samples) without building it; the file's bytes are dropped before
-    the findings are made. 1,000,000 findings: 1.45 GB and 60 s before (orjson, whole
-    documents), see docs/hostile-input.md for now.
-    """
-    import msgspec
-
-    from gpulabel.cluster.inputs import read_input
-
-    data = read_input(path)
-    try:
-        doc = msgspec.json.decode(data, type=_baseline_envelope())
-    except msgspec.ValidationError as err:
-        raise InputError(path, f"not a gpulabel -o json envelope: {err}") from None
-    except (msgspec.DecodeError, RecursionError) as err:
-        raise InputError(path, f"not JSON (a previous gpulabel -o json): {err}") from None
-    del data
-    if doc.findings is None:
-        raise InputError(path, "not a gpulabel -o json envelope: no findings list")
-    out: list[dict[str, Any]] = []
-    for f in doc.findings:
-        out.append({k: v for k in _BASELINE_FIELDS if (v := getattr(f, k)) is not None})
-    return out
-
-
-_BASELINE_FIELDS = ("check", "reason", "node", "pod", "operand", "key", "daemonset", "args", "change")
-
-
-def _baseline_envelope() -> Any:
-    """The msgspec type of a baseline envelope (made when a baseline is read: msgspec is not imported at start)."""
-    import msgspec
-
-    scalar = str | int | float | bool | None
-    fields: list[tuple[str, Any, Any]] = [(k, scalar, None) for k in _BASELINE_FIELDS[1:] if k != "args"]
-    finding = msgspec.defstruct(
-        "BaselineFinding", [("check", scalar), *fields, ("args", list[scalar] | None, None)], gc=False
-    )
-    return msgspec.defstruct("BaselineEnvelope", [("findings", list[finding] | None, None)])  # type: ignore[valid-type]

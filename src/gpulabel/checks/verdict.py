@@ -130,10 +130,13 @@ def identity_of_json(doc: Mapping[str, object]) -> Identity:
     return (*fields, *(str(a) for a in (args if isinstance(args, list) else ())))
 
 
-def _stale(doc: Mapping[str, object]) -> Finding:
+def _stale(doc: Mapping[str, object], shared: dict[str, str]) -> Finding:
+    """A baseline entry no longer found, as an info finding; its repeated texts (check, reason, key, args)
+    are one string each through ``shared``: a million stale entries are a million findings to print."""
+
     def text(k: str) -> str:
         v = doc.get(k)
-        return v if isinstance(v, str) else ""
+        return shared.setdefault(v, v) if isinstance(v, str) else ""
 
     args = doc.get("args")
     return Finding(
@@ -144,7 +147,7 @@ def _stale(doc: Mapping[str, object]) -> Finding:
         operand=text("operand"),
         key=text("key"),
         daemonset=text("daemonset"),
-        args=tuple(str(a) for a in args) if isinstance(args, list) else (),
+        args=tuple(shared.setdefault(a, a) for a in map(str, args)) if isinstance(args, list) else (),
         detail="in the baseline, no longer found",
         change="resolved",
         severity="info",
@@ -162,15 +165,21 @@ def apply_baseline(result: Result, baseline: Iterable[Mapping[str, object]]) -> 
     Only the checks this result ran are compared: a baseline entry of a
     check that was skipped or not run is not stale.
     """
-    docs = [d for d in baseline if d.get("change") != "resolved"]
-    ids = [identity_of_json(d) for d in docs]  # once each: a baseline may hold a million
-    known = set(ids)
-    parts = tuple(_mark(p, known) for p in result.parts) if result.parts else ()
+    parts = result.parts
     ran = {p.command for p in parts if not p.skipped} if parts else {result.command}
     now = {identity(f) for f in result.findings}
-    stale = [
-        _stale(d) for d, i in zip(docs, ids, strict=True) if i not in now and str(d.get("check")) in ran
-    ]  # in the baseline's order
+    known: set[Identity] = set()  # at most the findings of this run: the baseline is read, never held
+    stale: list[Finding] = []  # in the baseline's order
+    shared: dict[str, str] = {}
+    for d in baseline:
+        if d.get("change") == "resolved":
+            continue
+        i = identity_of_json(d)
+        if i in now:
+            known.add(i)
+        elif str(d.get("check")) in ran:
+            stale.append(_stale(d, shared))
+    parts = tuple(_mark(p, known) for p in parts) if parts else ()
     if parts:
         by_check: dict[str, list[Finding]] = {}
         for f in stale:

@@ -1,7 +1,8 @@
 """The one way gpulabel reads an input file: bounded in bytes while reading, never waiting forever.
 
-Snapshots, manifests, the config file, a baseline, NFD feature files and the NFD
-config are read by :func:`read_input`:
+Snapshots, manifests, the config file, NFD feature files and the NFD config are
+read whole by :func:`read_input`; a baseline, which may hold a million findings,
+piece by piece through :func:`open_input` (``app/baseline.py``). The rules:
 
 - a regular file: read up to the limit plus one byte; more is refused. The
   limit is counted while reading, never taken from ``stat`` (a file in
@@ -23,10 +24,20 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from gpulabel.errors import InputError
 
-__all__ = ["DEFAULT_MAX_INPUT_BYTES", "ENV_MAX_INPUT_BYTES", "IDLE_SECONDS", "max_input_bytes", "read_input"]
+__all__ = [
+    "DEFAULT_MAX_INPUT_BYTES",
+    "ENV_MAX_INPUT_BYTES",
+    "IDLE_SECONDS",
+    "Opened",
+    "max_input_bytes",
+    "open_input",
+    "read_input",
+]
 
 DEFAULT_MAX_INPUT_BYTES = 1 << 30
 ENV_MAX_INPUT_BYTES = "GPULABEL_MAX_INPUT_BYTES"
@@ -130,3 +141,60 @@ def read_input(
         raise error(where, str(err)) from None
     except OSError as err:
         raise error(where, err.strerror or str(err)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """An input opened by :func:`open_input`: its descriptor, whether it is a regular file (it can be read
+    again from its start), and its name in messages."""
+
+    fd: int
+    regular: bool
+    where: str
+
+    def chunks(self, limit: int, idle: float, error: type[InputError]) -> Iterator[bytes]:
+        """The input's bytes in pieces of at most 1 MiB, at most ``limit`` in all (counted while reading;
+        more is refused), a FIFO or pipe silent for ``idle`` seconds refused."""
+        import select
+
+        total = 0
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while True:
+            try:
+                chunk = os.read(self.fd, min(_CHUNK, limit + 1 - total))
+            except BlockingIOError:
+                if not poller.poll(idle * 1000):
+                    raise error(self.where, f"no data for {idle:g} s; not read") from None
+                continue
+            except OSError as err:
+                raise error(self.where, err.strerror or str(err)) from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > limit:
+                raise error(self.where, _too_big(limit))
+            yield chunk
+
+
+def open_input(path: str, error: type[InputError] = InputError) -> Opened:
+    """``path`` (``-``: standard input) opened to be read in pieces (:meth:`Opened.chunks`) by the rules
+    of :func:`read_input`: a device, directory or socket refused, a FIFO opened without waiting. The
+    caller closes ``fd`` (standard input's is a duplicate)."""
+    where = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            fd = os.dup(sys.stdin.fileno())
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISCHR(mode) and os.isatty(fd):
+                return Opened(fd, False, where)
+        else:
+            flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+            fd = os.open(path, flags)  # non-blocking: a FIFO with no writer opens at once
+            mode = os.fstat(fd).st_mode
+    except OSError as err:
+        raise error(where, err.strerror or str(err)) from None
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or (path == "-" and stat.S_ISSOCK(mode)):
+        return Opened(fd, stat.S_ISREG(mode), where)
+    os.close(fd)
+    raise error(where, "Is a directory" if stat.S_ISDIR(mode) else _kind(mode))

@@ -290,6 +290,17 @@ def _cel_error_text(raw: str) -> str:
     return re.sub(r" \[[A-Z_]+\]$", "", text)
 
 
+def _any_range(expression: str, offset: int) -> str:
+    """cel-go's issue for a comprehension over an attribute's value (``any`` with list attributes off)."""
+    line = expression.count("\n", 0, offset) + 1
+    start = expression.rfind("\n", 0, offset) + 1
+    text = expression.splitlines()[line - 1] if expression else ""
+    return (
+        f"ERROR: <input>:{line}:{offset - start + 1}: expression of type 'any' cannot be range of a comprehension"
+        f" (must be list, map, or dynamic)\n{_caret(text, offset - start)}"
+    )
+
+
 def _caret(expression: str, column: int) -> str:
     return f" | {expression}\n | {'.' * column}^"
 
@@ -378,8 +389,11 @@ def compile_selector(expression: str) -> Selector:
         return Selector(expression, "compilation failed: " + unknown, None)
     if out_type not in ("BOOL", "DYN"):
         return Selector(expression, f"must evaluate to bool or the unknown type, not {go_type_name(out_type)}", None)
+    from gpulabel.k8s.dra.celcost import MAX_COST, attribute_range_offset, estimate_cost
+
+    if checked is not None and (at := attribute_range_offset(checked.serialize())) is not None:
+        return Selector(expression, "compilation failed: " + _any_range(expression, at), None)
     program = envs.run.compile(expression, disable_check=True)
-    from gpulabel.k8s.dra.celcost import MAX_COST, estimate_cost
 
     # checked: with types and overloads, as the API server estimates; else (1 < 2.0) the parsed tree
     if estimate_cost((checked if checked is not None else program).serialize()) > MAX_COST:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_COST", "UNKNOWN", "estimate_cost"]
+__all__ = ["MAX_COST", "UNKNOWN", "attribute_range_offset", "estimate_cost"]
 
 MAX_COST = 1_000_000  # resource.CELSelectorExpressionMaxCost (pkg/apis/resource/types.go)
 UNKNOWN = (1 << 64) - 1  # cel-go's unknown size: math.MaxUint64
@@ -534,3 +534,59 @@ def estimate_cost(serialized: bytes) -> int:
     """The estimated worst-case cost of the checked expression ``serialized`` (``Expression.serialize()``)."""
     checked = _checked(serialized)
     return _Coster(checked).cost(checked.expr)[1]
+
+
+# -- a comprehension over an attribute's value ----------------------------------------------------------------
+
+
+def _positions(serialized: bytes) -> dict[int, int]:
+    """Node id -> offset in the expression (``SourceInfo.positions`` of the checked expression)."""
+    top = _fields(serialized)
+    body = _first(top, 2)
+    info = _first(_fields(body if isinstance(body, bytes) else b""), 5)  # CheckedExpr.source_info
+    out: dict[int, int] = {}
+    for raw in _all(_fields(info if isinstance(info, bytes) else b""), 4):  # positions: map<int64, int32>
+        entry = _fields(raw)
+        out[int(_first(entry, 1) or 0)] = int(_first(entry, 2) or 0)
+    return out
+
+
+def _attribute_value(e: _Expr) -> bool:
+    """``device.attributes[d].n`` or ``device.attributes[d][n]``: one attribute's value (two steps below it)."""
+
+    def step(x: _Expr) -> _Expr | None:
+        if x.kind == "select" and not x.test_only:
+            return x.target
+        if x.kind == "call" and x.name == "_[_]" and len(x.args) == 2:
+            return x.args[0]
+        return None
+
+    domain = step(e)
+    root = step(domain) if domain is not None else None
+    return root is not None and root.kind == "ident" and root.name == "device_attributes"
+
+
+def attribute_range_offset(serialized: bytes) -> int | None:
+    """Where a comprehension (``exists``, ``all``, ``exists_one``, ``map``, ``filter``) ranges over an attribute's
+    value, or ``None``.
+
+    With ``DRAListTypeAttributes`` off (1.37's default) the API server declares an attribute's value as
+    ``any`` (``k8s.io/dynamic-resource-allocation/cel``: ``attributeTypeV131``), which cel-go's checker
+    refuses as a comprehension's range (``expression of type 'any' cannot be range of a comprehension``),
+    at the range's position; gpulabel's checking environment has the value as ``dyn``, which it accepts.
+    """
+    checked = _checked(serialized)
+    bound: set[str] = set()  # cel.bind(v, <attribute value>, ...): v is 'any' too
+    stack = [checked.expr]
+    while stack:
+        e = stack.pop()
+        if e.kind == "comp" and e.parts["range"].kind == "list" and not e.parts["range"].args:  # cel.bind
+            if _attribute_value(e.parts["init"]):
+                bound.add(e.accu_var)
+        elif e.kind == "comp":
+            r = e.parts["range"]
+            if _attribute_value(r) or (r.kind == "ident" and r.name in bound):
+                return _positions(serialized).get(r.id, 0)
+        stack.extend(x for x in (e.target, *e.args, *e.parts.values()) if x is not None)
+        stack.extend(x for pair in e.entries for x in pair if x is not None)
+    return None

@@ -8,9 +8,16 @@ of a list that is too long (its "DOS protection"); ``validateDevice`` reports
 the attribute and capacity totals as ``field.Invalid`` on the device; string
 and version attribute values longer than 64 bytes are ``field.TooLong``.
 
-Not checked: ``ResourceSliceMaxAttributeValuesPerDevice`` (48 values, with list
-attributes): ``DRAListTypeAttributes`` is alpha and off in 1.37, the list fields
-are dropped on create, and 32 scalar attributes cannot reach 48.
+``ResourceSliceMaxAttributeValuesPerDevice`` (48 values, with list attributes)
+cannot be reached on a 1.37 server: ``DRAListTypeAttributes`` is alpha and off,
+the list fields (``ints``, ``bools``, ``strings``, ``versions``) are dropped on
+create, and an attribute left with no value is refused (``must specify one of:
+...``, the declarative union check of ``validateDeviceAttribute``), whatever
+its list held; labcluster answers so for 1 and 49 values. gpulabel refuses such
+an attribute with the same message. Device tolerations have no limit the server
+enforces: ``DeviceTolerationsMaxLength`` (16) is documented on the field but no
+validation reads it; labcluster accepts 17 and 100 (rows in
+``tests/limit_rows.py``).
 
 Only the limits are checked here (what an object at the limit and one past it
 differ by); the rest of each object's validation is elsewhere
@@ -43,6 +50,7 @@ __all__ = [
 RESOURCE_SLICE_MAX_DEVICES = 128  # ResourceSliceMaxDevices
 RESOURCE_SLICE_MAX_DEVICES_WITH_ADVANCED_FEATURES = 64  # ...WithAdvancedFeatures: taints, consumed counters, lists
 ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
+ATTRIBUTE_VALUES_PER_DEVICE = 48  # ResourceSliceMaxAttributeValuesPerDevice: unreachable with list attributes off
 ATTRIBUTE_MAX_VALUE_LENGTH = 64  # DeviceAttributeMaxValueLength
 DEVICE_TAINTS = 16  # DeviceTaintsMaxLength
 COUNTER_SETS = 8  # ResourceSliceMaxCounterSets
@@ -65,6 +73,12 @@ LIMITS: tuple[tuple[str, str, int, str], ...] = (
         "validateResourceSliceSpec",
     ),
     ("ResourceSlice", "spec.devices[i] attributes + capacity", ATTRIBUTES_AND_CAPACITIES_PER_DEVICE, "validateDevice"),
+    (
+        "ResourceSlice",
+        "spec.devices[i] attribute values (list attributes: off in 1.37, every list refused)",
+        ATTRIBUTE_VALUES_PER_DEVICE,
+        "validateDeviceAttribute",
+    ),
     (
         "ResourceSlice",
         "spec.devices[i].attributes[k].string|version (bytes)",
@@ -97,6 +111,11 @@ LIMITS: tuple[tuple[str, str, int, str], ...] = (
 )
 
 
+_SCALAR_KINDS = ("int", "bool", "string", "version")
+# the declarative union of DeviceAttribute (the list members are named though DRAListTypeAttributes drops them)
+_ONE_OF = "must specify one of: `int`, `bool`, `string`, `version`, `ints`, `bools`, `strings`, `versions`"
+
+
 def too_many(path: str, count: int, maximum: int) -> str:
     """``field.TooMany``."""
     return f"{path}: Too many: {count}: must have at most {maximum} {'item' if maximum == 1 else 'items'}"
@@ -122,6 +141,9 @@ def _device_errors(device: Mapping[str, Any], path: str) -> list[str]:
         detail = f"the total number of attributes and capacities must not exceed {ATTRIBUTES_AND_CAPACITIES_PER_DEVICE}"
         out.append(field.invalid(path, both, detail))
     for key, attr in attributes.items():  # Go walks the map in random order: at most one bad value per test row
+        if not any(k in _map(attr) for k in _SCALAR_KINDS):  # only a list (dropped with the gate off), or nothing
+            out.append(field.invalid(f"{path}.attributes[{key}]", "", _ONE_OF))
+            continue
         for kind in ("string", "version"):
             text = _map(attr).get(kind)
             if isinstance(text, str) and len(text.encode()) > ATTRIBUTE_MAX_VALUE_LENGTH:
