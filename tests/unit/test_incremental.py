@@ -391,12 +391,17 @@ def _differs(got: Assessment, want: Assessment) -> str:
 
 
 def _sequences(
-    factory: Callable[..., Any], count: int, seed: int = 0, bases: dict[str, list[JSON]] | None = None
+    factory: Callable[..., Any],
+    count: int,
+    seed: int = 0,
+    bases: dict[str, list[JSON]] | None = None,
+    registry: Registry | None = None,
 ) -> Iterator[str]:
-    """Run ``count`` sequences over the bases in turn; yield a description of every disagreement."""
+    """Run ``count`` sequences over the bases in turn; yield a description of every disagreement. ``registry``:
+    the checks both evaluators run (gpulabel's own by default)."""
     bases = bases or BASES
     names = sorted(bases)
-    opts = check_options()
+    opts = check_options() if registry is None else replace(check_options(), registry=registry)
     for n in range(count):
         name = names[n % len(names)]
         rng = random.Random(f"{seed}-{n}")
