@@ -237,8 +237,11 @@ class NodeRule:
 
     def run(self, state: ClusterState, opts: CheckOptions, name: str) -> Result:
         marked = self.mark is not None and any(self.mark(n) for n in state.nodes)
-        ctx = self.context(state, opts, marked)
-        return Result(name, tuple(f for n in state.nodes for f in self.find(n, ctx, opts)))
+        ctx, find = self.context(state, opts, marked), self.find
+        found: list[Finding] = []
+        for node in state.nodes:
+            found.extend(find(node, ctx, opts))
+        return Result(name, tuple(found))
 
 
 class _PerNode:
