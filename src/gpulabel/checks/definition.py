@@ -43,6 +43,7 @@ __all__ = [
     "ObjectKey",
     "Pieces",
     "Registry",
+    "caveated",
     "graded",
     "node_check",
     "skip_reason",
@@ -144,6 +145,7 @@ class Check:
 
 
 def caveated(result: Result, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
+    """``result`` with the check's caveats on ``state`` (however the result was made)."""
     caveats = check.caveats(state, opts)
     return replace(result, caveats=caveats) if caveats else result
 
