@@ -1,4 +1,5 @@
-"""An import-linter contract type of this project: a module's private names are its own.
+"""Import-linter contract types of this project: a module's private names are its own; a sealed package's
+modules are imported only by the modules named.
 
 ``private_names`` (pyproject.toml): no module of ``containers`` imports a name that starts with ``_``
 (a dunder such as ``__version__`` aside) from another module, wherever the import is (module level or
@@ -17,7 +18,7 @@ from typing import Any
 from grimp import ImportGraph
 from importlinter import Contract, ContractCheck, fields, output
 
-__all__ = ["PrivateNamesContract", "private_imports"]
+__all__ = ["PrivateNamesContract", "SealedContract", "private_imports"]
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -77,6 +78,35 @@ class PrivateNamesContract(Contract):
             found = _source(root, module)
             if found is not None:
                 broken.extend(private_imports(module, found[0], found[1], root))
+        return ContractCheck(kept=not broken, metadata={"broken": broken})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        broken: Any = check.metadata.get("broken", [])
+        for line in broken:
+            output.print_error(line, bold=False)
+            output.new_line()
+
+
+class SealedContract(Contract):
+    """The modules of each package of ``packages`` are imported (directly, wherever the import is) only by
+    their package's own ``__init__`` and by ``importers``: a check's definition (``gpulabel.checks.builtin.x``)
+    is reached through the registry's ``Check`` values, never by importing its module."""
+
+    packages = fields.ListField(subfield=fields.StringField())
+    importers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        packages: list[str] = list(self.packages)  # type: ignore[call-overload]
+        importers: set[str] = set(self.importers)  # type: ignore[call-overload]
+        broken: list[str] = []
+        for package in packages:
+            for module in sorted(graph.find_descendants(package)):
+                for importer in sorted(graph.find_modules_that_directly_import(module)):
+                    if importer in importers or importer == package:
+                        continue
+                    lines = graph.get_import_details(importer=importer, imported=module)
+                    where = ", ".join(str(d["line_number"]) for d in lines)
+                    broken.append(f"{importer}:{where} imports {module} (sealed: only {', '.join(sorted(importers))})")
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
     def render_broken_contract(self, check: ContractCheck) -> None:

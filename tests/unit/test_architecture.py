@@ -98,7 +98,7 @@ def test_a_planted_import_cycle_breaks_the_contract(tmp_path: Path, module: str,
         (
             "checks/incremental/evaluator.py",
             "from gpulabel.checks.operands import _missing_cause",
-            "gpulabel.checks.incremental.evaluator:5 imports _missing_cause from gpulabel.checks.operands",
+            "gpulabel.checks.incremental.evaluator:11 imports _missing_cause from gpulabel.checks.operands",
         ),
         (
             "render/report.py",
@@ -122,3 +122,52 @@ def test_a_planted_import_of_another_modules_private_name_breaks_the_contract(
     done = _lint(src, ROOT / "pyproject.toml")
     assert done.returncode != 0
     assert "internals are its own" in done.stdout and broken in " ".join(done.stdout.split()), done.stdout
+
+
+def _planted(tmp_path: Path, module: str, planted: str) -> subprocess.CompletedProcess[str]:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "gpulabel", src / "gpulabel", ignore=shutil.ignore_patterns("__pycache__"))
+    target = src / "gpulabel" / module
+    text = target.read_text()
+    assert "from __future__ import annotations\n" in text
+    target.write_text(
+        text.replace("from __future__ import annotations\n", f"from __future__ import annotations\n\n{planted}\n", 1)
+    )
+    return _lint(src, ROOT / "pyproject.toml")
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "contract", "broken"),
+    [
+        (
+            "app/report.py",
+            "from gpulabel.checks.builtin import operands",
+            "definition is its own",
+            "gpulabel.app.report:5 imports gpulabel.checks.builtin.operands",
+        ),
+        (
+            "checks/builtin/upgrade.py",
+            "from gpulabel.checks.builtin import mig",
+            "definition is its own",
+            "gpulabel.checks.builtin.upgrade:6 imports gpulabel.checks.builtin.mig",
+        ),
+        (
+            "checks/incremental/evaluator.py",
+            "from gpulabel.checks import operands",
+            "evaluator knows no check",
+            "gpulabel.checks.incremental.evaluator -> gpulabel.checks.operands",
+        ),
+    ],
+    ids=[
+        "a command reaching into a check's definition",
+        "one definition importing another",
+        "the evaluator naming a check",
+    ],
+)
+def test_a_planted_import_of_a_checks_internals_breaks_the_contract(
+    tmp_path: Path, module: str, planted: str, contract: str, broken: str
+) -> None:
+    done = _planted(tmp_path, module, planted)
+    out = " ".join(done.stdout.split())
+    assert done.returncode != 0
+    assert f"{contract}" in out and "BROKEN" in out and broken in out, done.stdout

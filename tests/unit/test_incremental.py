@@ -28,9 +28,13 @@ import yaml
 from bench import synth
 
 from gpulabel.app.checks import check_options
+from gpulabel.checks import placement
 from gpulabel.checks.assessment import Assessment, Evaluator, FullEvaluator
-from gpulabel.checks.incremental import IncrementalEvaluator
-from gpulabel.checks.incremental import evaluator as incremental_evaluator
+from gpulabel.checks.builtin import health as health_definition
+from gpulabel.checks.builtin import operands as operands_definition
+from gpulabel.checks.definition import Check, CheckOptions, NodePieces
+from gpulabel.checks.incremental import IncrementalEvaluator, scope
+from gpulabel.checks.registry import BUILTIN, Registry
 from gpulabel.model.cluster import KIND
 
 JSON = dict[str, Any]
@@ -387,12 +391,17 @@ def _differs(got: Assessment, want: Assessment) -> str:
 
 
 def _sequences(
-    factory: Callable[..., Any], count: int, seed: int = 0, bases: dict[str, list[JSON]] | None = None
+    factory: Callable[..., Any],
+    count: int,
+    seed: int = 0,
+    bases: dict[str, list[JSON]] | None = None,
+    registry: Registry | None = None,
 ) -> Iterator[str]:
-    """Run ``count`` sequences over the bases in turn; yield a description of every disagreement."""
+    """Run ``count`` sequences over the bases in turn; yield a description of every disagreement. ``registry``:
+    the checks both evaluators run (gpulabel's own by default)."""
     bases = bases or BASES
     names = sorted(bases)
-    opts = check_options()
+    opts = check_options() if registry is None else replace(check_options(), registry=registry)
     for n in range(count):
         name = names[n % len(names)]
         rng = random.Random(f"{seed}-{n}")
@@ -444,29 +453,48 @@ def test_incremental_equals_full_after_random_event_sequences() -> None:
     assert not failures, f"{len(failures)} of {SEQUENCES} sequences disagree; first: {failures[0]}"
 
 
-# Planted wrong scopes: each must make the oracle comparison fail (so the test above can fail), and name the check.
-PLANTED = {
+def _no_clock(check: Check) -> Check:
+    """``check`` (a node check) with pieces that never read the clock: its stuck states no longer age."""
+    pieces = check.pieces
+    assert isinstance(pieces, NodePieces)
+    return replace(check, pieces=replace(pieces, rule=replace(pieces.rule, clock=lambda node: False)))
+
+
+# Planted wrong scopes: each must make the oracle comparison fail (so the test above can fail), and name the
+# check. A scope is a function of a check's definition module (patched there) or a rule of its definition.
+PLANTED: dict[str, tuple[Any, str, Any, tuple[str, ...]]] = {
     # a node's labels, taints and allocatable no longer rerun pending (nor hazards)
-    "placement_view": (lambda node: (), ("pending", "hazards")),
-    # stuck states no longer age between events (mixed-fleet has MIG states and upgrades under way)
-    "timed": (lambda node: False, ("upgrade", "mig")),
+    "placement_view": (placement, "placement_view", lambda node: (), ("pending", "hazards")),
     # an operand pod's change no longer reruns the operands of its node
-    "_daemon": (lambda pod: False, ("operands",)),
+    "_daemon": (operands_definition, "_daemon", lambda pod: False, ("operands",)),
     # a DaemonSet's new selector or tolerations taken for a status update
-    "_ds_view": (lambda ds: (ds.namespace, ds.name), ("operands",)),
+    "_ds_view": (operands_definition, "_ds_view", lambda ds: (ds.namespace, ds.name), ("operands",)),
     # a pod's device reports (allocatedResourcesStatus) no longer rerun its node's health
-    "_reported_on": (lambda pod: (), ("health",)),
+    "_reported_on": (health_definition, "_reported_on", lambda pod: (), ("health",)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_a_wrong_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    wrong, checks = PLANTED[name]
-    monkeypatch.setattr(incremental_evaluator, name, wrong)
-    bases = {"mixed-fleet.yaml": BASES["mixed-fleet.yaml"]} if name == "timed" else None
-    caught = next(_sequences(IncrementalEvaluator, 400, seed=1, bases=bases), "")
+    module, attr, wrong, checks = PLANTED[name]
+    monkeypatch.setattr(module, attr, wrong)
+    caught = next(_sequences(IncrementalEvaluator, 400, seed=1), "")
     assert caught, f"the generator never caught the planted wrong scope {name}"
     assert any(f"check {c}:" in caught for c in checks), caught
+
+
+def test_a_wrong_clock_is_caught() -> None:
+    """Stuck states no longer age between events in the pieces of mig and upgrade (mixed-fleet has MIG states
+    and upgrades under way): the incremental evaluator runs a registry whose node rules say so."""
+    wrong = Registry(tuple(_no_clock(c) if c.name in ("mig", "upgrade") else c for c in BUILTIN))
+
+    def planted(opts: CheckOptions, *args: Any) -> IncrementalEvaluator:
+        return IncrementalEvaluator(replace(opts, registry=wrong), *args)
+
+    bases = {"mixed-fleet.yaml": BASES["mixed-fleet.yaml"]}
+    caught = next(_sequences(planted, 400, seed=1, bases=bases), "")
+    assert caught, "the generator never caught the planted wrong clock"
+    assert any(f"check {c}:" in caught for c in ("mig", "upgrade")), caught
 
 
 def test_time_alone_ages_stuck_states() -> None:
@@ -495,6 +523,6 @@ def test_it_is_an_evaluator_made_like_the_full_one() -> None:
 # A bound pod's change re-judging no Pending pod at all: the random sequences catch it (the narrower wrong
 # scopes, that only the figures or the preemption tail show, are planted in tests/unit/test_incremental_scope.py).
 def test_no_re_judging_on_a_bound_pods_change_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(incremental_evaluator, "flips", lambda pod, old, new, backed: False)
+    monkeypatch.setattr(scope, "flips", lambda pod, old, new, backed: False)
     caught = next(_sequences(IncrementalEvaluator, 400, seed=1), "")
     assert "check pending:" in caught, caught

@@ -9,6 +9,7 @@ make that comparison fail here, so this test can fail.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -17,9 +18,8 @@ import pytest
 
 from gpulabel.app.checks import check_options
 from gpulabel.checks.assessment import Assessment, FullEvaluator
-from gpulabel.checks.incremental import IncrementalEvaluator
-from gpulabel.checks.incremental import evaluator as incremental_evaluator
-from gpulabel.checks.incremental.scope import flips
+from gpulabel.checks.builtin import pending as pending_definition
+from gpulabel.checks.incremental import IncrementalEvaluator, scope
 from gpulabel.model.findings import Result
 from tests.unit.test_incremental import START, Pair, _differs
 
@@ -119,10 +119,12 @@ PLANTED: dict[str, Callable[..., bool]] = {
 
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_a_narrower_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    monkeypatch.setattr(incremental_evaluator, "flips", PLANTED[name])
+    monkeypatch.setattr(scope, "flips", PLANTED[name])
     caught = _run()
     assert "check pending:" in caught, caught
 
 
-def test_the_evaluator_asks_the_scope() -> None:
-    assert incremental_evaluator.flips is flips
+def test_the_pending_check_asks_the_scope() -> None:
+    """The pending check's pieces ask the scope module's ``flips`` when it is called (so the planted ones above
+    are the ones run)."""
+    assert "scope.flips(" in inspect.getsource(pending_definition)

@@ -41,6 +41,7 @@ __all__ = [
     "group_verdicts",
     "place",
     "place_ungrouped",
+    "placement_view",
     "pod_request",
     "predict",
     "resource_failures",
@@ -386,3 +387,9 @@ def predict(pod_spec: Mapping[str, Any], nodes: Sequence[Node], pods: Sequence[P
         capacities=capacities,
     )
     return Prediction(feasible, message, by_name)
+
+
+def placement_view(node: Node) -> tuple[Any, ...]:
+    """What placement reads of a node (pending's and hazards' verdicts on every node): a change of it may
+    change any pod's verdict on that node, and what fits elsewhere."""
+    return (node.labels, node.taints, node.unschedulable, node.amounts, node.allocatable)

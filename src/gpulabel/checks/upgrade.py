@@ -26,7 +26,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "reads_clock", "repair_command", "upgrade", "upgrade_node"]
+__all__ = ["REASONS", "reads_clock", "repair_command", "stuck_detection_caveats", "upgrade", "upgrade_node"]
 
 REASONS: dict[str, Reason] = {
     "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
@@ -136,3 +136,11 @@ def upgrade_node(node: Node, now: datetime, stuck_after: float) -> list[Finding]
 def upgrade(state: ClusterState, now: datetime, stuck_after: float) -> list[Finding]:
     """Every node's driver-upgrade and deploy-label findings, by node."""
     return [f for node in state.nodes for f in upgrade_node(node, now, stuck_after)]
+
+
+def stuck_detection_caveats(state: ClusterState) -> tuple[str, ...]:
+    """Stuck detection (upgrade's and mig's) reads when labels were written (managedFields); without any, it
+    is said to be off."""
+    if state.nodes and not any(n.managed_fields for n in state.nodes):
+        return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
+    return ()

@@ -81,7 +81,7 @@ def owner_of(key: str, nfd_keys: frozenset[str] = frozenset()) -> str:
         return NFD
     prefix, _, name = key.rpartition("/")
     if prefix == "nvidia.com":
-        if name in _OPERATOR_NAMES or name.startswith("gpu.deploy."):
+        if name in _OPERATOR_NAMES or key.startswith(DEPLOY_PREFIX):
             return OPERATOR
         if name in _GFD_NAMES or _GFD_PATTERNS.fullmatch(name):
             return GFD

@@ -2,14 +2,15 @@
 
 :class:`IncrementalEvaluator` keeps the records exactly as
 :class:`~gpulabel.checks.assessment.FullEvaluator` does (the same dictionaries,
-so the state's order is the same), and beside them each check's result cut
-into pieces (:mod:`.pieces`): per node for the node checks and operands, per
-pod for pending and hazards, each node's share of the operands' table. An
-event marks what it touches (:mod:`.evaluator`); :meth:`IncrementalEvaluator.assess`
-reruns those pieces with the checks' own code and puts every check's result
-back together in the full run's order, then judges it with the same
-:func:`~gpulabel.checks.assessment.judged`. docs/monitor-evaluation.md says
-what reruns when, and why the answer always equals the full one.
+so the state's order is the same) and, for every check of the registry, the
+keeper of pieces its definition brings (:class:`~gpulabel.checks.definition.Check`,
+``pieces``). It knows no check by name: an event goes to every keeper, which
+marks what it can change; :meth:`IncrementalEvaluator.assess` asks each keeper
+for its check's result (the check's own code rerun on what was marked), adds
+the check's caveats, and judges the whole with the same
+:func:`~gpulabel.checks.judging.judged`. :mod:`.scope` says which Pending pods a
+bound pod's change can re-judge. docs/monitor-evaluation.md says what reruns
+when, and why the answer always equals the full one.
 """
 
 from gpulabel.checks.incremental.evaluator import IncrementalEvaluator

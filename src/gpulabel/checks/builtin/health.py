@@ -1,0 +1,88 @@
+"""The ``health`` check, defined once: GPUs lost, unhealthy devices, health conditions and taints, node by node.
+
+A node's findings read the node, the pods bound to it that report a device not
+Healthy (``allocatedResourcesStatus``), the DRA claims' device conditions on
+it, and the clock where a health agent's condition has an age.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulabel.checks import health
+from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.model.cluster import KIND, ClusterState, Pod
+from gpulabel.model.findings import Finding, Result
+
+__all__ = ["CHECK"]
+
+
+def _run(state: ClusterState, opts: CheckOptions) -> Result:
+    found = health.health(state, opts.now, opts.stuck_after, opts.health_conditions, opts.health_taints)
+    return Result("health", tuple(found))
+
+
+def _reported_on(pod: Pod | None) -> tuple[str, ...]:
+    """The node whose health findings a pod's device reports (allocatedResourcesStatus) are part of."""
+    return (pod.node_name,) if pod is not None and pod.device_health and pod.node_name else ()
+
+
+class _Pieces:
+    """Each node's health findings; a node's change, a report of a pod bound to it, and (every time) a node
+    with a health agent's condition remake its own; a DRA object's change remakes every node's."""
+
+    def __init__(self, check: Check) -> None:
+        self.check, self.table = check, check.reasons()
+        self.found: dict[str, list[Finding]] = {}
+        self.everything = True
+        self.dirty: set[str] = set()
+        self.timed: set[str] = set()  # nodes with a health agent's condition (its age is read)
+
+    def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        if kind == "Node":
+            for node in (old, new):
+                if node is not None:
+                    self.dirty.add(node.name)
+                    self.timed.discard(node.name)
+            if new is not None and new.other_conditions:
+                self.timed.add(new.name)
+        elif kind == "Pod":
+            for pod in (old, new):
+                self.dirty.update(_reported_on(pod))  # the devices it reports on its node
+        elif KIND[kind].field == "dra":
+            self.everything = True  # claims' device conditions
+
+    def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.everything:
+            self.found, redo = {}, set(fleet.names)
+            self.timed = {n for n, node in fleet.nodes.items() if node.other_conditions}
+        else:
+            redo = self.dirty | self.timed
+        self.everything, self.dirty = False, set()
+        if redo:
+            claims = health.claims_by_node(fleet.state)
+            table = health.condition_table(opts.health_conditions)
+            taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
+        for name in redo:
+            self.found.pop(name, None)
+            node = fleet.nodes.get(name)
+            if node is None:
+                continue
+            pods = [p for p in (fleet.pods[k] for k in fleet.bound(name)) if p.device_health and not p.terminal]
+            found = health.node_health(node, pods, claims.get(name, ()), table, taints, opts.now, opts.stuck_after)
+            if found:
+                self.found[name] = graded(self.check, found, self.table)
+        findings = tuple(f for n in fleet.names for f in self.found.get(n, ()))
+        return Result("health", findings, graded=True)
+
+
+CHECK: Check = Check(
+    "health",
+    ("Node", "Pod", *DRA_KINDS),
+    ("Node",),
+    _run,
+    "GPUs lost (capacity minus allocatable), unhealthy devices, GPU health conditions and taints",
+    reasons=lambda: health.REASONS,
+    pieces=_Pieces,
+)

@@ -1,0 +1,41 @@
+"""The ``mig`` check, defined once: MIG configuration and its state, one node at a time, against the
+ClusterPolicy's MIG strategy (its context); a state's age reads the clock (:func:`gpulabel.checks.mig.reads_clock`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulabel.checks import mig
+from gpulabel.checks.definition import Check, CheckOptions, NodeRule, node_check
+from gpulabel.checks.upgrade import stuck_detection_caveats
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+
+__all__ = ["CHECK"]
+
+
+def _find(node: Node, strategy: Any, opts: CheckOptions) -> list[Finding]:
+    return mig.mig_node(node, opts.now, opts.stuck_after, strategy)
+
+
+def _strategy(state: ClusterState, opts: CheckOptions, marked: bool) -> str | None:
+    return mig.cluster_mig_strategy(state.cluster_policies)
+
+
+def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
+    """Stuck states without managedFields; the strategy without a ClusterPolicy."""
+    caveats = stuck_detection_caveats(state)
+    if "ClusterPolicy" not in state.kinds and any("nvidia.com/mig.strategy" in n.labels for n in state.nodes):
+        caveats += ("strategy check skipped (no ClusterPolicy in the input)",)
+    return caveats
+
+
+CHECK: Check = node_check(
+    "mig",
+    ("Node", "ClusterPolicy"),
+    ("Node",),
+    NodeRule(_find, context=_strategy, clock=mig.reads_clock),
+    "MIG configuration and its state",
+    reasons=lambda: mig.REASONS,
+    caveats=_caveats,
+)

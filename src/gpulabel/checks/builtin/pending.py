@@ -1,0 +1,204 @@
+"""The ``pending`` check, defined once: why each Pending pod fits no node, kept pod by pod.
+
+A Pending pod's verdicts read every node (what placement reads of it), what
+the bound pods use of each node (its capacity), the DRA and NFD objects, and
+never another Pending pod. So a node's placement change re-judges every
+Pending pod, a bound pod's change re-judges only the pods whose verdict may
+flip on its node (:func:`gpulabel.checks.incremental.scope.flips`), and a
+Pending pod's change re-judges itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gpulabel.checks import pending, placement
+from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
+from gpulabel.checks.incremental import scope
+from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.nfd.objects import NFD_KINDS
+from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
+from gpulabel.model.findings import Finding, Result, Section
+
+__all__ = ["CHECK", "KnownCapacities"]
+
+
+def _run(state: ClusterState, opts: CheckOptions) -> Result:
+    return pending.pending_result(
+        state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
+    )
+
+
+def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
+    """Pending pods with ResourceClaims in an input without DRA objects: their claims are unchecked."""
+    if "ResourceSlice" not in state.kinds and any(_unbound(p) and p.spec.get("resourceClaims") for p in state.pods):
+        return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
+    return ()
+
+
+def _unbound(pod: Pod | None) -> bool:
+    return pod is not None and pod.phase == "Pending" and not pod.node_name
+
+
+def _use(pod: Pod | None) -> tuple[Any, ...] | None:
+    """What a pod takes of its node as placement counts it (bound and not terminal)."""
+    if pod is None or not pod.node_name or pod.terminal:
+        return None
+    return (pod.node_name, pod.requests, pod.priority)
+
+
+class KnownCapacities(ClusterState):
+    """A part of the state whose :meth:`capacities` (what each node has free, from every bound pod) are
+    given: the keeper keeps them node by node, so pending reads them without walking every pod."""
+
+    def capacities(self) -> dict[str, NodeCapacity]:
+        known = self.__dict__["known"]
+        return {n.name: known[n.name] for n in self.nodes if n.name in known}  # in node order, as the state's
+
+    @classmethod
+    def of(cls, state: ClusterState, pods: tuple[Pod, ...], known: Mapping[str, NodeCapacity]) -> KnownCapacities:
+        part = cls(
+            nodes=state.nodes,
+            pods=pods,
+            daemonsets=state.daemonsets,
+            cluster_policies=state.cluster_policies,
+            source=state.source,
+            kinds=state.kinds,
+            dra=state.dra,
+            nfd=state.nfd,
+        )
+        object.__setattr__(part, "known", known)
+        return part
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """One Pending pod's part of the result: its findings, its row and its lines."""
+
+    findings: tuple[Finding, ...]
+    row: Mapping[str, Any]
+    text: str
+    wide: tuple[str, ...]
+
+
+def _pieces(part: ClusterState, opts: CheckOptions) -> dict[str, _Piece]:
+    """pending on ``part`` (every node and what is free on it, the Pending pods to judge), cut per pod (by ref)."""
+    result = _run(part, opts)
+    section = result.sections[0]
+    found: dict[str, list[Finding]] = {}
+    for f in result.findings:
+        found.setdefault(f.pod, []).append(f)
+    wide: dict[str, list[str]] = {}
+    for line in section.wide or ():
+        wide.setdefault(line.split(" ", 1)[0], []).append(line)
+    out = {}
+    for row, text in zip(section.rows, section.text, strict=True):
+        ref = str(row["pod"])
+        out[ref] = _Piece(tuple(found.get(ref, ())), row, text, tuple(wide.get(ref, ())))
+    return out
+
+
+class _Pieces:
+    def __init__(self, check: Check) -> None:
+        self.check, self.table = check, check.reasons()
+        self.found: dict[ObjectKey, _Piece] = {}
+        self.unbound: set[ObjectKey] = set()  # the unbound Pending pods
+        self.capacities: dict[str, NodeCapacity] = {}  # as ClusterState.capacities() says, node by node
+        self.capacities_dirty: set[str] = set()
+        self.use_nodes: set[str] = set()  # nodes whose bound pods' use changed: re-judge what may flip there
+        self.started = False
+        self.everything = True
+        self.dirty: set[ObjectKey] = set()
+
+    def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        if kind == "Node":
+            if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
+                self.everything = True  # every Pending pod is judged on every node
+                self.capacities_dirty.update(n.name for n in (old, new) if n is not None)
+        elif kind == "Pod":
+            if _unbound(old) or _unbound(new):
+                self.dirty.add(key)
+            if _unbound(new):
+                self.unbound.add(key)
+            else:
+                self.unbound.discard(key)
+            if _use(old) != _use(new):  # what is free on its node(s) changed
+                names = {p.node_name for p in (old, new) if p is not None and p.node_name}
+                self.capacities_dirty.update(names)
+                self.use_nodes.update(names)
+        elif KIND[kind].field in ("dra", "nfd"):
+            self.everything = True
+
+    def _refresh_capacities(self, fleet: Fleet) -> None:
+        for name in self.capacities_dirty:
+            self.capacities.pop(name, None)
+            node = fleet.nodes.get(name)
+            if node is None or node.amounts is None:
+                continue
+            pods = [p for p in (fleet.pods[k] for k in fleet.bound(name)) if not p.terminal]
+            self.capacities[name] = NodeCapacity.of(
+                node.amounts, [p.requests for p in pods], [p.priority for p in pods]
+            )
+        self.capacities_dirty = set()
+
+    def _flipped(self, before: Mapping[str, NodeCapacity | None], fleet: Fleet) -> set[ObjectKey]:
+        """The Pending pods whose verdict may differ on a node whose capacity went from ``before`` to now."""
+        changed = [(old, new) for n, old in before.items() if old != (new := self.capacities.get(n))]
+        if not changed:
+            return set()
+        backed = fleet.state.dra.extended
+        return {k for k in self.unbound if any(scope.flips(fleet.pods[k], o, n, backed) for o, n in changed)}
+
+    def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if not self.started:
+            self.started = True
+            self.unbound = {k for k, p in fleet.pods.items() if _unbound(p)}
+            self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
+        before = {n: self.capacities.get(n) for n in self.use_nodes}
+        self._refresh_capacities(fleet)
+        self.use_nodes = set()
+        if self.everything:
+            judged_keys, self.found = self.unbound, {}
+        else:
+            self.dirty |= self._flipped(before, fleet)
+            for key in self.dirty:
+                self.found.pop(key, None)
+            judged_keys = self.dirty & self.unbound
+        self.everything, self.dirty = False, set()
+        if judged_keys:
+            pods = tuple(fleet.pods[k] for k in sorted(judged_keys, key=fleet.order))
+            by_ref = {p.ref: k for p, k in zip(pods, sorted(judged_keys, key=fleet.order), strict=True)}
+            for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
+                self.found[by_ref[ref]] = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+        return self._finish(fleet, opts)
+
+    def _finish(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        pieces = [self.found[k] for k in sorted(self.found, key=fleet.order)]
+        others = 0
+        if not opts.all_pods:
+            ns = opts.namespace
+            others = sum(1 for k in self.unbound if not ns or fleet.pods[k].namespace == ns) - len(pieces)
+        counts = {"pods": len(pieces), **({"other_pending": others} if others else {})}
+        notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
+        section = Section(
+            "pods",
+            tuple(p.row for p in pieces),
+            tuple(p.text for p in pieces),
+            tuple(line for p in pieces for line in p.wide),
+        )
+        findings = tuple(f for p in pieces for f in p.findings)
+        return Result("pending", findings, (section,), counts=counts, notes=notes, graded=True)
+
+
+CHECK: Check = Check(
+    "pending",
+    ("Node", "Pod", *DRA_KINDS, *NFD_KINDS),
+    ("Node", "Pod"),
+    _run,
+    "why each Pending pod fits no node",
+    reasons=lambda: {**placement.REASONS, **pending.REASONS},
+    caveats=_caveats,
+    pieces=_Pieces,
+)

@@ -1,0 +1,32 @@
+"""The ``upgrade`` check, defined once: driver upgrades stuck or failed, one node at a time (a state's age
+reads the clock: :func:`gpulabel.checks.upgrade.reads_clock`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulabel.checks import upgrade
+from gpulabel.checks.definition import Check, CheckOptions, NodeRule, node_check
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+
+__all__ = ["CHECK"]
+
+
+def _find(node: Node, context: Any, opts: CheckOptions) -> list[Finding]:
+    return upgrade.upgrade_node(node, opts.now, opts.stuck_after)
+
+
+def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
+    return upgrade.stuck_detection_caveats(state)
+
+
+CHECK: Check = node_check(
+    "upgrade",
+    ("Node",),
+    ("Node",),
+    NodeRule(_find, clock=upgrade.reads_clock),
+    "driver upgrades stuck or failed",
+    reasons=lambda: upgrade.REASONS,
+    caveats=_caveats,
+)

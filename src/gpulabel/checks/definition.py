@@ -1,0 +1,330 @@
+"""What a check is: one definition that ``check``, ``report``, ``explain`` and the monitor all run.
+
+A :class:`Check` says what it reads (``kinds``; without any object of
+``requires`` it is skipped), how a full run makes its result (``run``), its
+reasons with their severities (``reasons``), its caveats (``caveats``: what it
+could not check on this input, written once for every way it runs) and how its
+result is cut into pieces (``pieces``): a factory of a :class:`Pieces` keeper,
+which the monitor's incremental evaluator tells each change
+(:meth:`Pieces.touched`) and asks for the result (:meth:`Pieces.result`). The
+evaluator knows no check by name: it keeps the records and a few indexes every
+check may read (:class:`Fleet`), and hands every change to every check's keeper.
+
+A check whose findings come one node at a time needs no keeper of its own:
+:func:`node_check` makes both its full run and its pieces from one per-node
+function. A check without ``pieces`` is rerun whole at every evaluation
+(correct, not incremental); :func:`whole` keeps its result until a kind it
+reads changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from gpulabel.checks.verdict import grade
+from gpulabel.errors import InputError
+from gpulabel.k8s.nfd.master import NfdConfig
+from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
+from gpulabel.model.findings import Finding, Result
+from gpulabel.model.operands import known_operands
+from gpulabel.model.severity import Reason
+
+__all__ = [
+    "DEFAULT_STUCK_AFTER",
+    "Check",
+    "CheckOptions",
+    "Fleet",
+    "NodePieces",
+    "NodeRule",
+    "ObjectKey",
+    "Pieces",
+    "Registry",
+    "caveated",
+    "graded",
+    "node_check",
+    "skip_reason",
+    "whole",
+]
+
+DEFAULT_STUCK_AFTER = 1800.0
+
+ObjectKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+
+
+def _builtin() -> Registry:
+    """gpulabel's own checks (``checks.registry.BUILTIN``), found when options are made: the registry imports
+    every check's definition, and each definition imports these options."""
+    registry: Registry = importlib.import_module("gpulabel.checks.registry").BUILTIN
+    return registry
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What the checks can be told.
+
+    ``strict`` (audit), ``disabled`` operands, the pods' ``namespace``,
+    ``per_node`` (pending: one finding per pod and node instead of one per pod
+    and reason), ``stuck_after`` (seconds a MIG or driver-upgrade state may
+    last) and ``now`` (the time ages are measured at; default: when the
+    options are made).
+    """
+
+    strict: bool = False
+    disabled: tuple[str, ...] = field(default=())
+    namespace: str | None = None
+    per_node: bool = False
+    stuck_after: float = DEFAULT_STUCK_AFTER
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    nfd_config: NfdConfig = field(default_factory=NfdConfig)  # nfd-master's configuration (--nfd-config)
+    all_pods: bool = False  # pending: every Pending pod, not only GPU pods
+    operator_namespace: str | None = None  # operands: only DaemonSets of this namespace are the operator's
+    # the checks to run (check, report, diff, explain, the monitor): gpulabel's own unless told otherwise
+    registry: Registry = field(default_factory=_builtin)
+    # health: condition types the config adds ("<type>" -> the status that means a problem; "None" drops one)
+    health_conditions: Mapping[str, str] = field(default_factory=dict)
+    health_taints: tuple[str, ...] = ()  # health: the taint keys health agents set
+
+    def __post_init__(self) -> None:
+        known_operands(self.disabled)
+        if self.stuck_after < 0:
+            raise InputError("--stuck-after", "must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """What the incremental evaluator keeps for every check to read when it is asked for a result: the state,
+    the nodes by name (``names`` sorted: the state's order), every pod by key with its place in the state's
+    order (``order``), and the pods bound to each node (``bound``, in that order)."""
+
+    state: ClusterState
+    nodes: Mapping[str, Node]
+    names: Sequence[str]
+    pods: Mapping[ObjectKey, Pod]
+    order: Callable[[ObjectKey], int]
+    bound: Callable[[str], list[ObjectKey]]
+
+
+class Pieces(Protocol):
+    """A check's result kept in pieces by the incremental evaluator. A new keeper has seen no change: its
+    first :meth:`result` makes every piece from the fleet. :meth:`touched` is told every change after that
+    (``old`` and ``new`` records, ``None`` when absent, never equal) and marks the pieces it can change;
+    :meth:`result` remakes those and answers what the check's full run answers, graded, before its caveats."""
+
+    def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None: ...
+
+    def result(self, fleet: Fleet, opts: CheckOptions) -> Result: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One check, defined once (see the module's docstring)."""
+
+    name: str
+    kinds: tuple[str, ...]  # what it reads
+    requires: tuple[str, ...]  # without any object of these kinds in the input, it is skipped
+    run: Callable[[ClusterState, CheckOptions], Result]  # the full run, before grading and caveats
+    help: str = ""
+    # its reason table (reason -> severity and meaning), imported when first asked for
+    reasons: Callable[[], Mapping[str, Reason]] = dict
+    # what it could not check on this input (the same lines, however it runs)
+    caveats: Callable[[ClusterState, CheckOptions], tuple[str, ...]] = lambda state, opts: ()
+    # its pieces for the incremental evaluator; None: rerun whole at every evaluation
+    pieces: Callable[[Check], Pieces] | None = None
+
+    def result(self, state: ClusterState, opts: CheckOptions) -> Result:
+        """The full run, graded by the check's own table, with its caveats (when it is not skipped)."""
+        return caveated(grade(self.run(state, opts), self.reasons()), self, state, opts)
+
+    def keeper(self) -> Pieces:
+        """A new keeper of this check's pieces (every piece made at its first result)."""
+        return (self.pieces or whole(None))(self)
+
+
+def caveated(result: Result, check: Check, state: ClusterState, opts: CheckOptions) -> Result:
+    """``result`` with the check's caveats on ``state`` (however the result was made)."""
+    caveats = check.caveats(state, opts)
+    return replace(result, caveats=caveats) if caveats else result
+
+
+def graded(check: Check, findings: Sequence[Finding], table: Mapping[str, Reason] | None = None) -> list[Finding]:
+    """``findings`` with their severities from the check's table, as its full result is graded."""
+    return list(grade(Result(check.name, tuple(findings)), check.reasons() if table is None else table).findings)
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The checks that ``check``, ``report``, ``diff``, ``explain``, the monitor and sync's metrics run, in
+    their order: a value passed in (``CheckOptions.registry``), never a list that grows. ``BUILTIN``
+    (:mod:`gpulabel.checks.registry`) holds gpulabel's own; ``BUILTIN.with_check(c)`` is another registry
+    with ``c`` after them."""
+
+    checks: tuple[Check, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"check {twice[0]!r} is registered twice")
+
+    def __iter__(self) -> Iterator[Check]:
+        return iter(self.checks)
+
+    def named(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def kinds(self) -> list[str]:
+        """What the checks read, together: the kinds one load for all of them needs."""
+        return sorted({k for c in self.checks for k in c.kinds})
+
+    def with_check(self, check: Check) -> Registry:
+        return Registry((*self.checks, check))
+
+
+def skip_reason(check: Check, state: ClusterState) -> str:
+    """Why ``check`` cannot run on ``state`` (``"no pods in the input"``), or ``""`` if it can."""
+    missing = [KIND[k].resource if k in KIND else k for k in check.requires if k not in state.kinds]
+    return f"no {' or '.join(missing)} in the input" if missing else ""
+
+
+# -- a check rerun whole -----------------------------------------------------------------------------------------
+
+
+class _Whole:
+    """A check's whole result, kept until a kind of ``reads`` changes (``None``: rerun every time)."""
+
+    def __init__(self, check: Check, reads: frozenset[str] | None) -> None:
+        self.check, self.reads = check, reads
+        self.kept: Result | None = None
+
+    def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        if self.reads is None or kind in self.reads:
+            self.kept = None
+
+    def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.kept is None or self.reads is None:
+            self.kept = grade(self.check.run(fleet.state, opts), self.check.reasons())
+        return self.kept
+
+
+def whole(reads: Sequence[str] | None) -> Callable[[Check], Pieces]:
+    """Pieces of one: the check's whole result, rerun when an object of ``reads`` changes (``None``: at every
+    evaluation, for a check whose result may read anything, the clock too)."""
+    kinds = None if reads is None else frozenset(reads)
+    return lambda check: _Whole(check, kinds)
+
+
+# -- a check one node at a time ----------------------------------------------------------------------------------
+
+NodeFindings = Callable[[Node, Any, CheckOptions], list[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRule:
+    """How a check finds one node's findings: ``find(node, context, opts)``; ``context(state, opts, marked)``
+    is what it reads of the rest of the cluster (``marked``: whether any node has the fleet fact ``mark``),
+    and ``clock(node)`` whether the node's findings read ``opts.now`` (a state's age: remade every time)."""
+
+    find: NodeFindings
+    context: Callable[[ClusterState, CheckOptions, bool], Hashable] = lambda state, opts, marked: None
+    clock: Callable[[Node], bool] = lambda node: False
+    mark: Callable[[Node], bool] | None = None
+
+    def run(self, state: ClusterState, opts: CheckOptions, name: str) -> Result:
+        marked = self.mark is not None and any(self.mark(n) for n in state.nodes)
+        ctx, find = self.context(state, opts, marked), self.find
+        found: list[Finding] = []
+        for node in state.nodes:
+            found.extend(find(node, ctx, opts))
+        return Result(name, tuple(found))
+
+
+class _PerNode:
+    """A node check's findings kept node by node; a node's change remakes its own, a change of the context
+    remakes every node's, and the nodes whose findings read the clock are remade every time."""
+
+    def __init__(self, check: Check, rule: NodeRule) -> None:
+        self.check, self.rule = check, rule
+        self.table = check.reasons()
+        self.found: dict[str, list[Finding]] = {}
+        self.everything = True
+        self.dirty: set[str] = set()
+        self.timed: set[str] = set()
+        self.marked: set[str] = set()
+        self.context: Hashable = None
+
+    def _index(self, node: Node) -> None:
+        if self.rule.clock(node):
+            self.timed.add(node.name)
+        if self.rule.mark is not None and self.rule.mark(node):
+            self.marked.add(node.name)
+
+    def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        if kind != "Node":
+            return
+        for node in (old, new):
+            if node is not None:
+                self.dirty.add(node.name)
+                self.timed.discard(node.name)
+                self.marked.discard(node.name)
+        if new is not None:
+            self._index(new)
+
+    def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.everything:
+            self.timed, self.marked = set(), set()
+            for node in fleet.nodes.values():
+                self._index(node)
+        ctx = self.rule.context(fleet.state, opts, bool(self.marked))
+        if self.everything or ctx != self.context:
+            self.found, redo = {}, fleet.names
+        else:
+            redo = sorted(self.dirty | self.timed)
+        self.context, self.everything, self.dirty = ctx, False, set()
+        for name in redo:
+            self.found.pop(name, None)
+            present = fleet.nodes.get(name)
+            found = self.rule.find(present, ctx, opts) if present is not None else []
+            if found:
+                self.found[name] = graded(self.check, found, self.table)
+        names = sorted(self.found)
+        return Result(self.check.name, tuple(f for n in names for f in self.found[n]), graded=True)
+
+
+@dataclass(frozen=True, slots=True)
+class NodePieces:
+    """The pieces of a check made by a :class:`NodeRule` (``Check.pieces`` of :func:`node_check`)."""
+
+    rule: NodeRule
+
+    def __call__(self, check: Check) -> Pieces:
+        return _PerNode(check, self.rule)
+
+
+def node_check(
+    name: str,
+    kinds: tuple[str, ...],
+    requires: tuple[str, ...],
+    rule: NodeRule,
+    help: str = "",
+    reasons: Callable[[], Mapping[str, Reason]] = dict,
+    caveats: Callable[[ClusterState, CheckOptions], tuple[str, ...]] = lambda state, opts: (),
+) -> Check:
+    """A check whose findings come one node at a time: its full run and its pieces from one :class:`NodeRule`."""
+    return Check(
+        name,
+        kinds,
+        requires,
+        lambda state, opts: rule.run(state, opts, name),
+        help,
+        reasons=reasons,
+        caveats=caveats,
+        pieces=NodePieces(rule),
+    )
