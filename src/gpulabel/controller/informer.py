@@ -15,8 +15,9 @@ An :class:`Informer` is one kind of ``model.cluster.KINDS``: it LISTs it
 (``KubeClient.list_objects``, pages converted as they arrive), hands the
 records over as one :class:`Reset`, then each watch event as a
 :class:`Change` (the record made by the kind's reader, the same reader
-``check`` uses; the raw object is dropped once read) and each bookmark as a
-:class:`Bookmark`. A relist is another :class:`Reset`.
+``check`` uses; the raw object is dropped once read) and each bookmark, and
+each stream the server ends at its timeout, as a :class:`Bookmark`. A
+relist is another :class:`Reset`.
 """
 
 from __future__ import annotations
@@ -61,10 +62,14 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Bookmark:
-    """A bookmark: no object changed, the watch is alive."""
+    """A bookmark, or (``ended``) the server ending the watch's stream at its ``timeoutSeconds``: no object
+    changed, the watch is alive. On a kind nothing changes in, the stream's end is the only sign: the API
+    server sends no bookmark until its watch cache's resourceVersion passes the watch's (docs/monitor.md,
+    "Bookmarks on a quiet kind")."""
 
     kind: str
     at: float
+    ended: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +95,13 @@ def follow(
     retired: threading.Event | None = None,
     give_up_after: int | None = None,
     timeout_seconds: int = 300,
+    on_end: Callable[[], None] | None = None,
 ) -> bool:
     """Watch ``path`` from ``version`` until ``stop`` (or ``retired``) is set or the watch cannot resume.
 
-    ``on_event(type, object)`` gets every event, bookmarks too. The stream is
+    ``on_event(type, object)`` gets every event, bookmarks too; ``on_end()``
+    is told each time the server ends a stream whole (its ``timeoutSeconds``:
+    the server answered, the watch is alive). The stream is
     resumed from the last resourceVersion seen after the server ends it, and
     after a drop (``on_drop`` is told; the retry policy's backoff, waited on
     ``stop``). Returns True when the caller must relist: 410 Gone, or
@@ -116,6 +124,9 @@ def follow(
                 del event, obj  # the raw object lives no longer than its event
                 if done():
                     return False
+            failures = 0
+            if on_end is not None and not done():
+                on_end()
         except WatchExpired:
             return True
         except ClusterError as err:
@@ -195,6 +206,9 @@ class Informer:
             return
         self.deliver(Change(self.kind.kind, key, record, at))
 
+    def _ended(self) -> None:
+        self.deliver(Bookmark(self.kind.kind, self.clock(), ended=True))
+
     def _drop(self, err: ClusterError) -> None:
         self.deliver(Problem(self.kind.kind, f"watch dropped, resuming: {err}", err.status or "unreachable"))
 
@@ -225,5 +239,6 @@ class Informer:
                 self.stop,
                 give_up_after=self.give_up_after,
                 timeout_seconds=self.timeout_seconds,
+                on_end=self._ended,
             ):
                 return

@@ -366,7 +366,7 @@ class MonitorMetrics:
         )
         yield gauge(
             "gpulabel_watch_last_event_timestamp_seconds",
-            "Unix time of the last watch event (bookmarks count), by kind",
+            "Unix time of the last watch event, bookmark or stream end, by kind",
             ("kind",),
             sorted(((k,), t) for k, t in last_event.items()),
         )
