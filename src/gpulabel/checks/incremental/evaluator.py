@@ -484,8 +484,8 @@ class IncrementalEvaluator:
             return Result(name, self._by_node(name), caveats=mig_caveats(state))
         if name == "operands":
             return self._operands(state, opts)
-        if name == "health":
-            return Result(name, tuple(f for n in self._names for f in self._health.get(n, ())))
+        if name == "health":  # only the nodes with a finding (not a lookup per node), in the state's sorted order
+            return Result(name, tuple(f for n in sorted(self._health) for f in self._health[n]))
         if name == "pending":
             return self._pending_result(state, opts)
         found = tuple(f for k in sorted(self._hazards, key=self._seq.__getitem__) for f in self._hazards[k])
