@@ -18,12 +18,28 @@ own process and measures:
   removed (the DaemonSet controller puts them back): from just before the write is sent to the
   moment the findings change. The measurement point is pluggable (``--point``): ``findings``,
   the monitor's stderr line for the change (``appeared``/``resolved``, written right after the
-  evaluation); ``event``, the first events.k8s.io Event about the node or pod (once the
-  monitor writes Events);
+  evaluation); ``event``, also the first events.k8s.io Event from gpulabel about the node or pod,
+  as a watch of Events through the API reads it (its reason kept: the latency minus that reason's
+  grace is the monitor's own);
+- that its metrics equal ``check`` (the grace delays Warning Events only): once settled after the
+  start and again after the changes, two ``check -o json`` runs in a row that agree, the
+  monitor's dump read between them equal to them, and its ``/metrics`` (``gpulabel_findings`` by
+  check, reason and severity; the ``gpulabel_problem`` series, shown and dropped) equal to what
+  those findings give;
 - RSS (current and peak) and CPU per watch event (the monitor's CPU over the latency phase
   divided by the events a watcher of the same kinds received meanwhile).
 
+The monitor runs as the chart deploys it: the chart's arguments (``helm template``, its metrics
+port replaced by a free one), its RBAC applied, and a token kubeconfig for its ServiceAccount
+(``gpulabel kubeconfig --service-account gpulabel/gpulabel-monitor``). One monitor process per
+``--evaluator`` and ``--grace``: ``chart`` is the chart's default grace per reason (only the
+``NoExecute`` taints are made then: their Warning is due after the 5 s of a fault, a label's after
+2 minutes and a deleted operand pod's never, as the DaemonSet controller makes it again within its
+minute), anything else is given to ``--event-grace`` (``all=0s``: every Warning at once).
+
     .venv/bin/python -m bench.monitor_bench --nodes 5000 [--changes 210] [--steady 600] [--evaluator full]
+    .venv/bin/python -m bench.monitor_bench --nodes 5000 --point event --evaluator incremental \
+        --grace all=0s --grace chart
 """
 
 from __future__ import annotations
@@ -39,14 +55,15 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 
-from gpulabel_run import monitor_argv  # noqa: E402
+from helm_support import build_helm, objects, template  # noqa: E402
 from labcluster_support import LabCluster, build, wait_for  # noqa: E402
 
 from bench.cluster_bench import populate  # noqa: E402
@@ -57,6 +74,7 @@ from gpulabel.errors import ClusterError  # noqa: E402
 
 PY = sys.executable
 NS = "gpu-operator"
+MONITOR_NS = "gpulabel"  # where the chart puts the monitor's ServiceAccount and Lease
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -66,10 +84,11 @@ TICKS = os.sysconf("SC_CLK_TCK")
 class Monitor:
     """``gpulabel monitor`` as a process; every stderr line with the wall time it arrived."""
 
-    def __init__(self, kubeconfig: Path, dump: Path, extra: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, port: int = 0) -> None:
         self.started = time.time()
+        self.port = port
         self.proc = subprocess.Popen(
-            monitor_argv(kubeconfig, dump, *extra),
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -79,6 +98,10 @@ class Monitor:
         self.lines: list[tuple[float, str]] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=30) as resp:
+            return str(resp.read().decode())
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -113,13 +136,21 @@ class Monitor:
 # -- what a change is, and when it was seen ---------------------------------------------------------
 
 
+def current_version(client: KubeClient, path: str) -> str:
+    """The resourceVersion a watch of ``path`` starts from: one LIST page of one object (not the whole list)."""
+    status, data = client.request_raw("GET", path, query=[("limit", "1")])
+    if status >= 400:
+        raise ClusterError(client.endpoint, f"LIST {path}: {status}")
+    return str((json.loads(data).get("metadata") or {}).get("resourceVersion") or "")
+
+
 def findings_point(monitor: Monitor) -> Callable[[float, set[str]], float | None]:
     """The first ``appeared``/``resolved`` line at or after ``at`` naming one of ``subjects``."""
 
     def seen(at: float, subjects: set[str]) -> float | None:
         for t, line in monitor.since(at):
-            words = line.split()
-            if len(words) > 1 and words[1] in ("appeared", "resolved") and subjects & set(words):
+            words = line.split()[:4]  # [time] gpulabel: appeared|resolved severity ...
+            if {"appeared", "resolved"} & set(words) and subjects & set(line.split()):
                 return t
         return None
 
@@ -127,15 +158,15 @@ def findings_point(monitor: Monitor) -> Callable[[float, set[str]], float | None
 
 
 class EventPoint:
-    """The first events.k8s.io/v1 Event from gpulabel regarding one of the subjects (by object name)."""
+    """The first events.k8s.io/v1 Event from gpulabel regarding one of the subjects (by object name), as a
+    watch of Events through the API receives it: when it arrived, its type and reason."""
 
     def __init__(self, client: KubeClient) -> None:
         self.client = client
-        self.seen: list[tuple[float, str]] = []
+        self.seen: list[tuple[float, str, str, str]] = []  # arrived, object name, type, reason
         self.lock = threading.Lock()
         path = "/apis/events.k8s.io/v1/events"
-        _, version = client.list_objects(path, lambda item: None, limit=1)
-        threading.Thread(target=self._watch, args=(path, version), daemon=True).start()
+        threading.Thread(target=self._watch, args=(path, current_version(client, path)), daemon=True).start()
 
     def _watch(self, path: str, version: str) -> None:
         while True:
@@ -144,15 +175,42 @@ class EventPoint:
                     obj = event.get("object") or {}
                     version = (obj.get("metadata") or {}).get("resourceVersion") or version
                     if event.get("type") in ("ADDED", "MODIFIED") and obj.get("reportingController") == "gpulabel":
+                        name = str((obj.get("regarding") or {}).get("name"))
                         with self.lock:
-                            self.seen.append((time.time(), str((obj.get("regarding") or {}).get("name"))))
+                            self.seen.append((time.time(), name, str(obj.get("type")), str(obj.get("reason"))))
             except ClusterError:
                 time.sleep(0.5)
 
-    def __call__(self, at: float, subjects: set[str]) -> float | None:
+    def first(self, at: float, subjects: set[str], reason: str = "") -> tuple[float, str, str] | None:
+        """(arrival time, type, reason) of the first Event at or after ``at`` about one of ``subjects`` (of
+        ``reason``, if given: a taint's Warning, not the Warning about the pods it evicted)."""
         names = {s.rsplit("/", 1)[-1] for s in subjects}
         with self.lock:
-            return next((t for t, name in self.seen if t >= at and name in names), None)
+            return next(
+                ((t, ty, r) for t, name, ty, r in self.seen if t >= at and name in names and r == (reason or r)),
+                None,
+            )
+
+    def __call__(self, at: float, subjects: set[str]) -> float | None:
+        found = self.first(at, subjects)
+        return None if found is None else found[0]
+
+
+def graces(values: list[str]) -> dict[str, float]:
+    """Seconds of grace by Event reason under ``--event-grace values`` (every reason gpulabel has)."""
+    from types import SimpleNamespace
+
+    from gpulabel.app.monitor import parse_graces
+    from gpulabel.checks.reasons import catalogue
+    from gpulabel.controller.events import event_reason
+
+    grace = parse_graces(values)
+    out: dict[str, float] = {}
+    for row in catalogue():
+        for check in row.commands:
+            finding = cast(Any, SimpleNamespace(check=check, reason=row.reason))  # what event_reason reads
+            out.setdefault(event_reason(finding), grace.seconds(check, row.reason))
+    return out
 
 
 class EventCounter:
@@ -163,8 +221,9 @@ class EventCounter:
         self.lock = threading.Lock()
         for kind in ("Node", "Pod", "DaemonSet"):
             path = client.kind_path(kind)
-            _, version = client.list_objects(path, lambda item: None, limit=1)
-            threading.Thread(target=self._watch, args=(client, path, version), daemon=True).start()
+            threading.Thread(
+                target=self._watch, args=(client, path, current_version(client, path)), daemon=True
+            ).start()
 
     def _watch(self, client: KubeClient, path: str, version: str) -> None:
         while True:
@@ -207,27 +266,46 @@ def identities(dump: Path) -> set[tuple[str, ...]]:
     return {identity_of_json(f) for f in json.loads(dump.read_bytes())["findings"]}
 
 
+Latency = dict[str, Any]  # one change: "findings" and "event" seconds (None: not seen), the Event's "reason", "grace"
+
+
 def detect(
     client: KubeClient,
     seen: Callable[[float, set[str]], float | None],
+    events: EventPoint | None,
+    grace: dict[str, float],
     dump: Path,
     training: dict[str, str],
     changes: int,
+    kinds: tuple[str, ...],
     seed: int,
     timeout: float = 30.0,
-) -> dict[str, list[float]]:
-    """Make ``changes`` changes one at a time; each one's detection latency (seconds) by kind of change.
+) -> dict[str, Any]:
+    """Make ``changes`` changes one at a time (of ``kinds``: label, pod, taint); each one's latencies by kind of
+    change: to the monitor's line for it (``seen``) and, with ``events``, to its first Event through the API.
 
-    Each change (and its undoing) is made on a GPU node running a training pod, once the findings
-    are back to what they were before the first change.
+    Each change (and its undoing) is made on a GPU node running a training pod (a taint on one without),
+    once the findings are back to what they were before the first change. An Event is waited for
+    ``timeout`` plus the longest grace of an Event reason.
     """
     rng = random.Random(seed)
     baseline = identities(dump)
     gpu_nodes, _ = client.list("Node", label_selector="nvidia.com/gpu.deploy.device-plugin=true")
     spare = sorted({n["metadata"]["name"] for n in gpu_nodes} - set(training))  # no training pod to lose
-    out: dict[str, list[float]] = {}
+    out: dict[str, list[Latency]] = {}
     missed: dict[str, int] = {}
     unsettled = 0
+    event_timeout = timeout + max(grace.values(), default=0.0)
+
+    # the Event each change is made to raise (its check and reason: audit missing, operands missing and
+    # noexecute-taint), or to resolve
+    expect = {
+        "label removed": "AuditMissing",
+        "label restored": "AuditMissingResolved",
+        "pod deleted": "OperandMissing",
+        "taint added": "OperandNoexecuteTaint",
+        "taint removed": "OperandNoexecuteTaintResolved",
+    }
 
     def timed(what: str, subjects: set[str], write: Callable[[], Any]) -> None:
         at = time.time()
@@ -235,10 +313,18 @@ def detect(
         deadline = time.monotonic() + timeout
         while (t := seen(at, subjects)) is None and time.monotonic() < deadline:
             time.sleep(0.002)
+        one: Latency = {"findings": None if t is None else t - at, "event": None, "reason": "", "grace": 0.0}
         if t is None:
             missed[what] = missed.get(what, 0) + 1
-        else:
-            out.setdefault(what, []).append(t - at)
+        if events is not None:
+            deadline = time.monotonic() + event_timeout
+            while (e := events.first(at, subjects, expect[what])) is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if e is None:
+                missed[f"{what} (Event)"] = missed.get(f"{what} (Event)", 0) + 1
+            else:
+                one.update(event=e[0] - at, reason=e[2], grace=grace.get(e[2], 0.0) if e[1] == "Warning" else 0.0)
+        out.setdefault(what, []).append(one)
 
     def patch(node: str, body: dict[str, Any]) -> Callable[[], Any]:
         data = json.dumps(body).encode()
@@ -251,7 +337,7 @@ def detect(
         turn += 1
         node = rng.choice(sorted(training))
         obj = client.request("GET", client.node_path(node))
-        kind = ("label", "pod", "taint")[turn % 3]
+        kind = kinds[turn % len(kinds)]
         if kind == "label":
             product = obj["metadata"]["labels"].get("nvidia.com/gpu.product")
             if product is None:
@@ -282,22 +368,99 @@ def detect(
             unsettled += 1
             baseline = identities(dump)
     if missed or unsettled:
-        print(f"no change in the findings within {timeout:g} s: {missed}; unsettled {unsettled}", file=sys.stderr)
-    out["missed"] = [float(sum(missed.values())), float(unsettled)]
-    return out
+        print(
+            f"not seen within {timeout:g} s ({event_timeout:g} s for an Event): {missed}; unsettled {unsettled}",
+            file=sys.stderr,
+        )
+    return {"changes": out, "missed": missed, "unsettled": unsettled}
+
+
+# -- the monitor's metrics against check -----------------------------------------------------------
+
+
+def check_findings(kubeconfig: Path) -> list[dict[str, Any]]:
+    res = subprocess.run(
+        [PY, "-m", "gpulabel", "check", "-o", "json", "--kubeconfig", str(kubeconfig)],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if res.returncode not in (0, 1):
+        raise SystemExit(f"bench: check failed ({res.returncode}): {res.stderr.decode()[-2000:]}")
+    return list(json.loads(res.stdout)["findings"])
+
+
+def expected_metrics(findings: list[dict[str, Any]], cap: int) -> dict[str, Any]:
+    """What ``/metrics`` must show for ``check``'s findings: counts by (check, reason, severity), and the
+    problem series (a warning or error, not in a baseline; by check, reason, severity, node, pod, operand)."""
+    from gpulabel.model.severity import at_or_above
+
+    counts: dict[tuple[str, ...], float] = {}
+    problems: set[tuple[str, ...]] = set()
+    for f in findings:
+        sev = str(f.get("severity") or "")
+        key = (str(f["check"]), str(f["reason"]), sev)
+        counts[key] = counts.get(key, 0) + 1
+        if sev and at_or_above(sev, "warning") and not f.get("baseline"):
+            pod = str(f.get("pod") or "")
+            problems.add((*key, "" if pod else str(f.get("node") or ""), pod, str(f.get("operand") or "")))
+    return {"findings": counts, "problems": len(problems), "shown": min(cap, len(problems))}
+
+
+def scraped_metrics(text: str) -> dict[str, Any]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    counts: dict[tuple[str, ...], float] = {}
+    shown = dropped = 0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "gpulabel_findings" and sample.value:
+                counts[(sample.labels["check"], sample.labels["reason"], sample.labels["severity"])] = sample.value
+            elif sample.name == "gpulabel_problem":
+                shown += 1
+            elif sample.name == "gpulabel_problem_series_dropped":
+                dropped = int(sample.value)
+    return {"findings": counts, "problems": shown + dropped, "shown": shown}
+
+
+def agree_with_check(monitor: Monitor, dump: Path, kubeconfig: Path, timeout: float = 300) -> dict[str, Any]:
+    """Wait until two ``check`` runs in a row agree and the monitor's dump and ``/metrics``, read between
+    them, equal them (``check``'s identities; its counts and problem series). The tries it took."""
+    from gpulabel.checks.verdict import identity_of_json
+
+    tries, last = 0, {}
+    deadline = time.monotonic() + timeout
+    while True:
+        tries += 1
+        before = check_findings(kubeconfig)
+        doc = json.loads(dump.read_bytes())
+        scraped = scraped_metrics(monitor.metrics())
+        after = check_findings(kubeconfig)
+        ids = sorted(identity_of_json(f) for f in after)
+        quiet = sorted(identity_of_json(f) for f in before) == ids
+        dumped = sorted(identity_of_json(f) for f in doc["findings"]) == ids
+        want = expected_metrics(after, 1000)
+        last = {"tries": tries, "findings": len(after), "problem_series": want["problems"], "quiet": quiet}
+        last |= {"dump_equal": dumped, "metrics_equal": scraped == want}
+        if quiet and dumped and scraped == want:
+            return last
+        if time.monotonic() > deadline:
+            print(f"bench: the monitor did not agree with check: {last}", file=sys.stderr)
+            return last
 
 
 # -- API load --------------------------------------------------------------------------------------
 
 
-def audit_counts(cluster: LabCluster, start: float, end: float, agent: str) -> dict[str, int]:
-    """Requests by verb (lists and watches) the user agent ``agent`` made between ``start`` and ``end``."""
+def audit_counts(cluster: LabCluster, start: float, end: float, agent: str = "", user: str = "") -> dict[str, int]:
+    """Requests by verb (lists and watches) the user agent ``agent`` (or ``user``) made between ``start`` and
+    ``end``."""
     from datetime import datetime
 
     seen: dict[str, set[str]] = {}
     for e in cluster.audit_events():
         when = datetime.fromisoformat(e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
-        if start <= when < end and str(e.get("userAgent", "")).startswith(agent):
+        who = str((e.get("user") or {}).get("username", ""))
+        if start <= when < end and str(e.get("userAgent", "")).startswith(agent) and (not user or who == user):
             seen.setdefault(e["verb"], set()).add(e["auditID"])
     return {verb: len(ids) for verb, ids in sorted(seen.items())}
 
@@ -324,52 +487,106 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
+def chart_monitor(cluster: LabCluster) -> tuple[list[str], Path]:
+    """The chart's monitor: its RBAC applied; its container's arguments and a token kubeconfig for its
+    ServiceAccount (what docs/monitor.md tells a newcomer to run)."""
+    build_helm()
+    docs = objects(template("--set", "monitor.enabled=true", namespace=MONITOR_NS))
+    rbac = [
+        d
+        for d in docs
+        if d["metadata"]["name"].startswith("gpulabel-monitor")
+        and d["kind"] in {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+    ]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "gpulabel-monitor"]
+    cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": MONITOR_NS}}, *rbac)
+    kubeconfig = cluster.dir / "monitor-sa.kubeconfig"
+    made = subprocess.run(
+        [
+            *(PY, "-m", "gpulabel", "kubeconfig", "--kubeconfig", str(cluster.kubeconfig)),
+            *("--service-account", f"{MONITOR_NS}/gpulabel-monitor", "-o", str(kubeconfig)),
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    if made.returncode != 0:
+        raise SystemExit(f"bench: gpulabel kubeconfig failed: {made.stderr}")
+    return list(deployment["spec"]["template"]["spec"]["containers"][0]["args"]), kubeconfig
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def measure(
     cluster: LabCluster,
     client: KubeClient,
     counter: EventCounter,
     training: dict[str, str],
+    chart: tuple[list[str], Path],
     evaluator: str,
+    grace: str,
+    first: bool,
     args: argparse.Namespace,
-    env: dict[str, str] | None,
 ) -> dict[str, Any]:
-    """One monitor process: startup, the steady state, detection latency, RSS, CPU."""
-    agent = "OpenAPI-Generator"  # the kubernetes client's user agent: the monitor's (the bench's own is another)
-    dump = cluster.dir / f"findings-{evaluator}.json"
-    monitor = Monitor(cluster.kubeconfig, dump, ["--evaluator", evaluator], env)
-    out: dict[str, Any] = {"evaluator": evaluator}
+    """One monitor process as the chart runs it: startup, the steady state, agreement with check, detection
+    latency, RSS, CPU. ``grace``: ``chart`` (the chart's default) or an ``--event-grace`` value."""
+    chart_args, kubeconfig = chart
+    user = f"system:serviceaccount:{MONITOR_NS}:gpulabel-monitor"
+    dump = cluster.dir / f"findings-{evaluator}-{grace.replace('/', '_')}.json"
+    port = free_port()
+    argv = list(chart_args)
+    argv[argv.index("--metrics-port") + 1] = str(port)
+    grace_args = [] if grace == "chart" else [grace]
+    argv += ["--identity", "monitor-bench", "--kubeconfig", str(kubeconfig), "--dump", str(dump)]
+    argv += ["--evaluator", evaluator, *(x for g in grace_args for x in ("--event-grace", g))]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "POD_NAMESPACE": MONITOR_NS}  # the downward API's value
+    monitor = Monitor([PY, "-m", "gpulabel", *argv], env, port)
+    out: dict[str, Any] = {"evaluator": evaluator, "grace": grace}
     wait_for(dump.exists, timeout=900, interval=0.05, message="for the monitor's first picture")
     out["startup_seconds"] = time.time() - monitor.started
     out["rss_mb_after_start"] = monitor.rss_mb()
-    first = [line for _, line in monitor.since(0) if "evaluation)" in line]
-    out["scope"] = first[0].split(": ", 1)[-1] if first else ""
+    first_line = [line for _, line in monitor.since(0) if "evaluation)" in line]
+    out["scope"] = first_line[0].split(": ", 1)[-1] if first_line else ""
     time.sleep(5)  # the first picture's log lines are out
     # steady state: nothing changed by us
     start, cpu0, bytes0 = time.time(), monitor.cpu_seconds(), monitor.read_bytes()
-    out["startup_requests"] = audit_counts(cluster, monitor.started, start, agent)
+    out["startup_requests"] = audit_counts(cluster, monitor.started, start, user=user)
     out["startup_cpu_seconds"] = cpu0
-    time.sleep(args.steady if evaluator == args.evaluator[0] else args.steady_again)
+    time.sleep(args.steady if first else args.steady_again)
     end = time.time()
     time.sleep(2)  # the audit log is written as requests complete
     out["steady"] = {
         "seconds": end - start,
-        "requests": audit_counts(cluster, start, end, agent),
+        "requests": audit_counts(cluster, start, end, user=user),
         "bytes_read": monitor.read_bytes() - bytes0,
         "cpu_seconds": monitor.cpu_seconds() - cpu0,
         "rss_mb": monitor.rss_mb(),
     }
-    point: Callable[[float, set[str]], float | None] = (
-        findings_point(monitor) if args.point == "findings" else EventPoint(client)
-    )
+    out["agree_before"] = agree_with_check(monitor, dump, cluster.kubeconfig)
+    events = EventPoint(client) if args.point == "event" else None
+    kinds: tuple[str, ...] = ("taint",) if grace == "chart" else ("label", "pod", "taint")
+    changes = args.grace_changes if grace == "chart" else args.changes
     cpu1, events1 = monitor.cpu_seconds(), counter.count
     started = time.time()
-    out["latency"] = detect(client, point, dump, training, args.changes, args.seed)
+    load0 = os.getloadavg()
+    out["latency"] = detect(
+        client, findings_point(monitor), events, graces(grace_args), dump, training, changes, kinds, args.seed
+    )
     out["latency_phase"] = {
         "seconds": time.time() - started,
         "cpu_seconds": monitor.cpu_seconds() - cpu1,
         "watch_events": counter.count - events1,
+        "load": [load0, os.getloadavg()],
     }
     out["rss_mb_end"] = monitor.rss_mb()
+    out["agree_after"] = agree_with_check(monitor, dump, cluster.kubeconfig)
+    out["metrics_tail"] = [x for x in monitor.metrics().splitlines() if x.startswith("gpulabel_events_")]
     out["monitor_exit"] = monitor.stop()
     out["monitor_log"] = [line for _, line in monitor.since(0) if "appeared" not in line and "resolved" not in line]
     return out
@@ -382,12 +599,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     binary = build()
     directory = Path(tempfile.mkdtemp(prefix=f"monbench-{args.nodes}-"))
     cluster = LabCluster.start(directory, binary)
-    results: dict[str, Any] = {"nodes": args.nodes, "point": args.point, "monitors": []}
+    results: dict[str, Any] = {"nodes": args.nodes, "point": args.point, "monitors": [], "load": [os.getloadavg()]}
     try:
         _, results["operand_pods"] = populate(cluster, args.nodes, args.seed, allocatable=True)
         client = KubeClient(str(cluster.kubeconfig))
         client._api.user_agent = "gpulabel-monitor-bench"  # the bench's own requests are not the monitor's
         training = training_pods(cluster, client, args.nodes, args.seed, args.training)
+        chart = chart_monitor(cluster)
         # the CronJob's check, once
         before = time.time()
         proc = subprocess.run(
@@ -402,32 +620,56 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "bytes_read": list_bytes(client, served_kinds(client, monitored_kinds())),
         }
         counter = EventCounter(client)
-        for evaluator in args.evaluator:
-            results["monitors"].append(measure(cluster, client, counter, training, evaluator, args, None))
-            print(report_monitor(results["monitors"][-1]), file=sys.stderr, flush=True)
+        runs = [(e, g) for e in args.evaluator for g in args.grace]
+        for i, (evaluator, grace) in enumerate(runs):
+            m = measure(cluster, client, counter, training, chart, evaluator, grace, i == 0, args)
+            results["monitors"].append(m)
+            results["load"].append(os.getloadavg())
+            print(report_monitor(m), file=sys.stderr, flush=True)
+            (Path(args.out) / f"monitor-{args.nodes}-partial.json").write_text(json.dumps(results, indent=2))
     finally:
         cluster.stop()
     return results
 
 
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "none"
+    return (
+        f"p50 {statistics.median(values) * 1000:.0f} ms, p99 {percentile(values, 99) * 1000:.0f} ms, "
+        f"max {max(values) * 1000:.0f} ms"
+    )
+
+
 def report_monitor(m: dict[str, Any]) -> str:
-    lines = [f"{m['evaluator']} evaluator ({m['scope']}):"]
+    lines = [f"{m['evaluator']} evaluator, grace {m['grace']} ({m['scope']}):"]
     lines.append(
         f"  startup to the first picture: {m['startup_seconds']:.1f} s, CPU {m['startup_cpu_seconds']:.1f} s, "
         f"requests {m['startup_requests']}"
     )
-    lat = m["latency"]
-    all_lat = [v for k, vs in lat.items() if k != "missed" for v in vs]
-    if all_lat:
+    for when in ("agree_before", "agree_after"):
+        a = m[when]
         lines.append(
-            f"  detection ({len(all_lat)} changes): p50 {statistics.median(all_lat) * 1000:.0f} ms, "
-            f"p99 {percentile(all_lat, 99) * 1000:.0f} ms, max {max(all_lat) * 1000:.0f} ms; "
-            f"missed {lat['missed'][0]:.0f}, unsettled {lat['missed'][1]:.0f}"
+            f"  {when.replace('_', ' ')} the changes: dump equal to check {a['dump_equal']}, metrics equal "
+            f"{a['metrics_equal']} ({a['findings']} findings, {a['problem_series']} problem series; {a['tries']} tries)"
         )
-    for kind, vs in lat.items():
-        if kind != "missed" and vs:
-            p50, p99 = statistics.median(vs) * 1000, percentile(vs, 99) * 1000
-            lines.append(f"    {kind}: {len(vs)}, p50 {p50:.0f} ms, p99 {p99:.0f} ms")
+    lat = m["latency"]
+    every = [one for ones in lat["changes"].values() for one in ones]
+    found = [one["findings"] for one in every if one["findings"] is not None]
+    lines.append(
+        f"  to the log line ({len(found)} of {len(every)} changes): {_spread(found)}; "
+        f"missed {lat['missed']}, unsettled {lat['unsettled']}"
+    )
+    evented = [one for one in every if one["event"] is not None]
+    if evented:
+        lines.append(f"  to the Event through the API ({len(evented)}): {_spread([o['event'] for o in evented])}")
+        own = [o["event"] - o["grace"] for o in evented]
+        lines.append(f"  to the Event minus its reason's grace (the monitor's own): {_spread(own)}")
+    for kind, ones in lat["changes"].items():
+        f = [o["findings"] for o in ones if o["findings"] is not None]
+        e = [o["event"] - o["grace"] for o in ones if o["event"] is not None]
+        reasons = sorted({f"{o['reason']} ({o['grace']:g} s)" for o in ones if o["reason"]})
+        lines.append(f"    {kind}: {len(ones)}; log line {_spread(f)}; Event minus grace {_spread(e)} {reasons}")
     s = m["steady"]
     per_hour = 3600 / s["seconds"]
     hourly = {k: round(v * per_hour) for k, v in s["requests"].items()}
@@ -436,15 +678,18 @@ def report_monitor(m: dict[str, Any]) -> str:
         f"{s['bytes_read'] * per_hour / 1e6:.1f} MB/h read, CPU {s['cpu_seconds']:.1f} s, RSS {s['rss_mb'][0]:.0f} MB"
     )
     p = m["latency_phase"]
+    load = " -> ".join("/".join(f"{x:.1f}" for x in la) for la in p["load"])
+    lines.append(f"  latency phase {p['seconds']:.0f} s, load average {load}")
     if p["watch_events"]:
         lines.append(
-            f"  latency phase {p['seconds']:.0f} s: {p['watch_events']} watch events, CPU {p['cpu_seconds']:.1f} s: "
+            f"  {p['watch_events']} watch events, CPU {p['cpu_seconds']:.1f} s: "
             f"{p['cpu_seconds'] / p['watch_events'] * 1000:.1f} ms CPU per event"
         )
     lines.append(
         f"  RSS: after start {m['rss_mb_after_start'][0]:.0f} MB, end {m['rss_mb_end'][0]:.0f} MB "
         f"(peak {m['rss_mb_end'][1]:.0f} MB)"
     )
+    lines.extend(f"  {x}" for x in m["metrics_tail"])
     return "\n".join(lines)
 
 
@@ -469,12 +714,21 @@ def main() -> None:
     parser.add_argument(
         "--evaluator", choices=("full", "incremental"), action="append", help="one monitor run each (default full)"
     )
+    parser.add_argument(
+        "--grace",
+        action="append",
+        help="per evaluator, one monitor run each: chart (the chart's default grace) or an --event-grace value",
+    )
+    parser.add_argument(
+        "--grace-changes", type=int, default=40, help="changes (taints) of a run with the chart's grace"
+    )
     parser.add_argument("--steady-again", type=float, default=120.0, help="steady seconds for the later evaluators")
     parser.add_argument("--point", choices=("findings", "event"), default="findings")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = parser.parse_args()
     args.evaluator = args.evaluator or ["full"]
+    args.grace = args.grace or ["chart"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")

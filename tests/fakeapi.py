@@ -92,7 +92,9 @@ class FakeApi:
         self.watches: list[Watch] = []
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.down = False  # every request answers 503
-        self.on_watches_done: Callable[[], None] = lambda: time.sleep(0.005)  # then an empty stream
+        # then an empty stream: a real server holds a quiet stream for its timeoutSeconds, and each end is a sign
+        # of life the monitor queues (controller/informer.py), so an idle fake watch ends every 50 ms, not at once
+        self.on_watches_done: Callable[[], None] = lambda: time.sleep(0.05)
         self.before_write: Callable[[], None] | None = None  # runs once, before the next Lease write
         self.lock = threading.RLock()
         # the other kinds: collection path -> "namespace/name" -> object; scripted watches by path

@@ -32,7 +32,7 @@ from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.controller.findings_out import FindingsDump, FindingsLog
 from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Problem, Reset
 from gpulabel.controller.lease import LeaseLock
-from gpulabel.controller.monitor import Monitor
+from gpulabel.controller.monitor import WATCH_TIMEOUT, Monitor
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import Node, Pod
 from tests.fakeapi import FakeApi, FakeClock, Watch, fake_client
@@ -94,9 +94,12 @@ def test_the_informer_lists_then_resumes_from_the_last_event_or_bookmark(
     mark = api.noted(served, "mark", api.bookmark)
     # the stream ends after the event; then after a bookmark; then the connection drops; then it ends quietly
     api.watches = [Watch([change]), Watch([mark]), Watch(drop=True), Watch([])]
-    deltas = run_informer(informer(api, clock, tmp_path), lambda got: len(node_watches(api)) >= 5)
+    got = run_informer(informer(api, clock, tmp_path), lambda got: len(node_watches(api)) >= 5)
     assert node_watches(api)[:5] == [listed, served["change"], served["mark"], served["mark"], served["mark"]]
     assert node_lists(api) == 1  # resumed every time: no relist
+    ended = [d for d in got if isinstance(d, Bookmark) and d.ended]
+    assert len(ended) >= 3  # each stream the server ended whole (not the dropped one) is a sign of life
+    deltas = [d for d in got if d not in ended]
     reset, changed, bookmark, dropped = deltas[:4]
     assert isinstance(reset, Reset) and not reset.relist
     assert [(key, n.labels) for key, n in reset.records] == [(("", "n1"), {"a": "1"})]
@@ -129,6 +132,20 @@ def test_a_relist_period_relists_and_drops_what_the_retired_watch_still_reads(
     assert [r.relist for r in resets[:2]] == [False, False]  # a scheduled relist, not a broken watch
     assert node_lists(api) >= 2
     assert not [d for d in deltas if isinstance(d, Change)], deltas  # read after its retirement: dropped
+
+
+def test_a_quiet_watch_is_heard_from_each_time_the_server_ends_its_stream(
+    tmp_path: Path, api: FakeApi, clock: FakeClock
+) -> None:
+    """A kind nothing changes in gets no bookmark from a real API server (its watch cache's resourceVersion
+    does not move): the stream ending at its timeoutSeconds is the sign; a dropped connection is not."""
+    api.add_node("n1")
+    api.watches = [Watch([]), Watch(drop=True), Watch([])]
+    got = run_informer(informer(api, clock, tmp_path, timeout_seconds=7), lambda got: len(node_watches(api)) >= 4)
+    assert [q["timeoutSeconds"] for q in api.queries("GET", "/api/v1/nodes") if q.get("watch")][:3] == ["7"] * 3
+    signs = [d for d in got if not isinstance(d, Reset)]
+    assert signs[:3] == [Bookmark("Node", AT, ended=True), signs[1], Bookmark("Node", AT, ended=True)]
+    assert isinstance(signs[1], Problem) and "watch dropped" in signs[1].text
 
 
 @pytest.mark.parametrize(
@@ -283,9 +300,9 @@ def run_monitor(m: Monitor, until: Callable[[], bool], timeout: float = 10) -> i
     thread = threading.Thread(target=lambda: codes.put(m.run()), daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
-    while not until() and time.monotonic() < deadline:
+    # held once is enough: asked again, a condition on the queue may not hold (a stream's end queued meanwhile)
+    while not (held := until()) and time.monotonic() < deadline:
         time.sleep(0.005)
-    held = until()
     m.stop.set()
     thread.join(timeout=5)
     assert held, "the condition never held"
@@ -437,8 +454,11 @@ def test_monitor_options_are_checked_before_anything_is_contacted(tmp_path: Path
         MonitorOptions(metrics_port=70000)
     with pytest.raises(InputError, match=r"--dump: .*no such directory"):
         MonitorOptions(dump=str(tmp_path / "missing" / "f.json"))
+    with pytest.raises(InputError, match=r"--watch-timeout: must be from 1s to 4m, not 5m: .*silent for 5 minutes"):
+        MonitorOptions(watch_timeout="5m")
     opts = MonitorOptions(leader_elect=True, resync="1h")
     assert (opts.resync_seconds, opts.lease_name, opts.lease_namespace) == (3600.0, "gpulabel-monitor", "gpulabel")
+    assert opts.watch_seconds == WATCH_TIMEOUT == 240 and MonitorOptions(watch_timeout="20s").watch_seconds == 20
 
 
 # -- agreement with check -------------------------------------------------------------------------

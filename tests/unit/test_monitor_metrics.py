@@ -59,7 +59,7 @@ gpulabel_fleet_gpus{state="unschedulable"} 0.0
 # TYPE gpulabel_gpu_nodes_labelled gauge
 gpulabel_gpu_nodes_labelled{source="gfd"} 1.0
 gpulabel_gpu_nodes_labelled{source="nfd"} 2.0
-# HELP gpulabel_watch_last_event_timestamp_seconds Unix time of the last watch event (bookmarks count), by kind
+# HELP gpulabel_watch_last_event_timestamp_seconds Unix time of the last watch event, bookmark or stream end, by kind
 # TYPE gpulabel_watch_last_event_timestamp_seconds gauge
 gpulabel_watch_last_event_timestamp_seconds{kind="Node"} 1.6999999995e+09
 # HELP gpulabel_watch_relists_total Relists (410 or a broken watch), by kind

@@ -33,6 +33,7 @@ __all__ = ["LEASE_NAME", "METRICS_PORT", "MonitorOptions", "run_monitor"]
 
 LEASE_NAME = MONITOR_LEASE_NAME
 EVALUATORS = ("full", "incremental")
+MAX_WATCH_TIMEOUT = 240.0  # controller.monitor.WATCH_TIMEOUT: GPULabelMonitorWatchStale's 300 s less a minute
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,9 @@ class MonitorOptions:
     batch_ms: float = 20.0
     event_grace: tuple[str, ...] = ()
     cluster_name: str | None = None  # a cluster="<name>" label on every metric (docs/monitor-fleet.md)
+    watch_timeout: str = "4m"
     resync_seconds: float = field(init=False, default=0.0)
+    watch_seconds: int = field(init=False, default=0)
     grace: Grace = field(init=False, default_factory=Grace)
 
     def __post_init__(self) -> None:
@@ -84,6 +87,14 @@ class MonitorOptions:
         if seconds <= 0:
             raise InputError("--resync", "must be longer than 0s")
         object.__setattr__(self, "resync_seconds", seconds)
+        watch = parse_duration(self.watch_timeout, "--watch-timeout")
+        if not 1 <= watch <= MAX_WATCH_TIMEOUT:
+            raise InputError(
+                "--watch-timeout",
+                f"must be from 1s to 4m, not {self.watch_timeout}: an idle kind's watch is heard from only when "
+                "its stream ends, and GPULabelMonitorWatchStale fires on one silent for 5 minutes",
+            )
+        object.__setattr__(self, "watch_seconds", int(watch))
         object.__setattr__(self, "grace", parse_graces(self.event_grace))
         if self.cluster_name is not None:
             from gpulabel.app.fleet import refuse_bad_cluster_name
@@ -230,6 +241,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         scope=scope,
         batch_seconds=opts.batch_ms / 1000,
         resync_seconds=opts.resync_seconds,
+        watch_timeout=opts.watch_seconds,
     )
     code = monitor.run()
     for sink in writes:  # the writing sinks write what still waits

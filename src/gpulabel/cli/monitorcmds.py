@@ -107,6 +107,13 @@ def add_monitor_command(add: AddCommand) -> None:
         " without their own, all=D for every reason not named; docs/monitor-sinks.md has the defaults)",
     )
     p.add_argument(
+        "--watch-timeout",
+        default="4m",
+        metavar="DURATION",
+        help="the server ends each watch's stream after this and it is resumed: on a quiet kind the only sign "
+        "the watch lives (default and most 4m; docs/monitor.md)",
+    )
+    p.add_argument(
         "--log-format",
         choices=("text", "json"),
         default="text",
@@ -178,6 +185,7 @@ def cmd_monitor(ctx: Context) -> int:
         batch_ms=a.batch_ms,
         event_grace=tuple(a.event_grace),
         cluster_name=a.cluster_name,
+        watch_timeout=a.watch_timeout,
     )
 
     return run_monitor(ctx.session(), opts, log_lines(ctx.err, a.log_format)).code

@@ -15,8 +15,9 @@ An :class:`Informer` is one kind of ``model.cluster.KINDS``: it LISTs it
 (``KubeClient.list_objects``, pages converted as they arrive), hands the
 records over as one :class:`Reset`, then each watch event as a
 :class:`Change` (the record made by the kind's reader, the same reader
-``check`` uses; the raw object is dropped once read) and each bookmark as a
-:class:`Bookmark`. A relist is another :class:`Reset`.
+``check`` uses; the raw object is dropped once read) and each bookmark, and
+each stream the server ends at its timeout, as a :class:`Bookmark`. A
+relist is another :class:`Reset`.
 """
 
 from __future__ import annotations
@@ -62,10 +63,14 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Bookmark:
-    """A bookmark: no object changed, the watch is alive."""
+    """A bookmark, or (``ended``) the server ending the watch's stream at its ``timeoutSeconds``: no object
+    changed, the watch is alive. On a kind nothing changes in, the stream's end is the only sign: the API
+    server sends no bookmark until its watch cache's resourceVersion passes the watch's (docs/monitor.md,
+    "Bookmarks on a quiet kind")."""
 
     kind: str
     at: float
+    ended: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +96,13 @@ def follow(
     retired: threading.Event | None = None,
     give_up_after: int | None = None,
     timeout_seconds: int = 300,
+    on_end: Callable[[], None] | None = None,
 ) -> bool:
     """Watch ``path`` from ``version`` until ``stop`` (or ``retired``) is set or the watch cannot resume.
 
-    ``on_event(type, object)`` gets every event, bookmarks too. The stream is
+    ``on_event(type, object)`` gets every event, bookmarks too; ``on_end()``
+    is told each time the server ends a stream whole (its ``timeoutSeconds``:
+    the server answered, the watch is alive). The stream is
     resumed from the last resourceVersion seen after the server ends it, and
     after a drop (``on_drop`` is told; the retry policy's backoff, waited on
     ``stop``). Returns True when the caller must relist: 410 Gone, or
@@ -117,6 +125,9 @@ def follow(
                 del event, obj  # the raw object lives no longer than its event
                 if done():
                     return False
+            failures = 0
+            if on_end is not None and not done():
+                on_end()
         except WatchExpired:
             return True
         except ClusterError as err:
@@ -199,6 +210,10 @@ class Informer:
     def _dropped(self, err: ClusterError) -> Delta:
         return Problem(self.kind.kind, f"watch dropped, resuming: {err}", err.status or "unreachable")
 
+    def _ended(self) -> Delta:
+        """The server ended a stream whole (its ``timeoutSeconds``): a sign of life of this kind's watch."""
+        return Bookmark(self.kind.kind, self.clock(), ended=True)
+
     def run(self) -> None:
         """LIST, WATCH, relist when the watch cannot resume (or the relist period is over); until ``stop`` is set."""
         policy = self.client.retrier.policy
@@ -233,6 +248,7 @@ class Informer:
             retired=retired,
             give_up_after=self.give_up_after,
             timeout_seconds=self.timeout_seconds,
+            on_end=lambda: deliver(self._ended()),
         )
         return "relist" if relist else "stop"
 

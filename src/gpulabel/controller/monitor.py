@@ -43,9 +43,16 @@ if TYPE_CHECKING:
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.sinks import Sink
 
-__all__ = ["BATCH_SECONDS", "Health", "Monitor"]
+__all__ = ["BATCH_SECONDS", "WATCH_TIMEOUT", "Health", "Monitor"]
 
 BATCH_SECONDS = 0.02
+# Each watch asks the server to end its stream after this many seconds (``timeoutSeconds``); the informer
+# resumes it at once. On a kind nothing changes in, the stream's end is the only sign of life the API server
+# gives (no bookmark until its watch cache's resourceVersion passes the watch's: an etcd progress
+# notification, every 10 minutes by default, or a consistent LIST of that kind by some client), so this bounds
+# gpulabel_watch_last_event_timestamp_seconds' age on a healthy watch: one minute under the 300 s of
+# GPULabelMonitorWatchStale (docs/monitor.md, "Bookmarks on a quiet kind").
+WATCH_TIMEOUT = 240
 
 
 class _Gauge(Protocol):
@@ -97,7 +104,7 @@ class Monitor:
         batch_seconds: float = BATCH_SECONDS,
         resync_seconds: float = 1800.0,
         clock: Callable[[], float] = time.time,
-        watch_timeout: int = 300,
+        watch_timeout: int = WATCH_TIMEOUT,
         relist_seconds: float | None = None,
         stop: threading.Event | None = None,
         writes: str = "publishing",

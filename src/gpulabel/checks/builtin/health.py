@@ -73,7 +73,8 @@ class _Pieces:
             found = health.node_health(node, pods, claims.get(name, ()), table, taints, opts.now, opts.stuck_after)
             if found:
                 self.found[name] = graded(self.check, found, self.table)
-        findings = tuple(f for n in fleet.names for f in self.found.get(n, ()))
+        # only the nodes with a finding, not a lookup per node (fleet.names is sorted: the same order)
+        findings = tuple(f for n in sorted(self.found) for f in self.found[n])
         return Result("health", findings, graded=True)
 
 
