@@ -268,9 +268,7 @@ _CONDITION_FIELDS = ("type", "status", "reason", "message")
 
 def _conditions(raw: Any, table: Requests | None) -> dict[str, JSON]:
     """``status.conditions`` by type, each condition cut to what the checks read (the reader checked it)."""
-    out = {
-        c.get("type") or "": _one({k: c[k] for k in _CONDITION_FIELDS if k in c}, table) for c in raw or ()
-    }
+    out = {c.get("type") or "": _one({k: c[k] for k in _CONDITION_FIELDS if k in c}, table) for c in raw or ()}
     if table is None or not out:
         return out
     shared: dict[str, JSON] = table.setdefault(("conditions", *((k, id(v)) for k, v in out.items())), out)

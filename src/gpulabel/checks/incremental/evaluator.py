@@ -10,6 +10,7 @@ from typing import Any
 
 from gpulabel.checks.assessment import Accepted, Assessment, ObjectKey, judged
 from gpulabel.checks.health import DEFAULT_HEALTH_TAINTS, claims_by_node, condition_table, node_health
+from gpulabel.checks.incremental.columns import Columns
 from gpulabel.checks.incremental.pieces import (
     NODE_CHECKS,
     Accounts,
@@ -112,6 +113,7 @@ class IncrementalEvaluator:
         self._capacities: dict[str, NodeCapacity] = {}  # as ClusterState.capacities() says, node by node
         self._capacities_dirty: set[str] = set()
         self._use_nodes: set[str] = set()  # nodes whose bound pods' use changed: pending re-judges what may flip
+        self._columns = Columns()  # scale2: nodes changed in place: pending re-judges what may differ on them
         self._hazards: dict[ObjectKey, list[Finding]] = {}
         # health, per node: the node, the pods bound to it that report a device not Healthy, the DRA claims
         self._health: dict[str, list[Finding]] = {}
@@ -237,7 +239,10 @@ class IncrementalEvaluator:
             self._index_node(new)
             self._dirty_nodes.add(new.name)
         if old is None or new is None or placement_view(old) != placement_view(new):
-            self._pending_all = True  # every Pending pod is judged on every node
+            if old is not None and new is not None and old.name == new.name:  # scale2: the node's column only
+                self._columns.changed(old)
+            else:
+                self._pending_all = True  # every Pending pod is judged on every node
             self._capacities_dirty.update(n.name for n in (old, new) if n is not None)
             for node in (old, new):
                 if node is not None:
@@ -402,10 +407,16 @@ class IncrementalEvaluator:
     def _refresh_pending(self, state: ClusterState, opts: CheckOptions) -> None:
         store = self.records.get("Pod", {})
         before = {n: self._capacities.get(n) for n in self._use_nodes}
+        self._columns.before(self._capacities)  # scale2
         self._refresh_capacities(state)
         self._use_nodes = set()
         if not self._pending_all:
             self._dirty_pending |= self._flipped(before, state)
+            # scale2: the nodes changed in place re-judge the pods whose verdict on them may differ (columns.py)
+            column = self._columns.flipped(store, self._pending_keys, self._nodes, self._capacities, state)
+            self._pending_all = column is None
+            self._dirty_pending |= column or set()
+        self._columns.clear()
         if self._pending_all:
             judged_keys = self._pending_keys
             self._pending = {}
