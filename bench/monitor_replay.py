@@ -234,7 +234,7 @@ def _digest(assessment: Any) -> str:
 
 
 def worker(
-    which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0, digest_all: bool = True
+    which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0, digest_all: bool = False
 ) -> JSON:
     """One evaluator over the LIST and the stream, in this process: its times, memory and digests (the
     incremental one's at every event with ``digest_all``, so that a full run of any ``full_every`` compares).
@@ -335,10 +335,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--traced", type=int, default=100, help="events in the tracemalloc runs (0: none)")
     p.add_argument("--worker", nargs=3, metavar=("EVALUATOR", "SNAPSHOT", "EVENTS"), help=argparse.SUPPRESS)
     p.add_argument("--worker-traced", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--digest-all", action="store_true", help="the incremental worker's digest at every event")
     args = p.parse_args(argv)
     if args.worker:
         which, snapshot, events_file = args.worker
-        print(json.dumps(worker(which, snapshot, events_file, args.full_every, args.worker_traced)))
+        digest_all = args.digest_all
+        print(json.dumps(worker(which, snapshot, events_file, args.full_every, args.worker_traced, digest_all)))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         snapshot, events_file = Path(tmp) / "synth.json", Path(tmp) / "events.json"

@@ -49,6 +49,7 @@ def _prepare(work: Path, nodes: int, events: int, seed: int) -> tuple[Path, Path
 def _worker(src: Path, which: str, snapshot: Path, events_file: Path, full_every: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     args = ["--full-every", str(full_every), "--worker", which, str(snapshot), str(events_file)]
+    args += ["--digest-all"] if full_every == 1 else []  # else at the oracle's events only (a digest costs)
     load = os.getloadavg()[0]
     done = subprocess.run(
         [sys.executable, "-m", "bench.monitor_replay", *args], capture_output=True, check=False, cwd=ROOT, env=env
@@ -72,6 +73,7 @@ def main() -> int:
     p.add_argument(
         "--only", choices=("before", "after", "oracle"), action="append", help="only these (oracle: the full run)"
     )
+    p.add_argument("--reuse", action="store_true", help="take the runs kept in the work directory, run none")
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     before = args.work / f"tree-{args.rev}"
@@ -87,13 +89,16 @@ def main() -> int:
         oracle_file = args.work / f"oracle-{nodes}-{args.events}-{args.seed}-{args.full_every}.json"
         runs: dict[str, dict[str, Any]] = {}
         for side, src in sides.items():  # the timed runs first, the oracle (the longest) after them
-            if not args.only or side in args.only:
+            kept = args.work / f"run-{nodes}-{args.events}-{args.seed}-{side}.json"
+            if args.reuse and kept.exists():
+                runs[side] = json.loads(kept.read_text())
+            elif not args.only or side in args.only:
                 runs[side] = _worker(src, "incremental", snapshot, events_file, args.full_every)
-                (args.work / f"run-{nodes}-{side}.json").write_text(json.dumps(runs[side]))
-        if not oracle_file.exists():
+                kept.write_text(json.dumps(runs[side]))
+        if not oracle_file.exists() and not args.reuse:
             full = _worker(ROOT / "src", "full", snapshot, events_file, args.full_every)
             oracle_file.write_text(json.dumps({str(k): v for k, v in full["digests"].items()}))
-        oracle = {int(k): v for k, v in json.loads(oracle_file.read_text()).items()}
+        oracle = {int(k): v for k, v in json.loads(oracle_file.read_text()).items()} if oracle_file.exists() else {}
         for side, r in runs.items():
             cpu = [x * 1000 for x in r["cpu"]]
             digests = {int(k): v for k, v in r["digests"].items()}

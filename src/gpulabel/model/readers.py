@@ -266,13 +266,21 @@ def _kept_spec(spec: JSON, table: Requests | None) -> JSON:
 _CONDITION_FIELDS = ("type", "status", "reason", "message")
 
 
+_ABSENT = object()
+
+
 def _conditions(raw: Any, table: Requests | None) -> dict[str, JSON]:
-    """``status.conditions`` by type, each condition cut to what the checks read (the reader checked it)."""
-    out = {c.get("type") or "": _one({k: c[k] for k in _CONDITION_FIELDS if k in c}, table) for c in raw or ()}
-    if table is None or not out:
-        return out
-    shared: dict[str, JSON] = table.setdefault(("conditions", *((k, id(v)) for k, v in out.items())), out)
-    return shared
+    """``status.conditions`` by type, each condition cut to what the checks read (the reader checked it);
+    one dict per load for pods whose conditions say the same (looked up before any dict is built)."""
+    if table is not None:
+        key = ("conditions", *(tuple(c.get(k, _ABSENT) for k in _CONDITION_FIELDS) for c in raw or ()))
+        known: dict[str, JSON] | None = table.get(key)
+        if known is not None:
+            return known
+    out = {c.get("type") or "": {k: c[k] for k in _CONDITION_FIELDS if k in c} for c in raw or ()}
+    if table is not None:
+        table[key] = out
+    return out
 
 
 def _same(value: Any, table: Requests | None) -> Any:
