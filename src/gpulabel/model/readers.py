@@ -227,11 +227,26 @@ def _quantities(value: Any) -> Any:
 Requests = dict[tuple[Any, ...], Any]
 
 
+# A table's bound: a monitor keeps its LIST's reader for the watch events after it, and pods come and go
+# (a Job's pods have labels and owners of their own), so the parts of gone pods must not pile up in it.
+_TABLE_LIMIT = 250_000
+
+
+def _keep(table: Requests, key: tuple[Any, ...], value: Any) -> Any:
+    """The table's copy of ``key``'s value, else ``value`` (kept in the table while it has room)."""
+    known = table.get(key)
+    if known is not None:
+        return known
+    if len(table) < _TABLE_LIMIT:
+        table[key] = value
+    return value
+
+
 def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
     """One dict per distinct request within a load. ``table`` belongs to one load (None: no sharing)."""
     if table is None:
         return requests
-    shared: dict[str, int] = table.setdefault(("requests", *sorted(requests.items())), requests)
+    shared: dict[str, int] = _keep(table, ("requests", *sorted(requests.items())), requests)
     return shared
 
 
@@ -249,7 +264,7 @@ def _one(value: Any, table: Requests | None) -> Any:
         key = ("json", orjson.dumps(value))
     except TypeError:
         return value
-    return table.setdefault(key, value)
+    return _keep(table, key, value)
 
 
 def _kept_spec(spec: JSON, table: Requests | None) -> JSON:
@@ -257,7 +272,7 @@ def _kept_spec(spec: JSON, table: Requests | None) -> JSON:
     kept = {k: _one(spec[k], table) for k in SCHEDULING_FIELDS if k in spec}
     if table is None or not kept:
         return kept
-    shared: JSON = table.setdefault(("spec", *((k, id(v)) for k, v in kept.items())), kept)
+    shared: JSON = _keep(table, ("spec", *((k, id(v)) for k, v in kept.items())), kept)
     return shared
 
 
@@ -279,7 +294,7 @@ def _conditions(raw: Any, table: Requests | None) -> dict[str, JSON]:
             return known
     out = {c.get("type") or "": {k: c[k] for k in _CONDITION_FIELDS if k in c} for c in raw or ()}
     if table is not None:
-        table[key] = out
+        _keep(table, key, out)
     return out
 
 
@@ -288,7 +303,7 @@ def _same(value: Any, table: Requests | None) -> Any:
     if table is None or not value:
         return value
     key = ("map", *value.items()) if isinstance(value, dict) else ("value", value)
-    return table.setdefault(key, value)
+    return _keep(table, key, value)
 
 
 def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
