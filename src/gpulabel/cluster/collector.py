@@ -12,7 +12,7 @@ import contextlib
 import functools
 import gc
 from collections.abc import Callable, Iterator
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 __all__ = ["kept", "paused", "release", "while_paused"]
 
@@ -61,19 +61,13 @@ def release() -> None:
     Reading frees far more than it keeps (the parsed JSON of every object, a chunk at a time), and
     glibc keeps the pages it freed inside its heap: 282 MB resident after a 20,000-node snapshot is
     read, 142 MB once they are handed back. Called once a command's state is read."""
-    global _trim
-    if _trim is None:
-        import ctypes
+    import ctypes
 
-        try:
-            _trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _trim = False
-    if _trim:
-        _trim(0)
-
-
-_trim: Any = None  # glibc's malloc_trim once looked up; False where there is none
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def while_paused(fn: Callable[P, R]) -> Callable[P, R]:
