@@ -233,8 +233,11 @@ def _digest(assessment: Any) -> str:
     return hashlib.sha256(repr((assessment.result, assessment.causes)).encode()).hexdigest()[:16]
 
 
-def worker(which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0) -> JSON:
-    """One evaluator over the LIST and the stream, in this process: its times, memory and digests.
+def worker(
+    which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0, digest_all: bool = False
+) -> JSON:
+    """One evaluator over the LIST and the stream, in this process: its times, memory and digests (the
+    incremental one's at every event with ``digest_all``, so that a full run of any ``full_every`` compares).
 
     ``traced``: with tracemalloc on from the evaluator's creation, over the first ``traced`` events only
     (tracing slows every allocation, so those runs are not timed): what the evaluator allocates beyond
@@ -287,8 +290,8 @@ def worker(which: str, snapshot: str, events_file: str, full_every: int, traced:
             a = ev.assess(START + 0.1 * (i + 1))
             times.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
-            if i % full_every == 0:
-                digests[i] = _digest(a)
+            if i % full_every == 0 or (which == "incremental" and digest_all):
+                digests[i] = _digest(a)  # outside the clock
                 findings = len(a.findings)
     if traced:
         kept, peak = tracemalloc.get_traced_memory()
@@ -332,10 +335,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--traced", type=int, default=100, help="events in the tracemalloc runs (0: none)")
     p.add_argument("--worker", nargs=3, metavar=("EVALUATOR", "SNAPSHOT", "EVENTS"), help=argparse.SUPPRESS)
     p.add_argument("--worker-traced", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--digest-all", action="store_true", help="the incremental worker's digest at every event")
     args = p.parse_args(argv)
     if args.worker:
         which, snapshot, events_file = args.worker
-        print(json.dumps(worker(which, snapshot, events_file, args.full_every, args.worker_traced)))
+        digest_all = args.digest_all
+        print(json.dumps(worker(which, snapshot, events_file, args.full_every, args.worker_traced, digest_all)))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         snapshot, events_file = Path(tmp) / "synth.json", Path(tmp) / "events.json"

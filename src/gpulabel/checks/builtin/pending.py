@@ -2,8 +2,9 @@
 
 A Pending pod's verdicts read every node (what placement reads of it), what
 the bound pods use of each node (its capacity), the DRA and NFD objects, and
-never another Pending pod. So a node's placement change re-judges every
-Pending pod, a bound pod's change re-judges only the pods whose verdict may
+never another Pending pod. So a node that comes or goes re-judges every
+Pending pod, a node changed in place only the pods whose verdict on it may
+differ (:mod:`gpulabel.checks.columns`), a bound pod's change re-judges only the pods whose verdict may
 flip on its node (:func:`gpulabel.checks.incremental.scope.flips`), and a
 Pending pod's change re-judges itself.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulabel.checks import pending, placement
+from gpulabel.checks.columns import Columns
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
 from gpulabel.checks.incremental import scope
 from gpulabel.k8s.dra.objects import DRA_KINDS
@@ -111,11 +113,15 @@ class _Pieces:
         self.started = False
         self.everything = True
         self.dirty: set[ObjectKey] = set()
+        self.columns = Columns()  # nodes changed in place: re-judge the pods whose verdict on them may differ
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
-                self.everything = True  # every Pending pod is judged on every node
+                if old is not None and new is not None and old.name == new.name:
+                    self.columns.changed(old)  # in place: its column (checks/columns.py)
+                else:
+                    self.everything = True  # a node came or went: every Pending pod is judged on every node
                 self.capacities_dirty.update(n.name for n in (old, new) if n is not None)
         elif kind == "Pod":
             if _unbound(old) or _unbound(new):
@@ -157,8 +163,16 @@ class _Pieces:
             self.unbound = {k for k, p in fleet.pods.items() if _unbound(p)}
             self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
         before = {n: self.capacities.get(n) for n in self.use_nodes}
+        self.columns.before(self.capacities)
         self._refresh_capacities(fleet)
         self.use_nodes = set()
+        if not self.everything:
+            column = self.columns.flipped(fleet.pods, self.unbound, fleet.nodes, self.capacities, fleet.state)
+            if column is None:
+                self.everything = True
+            else:
+                self.dirty |= column
+        self.columns.clear()
         if self.everything:
             judged_keys, self.found = self.unbound, {}
         else:

@@ -1,0 +1,153 @@
+"""A node changed in place re-judges only the Pending pods whose verdict on it may differ, and no fewer.
+
+Four nodes (two GPU nodes with GPUs, a GPU node without any advertised, a CPU node) and Pending pods:
+the nodes' changes (a taint, allocatable grown, ``gpu.present`` turned off, an unrelated label, a
+cordon) move a verdict's reason, the figures a grouped finding is told by (without its fit flipping),
+and which pods count as GPU pods (without the pod's verdict on that node changing). The incremental
+evaluator must equal the full one after each batch; planted narrower columns (nothing re-judged,
+only a fit flip, only a reason change, GPU-pod membership not read) must make that comparison fail
+here, so this test can fail. An unrelated label re-judges no pod at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gpulabel.app.checks import check_options
+from gpulabel.checks import columns
+from gpulabel.checks.assessment import FullEvaluator
+from gpulabel.checks.incremental import IncrementalEvaluator
+from tests.unit.test_incremental import START, Pair, _differs
+
+JSON = dict[str, Any]
+
+
+def _node(name: str, gpus: str | None, present: str = "true", **extra: Any) -> JSON:
+    amounts = {"cpu": "64", "memory": "256Gi", "pods": "110"} | ({"nvidia.com/gpu": gpus} if gpus else {})
+    labels = {"nvidia.com/gpu.present": present, "pool": "train", "team": "a"} if present else {"role": "cpu"}
+    labels |= extra.pop("labels", {})
+    meta = {"name": name, "labels": labels}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "spec": extra.pop("spec", {}),
+        "status": {"allocatable": amounts, "capacity": amounts},
+    }
+
+
+def _pod(name: str, gpus: int, node: str = "", priority: int = 0, selector: JSON | None = None) -> JSON:
+    resources = {"requests": {"nvidia.com/gpu": str(gpus)}} if gpus else {}
+    spec: JSON = {"priority": priority, "containers": [{"name": "c", "resources": resources}]}
+    if selector:
+        spec["nodeSelector"] = selector
+    if node:
+        spec["nodeName"] = node
+        status: JSON = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    else:
+        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "message": ""}]}
+    meta = {"name": name, "namespace": "ml", "uid": f"uid-{name}", "ownerReferences": []}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+LIST = [
+    _node("gpu-a", "8"),
+    _node("gpu-b", "8"),
+    _node("gpu-c", None),  # labelled a GPU node, advertises no GPU
+    _node("cpu-1", None, present=""),
+    _pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free
+    _pod("train-b", 4, "gpu-b"),  # gpu-b: 4 free
+    _pod("big", 16, priority=10),  # more than any node has
+    _pod("mid", 8, priority=10),  # fits no node now
+    _pod("sel", 0, selector={"pool": "train"}),  # a GPU pod only while "pool" is a key of GPU nodes alone
+]
+
+TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+# batches of changed nodes, each changed in place
+BATCHES: list[list[JSON]] = [
+    [_node("gpu-b", "8", spec={"taints": [TAINT]})],  # every pod's reason on gpu-b: the taint first
+    [_node("gpu-a", "12")],  # big: still insufficient, gpu-a now the closest (its figures); mid fits gpu-a
+    [_node("gpu-c", None, present="false")],  # gpu-c no GPU node: "pool" no longer GPU-only, sel not listed
+    [_node("gpu-a", "12", labels={"team": "x"})],  # a label value no pod reads: nothing to re-judge
+    [_node("gpu-b", "8", spec={"taints": [TAINT], "unschedulable": True})],  # cordoned as well
+    [_node("gpu-b", "8", labels={"team": "x"}, spec={"taints": [TAINT], "unschedulable": True})],  # nothing
+]
+
+
+def _run() -> tuple[str, list[set[Any] | None]]:
+    """How the evaluators first differ ("" if never), and what the columns re-judged at each batch."""
+    opts = check_options()
+    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
+    seen: list[set[Any] | None] = []
+    flipped = columns.Columns.flipped
+
+    def spy(self: columns.Columns, *args: Any) -> set[Any] | None:
+        out = flipped(self, *args)
+        if self._old:
+            seen.append(None if out is None else {k[1] for k in out})
+        return out
+
+    columns.Columns.flipped = spy  # type: ignore[method-assign]
+    try:
+        pair.reset(LIST)
+        got, want = pair.assess(START)
+        if why := _differs(got, want):
+            return f"after the LIST: {why}", seen
+        for n, batch in enumerate(BATCHES):
+            for obj in batch:
+                pair.apply(obj, False)
+            got, want = pair.assess(START + 60.0 * (n + 1))
+            if why := _differs(got, want):
+                return f"batch {n}: {why}", seen
+    finally:
+        columns.Columns.flipped = flipped  # type: ignore[method-assign]
+    return "", seen
+
+
+def test_a_nodes_change_re_judges_its_column() -> None:
+    why, seen = _run()
+    assert not why, why
+    # taint: every Pending pod's verdict on gpu-b; allocatable: big's figures, mid's fit (sel fits gpu-a
+    # either way); gpu.present: everything (GPU pods change); an unrelated label: none; the cordon: all three
+    assert seen == [{"big", "mid", "sel"}, {"big", "mid"}, None, set(), {"big", "mid", "sel"}, set()]
+
+
+def _never(self: columns.Columns, *args: Any) -> set[Any] | None:
+    self._old = {}
+    return set()
+
+
+PLANTED: dict[str, tuple[str, Callable[..., Any]]] = {
+    "never": ("Columns.flipped", _never),
+    "fit-only": ("node_verdict", lambda req, node, cap, pod: _verdict(req, node, cap, pod, lambda r: r.fits)),
+    "reason-only": ("node_verdict", lambda req, node, cap, pod: _verdict(req, node, cap, pod, lambda r: r.reason)),
+    "no-gpu-pods": ("_gpu_view", lambda node: ()),
+}
+
+_node_verdict = columns.node_verdict
+
+
+def _verdict(req: Any, node: Any, cap: Any, pod: Any, seen: Callable[[Any], Any]) -> Any:
+    result, preempt = _node_verdict(req, node, cap, pod)
+    return seen(result), preempt
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_a_narrower_column_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    where, planted = PLANTED[name]
+    if where == "Columns.flipped":
+        monkeypatch.setattr(columns.Columns, "flipped", planted)
+    else:
+        monkeypatch.setattr(columns, where, planted)
+    why, _ = _run()
+    assert "check pending:" in why, why
+
+
+def test_pendings_keeper_asks_the_columns() -> None:
+    from gpulabel.checks.registry import BUILTIN
+
+    pending = BUILTIN.named("pending")
+    assert isinstance(pending.keeper().columns, columns.Columns)  # type: ignore[attr-defined]
