@@ -43,6 +43,14 @@ def report_to(path: Path, *extra: str) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+def fleet_report_to(path: Path, *extra: str) -> tuple[int, str]:
+    """``report --html`` over two clusters (``--cluster NAME=SNAPSHOT``): the fleet page's own writer."""
+    out, err = io.StringIO(), io.StringIO()
+    clusters = ["--cluster", f"a={DRIFTED}", "--cluster", f"b={DRIFTED}"]
+    code = main(["report", *clusters, "--html", str(path), *extra], out, err)
+    return code, err.getvalue()
+
+
 def write(path: Path, data: bytes = b"<!DOCTYPE html>\n" + REPORT_MARK, *, force: bool = False) -> None:
     write_file(str(path), data, marker=REPORT_MARK, force=force)
 
@@ -301,13 +309,14 @@ class Writer:
 
 WRITERS = {
     "report": Writer(REPORT_MARK),  # through the command line
+    "report --cluster": Writer(REPORT_MARK),  # the fleet page, through the command line
     "snapshot": Writer(SNAPSHOT_MARK),
     "snapshot --bundle": Writer(BUNDLE_MARK),
     "kubeconfig": Writer(KUBECONFIG_MARK, force=False, mode=0o600),
     "monitor --dump": Writer(DUMP_MARK, force=False),
 }
 # every call of write_file in src/gpulabel, by file: a new writer fails test_every_writer_is_in_the_property
-CALLERS = {"app/report.py": 1, "app/snapshot.py": 2, "app/kubeconfig.py": 1, "controller/findings_out.py": 1}
+CALLERS = {"app/report.py": 1, "app/fleetreport.py": 1, "app/snapshot.py": 2, "app/kubeconfig.py": 1, "controller/findings_out.py": 1}
 
 
 def test_every_writer_is_in_the_property() -> None:
@@ -361,8 +370,9 @@ def test_nothing_gpulabel_did_not_create_is_modified(
     before = _snapshot(tmp)
     data = b"{\n" + mark + b"\n}\n" + b"new\n"
     try:
-        if writer == "report":
-            code, _ = report_to(target, *(["--force"] if force else []))
+        if writer in ("report", "report --cluster"):
+            to = report_to if writer == "report" else fleet_report_to
+            code, _ = to(target, *(["--force"] if force else []))
             wrote = code == 0
         else:
             write_file(str(target), data, marker=mark, force=force, mode=spec.mode)
