@@ -316,7 +316,13 @@ WRITERS = {
     "monitor --dump": Writer(DUMP_MARK, force=False),
 }
 # every call of write_file in src/gpulabel, by file: a new writer fails test_every_writer_is_in_the_property
-CALLERS = {"app/report.py": 1, "app/fleetreport.py": 1, "app/snapshot.py": 2, "app/kubeconfig.py": 1, "controller/findings_out.py": 1}
+CALLERS = {
+    "app/report.py": 1,
+    "app/fleetreport.py": 1,
+    "app/snapshot.py": 2,
+    "app/kubeconfig.py": 1,
+    "controller/findings_out.py": 1,
+}
 
 
 def test_every_writer_is_in_the_property() -> None:

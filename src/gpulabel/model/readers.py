@@ -6,7 +6,6 @@ other is read by the checking reader, which names the file, the object and the f
 
 from __future__ import annotations
 
-import sys
 from typing import Any, TypeGuard
 
 from gpulabel.errors import SnapshotError
@@ -69,9 +68,9 @@ def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
     return tuple(entries)
 
 
-# One load's table of the equal parts of its nodes: a node pool's nodes have one allocatable and one
-# capacity, and most have the same taints and conditions. (tagged key) -> (the part, its amounts: allocatable's)
-Quantities = dict[tuple[Any, ...], tuple[Any, dict[str, int] | None]]
+# One load's table of distinct resource lists: a node pool's nodes have one allocatable and one capacity.
+# (key) -> (the list, its amounts; None for capacity)
+Quantities = dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], dict[str, int] | None]]
 
 
 def node_from_json(obj: JSON, where: str = "", shared: Quantities | None = None) -> Node:
@@ -111,17 +110,15 @@ def _fitting_node(obj: JSON, shared: Quantities) -> Node | None:
     capacity = shared.get(key)
     if capacity is None:
         capacity = shared[key] = (interned(raw), None)
-    taints = tuple(
-        Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "") for t in spec.get("taints") or ()
-    )
-    conditions = {c.get("type") or "": c.get("status") or "" for c in status.get("conditions") or ()}
     return Node(
-        name=sys.intern(name),
+        name=name,
         labels=interned(meta.get("labels")),
         annotations=interned(meta.get("annotations")),
-        taints=shared.setdefault(("taints", taints), (taints, None))[0] if taints else (),
+        taints=tuple(
+            Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "") for t in spec.get("taints") or ()
+        ),
         unschedulable=spec.get("unschedulable") or False,
-        conditions=shared.setdefault(("conditions", *conditions.items()), (conditions, None))[0],
+        conditions={c.get("type") or "": c.get("status") or "" for c in status.get("conditions") or ()},
         managed_fields=tuple(meta.get("managedFields") or ()),
         allocatable=allocatable,
         capacity=capacity[0],
@@ -221,89 +218,15 @@ def _quantities(value: Any) -> Any:
     return value
 
 
-# One load's table of the equal parts of its pods, each kept once: distinct requests (replicas and daemon
-# pods ask for the same, 150,000 pods hold a few hundred), spec fields, conditions, labels, owners.
-# Keys are tagged tuples (the request's items, or a part's JSON bytes); see :func:`_one`.
-Requests = dict[tuple[Any, ...], Any]
-
-
-# A table's bound: a monitor keeps its LIST's reader for the watch events after it, and pods come and go
-# (a Job's pods have labels and owners of their own), so the parts of gone pods must not pile up in it.
-_TABLE_LIMIT = 250_000
-
-
-def _keep(table: Requests, key: tuple[Any, ...], value: Any) -> Any:
-    """The table's copy of ``key``'s value, else ``value`` (kept in the table while it has room)."""
-    known = table.get(key)
-    if known is not None:
-        return known
-    if len(table) < _TABLE_LIMIT:
-        table[key] = value
-    return value
+Requests = dict[tuple[tuple[str, int], ...], dict[str, int]]  # one load's table of distinct requests
 
 
 def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
-    """One dict per distinct request within a load. ``table`` belongs to one load (None: no sharing)."""
+    """One dict per distinct request within a load: replicas and daemon pods ask for the same,
+    150,000 pods hold a few hundred. ``table`` belongs to one load (None: no sharing)."""
     if table is None:
         return requests
-    shared: dict[str, int] = _keep(table, ("requests", *sorted(requests.items())), requests)
-    return shared
-
-
-def _one(value: Any, table: Requests | None) -> Any:
-    """The load's one copy of a JSON value equal to ``value`` (same JSON text, keys in the same order).
-
-    Records are never changed once made, so pods with equal parts hold one copy (the DaemonSet pods of one
-    node share their pinned affinity; most running pods share their conditions). A value orjson cannot
-    write (a YAML snapshot's odd scalar) is kept as it is."""
-    if table is None or not value:
-        return value
-    import orjson
-
-    try:
-        key = ("json", orjson.dumps(value))
-    except TypeError:
-        return value
-    return _keep(table, key, value)
-
-
-def _kept_spec(spec: JSON, table: Requests | None) -> JSON:
-    """The scheduling fields of a pod spec (SCHEDULING_FIELDS), each one copy per load, and the dict too."""
-    kept = {k: _one(spec[k], table) for k in SCHEDULING_FIELDS if k in spec}
-    if table is None or not kept:
-        return kept
-    shared: JSON = _keep(table, ("spec", *((k, id(v)) for k, v in kept.items())), kept)
-    return shared
-
-
-# What the checks read of a pod's condition (Pod.ready, Pod.condition_message); its times are dropped, so
-# equal conditions of many pods are one.
-_CONDITION_FIELDS = ("type", "status", "reason", "message")
-
-
-_ABSENT = object()
-
-
-def _conditions(raw: Any, table: Requests | None) -> dict[str, JSON]:
-    """``status.conditions`` by type, each condition cut to what the checks read (the reader checked it);
-    one dict per load for pods whose conditions say the same (looked up before any dict is built)."""
-    if table is not None:
-        key = ("conditions", *(tuple(c.get(k, _ABSENT) for k in _CONDITION_FIELDS) for c in raw or ()))
-        known: dict[str, JSON] | None = table.get(key)
-        if known is not None:
-            return known
-    out = {c.get("type") or "": {k: c[k] for k in _CONDITION_FIELDS if k in c} for c in raw or ()}
-    if table is not None:
-        _keep(table, key, out)
-    return out
-
-
-def _same(value: Any, table: Requests | None) -> Any:
-    """One copy per load of a hashable value (owners) or a string map (labels, by its items)."""
-    if table is None or not value:
-        return value
-    key = ("map", *value.items()) if isinstance(value, dict) else ("value", value)
-    return _keep(table, key, value)
+    return table.setdefault(tuple(sorted(requests.items())), requests)
 
 
 def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
@@ -337,8 +260,8 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
         return None
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    kept = _kept_spec(spec, shared)
-    node_name = sys.intern(spec.get("nodeName") or "")
+    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}
+    node_name = spec.get("nodeName") or ""
     try:
         requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
     except QuantityError:
@@ -350,11 +273,9 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
         name=name,
         node_name=node_name,
         phase=status.get("phase") or "Pending",
-        labels=_same(interned(meta.get("labels")), shared),
-        conditions=_conditions(status.get("conditions"), shared),
-        owners=_same(
-            tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()), shared
-        ),
+        labels=interned(meta.get("labels")),
+        conditions={c.get("type") or "": c for c in status.get("conditions") or ()},
+        owners=tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()),
         spec=kept,
         claim_statuses=tuple(status.get("resourceClaimStatuses") or ()),
         requests=requests,
@@ -372,15 +293,17 @@ def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
     kept = _decode_pod_spec(f, spec, "spec")
-    if kept:
-        kept = _kept_spec(kept, shared)
     raw_conditions = status.get("conditions")
-    if not _strings_in(raw_conditions, ("status", "message", "reason", "type")) and raw_conditions is not None:
+    conditions: dict[str, JSON] = {}
+    if _strings_in(raw_conditions, ("status", "message", "reason", "type")):
+        for c in raw_conditions:
+            conditions[c.get("type") or ""] = c
+    elif raw_conditions is not None:
         for i, c in enumerate(f.items(raw_conditions, "status.conditions")):
             path = f"status.conditions[{i}]"
-            for key in ("status", "message", "reason", "type"):
+            for key in ("status", "message", "reason"):
                 f.string(c.get(key), f"{path}.{key}")
-    conditions = _conditions(raw_conditions, shared)
+            conditions[f.string(c.get("type"), f"{path}.type")] = c
     raw_owners = meta.get("ownerReferences")
     owners = []
     if _strings_in(raw_owners, ("kind", "uid")):
@@ -399,11 +322,11 @@ def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
     return Pod(
         namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        node_name=sys.intern(node_name),
+        node_name=node_name,
         phase=f.string(status.get("phase"), "status.phase") or "Pending",
-        labels=_same(f.str_map(meta.get("labels"), "metadata.labels"), shared),
+        labels=f.str_map(meta.get("labels"), "metadata.labels"),
         conditions=conditions,
-        owners=_same(tuple(owners), shared),
+        owners=tuple(owners),
         spec=kept,
         claim_statuses=tuple(f.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")),
         requests=requests,

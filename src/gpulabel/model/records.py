@@ -1,9 +1,7 @@
 """The records gpulabel keeps of the API's objects: small, immutable, only the fields the checks use.
 
 Pod specs stay as the API's dicts (their scheduling part only), since the matcher parses them on its
-own terms. :mod:`gpulabel.model.readers` makes them from the API's JSON; the records of one load share
-their equal parts (a node pool's allocatable, taints and conditions; pods' spec fields, conditions,
-labels and owners: one copy each), so nothing may change a record's dicts after it is made.
+own terms. :mod:`gpulabel.model.readers` makes them from the API's JSON.
 """
 
 from __future__ import annotations
@@ -111,7 +109,7 @@ class Pod:
     node_name: str
     phase: str
     labels: Mapping[str, str]
-    conditions: Mapping[str, JSON]  # by type, each cut to type, status, reason and message (no times)
+    conditions: Mapping[str, JSON]
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
     spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
     # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
