@@ -23,7 +23,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gpulabel.checks.operands import daemonset_requirements, not_ready, target_node, untolerated_taints
+from gpulabel.checks.operands import (
+    daemonset_requirements,
+    not_ready,
+    target_node,
+    why_not_placed,
+)
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
@@ -61,14 +66,6 @@ def nfd_mismatch(ds: DaemonSet, node: Node, req: PodRequirements) -> str | None:
         return None
     relabelled = dataclasses.replace(node, labels={**node.labels, asked[0]: "true"})
     return has[0] if req.match(relabelled).fits else None
-
-
-def _why_not(ds: DaemonSet, node: Node, req: PodRequirements) -> str:
-    taints = untolerated_taints(ds, node, req)
-    if taints:
-        return f"{ds.ref} does not tolerate taint {', '.join(taints)}"
-    match = req.match(node)
-    return "" if match.fits else f"{ds.ref} does not select this node: {match.reason}"
 
 
 def _found(reason: str, node: Node, ds: DaemonSet, detail: str, args: tuple[str, ...] = ()) -> Finding:
@@ -111,7 +108,7 @@ def dra_plugin_findings(state: ClusterState, gpu_node: Callable[[Node], bool]) -
     for node in state.nodes:
         if not gpu_node(node):
             continue
-        why = {ds.ref: _why_not(ds, node, reqs[ds.ref]) for ds in dss}
+        why = {ds.ref: why_not_placed(ds, node, reqs[ds.ref]) for ds in dss}
         taking = [ds for ds in dss if not why[ds.ref]]
         if not taking:
             out.append(_unselected(dss[0], node, reqs[dss[0].ref], why[dss[0].ref]))

@@ -38,6 +38,7 @@ __all__ = [
     "operands_result",
     "target_node",
     "untolerated_taints",
+    "why_not_placed",
 ]
 
 REASONS: dict[str, Reason] = {
@@ -161,6 +162,16 @@ def untolerated_taints(ds: DaemonSet, node: Node, requirements: PodRequirements 
     """The node's NoSchedule/NoExecute taints that the DaemonSet's pods do not tolerate."""
     req = requirements or daemonset_requirements(ds)
     return [str(t) for t in node.taints if t.effect in ("NoSchedule", "NoExecute") and not req.tolerates(t)]
+
+
+def why_not_placed(ds: DaemonSet, node: Node, req: PodRequirements) -> str:
+    """Why the DaemonSet controller places no pod of ``ds`` on ``node`` ("" when it does): an untolerated
+    taint, or a node selection that does not match (the operand checks without a deploy label)."""
+    taints = untolerated_taints(ds, node, req)
+    if taints:
+        return f"{ds.ref} does not tolerate taint {', '.join(taints)}"
+    match = req.match(node)
+    return "" if match.fits else f"{ds.ref} does not select this node: {match.reason}"
 
 
 @dataclass

@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpulabel.checks.dradriver import dra_plugin_findings
-from gpulabel.checks.operands import daemonset_requirements, not_ready, untolerated_taints
-from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.checks.operands import daemonset_requirements, not_ready, why_not_placed
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
@@ -66,14 +65,6 @@ def gpu_node(node: Node) -> bool:
     return bool(sum(G.gpu_resources(node.amounts or {}).values()))
 
 
-def _why_not(ds: DaemonSet, node: Node, req: PodRequirements) -> str:
-    taints = untolerated_taints(ds, node, req)
-    if taints:
-        return f"{ds.ref} does not tolerate taint {', '.join(taints)}"
-    match = req.match(node)
-    return "" if match.fits else f"{ds.ref} does not select this node: {match.reason}"
-
-
 def standalone_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list[Finding]:
     """The standalone kinds' findings (:func:`plugin_findings`), then the DRA driver's kubelet plugin's on
     every GPU node, managed by the operator or not (``checks/dradriver.py``)."""
@@ -106,7 +97,7 @@ def plugin_findings(state: ClusterState, gated: Sequence[DaemonSet]) -> list[Fin
         if not gpu_node(node) or any(k.startswith(V.DEPLOY_PREFIX) for k in node.labels):
             continue
         for kind, dss in kinds.items():
-            why = {ds.ref: _why_not(ds, node, reqs[ds.ref]) for ds in dss}
+            why = {ds.ref: why_not_placed(ds, node, reqs[ds.ref]) for ds in dss}
             taking = [ds for ds in dss if not why[ds.ref]]
             if not taking:
                 first = dss[0]
