@@ -63,7 +63,17 @@ def _source(root: str, module: str) -> tuple[Path, bool] | None:
     return None
 
 
-class PrivateNamesContract(Contract):
+class _ListedContract(Contract):
+    """A contract whose check lists each broken import as one line in ``metadata["broken"]``."""
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        broken: Any = check.metadata.get("broken", [])
+        for line in broken:
+            output.print_error(line, bold=False)
+            output.new_line()
+
+
+class PrivateNamesContract(_ListedContract):
     """No module of ``containers`` imports another module's private (``_``) name."""
 
     containers = fields.ListField(subfield=fields.StringField())
@@ -80,14 +90,8 @@ class PrivateNamesContract(Contract):
                 broken.extend(private_imports(module, found[0], found[1], root))
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
-    def render_broken_contract(self, check: ContractCheck) -> None:
-        broken: Any = check.metadata.get("broken", [])
-        for line in broken:
-            output.print_error(line, bold=False)
-            output.new_line()
 
-
-class SealedContract(Contract):
+class SealedContract(_ListedContract):
     """The modules of each package of ``packages`` are imported (directly, wherever the import is) only by
     their package's own ``__init__`` and by ``importers``: a check's definition (``gpulabel.checks.builtin.x``)
     is reached through the registry's ``Check`` values, never by importing its module."""
@@ -108,9 +112,3 @@ class SealedContract(Contract):
                     where = ", ".join(str(d["line_number"]) for d in lines)
                     broken.append(f"{importer}:{where} imports {module} (sealed: only {', '.join(sorted(importers))})")
         return ContractCheck(kept=not broken, metadata={"broken": broken})
-
-    def render_broken_contract(self, check: ContractCheck) -> None:
-        broken: Any = check.metadata.get("broken", [])
-        for line in broken:
-            output.print_error(line, bold=False)
-            output.new_line()

@@ -47,10 +47,8 @@ ANY_RANGE = [
 ]
 
 
-@pytest.mark.parametrize(("name", "expression"), ANY_RANGE, ids=[c[0] for c in ANY_RANGE])
-def test_a_comprehension_over_an_attribute_is_refused_as_the_server_refuses_it(
-    labcluster: LabCluster, name: str, expression: str
-) -> None:
+def _create_dry_run(labcluster: LabCluster, expression: str) -> tuple[int, bytes]:
+    """A DeviceClass selecting by ``expression``, created with ``dryRun=All``: the server's status and body."""
     client = KubeClient(str(labcluster.kubeconfig))
     body = {
         "apiVersion": "resource.k8s.io/v1",
@@ -58,13 +56,20 @@ def test_a_comprehension_over_an_attribute_is_refused_as_the_server_refuses_it(
         "metadata": {"name": "cost"},
         "spec": {"selectors": [{"cel": {"expression": expression}}]},
     }
-    status, data = client.request_raw(
+    return client.request_raw(
         "POST",
         "/apis/resource.k8s.io/v1/deviceclasses",
         query=[("dryRun", "All")],
         body=json.dumps(body).encode(),
         content_type="application/json",
     )
+
+
+@pytest.mark.parametrize(("name", "expression"), ANY_RANGE, ids=[c[0] for c in ANY_RANGE])
+def test_a_comprehension_over_an_attribute_is_refused_as_the_server_refuses_it(
+    labcluster: LabCluster, name: str, expression: str
+) -> None:
+    status, data = _create_dry_run(labcluster, expression)
     ours = compile_selector(expression).error
     assert status == 422 and ours is not None
     assert str(json.loads(data)["message"]).endswith(f": {ours}")
@@ -72,20 +77,7 @@ def test_a_comprehension_over_an_attribute_is_refused_as_the_server_refuses_it(
 
 @pytest.mark.parametrize(("name", "expression"), CASES, ids=[c[0] for c in CASES])
 def test_the_server_refuses_what_gpulabel_refuses(labcluster: LabCluster, name: str, expression: str) -> None:
-    client = KubeClient(str(labcluster.kubeconfig))
-    body = {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": "cost"},
-        "spec": {"selectors": [{"cel": {"expression": expression}}]},
-    }
-    status, data = client.request_raw(
-        "POST",
-        "/apis/resource.k8s.io/v1/deviceclasses",
-        query=[("dryRun", "All")],
-        body=json.dumps(body).encode(),
-        content_type="application/json",
-    )
+    status, data = _create_dry_run(labcluster, expression)
     theirs = "" if status < 300 else str(json.loads(data)["message"])
     ours = compile_selector(expression).error
     refused = theirs.endswith(f"spec.selectors[0].cel.expression: Forbidden: {COST_LIMIT_EXCEEDED}")
