@@ -153,6 +153,19 @@ class Accounts:
         return Section("daemonsets", tuple(rows), (), tuple(wide))
 
 
+@dataclass
+class _Setting:
+    """A switch setting (operands off) left for another: its findings per node, and the nodes changed since."""
+
+    found: dict[str, list[Finding]]
+    others: dict[str, list[Finding]]
+    stale: set[str] = field(default_factory=set)
+
+    def note(self, names: Iterable[str]) -> None:
+        """``names`` changed (a node, or a DaemonSet pod aimed at it): remade when this setting is back."""
+        self.stale.update(names)
+
+
 class _Pieces:
     """Each node's findings and share of the table: a node's change, or a DaemonSet pod's aimed at it, remakes
     that node's; a DaemonSet's spec, whether the GPU Operator manages the cluster (a deploy label anywhere) or
@@ -174,7 +187,7 @@ class _Pieces:
         self.deployed: set[str] = set()  # nodes with a deploy label
         self.context: tuple[Any, ...] | None = None
         # other switch settings (operands off) -> their findings per node, and the nodes changed since
-        self.settings: dict[frozenset[str], tuple[dict[str, list[Finding]], dict[str, list[Finding]], set[str]]] = {}
+        self.settings: dict[frozenset[str], _Setting] = {}
         self.everything = True
         self.dirty: set[str] = set()
 
@@ -252,15 +265,16 @@ class _Pieces:
             self.found, self.others, self.accounts, self.settings = {}, {}, Accounts(by_operand), {}
             changed = set(names)
         else:
-            for _, _, stale in self.settings.values():
-                stale |= self.dirty
+            for setting in self.settings.values():
+                setting.note(self.dirty)
             redo = set(self.dirty)
             if switch and was is not None:
-                self.settings[was[0]] = (self.found, self.others, set(self.dirty))
+                self.settings[was[0]] = left = _Setting(self.found, self.others)
+                left.note(self.dirty)
                 seen = self.settings.pop(off, None)
                 if seen is not None:  # a setting seen before: its findings, but for the nodes changed since
-                    self.found, self.others = seen[0], seen[1]
-                    redo |= seen[2]
+                    self.found, self.others = seen.found, seen.others
+                    redo |= seen.stale
                 else:
                     self.found, self.others = dict(self.found), dict(self.others)
                     redo |= self._switched(was[0] ^ off, fleet, by_operand)
