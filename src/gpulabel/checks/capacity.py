@@ -19,7 +19,7 @@ from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.operands import CATALOGUE
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "capacity", "capacity_node"]
+__all__ = ["READS_DISABLED", "REASONS", "capacity", "capacity_node"]
 
 REASONS: dict[str, Reason] = {
     "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
@@ -39,6 +39,11 @@ DEVICE_PLUGIN = CATALOGUE["device-plugin"].deploy_key
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
     return label_finding("capacity", reason, node, key, detail)
+
+
+# The operands whose being switched off capacity's findings read (:func:`plugin_meant_to_run`, the only reader
+# of ``disabled``): switching another one off or on changes no capacity finding.
+READS_DISABLED = frozenset({"device-plugin"})
 
 
 def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:

@@ -35,18 +35,24 @@ class Accepted:
 
 
 def judged(
-    result: Result, state: ClusterState, accepted: Accepted, mark: Callable[[Result], Result] | None = None
+    result: Result,
+    state: ClusterState,
+    accepted: Accepted,
+    mark: Callable[[Result], Result] | None = None,
+    causes_of: Callable[[Iterable[Finding]], list[Cause]] | None = None,
 ) -> tuple[Result, tuple[Cause, ...]]:
     """``result`` regraded and with the ignored findings dropped, and the root cause of each GPU node with a
     problem (worst first), found from the findings that remain. ``mark`` (``check --baseline``) marks the
-    known findings before the causes are found: a known problem is no cause."""
-    labels = {n.name: n.labels for n in state.nodes}
+    known findings before the causes are found: a known problem is no cause. ``causes_of``: what finds the
+    causes from the findings (the incremental evaluator's kept ones); by default ``root_causes`` of the state."""
+    labels = {n.name: n.labels for n in state.nodes} if accepted.ignore else {}  # read by node selectors only
     result = apply_ignores(regrade(result, accepted.severities), accepted.ignore, labels)
     if mark is not None:
         result = mark(result)
     causes: tuple[Cause, ...] = ()
     if result.parts:  # check: one root cause per GPU node first
-        causes = tuple(root_causes(state.nodes, (f for f in result.findings if not f.baseline)))
+        kept = (f for f in result.findings if not f.baseline)
+        causes = tuple(causes_of(kept) if causes_of is not None else root_causes(state.nodes, kept))
         rows = tuple(c.row() for c in causes)
         section = Section("causes", rows, tuple(c.line() for c in causes))
         result = replace(result, sections=(section, *result.sections))

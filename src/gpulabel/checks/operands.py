@@ -36,6 +36,8 @@ __all__ = [
     "operand_of_daemonset",
     "operand_order",
     "operands_result",
+    "policy_reading",
+    "reading_off",
     "target_node",
     "untolerated_taints",
     "why_not_placed",
@@ -151,6 +153,22 @@ def disabled_by_cluster_policy(policies: Sequence[Mapping[str, Any]]) -> set[str
     """Operands the ClusterPolicy leaves off: ``enabled: false``, or absent where the operator's default is off."""
     view = PolicyView(policies)
     return {name for name, op in CATALOGUE.items() if not view.enabled(op)}
+
+
+def policy_reading(policies: Sequence[Mapping[str, Any]]) -> tuple[bool, bool, str]:
+    """What a node's operand findings read of the ClusterPolicies besides the operands they switch off
+    (:func:`disabled_by_cluster_policy`): the inputs of :meth:`PolicyView.workload` (any policy, sandbox
+    workloads on, their default config)."""
+    view = PolicyView(policies)
+    return view.known, view.sandbox, view.default_workload()
+
+
+def reading_off(switched: Iterable[str]) -> frozenset[str]:
+    """The operands whose cells on a node read whether one of ``switched`` is off: those themselves, and the
+    operands that need one of them (``_unmet_needs`` reads ``need in off``, under any workload config)."""
+    switched = frozenset(switched)
+    needing = {name for name, op in CATALOGUE.items() if any(switched & set(n) for n in op.needs.values())}
+    return switched | needing
 
 
 def daemonset_requirements(ds: DaemonSet) -> PodRequirements:

@@ -38,7 +38,7 @@ from gpulabel.model.findings import Cell, Finding
 from gpulabel.model.operands import CHAIN_OPERANDS
 from gpulabel.model.severity import at_or_above
 
-__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "link_of", "node_gpus", "root_causes"]
+__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "KeptCauses", "link_of", "node_gpus", "root_causes"]
 
 CHAIN = (
     "nfd",
@@ -161,23 +161,57 @@ def node_links(findings: Iterable[Finding]) -> list[tuple[str, Finding]]:
     return sorted(linked, key=lambda lf: _order(lf[1], lf[0]))
 
 
-def root_causes(nodes: Sequence[Node], findings: Iterable[Finding]) -> list[Cause]:
-    """One cause per node with a broken link, the most GPUs lost first (then by node name)."""
+def _cause(name: str, node: Node | None, found: Sequence[Finding]) -> Cause | None:
+    """The node's cause from its findings (``None``: no broken link, or the node is not in the state)."""
+    links = node_links(found)
+    if not links or node is None:
+        return None
+    link, first = links[0]
+    gpus = 0 if link == "operand" else node_gpus(node)
+    health = [f.reason for lk, f in links if lk == "health"]
+    if link == "health" and all(r == "gpus-lost" for r in health):  # a condition: all its GPUs
+        gpus = sum(n for n, _ in lost_gpus(node).values())  # the devices taken out, not the node's all
+    return Cause(name, link, gpus, first, len(links) - 1)
+
+
+def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     by_node: dict[str, list[Finding]] = {}
     for f in findings:
         if f.node and not f.pod:
             by_node.setdefault(f.node, []).append(f)
-    known: Mapping[str, Node] = {n.name: n for n in nodes}
-    causes = []
-    for name, found in by_node.items():
-        links = node_links(found)
-        node = known.get(name)
-        if not links or node is None:
-            continue
-        link, first = links[0]
-        gpus = 0 if link == "operand" else node_gpus(node)
-        health = [f.reason for lk, f in links if lk == "health"]
-        if link == "health" and all(r == "gpus-lost" for r in health):  # a condition: all its GPUs
-            gpus = sum(n for n, _ in lost_gpus(node).values())  # the devices taken out, not the node's all
-        causes.append(Cause(name, link, gpus, first, len(links) - 1))
+    return by_node
+
+
+def _ranked(causes: Iterable[Cause]) -> list[Cause]:
     return sorted(causes, key=lambda c: (c.gpus is None, -(c.gpus or 0), c.node))
+
+
+def root_causes(nodes: Sequence[Node], findings: Iterable[Finding]) -> list[Cause]:
+    """One cause per node with a broken link, the most GPUs lost first (then by node name)."""
+    by_node = _by_node(findings)
+    known: Mapping[str, Node] = {n.name: n for n in nodes}
+    return _ranked(c for name, found in by_node.items() if (c := _cause(name, known.get(name), found)) is not None)
+
+
+class KeptCauses:
+    """:func:`root_causes` kept node by node across evaluations (the monitor's incremental evaluator): a node's
+    cause is remade only when its record or its findings changed; an unchanged node's is the one kept, so the
+    answer is :func:`root_causes`' on the same nodes and findings."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[Node | None, tuple[Finding, ...], Cause | None]] = {}
+
+    def causes(self, nodes: Mapping[str, Node], findings: Iterable[Finding]) -> list[Cause]:
+        """The causes, given every node by name and every finding."""
+        kept: dict[str, tuple[Node | None, tuple[Finding, ...], Cause | None]] = {}
+        out: list[Cause] = []
+        for name, found in _by_node(findings).items():
+            node, these = nodes.get(name), tuple(found)
+            was = self._kept.get(name)
+            # the same findings are mostly the same objects (the pieces keep them): compared by identity first
+            cause = was[2] if was is not None and was[0] is node and was[1] == these else _cause(name, node, found)
+            kept[name] = (node, these, cause)
+            if cause is not None:
+                out.append(cause)
+        self._kept = kept
+        return _ranked(out)

@@ -26,9 +26,10 @@ def _deployed(node: Node) -> bool:
 
 
 def _context(state: ClusterState, opts: CheckOptions, deployed: bool) -> tuple[frozenset[str], bool]:
+    # only the switches capacity_node reads: another operand switched off reruns no node (the rule's context)
     # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
     # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
-    off = frozenset(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    off = (frozenset(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)) & capacity.READS_DISABLED
     return off, bool(state.cluster_policies) or deployed
 
 

@@ -19,7 +19,7 @@ from gpulabel.checks.standalone import standalone_findings
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Cell, Finding, Result, Section
-from gpulabel.model.operands import labelled_for
+from gpulabel.model.operands import deploy_key, labelled_for
 
 __all__ = ["CHECK", "Accounts"]
 
@@ -49,14 +49,13 @@ def _deployed(node: Node) -> bool:
     return any(k.startswith(V.DEPLOY_PREFIX) for k in node.labels)
 
 
+def _owner_uids(pod: Pod) -> tuple[str, ...]:
+    return tuple(uid for kind, uid in pod.owners if kind == "DaemonSet")
+
+
 def _ds_view(ds: DaemonSet) -> tuple[Any, ...]:
     """What the operand findings read of a DaemonSet (its status only feeds the daemonsets table)."""
     return (ds.namespace, ds.name, ds.uid, ds.template_spec, ds.selector)
-
-
-def _policy_view(policy: Mapping[str, Any]) -> Any:
-    """What the checks read of a ClusterPolicy: its spec (the operator rewrites its status as operands change)."""
-    return policy.get("spec")
 
 
 def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
@@ -154,10 +153,28 @@ class Accounts:
         return Section("daemonsets", tuple(rows), (), tuple(wide))
 
 
+@dataclass
+class _Setting:
+    """A switch setting (operands off) left for another: its findings per node, and the nodes changed since."""
+
+    found: dict[str, list[Finding]]
+    others: dict[str, list[Finding]]
+    stale: set[str] = field(default_factory=set)
+
+    def note(self, names: Iterable[str]) -> None:
+        """``names`` changed (a node, or a DaemonSet pod aimed at it): remade when this setting is back."""
+        self.stale.update(names)
+
+
 class _Pieces:
     """Each node's findings and share of the table: a node's change, or a DaemonSet pod's aimed at it, remakes
-    that node's; a DaemonSet's or the ClusterPolicy's spec, the operands disabled or whether the GPU Operator
-    manages the cluster (a deploy label anywhere) remake every node's."""
+    that node's; a DaemonSet's spec, whether the GPU Operator manages the cluster (a deploy label anywhere) or
+    what the ClusterPolicy says of workload configs remake every node's. The operands switched off (flags,
+    ClusterPolicy) changing remakes only the nodes whose findings read whether those are off
+    (:meth:`_switched`), and the table not at all (it reads no switch); the findings of the last few switch
+    settings are kept, so switching back to one remakes only the nodes changed since it was left."""
+
+    KEPT_SETTINGS = 2  # switch settings whose findings are kept besides the current one
 
     def __init__(self, check: Check) -> None:
         self.check, self.table = check, check.reasons()
@@ -166,8 +183,11 @@ class _Pieces:
         self.accounts: Accounts | None = None
         self.daemonsets: tuple[dict[str, list[DaemonSet]], list[DaemonSet]] | None = None
         self.aimed: dict[str, dict[ObjectKey, None]] = {}  # node -> the DaemonSet pods aimed at it
+        self.owned: dict[str, dict[ObjectKey, str]] = {}  # DaemonSet uid -> its pods -> the node each is aimed at
         self.deployed: set[str] = set()  # nodes with a deploy label
         self.context: tuple[Any, ...] | None = None
+        # other switch settings (operands off) -> their findings per node, and the nodes changed since
+        self.settings: dict[frozenset[str], _Setting] = {}
         self.everything = True
         self.dirty: set[str] = set()
 
@@ -185,43 +205,82 @@ class _Pieces:
                     self.dirty.add(operands.target_node(pod))  # the operands of the node it is aimed at
             if old is not None and _daemon(old):
                 self.aimed.get(operands.target_node(old), {}).pop(key, None)
+                for uid in _owner_uids(old):
+                    self.owned.get(uid, {}).pop(key, None)
             if new is not None and _daemon(new):
-                self.aimed.setdefault(operands.target_node(new), {})[key] = None
+                self._aim(key, new)
         elif kind == "DaemonSet":
             self.daemonsets = None
             if old is None or new is None or _ds_view(old) != _ds_view(new):
                 self.everything = True
-        elif kind == "ClusterPolicy" and (old is None or new is None or _policy_view(old) != _policy_view(new)):
-            self.everything = True
+        # a ClusterPolicy's spec is read through the context (``result``): what it switches off, its workloads
+
+    def _aim(self, key: ObjectKey, pod: Pod) -> None:
+        target = operands.target_node(pod)
+        self.aimed.setdefault(target, {})[key] = None
+        for uid in _owner_uids(pod):
+            self.owned.setdefault(uid, {})[key] = target
 
     def _start(self, fleet: Fleet) -> None:
-        self.aimed, self.deployed = {}, set()
+        self.aimed, self.owned, self.deployed = {}, {}, set()
         for key, pod in fleet.pods.items():
             if _daemon(pod):
-                self.aimed.setdefault(operands.target_node(pod), {})[key] = None
+                self._aim(key, pod)
         self.deployed = {n for n, node in fleet.nodes.items() if _deployed(node)}
+
+    def _switched(self, switched: frozenset[str], fleet: Fleet, by_operand: Mapping[str, list[DaemonSet]]) -> set[str]:
+        """The nodes whose findings read whether an operand of ``switched`` is off: the operands a node's
+        findings speak of are those with its deploy label on the node or a pod of its DaemonSets there
+        (``check_operands``), and each reads ``off`` for itself and for what it needs."""
+        reading = operands.reading_off(switched)
+        keys = {deploy_key(name) for name in reading}
+        out = {name for name, node in fleet.nodes.items() if not keys.isdisjoint(node.labels)}
+        for name in reading:
+            for ds in by_operand.get(name, ()):
+                out.update(self.owned.get(ds.uid, {}).values())
+        out.discard("")  # a pod aimed at no node
+        return out
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         state = fleet.state
         if self.accounts is None:
             self._start(fleet)
         policies = state.cluster_policies
-        context = (
-            frozenset(set(opts.disabled) | operands.disabled_by_cluster_policy(policies)),
-            bool(policies) or bool(self.deployed),
-        )
-        everything = self.everything or self.accounts is None or context != self.context
+        off = frozenset(set(opts.disabled) | operands.disabled_by_cluster_policy(policies))
+        context = (off, bool(policies) or bool(self.deployed), operands.policy_reading(policies))
+        everything = self.everything or self.accounts is None or self.context is None
+        switch = not everything and context != self.context
+        if switch and self.context is not None and context[1:] != self.context[1:]:
+            everything, switch = True, False
+        was = self.context
         self.context, self.everything = context, False
         if self.daemonsets is None or everything:
             gated = [ds for ds in state.daemonsets if operands.operand_of_daemonset(ds)]
             self.daemonsets = (operands.operand_daemonsets(state, opts.operator_namespace), gated)
         by_operand, gated = self.daemonsets
+        changed = self.dirty
         if everything or self.accounts is None:
             names: Sequence[str] = fleet.names
             pods: Sequence[Pod] = state.pods
-            self.found, self.others, self.accounts = {}, {}, Accounts(by_operand)
+            self.found, self.others, self.accounts, self.settings = {}, {}, Accounts(by_operand), {}
+            changed = set(names)
         else:
-            names = sorted(self.dirty)
+            for setting in self.settings.values():
+                setting.note(self.dirty)
+            redo = set(self.dirty)
+            if switch and was is not None:
+                self.settings[was[0]] = left = _Setting(self.found, self.others)
+                left.note(self.dirty)
+                seen = self.settings.pop(off, None)
+                if seen is not None:  # a setting seen before: its findings, but for the nodes changed since
+                    self.found, self.others = seen.found, seen.others
+                    redo |= seen.stale
+                else:
+                    self.found, self.others = dict(self.found), dict(self.others)
+                    redo |= self._switched(was[0] ^ off, fleet, by_operand)
+                while len(self.settings) > self.KEPT_SETTINGS:
+                    del self.settings[next(iter(self.settings))]
+            names = sorted(redo)
             keys = sorted({k for n in names for k in self.aimed.get(n, ())}, key=fleet.order)
             pods = [fleet.pods[k] for k in keys]
             self.accounts.by_operand = by_operand  # the same DaemonSets (else everything reruns), their status now
@@ -234,7 +293,8 @@ class _Pieces:
                     kept.pop(name, None)
                     if new.get(name):
                         kept[name] = graded(self.check, new[name], self.table)
-                self.accounts.put(name, fleet.nodes.get(name))
+        for name in changed:  # the table's share reads the node alone, never a switch
+            self.accounts.put(name, fleet.nodes.get(name))
         # by node (the nodes' order), each node's operands then the rest, as the full run sorts them
         shown = sorted({*self.found, *self.others}, key=lambda n: (n not in fleet.nodes, n))
         findings = tuple(f for n in shown for f in (*self.found.get(n, ()), *self.others.get(n, ())))

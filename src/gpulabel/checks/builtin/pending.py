@@ -11,7 +11,7 @@ Pending pod's change re-judges itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,8 +34,12 @@ def _run(state: ClusterState, opts: CheckOptions) -> Result:
 
 
 def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
-    """Pending pods with ResourceClaims in an input without DRA objects: their claims are unchecked."""
-    if "ResourceSlice" not in state.kinds and any(_unbound(p) and p.spec.get("resourceClaims") for p in state.pods):
+    return _unchecked_claims(state.kinds, (p for p in state.pods if _unbound(p)))
+
+
+def _unchecked_claims(kinds: Collection[str], unbound: Iterable[Pod]) -> tuple[str, ...]:
+    """Pending pods (``unbound``) with ResourceClaims in an input without DRA objects: their claims are unchecked."""
+    if "ResourceSlice" not in kinds and any(p.spec.get("resourceClaims") for p in unbound):
         return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
 
@@ -187,6 +191,10 @@ class _Pieces:
             for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
                 self.found[by_ref[ref]] = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
         return self._finish(fleet, opts)
+
+    def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
+        """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""
+        return _unchecked_claims(fleet.state.kinds, (fleet.pods[k] for k in self.unbound))
 
     def _finish(self, fleet: Fleet, opts: CheckOptions) -> Result:
         pieces = [self.found[k] for k in sorted(self.found, key=fleet.order)]

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, Pieces, caveated, skip_reason
 from gpulabel.checks.judging import Accepted, Assessment, ObjectKey, judged
+from gpulabel.checks.rootcause import KeptCauses
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
@@ -42,6 +43,8 @@ class IncrementalEvaluator:
         self._dra: DraState | None = None
         self._nfd: NfdState | None = None
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
+        self._causes = KeptCauses()  # each node's root cause, remade when its record or findings change
+        self._tuples: dict[str, tuple[Any, ...]] = {}  # the state's tuple of each kind, until the kind changes
 
     # -- the Evaluator protocol ---------------------------------------------------------------------------------
 
@@ -51,6 +54,8 @@ class IncrementalEvaluator:
         self.records[kind] = dict(records)
         self._reindex(kind)
         self._keepers = {}
+        self._causes = KeptCauses()
+        self._tuples.pop(kind, None)
 
     def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
         if kind not in KIND:
@@ -62,6 +67,7 @@ class IncrementalEvaluator:
             store.pop(key, None)
         else:
             store[key] = record
+        self._tuples.pop(kind, None)
         if not known:  # a kind new to the state: what is skipped and every caveat may change
             self._reindex(kind)
             self._keepers = {}
@@ -86,7 +92,10 @@ class IncrementalEvaluator:
         fleet = Fleet(state, self._nodes, self._names, self.records.get("Pod", {}), self._seq.__getitem__, self._on)
         parts = tuple(self._part(c, fleet, opts) for c in opts.registry)
         result = Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)
-        judged_result, causes = judged(result, state, self.accepted)
+        nodes = self._nodes
+        judged_result, causes = judged(
+            result, state, self.accepted, causes_of=lambda found: self._causes.causes(nodes, found)
+        )
         return Assessment(judged_result, causes, state, at)
 
     def _part(self, check: Check, fleet: Fleet, opts: CheckOptions) -> Result:
@@ -97,7 +106,12 @@ class IncrementalEvaluator:
         keeper = self._keepers.get(check.name)
         if keeper is None:
             keeper = self._keepers[check.name] = check.keeper()
-        return caveated(keeper.result(fleet, opts), check, fleet.state, opts)
+        result = keeper.result(fleet, opts)
+        kept = getattr(keeper, "caveats", None)  # the check's caveats from what its keeper keeps (the same rule)
+        if kept is None:
+            return caveated(result, check, fleet.state, opts)
+        caveats = kept(fleet, opts)
+        return replace(result, caveats=caveats) if caveats else result
 
     # -- indexes --------------------------------------------------------------------------------------------------
 
@@ -153,11 +167,17 @@ class IncrementalEvaluator:
             self._dra = DraState.from_objects(records("dra"))
         if self._nfd is None:
             self._nfd = NfdState.of_records(records("nfd"))
+        tuples = self._tuples
+        if "Node" not in tuples:
+            tuples["Node"] = tuple(self._nodes[n] for n in self._names)
+        for kind in ("Pod", "DaemonSet", "ClusterPolicy"):
+            if kind not in tuples:
+                tuples[kind] = tuple(self.records.get(kind, {}).values())
         return ClusterState(
-            nodes=tuple(self._nodes[n] for n in self._names),
-            pods=tuple(self.records.get("Pod", {}).values()),
-            daemonsets=tuple(self.records.get("DaemonSet", {}).values()),
-            cluster_policies=tuple(self.records.get("ClusterPolicy", {}).values()),
+            nodes=tuples["Node"],
+            pods=tuples["Pod"],
+            daemonsets=tuples["DaemonSet"],
+            cluster_policies=tuples["ClusterPolicy"],
             source=self.source,
             kinds=frozenset(self.records),
             dra=self._dra,
