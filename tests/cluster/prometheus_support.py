@@ -22,12 +22,21 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from tools import monitoring
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "tools" / "prometheus"
 PROMETHEUS = PROMETHEUS_DIR / "bin" / "prometheus"
 PROMTOOL = PROMETHEUS_DIR / "bin" / "promtool"
 NOT_BUILT = "prometheus is not built: run tools/prometheus/build (a cold Go cache: ~5-15 min)"
+
+
+def short_for_rules(directory: Path) -> Path:
+    """deploy/monitoring/gpulabel-rules.yaml with every ``for:`` 1s (tools.monitoring.with_for: the same
+    expressions, labels and annotations), written into ``directory``: the rules file tests start Prometheus with."""
+    rules = directory / "gpulabel-rules-short-for.yaml"
+    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
+    return rules
 
 
 class PrometheusError(RuntimeError):

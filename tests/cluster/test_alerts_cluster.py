@@ -52,6 +52,7 @@ from prometheus_support import (
     built,
     firing,
     free_port,
+    short_for_rules,
 )
 from test_deploy_cluster import metric
 from test_gpu_operator_cluster import CONTAINER_SETS, GFD, pods_on, wait_sets
@@ -182,8 +183,7 @@ def monitor_port(monitor: Monitor) -> int:
 @pytest.fixture(scope="module")
 def prometheus(monitor_port: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     tmp = tmp_path_factory.mktemp("prometheus")
-    rules = tmp / "gpulabel-rules-short-for.yaml"
-    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
+    rules = short_for_rules(tmp)
     try:
         build_prometheus()
         prom = Prometheus.start(tmp, JOB, [f"127.0.0.1:{monitor_port}"], rules)

@@ -31,7 +31,16 @@ import pytest
 import yaml
 from helm_support import HelmError, build_helm, objects, template
 from labcluster_support import LabCluster, LabClusterError, build, gpu_node_manifest, node_is_ready, wait_for
-from prometheus_support import NOT_BUILT, Prometheus, PrometheusError, build_prometheus, built, firing, free_port
+from prometheus_support import (
+    NOT_BUILT,
+    Prometheus,
+    PrometheusError,
+    build_prometheus,
+    built,
+    firing,
+    free_port,
+    short_for_rules,
+)
 from test_deploy_cluster import metric
 from tools import monitoring
 
@@ -171,8 +180,7 @@ def monitors(clusters: dict[str, LabCluster], tmp_path_factory: pytest.TempPathF
 def prometheus(monitors: Monitors, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     """One Prometheus scraping both clusters' monitors as one job (their series tell the clusters apart)."""
     tmp = tmp_path_factory.mktemp("prometheus-fleet")
-    rules = tmp / "gpulabel-rules-short-for.yaml"
-    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
+    rules = short_for_rules(tmp)
     try:
         build_prometheus()
         prom = Prometheus.start(tmp, JOB, [f"127.0.0.1:{port}" for port in monitors.values()], rules)
