@@ -31,14 +31,6 @@ PROMTOOL = PROMETHEUS_DIR / "bin" / "promtool"
 NOT_BUILT = "prometheus is not built: run tools/prometheus/build (a cold Go cache: ~5-15 min)"
 
 
-def short_for_rules(directory: Path) -> Path:
-    """deploy/monitoring/gpulabel-rules.yaml with every ``for:`` 1s (tools.monitoring.with_for: the same
-    expressions, labels and annotations), written into ``directory``: the rules file tests start Prometheus with."""
-    rules = directory / "gpulabel-rules-short-for.yaml"
-    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
-    return rules
-
-
 class PrometheusError(RuntimeError):
     """tools/prometheus could not be built, Prometheus did not start, or its API answered an error."""
 
@@ -172,3 +164,13 @@ def firing(
 ) -> list[dict[str, Any]]:
     """The firing alerts named ``name`` whose labels satisfy ``where``."""
     return [a for a in prom.alerts(name, "firing") if where(a["labels"])]
+
+
+def start_short_for(directory: Path, job: str, targets: Sequence[str]) -> Prometheus:
+    """Prometheus (built first if it is not) scraping ``targets`` as ``job``, with the alert rules of
+    deploy/monitoring/gpulabel-rules.yaml, every ``for:`` 1s (tools.monitoring.with_for: the same expressions,
+    labels and annotations), its files in ``directory``; PrometheusError when it cannot be built or started."""
+    build_prometheus()
+    rules = directory / "gpulabel-rules-short-for.yaml"
+    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
+    return Prometheus.start(directory, job, targets, rules)
