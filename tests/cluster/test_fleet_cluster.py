@@ -31,15 +31,7 @@ import pytest
 import yaml
 from helm_support import HelmError, build_helm, objects, template
 from labcluster_support import LabCluster, LabClusterError, build, gpu_node_manifest, node_is_ready, wait_for
-from prometheus_support import (
-    NOT_BUILT,
-    Prometheus,
-    PrometheusError,
-    built,
-    firing,
-    free_port,
-    start_short_for,
-)
+from prometheus_support import NOT_BUILT, Prometheus, PrometheusError, built, firing, free_port, start_short_for
 from test_deploy_cluster import metric
 from tools import monitoring
 
