@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from grimp import ImportGraph
 from importlinter import Contract, ContractCheck, fields, output
 
-__all__ = ["PrivateNamesContract", "SealedContract", "private_imports"]
+__all__ = ["PrivateNamesContract", "SealedContract", "may_import_private", "private_imports"]
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -31,10 +33,57 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
+_FROM_IMPORT = re.compile(r"\bfrom\b[\s.\w\\]*?\bimport\b")
+_PRIVATE = re.compile(r"(?<!\w)_\w")
+
+
+def _lines(source: str, start: int) -> Iterator[str]:
+    """The lines of ``source`` from offset ``start`` on, without copying the rest of it."""
+    while True:
+        end = source.find("\n", start)
+        if end < 0:
+            yield source[start:]
+            return
+        yield source[start:end]
+        start = end + 1
+
+
+def _names_after(source: str, start: int) -> str:
+    """The text of the names a ``from ... import`` imports, its ``import`` ending at ``start``: up to its closing
+    parenthesis, or to the end of its line (past backslash continuations); comments left out."""
+    names = []
+    head = start
+    while head < len(source) and source[head] in " \t\\\r\n":
+        head += 1
+    if source.startswith("(", head):
+        for line in _lines(source, head + 1):
+            code = line.split("#", 1)[0]
+            names.append(code.split(")", 1)[0])
+            if ")" in code:
+                break
+        return " ".join(names)
+    for line in _lines(source, start):
+        code = line.split("#", 1)[0]
+        names.append(code)
+        if not code.rstrip().endswith("\\"):
+            break
+    return " ".join(names)
+
+
+def may_import_private(source: str) -> bool:
+    """Whether ``source`` may hold a ``from ... import`` of a ``_`` name: never false when it does (a name
+    imported stands after ``import``, in its parentheses or on its continued line), so that a module for which
+    it is false need not be parsed (parsing every module was most of ``lint-imports``' time)."""
+    return any(_PRIVATE.search(_names_after(source, m.end())) for m in _FROM_IMPORT.finditer(source))
+
+
 def private_imports(module: str, path: Path, is_package: bool, root: str) -> list[str]:
     """``module:line imports _name from other.module`` for each private name it takes from another module of
     ``root``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    text = path.read_text(encoding="utf-8")
+    if not may_import_private(text):
+        return []
+    tree = ast.parse(text, str(path))
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from tools import monitoring
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "tools" / "prometheus"
@@ -163,3 +164,13 @@ def firing(
 ) -> list[dict[str, Any]]:
     """The firing alerts named ``name`` whose labels satisfy ``where``."""
     return [a for a in prom.alerts(name, "firing") if where(a["labels"])]
+
+
+def start_short_for(directory: Path, job: str, targets: Sequence[str]) -> Prometheus:
+    """Prometheus (built first if it is not) scraping ``targets`` as ``job``, with the alert rules of
+    deploy/monitoring/gpulabel-rules.yaml, every ``for:`` 1s (tools.monitoring.with_for: the same expressions,
+    labels and annotations), its files in ``directory``; PrometheusError when it cannot be built or started."""
+    build_prometheus()
+    rules = directory / "gpulabel-rules-short-for.yaml"
+    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
+    return Prometheus.start(directory, job, targets, rules)

@@ -48,10 +48,10 @@ from prometheus_support import (
     PROMTOOL,
     Prometheus,
     PrometheusError,
-    build_prometheus,
     built,
     firing,
     free_port,
+    start_short_for,
 )
 from test_deploy_cluster import metric
 from test_gpu_operator_cluster import CONTAINER_SETS, GFD, pods_on, wait_sets
@@ -181,12 +181,8 @@ def monitor_port(monitor: Monitor) -> int:
 
 @pytest.fixture(scope="module")
 def prometheus(monitor_port: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
-    tmp = tmp_path_factory.mktemp("prometheus")
-    rules = tmp / "gpulabel-rules-short-for.yaml"
-    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
     try:
-        build_prometheus()
-        prom = Prometheus.start(tmp, JOB, [f"127.0.0.1:{monitor_port}"], rules)
+        prom = start_short_for(tmp_path_factory.mktemp("prometheus"), JOB, [f"127.0.0.1:{monitor_port}"])
     except PrometheusError as exc:
         pytest.fail(f"prometheus is unavailable: {exc}", pytrace=False)
     try:

@@ -31,7 +31,7 @@ import pytest
 import yaml
 from helm_support import HelmError, build_helm, objects, template
 from labcluster_support import LabCluster, LabClusterError, build, gpu_node_manifest, node_is_ready, wait_for
-from prometheus_support import NOT_BUILT, Prometheus, PrometheusError, build_prometheus, built, firing, free_port
+from prometheus_support import NOT_BUILT, Prometheus, PrometheusError, built, firing, free_port, start_short_for
 from test_deploy_cluster import metric
 from tools import monitoring
 
@@ -170,12 +170,10 @@ def monitors(clusters: dict[str, LabCluster], tmp_path_factory: pytest.TempPathF
 @pytest.fixture(scope="module")
 def prometheus(monitors: Monitors, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
     """One Prometheus scraping both clusters' monitors as one job (their series tell the clusters apart)."""
-    tmp = tmp_path_factory.mktemp("prometheus-fleet")
-    rules = tmp / "gpulabel-rules-short-for.yaml"
-    rules.write_text(monitoring.with_for(monitoring.RULES.read_text(), "1s"))
     try:
-        build_prometheus()
-        prom = Prometheus.start(tmp, JOB, [f"127.0.0.1:{port}" for port in monitors.values()], rules)
+        prom = start_short_for(
+            tmp_path_factory.mktemp("prometheus-fleet"), JOB, [f"127.0.0.1:{port}" for port in monitors.values()]
+        )
     except PrometheusError as exc:
         pytest.fail(f"prometheus is unavailable: {exc}", pytrace=False)
     try:

@@ -171,3 +171,46 @@ def test_a_planted_import_of_a_checks_internals_breaks_the_contract(
     out = " ".join(done.stdout.split())
     assert done.returncode != 0
     assert f"{contract}" in out and "BROKEN" in out and broken in out, done.stdout
+
+
+PRIVATE_IMPORTS = [
+    "from a import _x",
+    "from a import b, _x",
+    "from . import _x",
+    "from.a import _x",
+    "from .. a import _x",
+    "from a import (\n    b,  # see f()\n    _x,\n)",
+    "from a import (b,\n  # a comment (with parentheses)\n  _x)",
+    "from a import \\\n    (_x)",
+    "from a \\\n    import b, \\\n    _x",
+    "def f():\n    if x:\n        from a import _x",
+    "import b; from a import c as d, _x",
+    "# taken from\nfrom a import _x",
+    "class C:\n    try:\n        pass\n    except E:\n        from a import (\n            _x as y\n        )",
+]
+
+
+@pytest.mark.parametrize("source", PRIVATE_IMPORTS)
+def test_the_text_filter_keeps_every_module_that_imports_a_private_name(source: str) -> None:
+    import ast
+
+    from tools.importcontracts import may_import_private
+
+    names = [a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert "_x" in names  # the case is what it says
+    assert may_import_private(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from a import b\n\ndef _x():\n    return _y",
+        "from a import (\n    b,  # not _x\n    c,\n)\n_x = 1",
+        "import _x\nfrom a import b as c",
+        "from a._x import b",
+    ],
+)
+def test_the_text_filter_skips_a_module_without_one(source: str) -> None:
+    from tools.importcontracts import may_import_private
+
+    assert not may_import_private(source)

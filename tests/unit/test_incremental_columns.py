@@ -20,37 +20,13 @@ from gpulabel.app.checks import check_options
 from gpulabel.checks import columns
 from gpulabel.checks.assessment import FullEvaluator
 from gpulabel.checks.incremental import IncrementalEvaluator
+from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair, _differs
-
-JSON = dict[str, Any]
 
 
 def _node(name: str, gpus: str | None, present: str = "true", **extra: Any) -> JSON:
-    amounts = {"cpu": "64", "memory": "256Gi", "pods": "110"} | ({"nvidia.com/gpu": gpus} if gpus else {})
     labels = {"nvidia.com/gpu.present": present, "pool": "train", "team": "a"} if present else {"role": "cpu"}
-    labels |= extra.pop("labels", {})
-    meta = {"name": name, "labels": labels}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": meta,
-        "spec": extra.pop("spec", {}),
-        "status": {"allocatable": amounts, "capacity": amounts},
-    }
-
-
-def _pod(name: str, gpus: int, node: str = "", priority: int = 0, selector: JSON | None = None) -> JSON:
-    resources = {"requests": {"nvidia.com/gpu": str(gpus)}} if gpus else {}
-    spec: JSON = {"priority": priority, "containers": [{"name": "c", "resources": resources}]}
-    if selector:
-        spec["nodeSelector"] = selector
-    if node:
-        spec["nodeName"] = node
-        status: JSON = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
-    else:
-        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "message": ""}]}
-    meta = {"name": name, "namespace": "ml", "uid": f"uid-{name}", "ownerReferences": []}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+    return node(name, gpus, labels | extra.pop("labels", {}), extra.pop("spec", {}))
 
 
 LIST = [
@@ -58,11 +34,11 @@ LIST = [
     _node("gpu-b", "8"),
     _node("gpu-c", None),  # labelled a GPU node, advertises no GPU
     _node("cpu-1", None, present=""),
-    _pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free
-    _pod("train-b", 4, "gpu-b"),  # gpu-b: 4 free
-    _pod("big", 16, priority=10),  # more than any node has
-    _pod("mid", 8, priority=10),  # fits no node now
-    _pod("sel", 0, selector={"pool": "train"}),  # a GPU pod only while "pool" is a key of GPU nodes alone
+    pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free
+    pod("train-b", 4, "gpu-b"),  # gpu-b: 4 free
+    pod("big", 16, priority=10),  # more than any node has
+    pod("mid", 8, priority=10),  # fits no node now
+    pod("sel", 0, selector={"pool": "train"}),  # a GPU pod only while "pool" is a key of GPU nodes alone
 ]
 
 TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -21,48 +20,28 @@ from gpulabel.checks.assessment import Assessment, FullEvaluator
 from gpulabel.checks.builtin import pending as pending_definition
 from gpulabel.checks.incremental import IncrementalEvaluator, scope
 from gpulabel.model.findings import Result
+from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair, _differs
-
-JSON = dict[str, Any]
 
 
 def _node(name: str) -> JSON:
-    amounts = {"nvidia.com/gpu": "8", "cpu": "64", "memory": "256Gi", "pods": "110"}
-    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "8"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "status": {"allocatable": amounts, "capacity": amounts},
-    }
-
-
-def _pod(name: str, gpus: int, node: str = "", priority: int = 0) -> JSON:
-    requests = {"nvidia.com/gpu": str(gpus)}
-    spec: JSON = {"priority": priority, "containers": [{"name": "c", "resources": {"requests": requests}}]}
-    if node:
-        spec["nodeName"] = node
-        status: JSON = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
-    else:
-        status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "message": ""}]}
-    meta = {"name": name, "namespace": "ml", "uid": f"uid-{name}", "ownerReferences": []}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+    return node(name, "8", {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.count": "8"})
 
 
 LIST = [
     _node("gpu-a"),
     _node("gpu-b"),
-    _pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free, the closest node for "big"
-    _pod("train-b", 4, "gpu-b", priority=100),  # gpu-b: 4 free, nothing preemption could take
-    _pod("big", 16, priority=10),  # more than any node has: insufficient everywhere, whatever is free
-    _pod("mid", 8, priority=10),  # fits no node now; preemption could help on gpu-a (a pod of priority 0)
+    pod("train-a", 2, "gpu-a"),  # gpu-a: 6 free, the closest node for "big"
+    pod("train-b", 4, "gpu-b", priority=100),  # gpu-b: 4 free, nothing preemption could take
+    pod("big", 16, priority=10),  # more than any node has: insufficient everywhere, whatever is free
+    pod("mid", 8, priority=10),  # fits no node now; preemption could help on gpu-a (a pod of priority 0)
 ]
 
 # batches of (object, deleted): none of them flips any Pending pod's fit on any node
 BATCHES: list[list[tuple[JSON, bool]]] = [
-    [(_pod("train-a", 1, "gpu-a"), False)],  # 7 free on gpu-a: the figures of big's and mid's details
-    [(_pod("train-a", 1, "gpu-a"), True), (_pod("train-a2", 1, "gpu-a", priority=100), False)],  # no victim left
-    [(_pod("train-a2", 1, "gpu-a", priority=100), True)],  # gpu-a empty: 8 free, mid fits it
+    [(pod("train-a", 1, "gpu-a"), False)],  # 7 free on gpu-a: the figures of big's and mid's details
+    [(pod("train-a", 1, "gpu-a"), True), (pod("train-a2", 1, "gpu-a", priority=100), False)],  # no victim left
+    [(pod("train-a2", 1, "gpu-a", priority=100), True)],  # gpu-a empty: 8 free, mid fits it
 ]
 
 

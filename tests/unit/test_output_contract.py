@@ -89,7 +89,7 @@ def test_every_command_has_a_case_here(files: dict[str, str]) -> None:
     from gpulabel.cli.main import build_parser
 
     parser = build_parser()
-    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     # completion prints a script, snapshot a List of the live cluster's objects, monitor runs until stopped
     # and publishes to its sinks (its --dump file holds check's envelope), kubeconfig writes a file and says
     # where: none prints a result
@@ -347,7 +347,7 @@ def test_commands_without_a_cluster_do_not_offer_cluster_flags() -> None:
     from gpulabel.cli.main import build_parser
 
     parser = build_parser()
-    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for name in ("sanitize", "validate"):
         # offered: shown in help (the others are accepted after the command only to be refused in one line)
         flags = {o for a in sub.choices[name]._actions if a.help != argparse.SUPPRESS for o in a.option_strings}

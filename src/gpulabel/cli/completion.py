@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import argparse
 
+from gpulabel.cli.commands import Commands
+
 __all__ = ["script"]
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     for action in parser._actions:
+        if isinstance(action, Commands):
+            action.build_every()  # a run builds only its own command's parser
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}

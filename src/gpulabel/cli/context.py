@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-from gpulabel.model.severity import SEVERITIES
-from gpulabel.render.text import FORMATS
+from gpulabel.render.formats import FORMATS
 
 if TYPE_CHECKING:
     from gpulabel.app.checks import Verdict
@@ -170,16 +168,25 @@ class _Contexts(argparse.Action):
         namespace.contexts = [*getattr(namespace, "contexts", ()), values]
 
 
-@dataclass
 class Context:
-    """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print."""
+    """What a command gets: its parsed arguments, the session that loads the cluster once, and a way to print.
 
-    args: argparse.Namespace
-    out: IO[str]
-    err: IO[str]
-    parser: argparse.ArgumentParser | None = None  # the whole command line's (completion reads it)
-    _session: Session | None = None
-    _verdict: Verdict | None = None
+    A plain class, not a dataclass: ``gpulabel --help`` imports this module, and ``dataclasses`` (with
+    ``inspect``) would be most of its import time."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        out: IO[str],
+        err: IO[str],
+        parser: argparse.ArgumentParser | None = None,  # the whole command line's (completion reads it)
+    ) -> None:
+        self.args = args
+        self.out = out
+        self.err = err
+        self.parser = parser
+        self._session: Session | None = None
+        self._verdict: Verdict | None = None
 
     @property
     def fmt(self) -> str:
@@ -250,6 +257,8 @@ Command = Callable[[Context], int]
 
 def add_verdict_flags(p: argparse.ArgumentParser) -> None:
     """The flags of a command whose findings are graded: what fails it, what is accepted."""
+    from gpulabel.model.severity import SEVERITIES
+
     g = p.add_argument_group("verdict")
     g.add_argument(
         "--fail-level",

@@ -13,10 +13,11 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import IO, cast
 
 from gpulabel import __version__
+from gpulabel.cli.commands import Commands
 from gpulabel.cli.context import (
     ALL_GROUPS,
     GROUP_FLAGS,
@@ -29,7 +30,7 @@ from gpulabel.cli.context import (
 )
 from gpulabel.errors import GpulabelError, InputError
 
-__all__ = ["build_parser", "main", "prog_name", "run"]
+__all__ = ["add_group", "build_parser", "main", "prog_name", "run"]
 
 
 def prog_name(argv0: str | None = None) -> str:
@@ -55,7 +56,9 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
 
-def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
+def build_parser(prog: str = "gpulabel", *, every: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; ``every=False``: a command's parser is built only when it is chosen
+    (what a run needs: ``gpulabel --help`` lists the commands from :data:`~gpulabel.cli.commands.COMMANDS`)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         parents=[shared_flags()],
@@ -66,60 +69,91 @@ def build_parser(prog: str = "gpulabel") -> argparse.ArgumentParser:
         f"Run '{prog} COMMAND --help' for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"gpulabel {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
+    assert isinstance(sub, Commands)
 
-    def add(
-        name: str,
-        func: Command,
-        help_: str,
-        groups: tuple[str, ...],
-        examples: tuple[str, ...],
-        exits: str,
-        omit: tuple[str, ...] = (),
-    ) -> argparse.ArgumentParser:
-        epilog = ""
-        if examples:
-            epilog += "examples:\n" + "".join(f"  {prog} {e}\n" for e in examples) + "\n"
-        epilog += f"exit codes: {exits}"
-        p = sub.add_parser(
-            name,
-            parents=[shared_flags(groups, after=True, omit=omit)],
-            help=help_,
-            description=help_,
-            epilog=epilog,
-            formatter_class=_Formatter,
-        )
-        p.set_defaults(func=func, groups=groups)
-        return p
+    def build(group: str, names: Collection[str]) -> None:
+        def add(
+            name: str,
+            func: Command,
+            help_: str,
+            groups: tuple[str, ...],
+            examples: tuple[str, ...],
+            exits: str,
+            omit: tuple[str, ...] = (),
+        ) -> argparse.ArgumentParser:
+            if name not in names:
+                return argparse.ArgumentParser(add_help=False)  # another command of the group: not built now
+            epilog = ""
+            if examples:
+                epilog += "examples:\n" + "".join(f"  {prog} {e}\n" for e in examples) + "\n"
+            epilog += f"exit codes: {exits}"
+            p = sub.command_parser(
+                name,
+                parents=[shared_flags(groups, after=True, omit=omit)],
+                description=help_,
+                epilog=epilog,
+                formatter_class=_Formatter,
+            )
+            p.set_defaults(func=func, groups=groups)
+            return p
 
-    _add_commands(AddCommand(add))
+        add_group(group, AddCommand(add))
+
+    sub.build = build
+    if every:
+        sub.build_every()
     return parser
 
 
-def _add_commands(helper: AddCommand) -> None:
-    """Every command, group by group (each group's module adds its own)."""
-    from gpulabel.cli.dra import add_dra_commands
-    from gpulabel.cli.gpucmds import add_gpu_commands
-    from gpulabel.cli.labelcmds import add_label_commands
-    from gpulabel.cli.monitorcmds import add_kubeconfig_command, add_monitor_command
-    from gpulabel.cli.nfdcmds import add_nfd_commands
-    from gpulabel.cli.nodecmds import add_node_commands
-    from gpulabel.cli.placement import add_placement_commands
-    from gpulabel.cli.report import add_report_command
-    from gpulabel.cli.toolcmds import add_tool_commands
-    from gpulabel.cli.writecmds import add_write_commands
+def add_group(group: str, helper: AddCommand) -> None:
+    """The commands of one group of :data:`~gpulabel.cli.commands.COMMANDS` (each group's module adds its own)."""
+    if group == "label":
+        from gpulabel.cli.labelcmds import add_label_commands
 
-    add_label_commands(helper)  # sanitize, validate
-    add_node_commands(helper)  # audit, sources, operands, check
-    add_write_commands(helper)  # sync, isolate
-    add_monitor_command(helper)  # monitor
-    add_kubeconfig_command(helper)  # kubeconfig (a ServiceAccount's, to run monitor outside the cluster)
-    add_placement_commands(helper)  # place, pending, hazards
-    add_report_command(helper)  # report --html
-    add_dra_commands(helper)  # devices, cel, migrate
-    add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
-    add_nfd_commands(helper)  # rules
-    add_tool_commands(helper)  # diff, version, completion
+        add_label_commands(helper)  # sanitize, validate
+    elif group == "node":
+        from gpulabel.cli.nodecmds import add_node_commands
+
+        add_node_commands(helper)  # audit, sources, operands, check, explain
+    elif group == "write":
+        from gpulabel.cli.writecmds import add_write_commands
+
+        add_write_commands(helper)  # sync, isolate
+    elif group == "monitor":
+        from gpulabel.cli.monitorcmds import add_monitor_command
+
+        add_monitor_command(helper)
+    elif group == "kubeconfig":
+        from gpulabel.cli.monitorcmds import add_kubeconfig_command
+
+        add_kubeconfig_command(helper)  # a ServiceAccount's, to run monitor outside the cluster
+    elif group == "placement":
+        from gpulabel.cli.placement import add_placement_commands
+
+        add_placement_commands(helper)  # place, pending, hazards
+    elif group == "report":
+        from gpulabel.cli.report import add_report_command
+
+        add_report_command(helper)  # report --html
+    elif group == "dra":
+        from gpulabel.cli.dra import add_dra_commands
+
+        add_dra_commands(helper)  # devices, cel, migrate
+    elif group == "gpu":
+        from gpulabel.cli.gpucmds import add_gpu_commands
+
+        add_gpu_commands(helper)  # capacity, mig, sharing, upgrade, gpus
+    elif group == "nfd":
+        from gpulabel.cli.nfdcmds import add_nfd_commands
+
+        add_nfd_commands(helper)  # rules
+    elif group == "tool":
+        from gpulabel.cli.toolcmds import add_tool_commands
+
+        add_tool_commands(helper)  # diff, snapshot, version, completion
+    else:
+        raise AssertionError(f"no group {group!r}")
 
 
 def _settle_flags(args: argparse.Namespace) -> None:
@@ -186,7 +220,7 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
     out = cast("IO[str]", _Output(raw))
     err = err or sys.stderr
     prog = prog_name()
-    parser = build_parser(prog)
+    parser = build_parser(prog, every=False)
     args = parser.parse_args(argv)
     ctx = Context(args, out, err, parser=parser)
     name = prog.split()[-1]

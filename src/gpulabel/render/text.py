@@ -31,11 +31,10 @@ from typing import IO, Any
 
 from gpulabel.model.findings import Cell, Finding, Result, Section, summarize
 from gpulabel.render.escape import printable
+from gpulabel.render.formats import FORMATS
 from gpulabel.render.table import TableStyle, format_table
 
 __all__ = ["FORMATS", "LINE_FORMATS", "emit", "emit_json", "emit_yaml", "finding_line"]
-
-FORMATS = ("text", "wide", "json", "yaml", "table", "name")
 
 
 def emit_json(doc: Any, out: IO[str]) -> None:
