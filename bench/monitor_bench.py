@@ -45,6 +45,7 @@ minute), anything else is given to ``--event-grace`` (``all=0s``: every Warning 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import platform
@@ -76,6 +77,26 @@ PY = sys.executable
 NS = "gpu-operator"
 MONITOR_NS = "gpulabel"  # where the chart puts the monitor's ServiceAccount and Lease
 TICKS = os.sysconf("SC_CLK_TCK")
+# notified whenever the monitor writes a line or an Event arrives: the bench waits on it instead of polling (a
+# poll every few ms scanning every line so far took a share of the CPU the monitor measured needs)
+NEWS = threading.Condition()
+
+
+def _notify() -> None:
+    with NEWS:
+        NEWS.notify_all()
+
+
+def wait_news(probe: Callable[[], Any], timeout: float) -> Any:
+    """``probe()`` once it is not None (checked again at each line or Event), or None after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    with NEWS:
+        while (found := probe()) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            NEWS.wait(min(left, 0.5))
+        return found
 
 
 # -- the monitor process ---------------------------------------------------------------------------
@@ -96,6 +117,7 @@ class Monitor:
             env=env,
         )
         self.lines: list[tuple[float, str]] = []
+        self.times: list[float] = []  # each line's time, for bisect
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -107,11 +129,14 @@ class Monitor:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             with self.lock:
-                self.lines.append((time.time(), line.rstrip("\n")))
+                now = time.time()
+                self.lines.append((now, line.rstrip("\n")))
+                self.times.append(now)
+            _notify()
 
     def since(self, at: float) -> list[tuple[float, str]]:
         with self.lock:
-            return [(t, line) for t, line in self.lines if t >= at]
+            return self.lines[bisect.bisect_left(self.times, at) :]
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -165,6 +190,7 @@ class EventPoint:
         self.client = client
         self.seen: list[tuple[float, str, str, str]] = []  # arrived, object name, type, reason
         self.planned: dict[int, float] = {}  # index in seen -> when the monitor planned it (its MicroTime)
+        self.times: list[float] = []  # each arrival, for bisect
         self.lock = threading.Lock()
         path = "/apis/events.k8s.io/v1/events"
         threading.Thread(target=self._watch, args=(path, current_version(client, path)), daemon=True).start()
@@ -178,10 +204,13 @@ class EventPoint:
                     if event.get("type") in ("ADDED", "MODIFIED") and obj.get("reportingController") == "gpulabel":
                         name = str((obj.get("regarding") or {}).get("name"))
                         planned = _planned(obj)
+                        now = time.time()
                         with self.lock:
                             if planned is not None:
                                 self.planned[len(self.seen)] = planned
-                            self.seen.append((time.time(), name, str(obj.get("type")), str(obj.get("reason"))))
+                            self.seen.append((now, name, str(obj.get("type")), str(obj.get("reason"))))
+                            self.times.append(now)
+                        _notify()
             except ClusterError:
                 time.sleep(0.5)
 
@@ -192,11 +221,12 @@ class EventPoint:
         repeat; the same machine's clock)."""
         names = {s.rsplit("/", 1)[-1] for s in subjects}
         with self.lock:
+            start = bisect.bisect_left(self.times, at)
             return next(
                 (
                     (t, ty, r, self.planned.get(i))
-                    for i, (t, name, ty, r) in enumerate(self.seen)
-                    if t >= at and name in names and r == (reason or r)
+                    for i, (t, name, ty, r) in enumerate(self.seen[start:], start)
+                    if name in names and r == (reason or r)
                 ),
                 None,
             )
@@ -347,9 +377,7 @@ def detect(
             counter.track(subjects)
         at = time.time()
         write()
-        deadline = time.monotonic() + timeout
-        while (t := seen(at, subjects)) is None and time.monotonic() < deadline:
-            time.sleep(0.002)
+        t = wait_news(lambda: seen(at, subjects), timeout)
         one: Latency = {"findings": None if t is None else t - at, "event": None, "reason": "", "grace": 0.0}
         arrived = counter.arrived(at) if counter is not None else None
         one["watched"] = None if arrived is None else arrived - at  # the bench's own watch of the object
@@ -357,9 +385,7 @@ def detect(
         if t is None:
             missed[what] = missed.get(what, 0) + 1
         if events is not None:
-            deadline = time.monotonic() + event_timeout
-            while (e := events.first(at, subjects, expect[what])) is None and time.monotonic() < deadline:
-                time.sleep(0.005)
+            e = wait_news(lambda: events.first(at, subjects, expect[what]), event_timeout)
             if e is None:
                 missed[f"{what} (Event)"] = missed.get(f"{what} (Event)", 0) + 1
             else:
@@ -609,12 +635,13 @@ def measure(
     grace: str,
     first: bool,
     args: argparse.Namespace,
+    src: str = "",
 ) -> dict[str, Any]:
     """One monitor process as the chart runs it: startup, the steady state, agreement with check, detection
     latency, RSS, CPU. ``grace``: ``chart`` (the chart's default) or an ``--event-grace`` value."""
     chart_args, kubeconfig = chart
     user = f"system:serviceaccount:{MONITOR_NS}:gpulabel-monitor"
-    dump = cluster.dir / f"findings-{evaluator}-{grace.replace('/', '_')}.json"
+    dump = cluster.dir / f"findings-{evaluator}-{grace.replace('/', '_')}{'-src' if src else ''}.json"
     port = free_port()
     argv = list(chart_args)
     argv[argv.index("--metrics-port") + 1] = str(port)
@@ -622,8 +649,10 @@ def measure(
     argv += ["--identity", "monitor-bench", "--kubeconfig", str(kubeconfig), "--dump", str(dump)]
     argv += ["--evaluator", evaluator, *(x for g in grace_args for x in ("--event-grace", g))]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "POD_NAMESPACE": MONITOR_NS}  # the downward API's value
+    if src:  # gpulabel from another tree (``--after-src``): the same cluster, the same changes
+        env["PYTHONPATH"] = src
     monitor = Monitor([PY, "-m", "gpulabel", *argv], env, port)
-    out: dict[str, Any] = {"evaluator": evaluator, "grace": grace}
+    out: dict[str, Any] = {"evaluator": evaluator, "grace": grace, "src": src}
     wait_for(dump.exists, timeout=900, interval=0.05, message="for the monitor's first picture")
     out["startup_seconds"] = time.time() - monitor.started
     out["rss_mb_after_start"] = monitor.rss_mb()
@@ -711,6 +740,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["load"].append(os.getloadavg())
             print(report_monitor(m), file=sys.stderr, flush=True)
             (Path(args.out) / f"monitor-{args.nodes}-partial.json").write_text(json.dumps(results, indent=2))
+        for grace in args.after_grace if args.after_src else ():
+            if not (Path(args.after_src) / "gpulabel" / "__init__.py").is_file():
+                print(f"bench: no gpulabel in {args.after_src}: no run after", file=sys.stderr, flush=True)
+                break
+            m = measure(cluster, client, counter, training, chart, "incremental", grace, False, args, args.after_src)
+            results["monitors"].append(m)
+            results["load"].append(os.getloadavg())
+            print(report_monitor(m), file=sys.stderr, flush=True)
+            (Path(args.out) / f"monitor-{args.nodes}-partial.json").write_text(json.dumps(results, indent=2))
     finally:
         cluster.stop()
     return results
@@ -747,7 +785,8 @@ def _stages(every: list[Latency]) -> list[str]:
 
 
 def report_monitor(m: dict[str, Any]) -> str:
-    lines = [f"{m['evaluator']} evaluator, grace {m['grace']} ({m['scope']}):"]
+    src = f", gpulabel from {m['src']}" if m.get("src") else ""
+    lines = [f"{m['evaluator']} evaluator, grace {m['grace']}{src} ({m['scope']}):"]
     lines.append(
         f"  startup to the first picture: {m['startup_seconds']:.1f} s, CPU {m['startup_cpu_seconds']:.1f} s, "
         f"requests {m['startup_requests']}"
@@ -844,11 +883,19 @@ def main() -> None:
     )
     parser.add_argument("--steady-again", type=float, default=120.0, help="steady seconds for the later evaluators")
     parser.add_argument("--point", choices=("findings", "event"), default="findings")
+    parser.add_argument(
+        "--after-src",
+        default="",
+        help="then, in the same cluster, incremental monitors with gpulabel from this directory (PYTHONPATH): "
+        "a fix measured against the runs before it",
+    )
+    parser.add_argument("--after-grace", action="append", help="the --after-src runs' graces (default all=0s)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = parser.parse_args()
     args.evaluator = args.evaluator or ["full"]
     args.grace = args.grace or ["chart"]
+    args.after_grace = args.after_grace or ["all=0s"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
