@@ -27,7 +27,17 @@ own process and measures:
   check, reason and severity; the ``gpulabel_problem`` series, shown and dropped) equal to what
   those findings give;
 - RSS (current and peak) and CPU per watch event (the monitor's CPU over the latency phase
-  divided by the events a watcher of the same kinds received meanwhile).
+  divided by the events a watcher of the same kinds received meanwhile);
+- where a change's time goes, by stage: the bench's own watch receiving the written object (the API
+  server's delivery, as the monitor's watch gets it), the monitor's log line (its batch and
+  evaluation), the Event's planned time (its ``eventTime`` or ``series.lastObservedTime``: the
+  planner's clock, after the evaluation), the Event through the API (the background write, the API
+  server, the delivery back); the evaluation duration histogram over the phase; ``uptime``'s load
+  averages every 10 s.
+
+``--after-src DIR`` then runs more monitors (``--after-grace``, default ``all=0s``) in the same
+cluster with gpulabel from ``DIR`` (``PYTHONPATH``): a fix measured against main's code under the
+same cluster, the load of the same hour.
 
 The monitor runs as the chart deploys it: the chart's arguments (``helm template``, its metrics
 port replaced by a free one), its RBAC applied, and a token kubeconfig for its ServiceAccount
