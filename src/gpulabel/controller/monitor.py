@@ -8,11 +8,10 @@ that arrives within ``batch_seconds`` (20 ms) of it, so a burst (a node
 added with its operand pods, a relist) costs one evaluation, not one per
 event. Each delta goes to the :class:`~gpulabel.checks.assessment.Evaluator`
 (``reset`` for a LIST, ``apply`` for an event); then ``assess(now)`` and every
-sink's ``publish``. An event whose record equals the one kept (nothing a record
-keeps changed) is assessed only if the last evaluation is ``unchanged_seconds``
-(5 s) old: a change does not wait behind such evaluations, and ages still grow
-under them. (A node status heartbeat still changes the node record: it keeps
-``managedFields`` whole, whose status entry's ``time`` each update moves.) With no
+sink's ``publish``. An event that changes no record (a node status heartbeat:
+kwok's or a kubelet's, thousands a minute on a large cluster) is assessed only
+if the last evaluation is ``unchanged_seconds`` (5 s) old: a change does not
+wait behind heartbeats' evaluations, and ages still grow under them. With no
 event for ``resync_seconds`` it evaluates anyway: ages (a deploy label paused
 past ``--stuck-after``) grow without an event.
 
@@ -51,9 +50,9 @@ if TYPE_CHECKING:
 __all__ = ["BATCH_SECONDS", "UNCHANGED_SECONDS", "WATCH_TIMEOUT", "Health", "Monitor"]
 
 BATCH_SECONDS = 0.02
-# An event whose record is equal to the last one (no field a record keeps changed) is assessed only if the last
-# evaluation is this old. Node status heartbeats (8 a second at 5,000 kwok nodes, each a whole assess and publish)
-# would be such events if node records did not keep managedFields' times (bench/README.md, "Round three").
+# An event whose record is equal to the last one (no field gpulabel reads changed: a status heartbeat) is assessed
+# only if the last evaluation is this old. At 5,000 kwok nodes such events came 8 a second, each a whole assess
+# and publish (about 15 ms of CPU, bench/README.md "Live"), and a change arriving meanwhile waited for it.
 UNCHANGED_SECONDS = 5.0
 # Each watch asks the server to end its stream after this many seconds (``timeoutSeconds``); the informer
 # resumes it at once. On a kind nothing changes in, the stream's end is the only sign of life the API server
