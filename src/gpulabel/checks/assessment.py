@@ -37,14 +37,12 @@ class FullEvaluator:
             raise KeyError(kind)
         self.records[kind] = dict(records)
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
         store = self.records.setdefault(kind, {})
-        old = store.get(key)
         if record is None:
             store.pop(key, None)
         else:
             store[key] = record
-        return old != record
 
     def state(self) -> ClusterState:
         """The records as one ClusterState: every kind reset so far is in its ``kinds``."""

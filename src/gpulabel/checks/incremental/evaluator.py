@@ -52,7 +52,7 @@ class IncrementalEvaluator:
         self._reindex(kind)
         self._keepers = {}
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
         if kind not in KIND:
             raise KeyError(kind)
         known = kind in self.records
@@ -65,9 +65,9 @@ class IncrementalEvaluator:
         if not known:  # a kind new to the state: what is skipped and every caveat may change
             self._reindex(kind)
             self._keepers = {}
-            return True
+            return
         if (old is None and record is None) or (old is not None and old == record):
-            return False
+            return
         if kind == "Node":
             self._node_changed(old, record)
         elif kind == "Pod":
@@ -78,7 +78,6 @@ class IncrementalEvaluator:
             self._nfd = None
         for keeper in self._keepers.values():
             keeper.touched(kind, key, old, record)
-        return True
 
     def assess(self, at: float) -> Assessment:
         """Ages (stuck states) are measured at ``at``; the pieces that read the clock are remade every time."""
