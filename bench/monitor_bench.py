@@ -27,7 +27,17 @@ own process and measures:
   check, reason and severity; the ``gpulabel_problem`` series, shown and dropped) equal to what
   those findings give;
 - RSS (current and peak) and CPU per watch event (the monitor's CPU over the latency phase
-  divided by the events a watcher of the same kinds received meanwhile).
+  divided by the events a watcher of the same kinds received meanwhile);
+- where a change's time goes, by stage: the bench's own watch receiving the written object (the API
+  server's delivery, as the monitor's watch gets it), the monitor's log line (its batch and
+  evaluation), the Event's planned time (its ``eventTime`` or ``series.lastObservedTime``: the
+  planner's clock, after the evaluation), the Event through the API (the background write, the API
+  server, the delivery back); the evaluation duration histogram over the phase; ``uptime``'s load
+  averages every 10 s.
+
+``--after-src DIR`` then runs more monitors (``--after-grace``, default ``all=0s``) in the same
+cluster with gpulabel from ``DIR`` (``PYTHONPATH``): a fix measured against main's code under the
+same cluster, the load of the same hour.
 
 The monitor runs as the chart deploys it: the chart's arguments (``helm template``, its metrics
 port replaced by a free one), its RBAC applied, and a token kubeconfig for its ServiceAccount
@@ -45,6 +55,7 @@ minute), anything else is given to ``--event-grace`` (``all=0s``: every Warning 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import platform
@@ -76,6 +87,26 @@ PY = sys.executable
 NS = "gpu-operator"
 MONITOR_NS = "gpulabel"  # where the chart puts the monitor's ServiceAccount and Lease
 TICKS = os.sysconf("SC_CLK_TCK")
+# notified whenever the monitor writes a line or an Event arrives: the bench waits on it instead of polling (a
+# poll every few ms scanning every line so far took a share of the CPU the monitor measured needs)
+NEWS = threading.Condition()
+
+
+def _notify() -> None:
+    with NEWS:
+        NEWS.notify_all()
+
+
+def wait_news(probe: Callable[[], Any], timeout: float) -> Any:
+    """``probe()`` once it is not None (checked again at each line or Event), or None after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    with NEWS:
+        while (found := probe()) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            NEWS.wait(min(left, 0.5))
+        return found
 
 
 # -- the monitor process ---------------------------------------------------------------------------
@@ -96,6 +127,7 @@ class Monitor:
             env=env,
         )
         self.lines: list[tuple[float, str]] = []
+        self.times: list[float] = []  # each line's time, for bisect
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -107,11 +139,14 @@ class Monitor:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             with self.lock:
-                self.lines.append((time.time(), line.rstrip("\n")))
+                now = time.time()
+                self.lines.append((now, line.rstrip("\n")))
+                self.times.append(now)
+            _notify()
 
     def since(self, at: float) -> list[tuple[float, str]]:
         with self.lock:
-            return [(t, line) for t, line in self.lines if t >= at]
+            return self.lines[bisect.bisect_left(self.times, at) :]
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -164,6 +199,8 @@ class EventPoint:
     def __init__(self, client: KubeClient) -> None:
         self.client = client
         self.seen: list[tuple[float, str, str, str]] = []  # arrived, object name, type, reason
+        self.planned: dict[int, float] = {}  # index in seen -> when the monitor planned it (its MicroTime)
+        self.times: list[float] = []  # each arrival, for bisect
         self.lock = threading.Lock()
         path = "/apis/events.k8s.io/v1/events"
         threading.Thread(target=self._watch, args=(path, current_version(client, path)), daemon=True).start()
@@ -176,24 +213,46 @@ class EventPoint:
                     version = (obj.get("metadata") or {}).get("resourceVersion") or version
                     if event.get("type") in ("ADDED", "MODIFIED") and obj.get("reportingController") == "gpulabel":
                         name = str((obj.get("regarding") or {}).get("name"))
+                        planned = _planned(obj)
+                        now = time.time()
                         with self.lock:
-                            self.seen.append((time.time(), name, str(obj.get("type")), str(obj.get("reason"))))
+                            if planned is not None:
+                                self.planned[len(self.seen)] = planned
+                            self.seen.append((now, name, str(obj.get("type")), str(obj.get("reason"))))
+                            self.times.append(now)
+                        _notify()
             except ClusterError:
                 time.sleep(0.5)
 
-    def first(self, at: float, subjects: set[str], reason: str = "") -> tuple[float, str, str] | None:
-        """(arrival time, type, reason) of the first Event at or after ``at`` about one of ``subjects`` (of
-        ``reason``, if given: a taint's Warning, not the Warning about the pods it evicted)."""
+    def first(self, at: float, subjects: set[str], reason: str = "") -> tuple[float, str, str, float | None] | None:
+        """(arrival time, type, reason, planned) of the first Event at or after ``at`` about one of ``subjects``
+        (of ``reason``, if given: a taint's Warning, not the Warning about the pods it evicted). ``planned``:
+        when the monitor's planner made it (the Event's eventTime, or its series' lastObservedTime for a
+        repeat; the same machine's clock)."""
         names = {s.rsplit("/", 1)[-1] for s in subjects}
         with self.lock:
+            start = bisect.bisect_left(self.times, at)
             return next(
-                ((t, ty, r) for t, name, ty, r in self.seen if t >= at and name in names and r == (reason or r)),
+                (
+                    (t, ty, r, self.planned.get(i))
+                    for i, (t, name, ty, r) in enumerate(self.seen[start:], start)
+                    if name in names and r == (reason or r)
+                ),
                 None,
             )
 
     def __call__(self, at: float, subjects: set[str]) -> float | None:
         found = self.first(at, subjects)
         return None if found is None else found[0]
+
+
+def _planned(event: dict[str, Any]) -> float | None:
+    """The latest of an Event's eventTime and series.lastObservedTime (MicroTime, UTC) as Unix time."""
+    from datetime import datetime
+
+    times = [event.get("eventTime"), (event.get("series") or {}).get("lastObservedTime")]
+    out = [datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp() for t in times if t]
+    return max(out, default=None)
 
 
 def graces(values: list[str]) -> dict[str, float]:
@@ -219,6 +278,7 @@ class EventCounter:
     def __init__(self, client: KubeClient) -> None:
         self.count = 0
         self.lock = threading.Lock()
+        self.tracked: dict[str, list[float]] = {}  # object name -> arrival times of its watch events
         for kind in ("Node", "Pod", "DaemonSet"):
             path = client.kind_path(kind)
             threading.Thread(
@@ -229,12 +289,26 @@ class EventCounter:
         while True:
             try:
                 for event in watch_events(client, path, version):
-                    version = ((event.get("object") or {}).get("metadata") or {}).get("resourceVersion") or version
+                    meta = (event.get("object") or {}).get("metadata") or {}
+                    version = meta.get("resourceVersion") or version
                     if event.get("type") != "BOOKMARK":
+                        arrived = time.time()
                         with self.lock:
                             self.count += 1
+                            if (times := self.tracked.get(str(meta.get("name")))) is not None:
+                                times.append(arrived)
             except ClusterError:
                 time.sleep(0.5)
+
+    def track(self, subjects: set[str]) -> None:
+        """Keep the arrival times of the watch events of ``subjects`` (names, or namespace/name) from now."""
+        with self.lock:
+            self.tracked = {s.rsplit("/", 1)[-1]: [] for s in subjects}
+
+    def arrived(self, at: float) -> float | None:
+        """When this watcher first received an event of a tracked object at or after ``at``."""
+        with self.lock:
+            return min((t for times in self.tracked.values() for t in times if t >= at), default=None)
 
 
 def training_pods(cluster: LabCluster, client: KubeClient, nodes: int, seed: int, limit: int) -> dict[str, str]:
@@ -279,6 +353,7 @@ def detect(
     changes: int,
     kinds: tuple[str, ...],
     seed: int,
+    counter: EventCounter | None = None,
     timeout: float = 30.0,
 ) -> dict[str, Any]:
     """Make ``changes`` changes one at a time (of ``kinds``: label, pod, taint); each one's latencies by kind of
@@ -308,22 +383,24 @@ def detect(
     }
 
     def timed(what: str, subjects: set[str], write: Callable[[], Any]) -> None:
+        if counter is not None:
+            counter.track(subjects)
         at = time.time()
         write()
-        deadline = time.monotonic() + timeout
-        while (t := seen(at, subjects)) is None and time.monotonic() < deadline:
-            time.sleep(0.002)
+        t = wait_news(lambda: seen(at, subjects), timeout)
         one: Latency = {"findings": None if t is None else t - at, "event": None, "reason": "", "grace": 0.0}
+        arrived = counter.arrived(at) if counter is not None else None
+        one["watched"] = None if arrived is None else arrived - at  # the bench's own watch of the object
+        one["planned"] = None
         if t is None:
             missed[what] = missed.get(what, 0) + 1
         if events is not None:
-            deadline = time.monotonic() + event_timeout
-            while (e := events.first(at, subjects, expect[what])) is None and time.monotonic() < deadline:
-                time.sleep(0.005)
+            e = wait_news(lambda: events.first(at, subjects, expect[what]), event_timeout)
             if e is None:
                 missed[f"{what} (Event)"] = missed.get(f"{what} (Event)", 0) + 1
             else:
                 one.update(event=e[0] - at, reason=e[2], grace=grace.get(e[2], 0.0) if e[1] == "Warning" else 0.0)
+                one["planned"] = None if e[3] is None else e[3] - at
         out.setdefault(what, []).append(one)
 
     def patch(node: str, body: dict[str, Any]) -> Callable[[], Any]:
@@ -515,6 +592,41 @@ def chart_monitor(cluster: LabCluster) -> tuple[list[str], Path]:
     return list(deployment["spec"]["template"]["spec"]["containers"][0]["args"]), kubeconfig
 
 
+def evaluation_totals(text: str) -> tuple[float, float]:
+    """(count, sum of seconds) of gpulabel_evaluation_duration_seconds, over its scopes."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    count = total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "gpulabel_evaluation_duration_seconds_count":
+                count += sample.value
+            elif sample.name == "gpulabel_evaluation_duration_seconds_sum":
+                total += sample.value
+    return count, total
+
+
+class Uptime:
+    """``uptime``'s load averages every ``every`` seconds on a thread, until :meth:`stop`."""
+
+    def __init__(self, every: float) -> None:
+        self.lines: list[str] = []
+        self.done = threading.Event()
+        self.every = every
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            line = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+            self.lines.append(f"{time.strftime('%H:%M:%S')} {line.rsplit('load average:', 1)[-1].strip()}")
+            if self.done.wait(self.every):
+                return
+
+    def stop(self) -> list[str]:
+        self.done.set()
+        return self.lines
+
+
 def free_port() -> int:
     import socket
 
@@ -533,12 +645,13 @@ def measure(
     grace: str,
     first: bool,
     args: argparse.Namespace,
+    src: str = "",
 ) -> dict[str, Any]:
     """One monitor process as the chart runs it: startup, the steady state, agreement with check, detection
     latency, RSS, CPU. ``grace``: ``chart`` (the chart's default) or an ``--event-grace`` value."""
     chart_args, kubeconfig = chart
     user = f"system:serviceaccount:{MONITOR_NS}:gpulabel-monitor"
-    dump = cluster.dir / f"findings-{evaluator}-{grace.replace('/', '_')}.json"
+    dump = cluster.dir / f"findings-{evaluator}-{grace.replace('/', '_')}{'-src' if src else ''}.json"
     port = free_port()
     argv = list(chart_args)
     argv[argv.index("--metrics-port") + 1] = str(port)
@@ -546,8 +659,10 @@ def measure(
     argv += ["--identity", "monitor-bench", "--kubeconfig", str(kubeconfig), "--dump", str(dump)]
     argv += ["--evaluator", evaluator, *(x for g in grace_args for x in ("--event-grace", g))]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "POD_NAMESPACE": MONITOR_NS}  # the downward API's value
+    if src:  # gpulabel from another tree (``--after-src``): the same cluster, the same changes
+        env["PYTHONPATH"] = src
     monitor = Monitor([PY, "-m", "gpulabel", *argv], env, port)
-    out: dict[str, Any] = {"evaluator": evaluator, "grace": grace}
+    out: dict[str, Any] = {"evaluator": evaluator, "grace": grace, "src": src}
     wait_for(dump.exists, timeout=900, interval=0.05, message="for the monitor's first picture")
     out["startup_seconds"] = time.time() - monitor.started
     out["rss_mb_after_start"] = monitor.rss_mb()
@@ -575,9 +690,17 @@ def measure(
     cpu1, events1 = monitor.cpu_seconds(), counter.count
     started = time.time()
     load0 = os.getloadavg()
+    evaluations0 = evaluation_totals(monitor.metrics())
+    uptimes = Uptime(10.0)
     out["latency"] = detect(
-        client, findings_point(monitor), events, graces(grace_args), dump, training, changes, kinds, args.seed
+        client, findings_point(monitor), events, graces(grace_args), dump, training, changes, kinds, args.seed, counter
     )
+    out["uptime"] = uptimes.stop()
+    evaluations1 = evaluation_totals(monitor.metrics())
+    out["evaluations"] = {
+        "count": evaluations1[0] - evaluations0[0],
+        "assess_seconds": evaluations1[1] - evaluations0[1],
+    }
     out["latency_phase"] = {
         "seconds": time.time() - started,
         "cpu_seconds": monitor.cpu_seconds() - cpu1,
@@ -627,6 +750,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["load"].append(os.getloadavg())
             print(report_monitor(m), file=sys.stderr, flush=True)
             (Path(args.out) / f"monitor-{args.nodes}-partial.json").write_text(json.dumps(results, indent=2))
+        for grace in args.after_grace if args.after_src else ():
+            if not (Path(args.after_src) / "gpulabel" / "__init__.py").is_file():
+                print(f"bench: no gpulabel in {args.after_src}: no run after", file=sys.stderr, flush=True)
+                break
+            m = measure(cluster, client, counter, training, chart, "incremental", grace, False, args, args.after_src)
+            results["monitors"].append(m)
+            results["load"].append(os.getloadavg())
+            print(report_monitor(m), file=sys.stderr, flush=True)
+            (Path(args.out) / f"monitor-{args.nodes}-partial.json").write_text(json.dumps(results, indent=2))
     finally:
         cluster.stop()
     return results
@@ -641,8 +773,30 @@ def _spread(values: list[float]) -> str:
     )
 
 
+def _stages(every: list[Latency]) -> list[str]:
+    """Where a change's time goes, by stage (p50 / p99 of each stage's own share, changes with every stamp):
+    the bench's own watch receiving the written object (the API server's delivery); the monitor's log line
+    (its watch delivery, batching and the evaluation that found it); the Event's planned time (the
+    planner's clock: after the evaluation and the other sinks' publish); the Event through the API (the
+    background write, the API server, the delivery to the bench's watch of Events)."""
+    whole = [o for o in every if None not in (o.get("watched"), o["findings"], o.get("planned"), o["event"])]
+    if not whole:
+        return []
+    out = [f"  by stage, minus the grace ({len(whole)} changes with every stamp), p50 / p99 ms:"]
+    stages = [
+        ("write -> the bench's watch has the object", [o["watched"] for o in whole]),
+        ("write -> monitor's log line (evaluated)", [o["findings"] for o in whole]),
+        ("write -> Event planned (minus grace)", [o["planned"] - o["grace"] for o in whole]),
+        ("Event planned -> the bench's watch has the Event", [o["event"] - o["planned"] for o in whole]),
+    ]
+    for name, values in stages:
+        out.append(f"    {name}: {statistics.median(values) * 1000:.0f} / {percentile(values, 99) * 1000:.0f}")
+    return out
+
+
 def report_monitor(m: dict[str, Any]) -> str:
-    lines = [f"{m['evaluator']} evaluator, grace {m['grace']} ({m['scope']}):"]
+    src = f", gpulabel from {m['src']}" if m.get("src") else ""
+    lines = [f"{m['evaluator']} evaluator, grace {m['grace']}{src} ({m['scope']}):"]
     lines.append(
         f"  startup to the first picture: {m['startup_seconds']:.1f} s, CPU {m['startup_cpu_seconds']:.1f} s, "
         f"requests {m['startup_requests']}"
@@ -665,6 +819,7 @@ def report_monitor(m: dict[str, Any]) -> str:
         lines.append(f"  to the Event through the API ({len(evented)}): {_spread([o['event'] for o in evented])}")
         own = [o["event"] - o["grace"] for o in evented]
         lines.append(f"  to the Event minus its reason's grace (the monitor's own): {_spread(own)}")
+    lines.extend(_stages(every))
     for kind, ones in lat["changes"].items():
         f = [o["findings"] for o in ones if o["findings"] is not None]
         e = [o["event"] - o["grace"] for o in ones if o["event"] is not None]
@@ -677,6 +832,20 @@ def report_monitor(m: dict[str, Any]) -> str:
         f"  steady {s['seconds']:.0f} s: requests {s['requests']} ({hourly} per hour), "
         f"{s['bytes_read'] * per_hour / 1e6:.1f} MB/h read, CPU {s['cpu_seconds']:.1f} s, RSS {s['rss_mb'][0]:.0f} MB"
     )
+    ev = m.get("evaluations") or {}
+    if ev.get("count"):
+        lines.append(
+            f"  evaluations in the latency phase: {ev['count']:.0f}, assess {ev['assess_seconds']:.1f} s "
+            f"({ev['assess_seconds'] / ev['count'] * 1000:.1f} ms mean)"
+        )
+    loads = m.get("uptime") or []
+    if loads:
+        lines.append(f"  uptime load averages (every 10 s), first {loads[0]}, last {loads[-1]}")
+        ones = [float(x.split()[1].rstrip(",")) for x in loads]
+        lines.append(
+            f"  1-minute load over the phase: min {min(ones):.2f}, median {statistics.median(ones):.2f}, "
+            f"max {max(ones):.2f}"
+        )
     p = m["latency_phase"]
     load = " -> ".join("/".join(f"{x:.1f}" for x in la) for la in p["load"])
     lines.append(f"  latency phase {p['seconds']:.0f} s, load average {load}")
@@ -724,11 +893,19 @@ def main() -> None:
     )
     parser.add_argument("--steady-again", type=float, default=120.0, help="steady seconds for the later evaluators")
     parser.add_argument("--point", choices=("findings", "event"), default="findings")
+    parser.add_argument(
+        "--after-src",
+        default="",
+        help="then, in the same cluster, incremental monitors with gpulabel from this directory (PYTHONPATH): "
+        "a fix measured against the runs before it",
+    )
+    parser.add_argument("--after-grace", action="append", help="the --after-src runs' graces (default all=0s)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = parser.parse_args()
     args.evaluator = args.evaluator or ["full"]
     args.grace = args.grace or ["chart"]
+    args.after_grace = args.after_grace or ["all=0s"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
