@@ -187,16 +187,7 @@ def target_node(pod: Pod) -> str:
     ``matchFields metadata.name`` affinity names (the DaemonSet controller pins each pod that way)."""
     if pod.node_name:
         return pod.node_name
-    affinity = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    for term in affinity.get("nodeSelectorTerms") or ():
-        for field in (term or {}).get("matchFields") or ():
-            if isinstance(field, dict) and field.get("key") == "metadata.name" and field.get("operator") == "In":
-                values = field.get("values") or []
-                if len(values) == 1:
-                    return str(values[0])
-    return ""
+    return pod.spec.named_node(pod.pinned)
 
 
 def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:

@@ -35,7 +35,7 @@ def _run(state: ClusterState, opts: CheckOptions) -> Result:
 
 def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
     """Pending pods with ResourceClaims in an input without DRA objects: their claims are unchecked."""
-    if "ResourceSlice" not in state.kinds and any(_unbound(p) and p.spec.get("resourceClaims") for p in state.pods):
+    if "ResourceSlice" not in state.kinds and any(_unbound(p) and p.spec.resource_claims for p in state.pods):
         return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
 
