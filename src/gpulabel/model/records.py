@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.podspec import PodSpec
 
@@ -160,6 +160,13 @@ class DaemonSet:
     template_spec: JSON
     status: Mapping[str, int]
     selector: JSON = field(default_factory=dict)
+    # The template's node selection as its pods get it, the DaemonSet controller's tolerations included
+    # (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations): compiled once, when the record is made.
+    requirements: PodRequirements = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        path = f"{self.ref} spec.template.spec"
+        object.__setattr__(self, "requirements", compile_pod_spec(self.template_spec, path, daemonset=True))
 
     @property
     def ref(self) -> str:
