@@ -24,15 +24,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulabel.k8s.nodeaffinity import PodRequirements, Term, compile_pod_spec
+from gpulabel.model.shapes import SCHEDULING_FIELDS
 
-__all__ = ["PINNED", "TABLE_LIMIT", "PodSpec", "Shared", "compiled", "kept"]
+__all__ = ["COMPILED_FIELDS", "PINNED", "TABLE_LIMIT", "PodSpec", "Shared", "compiled", "kept"]
 
 JSON = dict[str, Any]
 
 # Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
 PINNED = "\x00pinned"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-_PIN_FIELD = ("key", "operator", "values")
+_PIN_FIELDS = frozenset(("key", "operator", "values"))
+# what a PodSpec is compiled from: the scheduling fields but spec.nodeName (the record's Pod.node_name)
+COMPILED_FIELDS = tuple(k for k in SCHEDULING_FIELDS if k != "nodeName")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -113,7 +116,7 @@ def _pin_of(term: Any) -> str | None:
     if type(fields) is not list or len(fields) != 1:
         return None
     entry = fields[0]
-    if type(entry) is not dict or len(entry) != 3 or any(k not in entry for k in _PIN_FIELD):
+    if type(entry) is not dict or entry.keys() != _PIN_FIELDS:
         return None
     values = entry["values"]
     if entry["key"] != "metadata.name" or entry["operator"] != "In" or type(values) is not list or len(values) != 1:
@@ -126,6 +129,8 @@ def _unpinned(kept: JSON) -> tuple[JSON, str | None]:
     """``kept`` with a pin to one node (every term that has ``matchFields`` has exactly ``metadata.name In
     [node]``, the same node) replaced by :data:`PINNED`, and that node; ``kept`` and None when there is none."""
     affinity = kept.get("affinity")
+    if affinity is None:
+        return kept, None
     node_affinity = affinity.get("nodeAffinity") if type(affinity) is dict else None
     required = node_affinity.get(_REQUIRED) if type(node_affinity) is dict else None
     terms = required.get("nodeSelectorTerms") if type(required) is dict else None

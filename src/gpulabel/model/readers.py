@@ -13,7 +13,7 @@ from gpulabel.errors import SnapshotError
 from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields, interned
-from gpulabel.model.podspec import Shared, compiled, kept
+from gpulabel.model.podspec import COMPILED_FIELDS, Shared, compiled, kept
 from gpulabel.model.records import JSON, KUBELET_CONDITIONS, DaemonSet, DeviceHealth, Node, NodeCondition, Pod
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 
@@ -234,28 +234,39 @@ def _shared(requests: dict[str, int], table: Shared | None) -> dict[str, int]:
 # What the checks read of a pod's condition (Pod.ready, Pod.condition_message); its times are dropped, so
 # the equal conditions of many pods are one.
 _CONDITION_FIELDS = ("type", "status", "reason", "message")
-_ABSENT = object()  # a field the condition does not have (not the same as null)
 
 
 def _conditions(raw: Any, table: Shared | None) -> dict[str, JSON]:
-    """``status.conditions`` by type, each cut to what the checks read (the reader checked their types);
-    one dict per load for the pods whose conditions say the same, found by content before any is built."""
-    key = ("conditions", *(tuple(c.get(k, _ABSENT) for k in _CONDITION_FIELDS) for c in raw or ()))
+    """``status.conditions`` by type, each cut to what the checks read (the reader checked their types; a
+    null field is left out, as an absent one); one dict per load for the pods whose conditions say the
+    same, found by content before any is built."""
+    if not raw:
+        return {}
+    key = ("conditions", *(tuple(map(c.get, _CONDITION_FIELDS)) for c in raw))
     if table is not None:
         known: dict[str, JSON] | None = table.get(key)
         if known is not None:
             return known
-    out = {c.get("type") or "": {k: c[k] for k in _CONDITION_FIELDS if k in c} for c in raw or ()}
+    out = {
+        c.get("type") or "": {k: v for k, v in zip(_CONDITION_FIELDS, fields, strict=True) if v is not None}
+        for c, fields in zip(raw, key[1:], strict=True)
+    }
     same: dict[str, JSON] = kept(table, key, out)
     return same
 
 
-def _labels(labels: dict[str, str], table: Shared | None) -> dict[str, str]:
-    """One copy per load of a pod's label map, by its items (a workload's pods carry the same)."""
-    if not labels:
-        return labels
-    same: dict[str, str] = kept(table, ("labels", *labels.items()), labels)
-    return same
+def _labels(raw: Any, table: Shared | None) -> dict[str, str]:
+    """A pod's label map with its keys and values interned, one copy per load (a workload's pods carry the
+    same): looked up by the items as read, so only the first pod of each interns them."""
+    if not raw:
+        return {}
+    if table is None:
+        return interned(raw)
+    key = ("labels", *raw.items())
+    known: dict[str, str] | None = table.get(key)
+    if known is None:
+        known = kept(table, key, interned(raw))
+    return known
 
 
 def _owners(owners: tuple[tuple[str, str], ...], table: Shared | None) -> tuple[tuple[str, str], ...]:
@@ -294,7 +305,7 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         return None
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    podspec, pinned = compiled({k: spec[k] for k in SCHEDULING_FIELDS if k in spec}, shared)
+    podspec, pinned = compiled({k: spec[k] for k in COMPILED_FIELDS if k in spec}, shared)
     node_name = sys.intern(spec.get("nodeName") or "")
     try:
         requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
@@ -307,7 +318,7 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         name=name,
         node_name=node_name,
         phase=status.get("phase") or "Pending",
-        labels=_labels(interned(meta.get("labels")), shared),
+        labels=_labels(meta.get("labels"), shared),
         conditions=_conditions(status.get("conditions"), shared),
         owners=_owners(
             tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()), shared
