@@ -21,6 +21,7 @@ from gpulabel.cluster.bundle import make_bundle
 from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
 from gpulabel.cluster.retry import RetryPolicy
 from gpulabel.model.evidence import EventNote, Evidence, LogLine, LogTail
+from gpulabel.model.podspec import compiled
 from gpulabel.model.records import Pod
 from tests.fakeapi import FakeApi, FakeClock, FakeResponse, fake_client
 
@@ -120,7 +121,7 @@ def _blame() -> Blame:
         "gpu-1",
         "container-toolkit",
         "operand-pod",
-        Pod("gpu-operator", "tk-1", "gpu-1", "Running", {}, {}, (), {}),
+        Pod("gpu-operator", "tk-1", "gpu-1", "Running", {}, {}, (), compiled({})[0]),
         None,
     )
 
@@ -155,7 +156,7 @@ def test_a_forbidden_log_and_events_are_said_once_and_not_asked_again(tmp_path: 
         "gpu-2",
         "container-toolkit",
         "operand-pod",
-        Pod("gpu-operator", "tk-2", "gpu-2", "Running", {}, {}, (), {}),
+        Pod("gpu-operator", "tk-2", "gpu-2", "Running", {}, {}, (), compiled({})[0]),
         None,
     )
     ev = collect_evidence(client, [_blame(), other])
@@ -421,7 +422,7 @@ def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Pa
         {"nodeSelector": {"nvidia.com/gpu.deploy.container-toolkit": "true"}},
         {},
     )
-    pod = Pod("gpu-operator", "tk-1", "gpu-1", "Running", {}, {}, (("DaemonSet", "uid-ds"),), {})
+    pod = Pod("gpu-operator", "tk-1", "gpu-1", "Running", {}, {}, (("DaemonSet", "uid-ds"),), compiled({})[0])
     state = ClusterState(pods=(pod,), daemonsets=(ds,))
     finding = Finding("operands", "not-ready", node="gpu-1", operand="container-toolkit", severity="error")
     warned: list[str] = []
@@ -452,7 +453,7 @@ def test_a_kubelet_that_does_not_answer_stops_the_log_reads(tmp_path: Path) -> N
         "gpu-2",
         "container-toolkit",
         "operand-pod",
-        Pod("gpu-operator", "tk-2", "gpu-2", "Running", {}, {}, (), {}),
+        Pod("gpu-operator", "tk-2", "gpu-2", "Running", {}, {}, (), compiled({})[0]),
         None,
     )
     ev = collect_evidence(client, [_blame(), other])

@@ -20,15 +20,16 @@ KEYS = ("gpu", "zone", "bad key!")
 VALUES = ("a", "b", "")
 
 
-def reference(state: ClusterState) -> list[tuple[str, str, str]]:
-    """Each hazard as compiling the pod's own spec finds it: (pod, reason, why)."""
+def reference(state: ClusterState, raw: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """Each hazard as compiling the pod's own spec (``raw``, by pod ref: the JSON it was read from) finds it:
+    (pod, reason, why)."""
     by_name = {n.name: n for n in state.nodes}
     out = []
     for p in state.pods:
         n = by_name.get(p.node_name)
         if n is None or p.phase in ("Succeeded", "Failed"):
             continue
-        spec = p.spec
+        spec = raw[p.ref]
         affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
         if not spec.get("nodeSelector") and not (isinstance(affinity, dict) and affinity.get("nodeAffinity")):
             continue
@@ -80,7 +81,7 @@ def bound(spec: Any, node_name: str) -> Any:
 
 
 @st.composite
-def states(draw: Any) -> ClusterState:
+def states(draw: Any) -> tuple[ClusterState, dict[str, dict[str, Any]]]:
     labels = draw(st.lists(st.dictionaries(st.sampled_from(KEYS[:2]), st.sampled_from(VALUES), max_size=2), min_size=1))
     objects: list[dict[str, Any]] = [node(name, draw(st.sampled_from(labels))) for name in NODES]
     templates = draw(st.lists(specs(), min_size=1, max_size=3))  # pods share specs, as replicas and daemons do
@@ -89,14 +90,16 @@ def states(draw: Any) -> ClusterState:
         owner = draw(st.sampled_from(("", "ds-1", "ds-2")))
         spec = bound(draw(st.sampled_from(templates)), where)
         objects.append(pod("ns", f"p{i}", where, spec=spec, owner_uid=owner))
-    return ClusterState.from_objects([("test", o) for o in objects])
+    raw = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o["spec"] for o in objects if o["kind"] == "Pod"}
+    return ClusterState.from_objects([("test", o) for o in objects]), raw
 
 
 @settings(max_examples=N, deadline=None)
 @given(states())
-def test_hazards_equal_compiling_each_pod_on_its_own(state: ClusterState) -> None:
+def test_hazards_equal_compiling_each_pod_on_its_own(drawn: tuple[ClusterState, dict[str, dict[str, Any]]]) -> None:
+    state, raw = drawn
     found = hazards(state)
-    expected = reference(state)
+    expected = reference(state, raw)
     assert [(f.pod, " ".join((f.reason, *f.args))) for f in found] == [(p, reason) for p, reason, _ in expected]
     for f, (_, _, why) in zip(found, expected, strict=True):
         assert f.detail.startswith(why + "; ")

@@ -34,6 +34,7 @@ from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Prob
 from gpulabel.controller.lease import LeaseLock
 from gpulabel.controller.monitor import WATCH_TIMEOUT, Monitor
 from gpulabel.errors import InputError
+from gpulabel.k8s.taints import Toleration
 from gpulabel.model.cluster import Node, Pod
 from tests.fakeapi import FakeApi, FakeClock, Watch, fake_client
 
@@ -204,7 +205,10 @@ def test_pod_records_keep_the_scheduling_fields_only_and_lists_are_paged(
     assert change.key == ("ml", "p0")
     record = change.record
     assert isinstance(record, Pod) and record.node_name == "n2"
-    assert set(record.spec) == {"nodeName", "tolerations"}  # containers, volumes and the rest dropped
+    # the scheduling fields compiled (containers, volumes and the rest dropped): the spec's content is its
+    # tolerations alone, nodeName being the record's
+    assert record.spec.key == b'\x00{"tolerations":[{"operator":"Exists"}]}'
+    assert [str(t) for t in record.spec.requirements.tolerations] == [str(Toleration(operator="Exists"))]
     assert record.gpu_resources == ("nvidia.com/gpu",)
 
 

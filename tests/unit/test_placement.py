@@ -107,7 +107,7 @@ def test_story_pending_per_node_explains_train_b_node_by_node() -> None:
 def test_story_the_closest_fix_is_putting_the_label_back() -> None:
     state = story_state()
     (p,) = pending_pods(state)
-    req = compile_pod_spec(p.pod.spec)
+    req = p.pod.requirements
     fix = closest_fix(req, state.nodes, p.results)
     assert fix is not None
     assert fix.command() == f"kubectl label node lab-node-1 {TRAINING}=true"
@@ -116,7 +116,8 @@ def test_story_the_closest_fix_is_putting_the_label_back() -> None:
 def test_story_prediction_matches_the_schedulers_condition() -> None:
     state = story_state()
     (train_b,) = [p for p in state.pods if p.name == "train-b"]
-    prediction = predict(train_b.spec, state.nodes)
+    raw = yaml.safe_load((PODS / "train-b.yaml").read_text())["spec"]
+    prediction = predict(raw, state.nodes)
     assert prediction.feasible == ()
     assert prediction.message == train_b.condition_message("PodScheduled")
     assert prediction.results["lab-node-1"].reason == f"affinity term[0] {TRAINING} Exists"

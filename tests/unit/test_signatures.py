@@ -138,9 +138,10 @@ def test_each_line_names_its_own_row(row) -> None:  # type: ignore[no-untyped-de
 
 
 def _pod():  # type: ignore[no-untyped-def]
+    from gpulabel.model.podspec import compiled
     from gpulabel.model.records import Pod
 
-    return Pod("gpu-operator", "p-1", "gpu-1", "Running", {}, {}, (), {})
+    return Pod("gpu-operator", "p-1", "gpu-1", "Running", {}, {}, (), compiled({})[0])
 
 
 BACKOFF = "Back-off restarting failed container"

@@ -37,7 +37,7 @@ from typing import Any
 
 from gpulabel.checks.placement import NodeIndex, place
 from gpulabel.checks.standalone import gpu_node
-from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
+from gpulabel.k8s.nodeaffinity import PodRequirements, Result
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node, NodeCapacity, Pod
 
@@ -70,7 +70,6 @@ class Columns:
     def __init__(self) -> None:
         self._old: dict[str, Node] = {}  # node name -> its record before the batch
         self._caps: dict[str, NodeCapacity | None] = {}  # ... and its capacity then
-        self._compiled: dict[int, tuple[Any, PodRequirements]] = {}  # id(spec) -> (spec, compiled)
 
     def changed(self, old: Node) -> None:
         """``old`` (the record kept before this event) changed in place: the first record of the batch counts."""
@@ -82,12 +81,6 @@ class Columns:
 
     def clear(self) -> None:
         self._old, self._caps = {}, {}
-
-    def _req(self, pod: Pod) -> PodRequirements:
-        known = self._compiled.get(id(pod.spec))
-        if known is None or known[0] is not pod.spec:
-            known = self._compiled[id(pod.spec)] = (pod.spec, compile_pod_spec(pod.spec))
-        return known[1]
 
     def flipped(
         self,
@@ -111,23 +104,21 @@ class Columns:
             changed.append((old, self._caps.get(name), new, capacities.get(name)))
         backed = state.dra.extended
         out: set[Key] = set()
-        verdicts: dict[tuple[int, int, int], bool] = {}  # pods of one spec, requests and priority: one answer
-        used: dict[int, tuple[Any, PodRequirements]] = {}
+        # pods of one compiled spec (model/podspec.py), pin, requests and priority: one answer
+        verdicts: dict[tuple[Any, ...], bool] = {}
         for key in pending:
             pod = pods[key]
-            if pod.spec.get("resourceClaims") or any(r in backed for r in pod.requests):
+            if pod.spec.resource_claims or any(r in backed for r in pod.requests):
                 out.add(key)
                 continue
-            same = (id(pod.spec), id(pod.requests), pod.priority)
+            same = (pod.spec, pod.pinned, id(pod.requests), pod.priority)
             flip = verdicts.get(same)
             if flip is None:
-                req = self._req(pod)
-                used[id(pod.spec)] = self._compiled[id(pod.spec)]
+                req = pod.requirements
                 flip = verdicts[same] = any(
                     node_verdict(req, old, old_cap, pod) != node_verdict(req, new, new_cap, pod)
                     for old, old_cap, new, new_cap in changed
                 )
             if flip:
                 out.add(key)
-        self._compiled = used  # only the specs of pods still Pending stay compiled
         return out

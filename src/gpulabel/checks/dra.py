@@ -63,6 +63,7 @@ from gpulabel.k8s.dra.plugin import pod_claims
 from gpulabel.k8s.nodeaffinity import Failure, Result
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
+from gpulabel.model.podspec import compiled
 
 if TYPE_CHECKING:
     from gpulabel.checks.placement import NodeIndex
@@ -484,7 +485,11 @@ def pod_claim_verdicts(
     the run's evaluator of ``state.dra`` (default: one for this call).
     """
     claims = pod_claims(
-        pod.namespace, pod.name, pod.spec, {"resourceClaimStatuses": list(pod.claim_statuses)}, state.dra
+        pod.namespace,
+        pod.name,
+        {"resourceClaims": pod.spec.resource_claims},
+        {"resourceClaimStatuses": list(pod.claim_statuses)},
+        state.dra,
     )
     if claims.missing is not None:
         ref = claims.missing_ref or pod.ref
@@ -618,7 +623,7 @@ def claim_results(
         labels={},
         conditions={},
         owners=(),
-        spec={"resourceClaims": list(resource_claims)},
+        spec=compiled({"resourceClaims": list(resource_claims)})[0],
         requests=dict(requests or {}),
     )
     passing = [n for n, r in zip(state.nodes, results, strict=True) if r.fits]

@@ -20,8 +20,7 @@ issue 1084; the chart's affinity up to v25.12.0).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from gpulabel.checks.operands import (
     daemonset_requirements,
@@ -43,24 +42,21 @@ def dra_plugin_daemonsets(state: ClusterState) -> list[DaemonSet]:
     return [ds for ds in state.daemonsets if GPU_PLUGIN in (plugin_containers(ds.name, ds.template_spec) or ())]
 
 
-def affinity_pci_keys(spec: Mapping[str, Any]) -> tuple[str, ...]:
-    """NFD's NVIDIA PCI labels (``V.PCI_PRESENT``) that the pod spec's required node affinity terms name."""
-    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
+def affinity_pci_keys(req: PodRequirements) -> tuple[str, ...]:
+    """NFD's NVIDIA PCI labels (``V.PCI_PRESENT``) that the required node affinity terms of ``req`` (a
+    DaemonSet's compiled template, ``DaemonSet.requirements``) name."""
     keys: list[str] = []
-    for term in affinity.get("nodeSelectorTerms") or ():
-        for e in (term or {}).get("matchExpressions") or ():
-            key = str(e.get("key", "")) if isinstance(e, Mapping) else ""
-            if key in V.PCI_PRESENT and key not in keys:
-                keys.append(key)
+    for term in req.terms or ():
+        for e in term.expressions:
+            if e.key in V.PCI_PRESENT and e.key not in keys:
+                keys.append(e.key)
     return tuple(keys)
 
 
 def nfd_mismatch(ds: DaemonSet, node: Node, req: PodRequirements) -> str | None:
     """The node's NVIDIA PCI label when it is the only thing keeping the DaemonSet off the node: the affinity
     names another spelling of it and, were the node labelled that way too, the DaemonSet would take it."""
-    asked = affinity_pci_keys(ds.template_spec)
+    asked = affinity_pci_keys(ds.requirements)
     has = [k for k in V.PCI_PRESENT if node.labels.get(k) == "true"]
     if not asked or not has or any(k in asked for k in has):
         return None
@@ -76,7 +72,7 @@ def _unselected(ds: DaemonSet, node: Node, req: PodRequirements, why: str) -> Fi
     label = nfd_mismatch(ds, node, req) if why.startswith(f"{ds.ref} does not select") else None
     if label is None:
         return _found("missing", node, ds, why)
-    asked = ", ".join(affinity_pci_keys(ds.template_spec))
+    asked = ", ".join(affinity_pci_keys(ds.requirements))
     detail = (
         f"{ds.ref} does not select this node: NFD labelled it {label}=true, its node affinity asks {asked} "
         f"(no kubelet plugin, no ResourceSlices: the node's GPUs cannot be allocated through DRA; "

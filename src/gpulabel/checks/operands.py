@@ -17,7 +17,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
+from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, LabelWrite, Node, Pod
 from gpulabel.model.findings import Finding, Result, Section
@@ -91,26 +91,19 @@ def operand_order(extra: Iterable[str] = ()) -> list[str]:
     return names
 
 
-def _required_labels(spec: Mapping[str, Any]) -> dict[str, str] | None:
+def _required_labels(req: PodRequirements) -> dict[str, str] | None:
     """``key: value`` pairs a pod spec requires of every node it runs on, or None when it requires no deploy label.
 
     From the nodeSelector and, when every required node-affinity term asks for the same
-    ``deploy.<x> In [true]``, from that term too.
+    ``deploy.<x> In [true]``, from that term too (read from the template's compiled requirements).
     """
-    required = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
-    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    terms = affinity.get("nodeSelectorTerms") or []
+    required = dict(req.node_selector)
     found: set[str] = set()
-    for term in terms:
+    for term in req.terms or ():
         term_ops = {
-            str(e["key"])
-            for e in (term or {}).get("matchExpressions") or []
-            if isinstance(e, dict)
-            and str(e.get("key", "")).startswith(V.DEPLOY_PREFIX)
-            and e.get("operator") == "In"
-            and list(e.get("values") or []) == ["true"]
+            e.key
+            for e in term.expressions
+            if e.key.startswith(V.DEPLOY_PREFIX) and e.operator == "In" and e.values == ("true",)
         }
         if not term_ops:
             found = set()
@@ -132,7 +125,7 @@ def operand_of_daemonset(ds: DaemonSet) -> str | None:
     daemon, one requiring only ``deploy.device-plugin`` the device plugin. A deploy
     label the catalogue does not know names the operand itself.
     """
-    required = _required_labels(ds.template_spec)
+    required = _required_labels(ds.requirements)
     if required is None:
         return None
     deploys = [k[len(V.DEPLOY_PREFIX) :] for k, v in required.items() if k.startswith(V.DEPLOY_PREFIX) and v == "true"]
@@ -173,7 +166,7 @@ def reading_off(switched: Iterable[str]) -> frozenset[str]:
 
 def daemonset_requirements(ds: DaemonSet) -> PodRequirements:
     """The DaemonSet's node selection as its pods get it, the controller's tolerations included."""
-    return compile_pod_spec(ds.template_spec, f"{ds.ref} spec.template.spec", daemonset=True)
+    return ds.requirements
 
 
 def untolerated_taints(ds: DaemonSet, node: Node, requirements: PodRequirements | None = None) -> list[str]:
@@ -205,16 +198,7 @@ def target_node(pod: Pod) -> str:
     ``matchFields metadata.name`` affinity names (the DaemonSet controller pins each pod that way)."""
     if pod.node_name:
         return pod.node_name
-    affinity = ((pod.spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    for term in affinity.get("nodeSelectorTerms") or ():
-        for field in (term or {}).get("matchFields") or ():
-            if isinstance(field, dict) and field.get("key") == "metadata.name" and field.get("operator") == "In":
-                values = field.get("values") or []
-                if len(values) == 1:
-                    return str(values[0])
-    return ""
+    return pod.spec.named_node(pod.pinned)
 
 
 def _pods_by_owner(pods: Iterable[Pod]) -> dict[str, list[Pod]]:

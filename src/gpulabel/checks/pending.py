@@ -22,10 +22,11 @@ from gpulabel.checks.placement import (
     shortfall,
 )
 from gpulabel.k8s.nfd.master import NfdConfig
-from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
+from gpulabel.k8s.nodeaffinity import PodRequirements, Result
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding, Section
 from gpulabel.model.findings import Result as CheckResult
+from gpulabel.model.podspec import PINNED
 from gpulabel.model.severity import Reason
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class PendingPod:
         why = "the filters gpulabel models allow this node; the pod waits for something else"
         return why + (
             " (scheduling gates)"
-            if self.pod.spec.get("schedulingGates")
+            if self.pod.spec.gated
             else " (ports, volumes, topology; resources if allocatable is unknown)"
         )
 
@@ -218,25 +219,12 @@ class GpuPods:
         return self._gpu_only
 
     def __contains__(self, pod: Pod) -> bool:
-        if pod.gpu_resources or pod.spec.get("resourceClaims"):
+        if pod.gpu_resources or pod.spec.resource_claims:
             return True
         if any(r.startswith("nvidia.com/") or r in self.resources for r in pod.requests):
             return True
-        keys = _selected_keys(pod.spec)
+        keys = pod.spec.selected_keys
         return any(_managed(k) for k in keys) or any(k in self.gpu_only_keys for k in keys)
-
-
-def _selected_keys(spec: Mapping[str, Any]) -> list[str]:
-    keys = [str(k) for k in spec.get("nodeSelector") or {}]
-    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = [*(required.get("nodeSelectorTerms") or ())]
-    terms += [
-        p.get("preference") or {} for p in node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
-    ]
-    return keys + [
-        str(e.get("key", "")) for t in terms for e in (t or {}).get("matchExpressions") or () if isinstance(e, dict)
-    ]
 
 
 def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bool = False) -> list[PendingPod]:
@@ -246,7 +234,8 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
     dra: DraEvaluator | None = None  # made for the first pod with claims, shared by the rest of this run
     gpu = GpuPods(state.nodes, state.dra.extended) if gpu_only else None
     out = []
-    # Replicas wait for the same reasons: one compile, one placement and one message per distinct spec.
+    # Replicas wait for the same reasons: one placement and one message per distinct spec (compiled once,
+    # when read: model/podspec.py), pin, requests and priority.
     distinct: dict[tuple[Any, ...], PendingPod] = {}
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or not _in_namespace(pod, namespace):
@@ -254,13 +243,13 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
         if gpu is not None and pod not in gpu:
             continue
         backed = [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
-        with_claims = bool(pod.spec.get("resourceClaims") or backed) and "ResourceSlice" in state.kinds
-        key = (repr(pod.spec), tuple(sorted(pod.requests.items())), pod.priority)
+        with_claims = bool(pod.spec.resource_claims or backed) and "ResourceSlice" in state.kinds
+        key = (pod.spec, pod.pinned, tuple(sorted(pod.requests.items())), pod.priority)
         same = None if with_claims else distinct.get(key)
         if same is not None:
             out.append(replace(same, pod=pod))  # shares the results, the message and the grouped findings
             continue
-        req = compile_pod_spec(pod.spec)
+        req = pod.requirements
         results = place(req, index, full=True, request=pod.requests)
         delegated: dict[str, frozenset[str]] = {}
         if with_claims and backed:  # where no device plugin advertises them, DRA allocates them
@@ -273,7 +262,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             state.nodes,
             results,
             priority=pod.priority,
-            preemption_policy=str(pod.spec.get("preemptionPolicy") or ""),
+            preemption_policy=pod.spec.preemption_policy,
             capacities=capacities,
         )
         claims = None
@@ -336,118 +325,43 @@ def pending(state: ClusterState, namespace: str | None = None, per_node: bool = 
     return [f for p in pending_pods(state, namespace) for f in p.grouped(state.nodes)]
 
 
-_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-
-# Stands for the node a DaemonSet pod is pinned to; no node is called this (a name cannot hold a NUL).
-_PINNED = "\x00pinned"
-_PIN = [{"key": "metadata.name", "operator": "In", "values": [_PINNED]}]
-_PIN_ONLY = {"nodeSelectorTerms": [{"matchFields": _PIN}]}  # the required affinity of a pin alone, unpinned
-_PIN_ONLY_REPR = repr(_PIN_ONLY)
-
-
-def _pin(node_name: str) -> dict[str, Any]:
-    """The DaemonSet controller's ``matchFields`` requirement that pins a pod to ``node_name``."""
-    return {"key": "metadata.name", "operator": "In", "values": [node_name]}
-
-
-def _unpinned(required: Any, node_name: str) -> Any:
-    """A required node affinity with the DaemonSet controller's pin to ``node_name`` (each term's
-    ``matchFields: metadata.name In [node]``) replaced by a pin to :data:`_PINNED`; ``None`` when some
-    term's ``matchFields`` are anything else."""
-    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
-    if not isinstance(terms, list):
-        return None
-    pin = [_pin(node_name)]
-    out = []
-    for term in terms:
-        if not isinstance(term, dict):
-            return None
-        if "matchFields" in term:
-            if term["matchFields"] != pin:
-                return None
-            term = {**term, "matchFields": _PIN}
-        out.append(term)
-    return {**required, "nodeSelectorTerms": out}
-
-
 class _Held:
     """What still holds a running pod to its node (the NodeAffinity filter), once per distinct node selection.
 
-    A pod's selection is compiled once per distinct ``nodeSelector`` and required
-    node affinity (replicas share one; tolerations do not hold a running pod), and
-    a DaemonSet's pods, which differ only by the pin to their own node, share one
-    compiled with a stand-in pin that its own node always satisfies. The verdict is
-    computed once per selection and values of the label keys it reads (and node
-    name, where a ``matchFields`` reads it): the same verdict, the same explanation.
+    A pod's spec is compiled when read, one :class:`~gpulabel.model.podspec.PodSpec` per distinct spec
+    (replicas share one; a DaemonSet's pods too, their pin to their own node held apart as
+    ``Pod.pinned``): the pin of a daemon pod bound to that very node always holds, so its verdict is
+    the stand-in's on :data:`~gpulabel.model.podspec.PINNED`. The verdict is computed once per spec
+    and values of the label keys it reads (and node name, where a ``matchFields`` reads it): the same
+    verdict, the same explanation.
     """
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[str, ...], tuple[PodRequirements, bool]] = {}
         self._results: dict[tuple[Any, ...], Result] = {}
-        self._whole: dict[tuple[str, ...], PodRequirements] = {}
 
-    def match(self, spec: Mapping[str, Any], node: Node, *, daemon: bool) -> Result | None:
-        """The NodeAffinity filter's full verdict on ``node`` for a pod bound to it; ``None`` for a pod with
+    def match(self, pod: Pod, node: Node, *, daemon: bool) -> Result | None:
+        """The NodeAffinity filter's full verdict on ``node`` for ``pod``, bound to it; ``None`` for a pod with
         neither a nodeSelector nor a node affinity (nothing holds it).
 
-        ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out of the compiled form.
+        ``daemon``: a DaemonSet's pod, whose pin to ``node`` is left out.
         """
-        node_selector = spec.get("nodeSelector")
-        affinity = spec.get("affinity")
-        node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-        if not node_selector and not node_affinity:
+        spec = pod.spec
+        held = spec.held
+        if held is None:
             return None
-        required = _required(node_affinity)
-        pinned = False
-        shown = None
-        if daemon and required == {"nodeSelectorTerms": [{"matchFields": [_pin(node.name)]}]}:
-            # the DaemonSet controller's affinity and nothing else (its pods' usual case): what _unpinned gives
-            required, shown, pinned = _PIN_ONLY, _PIN_ONLY_REPR, True
-        elif daemon:
-            unpinned = _unpinned(required, node.name)
-            pinned = unpinned is not None and any("matchFields" in t for t in unpinned["nodeSelectorTerms"])
-            if pinned:
-                required = unpinned
-        key = (repr(node_selector), shown or repr(required), "pinned" if pinned else "")
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            req = compile_pod_spec(_selection(spec, required, tolerations=False)).affinity_only()
-            compiled = self._compiled[key] = (req, any(t.fields for t in req.terms or ()))
-        affinity_only, by_name = compiled
-        name = _PINNED if pinned else node.name
+        stand_in = spec.pinned and daemon and pod.pinned == node.name
+        if spec.pinned and not stand_in:
+            held = spec.held_for(pod.pinned)
+            assert held is not None
+        name = PINNED if stand_in else node.name
+        by_name = held.name_dependent
         labels = node.labels
-        verdict_key = (key, name if by_name else "", *map(labels.get, affinity_only.label_keys))
-        result = self._results.get(verdict_key)
+        key = (spec, stand_in or pod.pinned, name if by_name else "", *map(labels.get, held.label_keys))
+        result = self._results.get(key)
         if result is None:
-            partial = affinity_only.evaluate(labels, node.taints, node.unschedulable, full=True)
-            result = self._results[verdict_key] = affinity_only.finish(partial, name)
+            partial = held.evaluate(labels, node.taints, node.unschedulable, full=True)
+            result = self._results[key] = held.finish(partial, name)
         return result
-
-    def requirements(self, spec: Mapping[str, Any]) -> PodRequirements:
-        """``compile_pod_spec`` of the pod's node selection and tolerations (not its nodeName): where else
-        it would go, once per distinct selection."""
-        affinity = spec.get("affinity")
-        required = _required(affinity.get("nodeAffinity") if isinstance(affinity, dict) else None)
-        key = (repr(spec.get("nodeSelector")), repr(required), repr(spec.get("tolerations")))
-        req = self._whole.get(key)
-        if req is None:
-            req = self._whole[key] = compile_pod_spec(_selection(spec, required, tolerations=True))
-        return req
-
-
-def _required(node_affinity: Any) -> Any:
-    """A node affinity's ``requiredDuringSchedulingIgnoredDuringExecution``, as written (None: none)."""
-    return node_affinity.get(_REQUIRED) if isinstance(node_affinity, dict) else None
-
-
-def _selection(spec: Mapping[str, Any], required: Any, *, tolerations: bool) -> dict[str, Any]:
-    """What compile_pod_spec reads of ``spec`` but for spec.nodeName (the NodeAffinity filter ignores it),
-    with ``required`` as its required node affinity; its tolerations only if asked."""
-    keys = ("nodeSelector", "tolerations") if tolerations else ("nodeSelector",)
-    selection: dict[str, Any] = {k: spec[k] for k in keys if k in spec}
-    if required is not None:
-        selection["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
-    return selection
 
 
 def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
@@ -469,7 +383,7 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
         if node is None:
             continue
         daemon = any(kind == "DaemonSet" for kind, _ in pod.owners)
-        result = held.match(pod.spec, node, daemon=daemon)
+        result = held.match(pod, node, daemon=daemon)
         if result is None or result.fits:
             continue
         count, names = 0, list[str]()
@@ -477,7 +391,7 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
             index = index or NodeIndex(state.nodes)
-            unbound = held.requirements(pod.spec).unbound()
+            unbound = pod.requirements  # without spec.nodeName: where else it would go
             if unbound not in elsewhere:  # replicas share one answer
                 elsewhere[unbound] = fitting_nodes(unbound, index)
             count, names = elsewhere[unbound]
@@ -526,7 +440,7 @@ def pending_result(
     def nfd_hints(pod: Pod) -> list[str]:
         if not (state.nfd.rules or state.nfd.nodefeatures):
             return []
-        keys = compile_pod_spec(pod.spec).label_keys
+        keys = pod.spec.requirements.label_keys
         if keys not in hints:
             hints[keys] = label_hints(state, nfd_config, keys)
         return hints[keys]

@@ -6,12 +6,14 @@ other is read by the checking reader, which names the file, the object and the f
 
 from __future__ import annotations
 
+import sys
 from typing import Any, TypeGuard
 
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields, interned
+from gpulabel.model.podspec import COMPILED_FIELDS, Shared, compiled, kept
 from gpulabel.model.records import JSON, KUBELET_CONDITIONS, DaemonSet, DeviceHealth, Node, NodeCondition, Pod
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 
@@ -68,9 +70,11 @@ def _managed_fields(f: Fields, value: Any) -> tuple[JSON, ...]:
     return tuple(entries)
 
 
-# One load's table of distinct resource lists: a node pool's nodes have one allocatable and one capacity.
-# (key) -> (the list, its amounts; None for capacity)
-Quantities = dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, str], dict[str, int] | None]]
+# One load's table of the equal parts of its records (model/podspec.py): a node pool's nodes have one
+# allocatable and one capacity (with their amounts), and most have the same taints and conditions;
+# replicas and daemon pods share their compiled spec, requests, conditions, labels and owners.
+Quantities = Shared
+Requests = Shared
 
 
 def node_from_json(obj: JSON, where: str = "", shared: Quantities | None = None) -> Node:
@@ -110,15 +114,17 @@ def _fitting_node(obj: JSON, shared: Quantities) -> Node | None:
     capacity = shared.get(key)
     if capacity is None:
         capacity = shared[key] = (interned(raw), None)
+    taints = tuple(
+        Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "") for t in spec.get("taints") or ()
+    )
+    conditions = {c.get("type") or "": c.get("status") or "" for c in status.get("conditions") or ()}
     return Node(
-        name=name,
+        name=sys.intern(name),
         labels=interned(meta.get("labels")),
         annotations=interned(meta.get("annotations")),
-        taints=tuple(
-            Taint(t.get("key") or "", t.get("value") or "", t.get("effect") or "") for t in spec.get("taints") or ()
-        ),
+        taints=kept(shared, ("taints", taints), taints) if taints else (),
         unschedulable=spec.get("unschedulable") or False,
-        conditions={c.get("type") or "": c.get("status") or "" for c in status.get("conditions") or ()},
+        conditions=kept(shared, ("node-conditions", *conditions.items()), conditions),
         managed_fields=tuple(meta.get("managedFields") or ()),
         allocatable=allocatable,
         capacity=capacity[0],
@@ -218,15 +224,54 @@ def _quantities(value: Any) -> Any:
     return value
 
 
-Requests = dict[tuple[tuple[str, int], ...], dict[str, int]]  # one load's table of distinct requests
-
-
-def _shared(requests: dict[str, int], table: Requests | None) -> dict[str, int]:
+def _shared(requests: dict[str, int], table: Shared | None) -> dict[str, int]:
     """One dict per distinct request within a load: replicas and daemon pods ask for the same,
     150,000 pods hold a few hundred. ``table`` belongs to one load (None: no sharing)."""
+    shared: dict[str, int] = kept(table, ("requests", *sorted(requests.items())), requests)
+    return shared
+
+
+# What the checks read of a pod's condition (Pod.ready, Pod.condition_message); its times are dropped, so
+# the equal conditions of many pods are one.
+_CONDITION_FIELDS = ("type", "status", "reason", "message")
+
+
+def _conditions(raw: Any, table: Shared | None) -> dict[str, JSON]:
+    """``status.conditions`` by type, each cut to what the checks read (the reader checked their types; a
+    null field is left out, as an absent one); one dict per load for the pods whose conditions say the
+    same, found by content before any is built."""
+    if not raw:
+        return {}
+    key = ("conditions", *(tuple(map(c.get, _CONDITION_FIELDS)) for c in raw))
+    if table is not None:
+        known: dict[str, JSON] | None = table.get(key)
+        if known is not None:
+            return known
+    out = {
+        c.get("type") or "": {k: v for k, v in zip(_CONDITION_FIELDS, fields, strict=True) if v is not None}
+        for c, fields in zip(raw, key[1:], strict=True)
+    }
+    same: dict[str, JSON] = kept(table, key, out)
+    return same
+
+
+def _labels(raw: Any, table: Shared | None) -> dict[str, str]:
+    """A pod's label map with its keys and values interned, one copy per load (a workload's pods carry the
+    same): looked up by the items as read, so only the first pod of each interns them."""
+    if not raw:
+        return {}
     if table is None:
-        return requests
-    return table.setdefault(tuple(sorted(requests.items())), requests)
+        return interned(raw)
+    key = ("labels", *raw.items())
+    known: dict[str, str] | None = table.get(key)
+    if known is None:
+        known = kept(table, key, interned(raw))
+    return known
+
+
+def _owners(owners: tuple[tuple[str, str], ...], table: Shared | None) -> tuple[tuple[str, str], ...]:
+    same: tuple[tuple[str, str], ...] = kept(table, ("owners", owners), owners) if owners else owners
+    return same
 
 
 def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
@@ -239,8 +284,8 @@ def _decode_pod_spec(f: Fields, spec: JSON, path: str) -> JSON:
     return kept
 
 
-def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) -> Pod:
-    """A Pod record; pods decoded with the same ``shared`` table share equal ``requests`` dicts.
+def pod_from_json(obj: JSON, where: str = "", shared: Shared | None = None) -> Pod:
+    """A Pod record, its spec compiled; pods read with the same ``shared`` table share their equal parts.
 
     Read without checks where the object fits POD_SHAPE, else field by field (which names what is wrong).
     """
@@ -251,7 +296,7 @@ def pod_from_json(obj: JSON, where: str = "", shared: Requests | None = None) ->
     return _checked_pod(obj, where, shared)
 
 
-def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
+def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
     """The record of a pod that fits POD_SHAPE (so its kept fields decode); None where the checking reader
     must look (its quantities)."""
     meta = obj["metadata"]
@@ -260,8 +305,8 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
         return None
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    kept = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}
-    node_name = spec.get("nodeName") or ""
+    podspec, pinned = compiled({k: spec[k] for k in COMPILED_FIELDS if k in spec}, shared)
+    node_name = sys.intern(spec.get("nodeName") or "")
     try:
         requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
     except QuantityError:
@@ -273,10 +318,13 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
         name=name,
         node_name=node_name,
         phase=status.get("phase") or "Pending",
-        labels=interned(meta.get("labels")),
-        conditions={c.get("type") or "": c for c in status.get("conditions") or ()},
-        owners=tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()),
-        spec=kept,
+        labels=_labels(meta.get("labels"), shared),
+        conditions=_conditions(status.get("conditions"), shared),
+        owners=_owners(
+            tuple((o.get("kind") or "", o.get("uid") or "") for o in meta.get("ownerReferences") or ()), shared
+        ),
+        spec=podspec,
+        pinned=sys.intern(pinned),
         claim_statuses=tuple(status.get("resourceClaimStatuses") or ()),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
@@ -287,23 +335,19 @@ def _fitting_pod(obj: JSON, shared: Requests | None) -> Pod | None:
     )
 
 
-def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
+def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
     meta = _meta(obj, where)
     f = Fields(f"{where} (pod {meta['name']})" if where else f"pod {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
-    kept = _decode_pod_spec(f, spec, "spec")
+    podspec, pinned = compiled(_decode_pod_spec(f, spec, "spec"), shared)
     raw_conditions = status.get("conditions")
-    conditions: dict[str, JSON] = {}
-    if _strings_in(raw_conditions, ("status", "message", "reason", "type")):
-        for c in raw_conditions:
-            conditions[c.get("type") or ""] = c
-    elif raw_conditions is not None:
+    if not _strings_in(raw_conditions, _CONDITION_FIELDS) and raw_conditions is not None:
         for i, c in enumerate(f.items(raw_conditions, "status.conditions")):
             path = f"status.conditions[{i}]"
-            for key in ("status", "message", "reason"):
+            for key in ("status", "message", "reason", "type"):
                 f.string(c.get(key), f"{path}.{key}")
-            conditions[f.string(c.get("type"), f"{path}.type")] = c
+    conditions = _conditions(raw_conditions, shared)
     raw_owners = meta.get("ownerReferences")
     owners = []
     if _strings_in(raw_owners, ("kind", "uid")):
@@ -322,12 +366,13 @@ def _checked_pod(obj: JSON, where: str, shared: Requests | None) -> Pod:
     return Pod(
         namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
-        node_name=node_name,
+        node_name=sys.intern(node_name),
         phase=f.string(status.get("phase"), "status.phase") or "Pending",
-        labels=f.str_map(meta.get("labels"), "metadata.labels"),
+        labels=_labels(f.str_map(meta.get("labels"), "metadata.labels"), shared),
         conditions=conditions,
-        owners=tuple(owners),
-        spec=kept,
+        owners=_owners(tuple(owners), shared),
+        spec=podspec,
+        pinned=sys.intern(pinned),
         claim_statuses=tuple(f.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")),
         requests=requests,
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,

@@ -1,7 +1,10 @@
 """The records gpulabel keeps of the API's objects: small, immutable, only the fields the checks use.
 
-Pod specs stay as the API's dicts (their scheduling part only), since the matcher parses them on its
-own terms. :mod:`gpulabel.model.readers` makes them from the API's JSON.
+A pod's spec is kept compiled (:class:`gpulabel.model.podspec.PodSpec`: its node selection, tolerations,
+gates, claims), one object per distinct spec of a load. :mod:`gpulabel.model.readers` makes the records
+from the API's JSON; the records of one load share their equal parts (a node pool's allocatable, taints
+and conditions; pods' specs, conditions, labels and owners: one copy each, found by content), so nothing
+may change a record's parts after it is made.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.podspec import PodSpec
 
 __all__ = ["JSON", "KUBELET_CONDITIONS", "DaemonSet", "DeviceHealth", "LabelWrite", "Node", "NodeCondition", "Pod"]
 
@@ -109,9 +114,9 @@ class Pod:
     node_name: str
     phase: str
     labels: Mapping[str, str]
-    conditions: Mapping[str, JSON]
+    conditions: Mapping[str, JSON]  # by type, each cut to type, status, reason and message (no times)
     owners: tuple[tuple[str, str], ...]  # (kind, uid) of each ownerReference
-    spec: JSON  # the scheduling part of the pod's spec only (SCHEDULING_FIELDS)
+    spec: PodSpec  # the scheduling part of the pod's spec (SCHEDULING_FIELDS but nodeName), compiled
     # status.resourceClaimStatuses: the claims the resourceclaim controller made from templates
     claim_statuses: tuple[JSON, ...] = ()
     # What the scheduler counts for the pod (k8s.resources.pod_requests: containers,
@@ -123,6 +128,12 @@ class Pod:
     gpu_resources: tuple[str, ...] = ()  # nvidia.com/* resources its containers request or limit
     # the devices its containers' allocatedResourcesStatus reports not Healthy (KEP-4680)
     device_health: tuple[DeviceHealth, ...] = ()
+    pinned: str = ""  # the node a DaemonSet pin in its required affinity names (PodSpec.pinned), else ""
+
+    @property
+    def requirements(self) -> PodRequirements:
+        """The pod's node selection and tolerations, its pin to a node included (not ``spec.nodeName``)."""
+        return self.spec.requirements_for(self.pinned)
 
     @property
     def terminal(self) -> bool:
@@ -149,6 +160,13 @@ class DaemonSet:
     template_spec: JSON
     status: Mapping[str, int]
     selector: JSON = field(default_factory=dict)
+    # The template's node selection as its pods get it, the DaemonSet controller's tolerations included
+    # (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations): compiled once, when the record is made.
+    requirements: PodRequirements = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        path = f"{self.ref} spec.template.spec"
+        object.__setattr__(self, "requirements", compile_pod_spec(self.template_spec, path, daemonset=True))
 
     @property
     def ref(self) -> str:

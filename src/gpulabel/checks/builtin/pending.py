@@ -39,7 +39,7 @@ def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
 
 def _unchecked_claims(kinds: Collection[str], unbound: Iterable[Pod]) -> tuple[str, ...]:
     """Pending pods (``unbound``) with ResourceClaims in an input without DRA objects: their claims are unchecked."""
-    if "ResourceSlice" not in kinds and any(p.spec.get("resourceClaims") for p in unbound):
+    if "ResourceSlice" not in kinds and any(p.spec.resource_claims for p in unbound):
         return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
 

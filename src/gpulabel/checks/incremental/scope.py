@@ -30,7 +30,7 @@ def flips(pod: Pod, old: NodeCapacity | None, new: NodeCapacity | None, backed: 
     """Whether ``pod`` (unbound Pending) may be judged otherwise now that a node's capacity went from ``old``
     to ``new`` (``None``: the node's allocatable is unknown, or it is not in the state); ``backed``: the
     extended resources a DeviceClass backs (the state's ``dra.extended``)."""
-    if pod.spec.get("resourceClaims") or any(r in backed for r in pod.requests):
+    if pod.spec.resource_claims or any(r in backed for r in pod.requests):
         return True
     if old is None or new is None:
         return old is not new
