@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import urllib.error
 import urllib.request
 
@@ -150,10 +149,8 @@ def test_problem_series_are_capped_worst_first_and_the_rest_counted() -> None:
         for i, n in enumerate(nodes)
     ]
     metrics = MonitorMetrics(problem_series=1000)
-    started = time.perf_counter()
     metrics.publish(assessment(findings, nodes=nodes))
     text = metrics.render().decode()
-    took = time.perf_counter() - started
     problems = series(text, "gpulabel_problem")
     assert len(problems) == 1000
     assert "gpulabel_problem_series_dropped 19000.0" in text
@@ -161,7 +158,7 @@ def test_problem_series_are_capped_worst_first_and_the_rest_counted() -> None:
     eights = [f"n{i:05d}" for i in range(20_000) if i % 10 == 0 and i % 8 == 7]  # errors on 8-GPU nodes
     shown = [line.split('node="')[1].split('"')[0] for line in problems]
     assert shown[: len(eights)] == sorted(eights)  # most GPUs lost first, then by name
-    assert len(text.encode()) < 400_000 and took < 5.0, (len(text), took)
+    assert len(text.encode()) < 400_000, len(text)
 
 
 def test_unbounded_input_never_makes_unbounded_series() -> None:
