@@ -24,6 +24,7 @@ import pytest
 
 from gpulabel.app.monitor import MonitorOptions, monitored_kinds
 from gpulabel.checks.assessment import Accepted, Assessment, FullEvaluator, ObjectKey, judged
+from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
 from gpulabel.checks.registry import CheckOptions, run_checks
 from gpulabel.checks.verdict import identity
 from gpulabel.cluster.live import load_cluster, served_kinds
@@ -266,9 +267,9 @@ class CountingEvaluator(FullEvaluator):
         self.assessed = 0
         self.applied: list[tuple[str, ObjectKey]] = []
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
         self.applied.append((kind, key))
-        super().apply(kind, key, record)
+        return super().apply(kind, key, record)
 
     def assess(self, at: float) -> Assessment:
         self.assessed += 1
@@ -334,6 +335,57 @@ def test_the_first_evaluation_waits_for_every_kind_then_a_burst_costs_one(tmp_pa
 
 
 # -- leadership and stopping ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda: FullEvaluator(CheckOptions()), lambda: IncrementalEvaluator(CheckOptions())])
+def test_both_evaluators_say_whether_an_event_changed_their_records(make: Callable[[], Any]) -> None:
+    from dataclasses import replace
+
+    from gpulabel.model.cluster import node_from_json
+
+    evaluator = make()
+    key = ("", "n1")
+    record = node_from_json({"kind": "Node", "metadata": {"name": "n1", "labels": {"team": "a"}}}, "test")
+    evaluator.reset("Node", [(key, record)])
+    evaluator.assess(AT)
+    again = node_from_json({"kind": "Node", "metadata": {"name": "n1", "labels": {"team": "a"}}}, "test")
+    assert again is not record and not evaluator.apply("Node", key, again)  # equal: a heartbeat
+    assert evaluator.apply("Node", key, replace(record, labels={"team": "b"}))
+    assert evaluator.apply("Node", key, None)  # deleted
+    assert not evaluator.apply("Node", key, None)  # deleted again: nothing was there
+    assert evaluator.apply("Node", ("", "n2"), record)  # added
+
+
+@pytest.mark.parametrize(("unchanged_seconds", "assessed"), [(60.0, 2), (0.0, 22)])
+def test_a_heartbeat_that_changes_no_record_is_assessed_only_when_the_last_evaluation_is_old(
+    tmp_path: Path, api: FakeApi, unchanged_seconds: float, assessed: int
+) -> None:
+    """20 status heartbeats (only lastHeartbeatTime moves: the record is the same) then a label change, one event
+    per batch: with 60 s the heartbeats cost no evaluation (the first picture and the change: 2); with 0 s each
+    one is assessed again (1 + 20 + 1)."""
+    node = api.add_node("n1", {"team": "a"})
+    node["status"] = {"conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-12-02T00:00:00Z"}]}
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    evaluator = CountingEvaluator()
+    m = Monitor(client, ("Node",), evaluator, [], batch_seconds=0.0, unchanged_seconds=unchanged_seconds)
+
+    def event(i: int, team: str = "a") -> dict[str, Any]:
+        deadline = time.monotonic() + 5
+        while not m.evaluations and time.monotonic() < deadline:
+            time.sleep(0.002)  # after the first picture
+        obj = orjson.loads(orjson.dumps(node))
+        obj["metadata"] |= {"labels": {"team": team}, "resourceVersion": str(1000 + i)}
+        obj["status"]["conditions"][0]["lastHeartbeatTime"] = f"2026-12-02T00:00:{i:02d}Z"
+        return {"type": "MODIFIED", "object": obj}
+
+    beats: list[dict[str, Any] | Callable[[], dict[str, Any]]] = [lambda i=i: event(i) for i in range(20)]
+    api.watches = [Watch([*beats, lambda: event(20, team="b")])]
+
+    def changed() -> bool:
+        return m.last is not None and m.last.state.nodes[0].labels.get("team") == "b" and m.queue.empty()
+
+    run_monitor(m, lambda: len(evaluator.applied) == 21 and changed())
+    assert evaluator.assessed == assessed
 
 
 def test_without_election_the_only_instance_says_it_leads(tmp_path: Path, api: FakeApi) -> None:

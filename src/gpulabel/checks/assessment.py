@@ -37,12 +37,14 @@ class FullEvaluator:
             raise KeyError(kind)
         self.records[kind] = dict(records)
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
         store = self.records.setdefault(kind, {})
+        old = store.get(key)
         if record is None:
             store.pop(key, None)
         else:
             store[key] = record
+        return old != record
 
     def state(self) -> ClusterState:
         """The records as one ClusterState: every kind reset so far is in its ``kinds``."""

@@ -79,8 +79,9 @@ class Evaluator(Protocol):
     def reset(self, kind: str, records: Iterable[tuple[ObjectKey, Any]]) -> None:
         """Every object of ``kind`` now (a LIST or a relist): the kind's previous records are replaced."""
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
-        """One object added or changed (``record``), or deleted (``None``)."""
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
+        """One object added or changed (``record``), or deleted (``None``); False if the records are as they were
+        (a status heartbeat changes nothing a record keeps): the monitor need not assess again for it."""
 
     def assess(self, at: float) -> Assessment:
         """The checks' judged result on the records as they are now."""

@@ -8,8 +8,12 @@ that arrives within ``batch_seconds`` (20 ms) of it, so a burst (a node
 added with its operand pods, a relist) costs one evaluation, not one per
 event. Each delta goes to the :class:`~gpulabel.checks.assessment.Evaluator`
 (``reset`` for a LIST, ``apply`` for an event); then ``assess(now)`` and every
-sink's ``publish``. With no event for ``resync_seconds`` it evaluates anyway:
-ages (a deploy label paused past ``--stuck-after``) grow without an event.
+sink's ``publish``. An event that changes no record (a node status heartbeat:
+kwok's or a kubelet's, thousands a minute on a large cluster) is assessed only
+if the last evaluation is ``unchanged_seconds`` (5 s) old: a change does not
+wait behind heartbeats' evaluations, and ages still grow under them. With no
+event for ``resync_seconds`` it evaluates anyway: ages (a deploy label paused
+past ``--stuck-after``) grow without an event.
 
 Leader election (the existing Lease, ``controller/loop.py``): every replica
 keeps its informers running, evaluates and publishes to ``sinks`` (metrics,
@@ -43,9 +47,13 @@ if TYPE_CHECKING:
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.sinks import Sink
 
-__all__ = ["BATCH_SECONDS", "WATCH_TIMEOUT", "Health", "Monitor"]
+__all__ = ["BATCH_SECONDS", "UNCHANGED_SECONDS", "WATCH_TIMEOUT", "Health", "Monitor"]
 
 BATCH_SECONDS = 0.02
+# An event whose record is equal to the last one (no field gpulabel reads changed: a status heartbeat) is assessed
+# only if the last evaluation is this old. At 5,000 kwok nodes such events came 8 a second, each a whole assess
+# and publish (about 15 ms of CPU, bench/README.md "Live"), and a change arriving meanwhile waited for it.
+UNCHANGED_SECONDS = 5.0
 # Each watch asks the server to end its stream after this many seconds (``timeoutSeconds``); the informer
 # resumes it at once. On a kind nothing changes in, the stream's end is the only sign of life the API server
 # gives (no bookmark until its watch cache's resourceVersion passes the watch's: an etcd progress
@@ -103,6 +111,7 @@ class Monitor:
         scope: str = "full",
         batch_seconds: float = BATCH_SECONDS,
         resync_seconds: float = 1800.0,
+        unchanged_seconds: float = UNCHANGED_SECONDS,
         clock: Callable[[], float] = time.time,
         watch_timeout: int = WATCH_TIMEOUT,
         relist_seconds: float | None = None,
@@ -120,6 +129,8 @@ class Monitor:
         self.scope = scope
         self.batch_seconds = batch_seconds
         self.resync_seconds = resync_seconds
+        self.unchanged_seconds = unchanged_seconds
+        self._evaluated = float("-inf")  # monotonic time of the last evaluation
         self.clock = clock
         self.writes = writes
         self.stop = stop if stop is not None else threading.Event()
@@ -193,13 +204,14 @@ class Monitor:
         return batch
 
     def _take(self, delta: Delta | None, unsynced: set[str]) -> bool:
-        """Hand one delta to the evaluator; True if the state changed."""
+        """Hand one delta to the evaluator; True if it is to be assessed (the state changed, or an unchanged
+        record arrived ``unchanged_seconds`` after the last evaluation)."""
         health = self.health
         if isinstance(delta, Change):
-            self.evaluator.apply(delta.kind, delta.key, delta.record)
+            changed = self.evaluator.apply(delta.kind, delta.key, delta.record)
             if health is not None:
                 health.watch_event(delta.kind, delta.at)
-            return True
+            return changed or time.monotonic() - self._evaluated >= self.unchanged_seconds
         if isinstance(delta, Reset):
             self.evaluator.reset(delta.kind, delta.records)
             unsynced.discard(delta.kind)
@@ -219,6 +231,7 @@ class Monitor:
 
     def evaluate(self) -> Assessment:
         """Assess now and publish to every sink."""
+        self._evaluated = time.monotonic()
         started = time.perf_counter()
         assessment = self.evaluator.assess(self.clock())
         if self.health is not None:

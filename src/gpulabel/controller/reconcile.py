@@ -239,13 +239,14 @@ class WatchedSync:
         self.changed.clear()
         self.full = True
 
-    def apply(self, kind: str, key: tuple[str, str], record: Any | None) -> None:
+    def apply(self, kind: str, key: tuple[str, str], record: Any | None) -> bool:
         if record is None:
             self.nodes.pop(key[1], None)
             self.changed.discard(key[1])
         else:
             self.nodes[key[1]] = record
             self.changed.add(key[1])
+        return True  # sync judges after every event (a write that failed is tried again then)
 
     def assess(self, at: float) -> Assessment:
         from gpulabel.checks.assessment import Assessment

@@ -57,7 +57,7 @@ class IncrementalEvaluator:
         self._causes = KeptCauses()
         self._tuples.pop(kind, None)
 
-    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> None:
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
         if kind not in KIND:
             raise KeyError(kind)
         known = kind in self.records
@@ -71,9 +71,9 @@ class IncrementalEvaluator:
         if not known:  # a kind new to the state: what is skipped and every caveat may change
             self._reindex(kind)
             self._keepers = {}
-            return
+            return True
         if (old is None and record is None) or (old is not None and old == record):
-            return
+            return False
         if kind == "Node":
             self._node_changed(old, record)
         elif kind == "Pod":
@@ -84,6 +84,7 @@ class IncrementalEvaluator:
             self._nfd = None
         for keeper in self._keepers.values():
             keeper.touched(kind, key, old, record)
+        return True
 
     def assess(self, at: float) -> Assessment:
         """Ages (stuck states) are measured at ``at``; the pieces that read the clock are remade every time."""
