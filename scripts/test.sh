@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, control plane included: setup, lint, type-check, build
-# labcluster and helm, build and smoke-test the container image, then every test (unit tests on
-# snapshots, the wheel and the Helm chart, tests on labcluster).
+# The whole test suite, control plane included: setup, lint, type-check, build labcluster, the GPU
+# Operator, helm, prometheus and krew and build and smoke-test the container image (scripts/build-tools.sh,
+# at once), then every test (unit tests on snapshots, the wheel and the Helm chart, the browser, tests on
+# labcluster) on four pytest workers. CONTRIBUTING.md ("A cold CI") has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -10,15 +11,13 @@ bash scripts/install-test-deps.sh
 .venv/bin/ruff format --check src tests bench tools
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache  # the layers' import contract (pyproject.toml)
-labcluster/build  # cached: seconds when warm; a cold Go cache compiles Kubernetes (~20 min on 2 cores)
-labcluster/gpu-operator/build  # cached; the real NVIDIA GPU Operator, a cold cache: 282-507 s here
-tools/helm/build  # cached like labcluster; a cold Go cache: ~5 min of CPU (tests/package, tests/cluster/test_chart_cluster.py)
-tools/prometheus/build  # cached like helm; prometheus + promtool for the alert rules and the monitor test; a cold Go cache: 273 s here (docs/install.md)
-tools/krew/build  # cached like helm; krew for the plugin-install test (tests/cluster/test_krew_cluster.py); a cold Go cache: 183 s wall, 52 s CPU
-bash scripts/build-image.sh  # the container image, smoke-tested inside; ~1.5 min warm, ~5 min with a new base
+bash scripts/build-tools.sh  # labcluster, the GPU Operator, helm, prometheus, krew and the image, in three lanes at once; each cached
 set +e
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip
-.venv/bin/pytest --durations=30 "$@"  # the 30 slowest tests at the end: where the CI time goes (issue 31)
+# Four workers (pytest-xdist; --dist loadfile keeps a file's tests on one worker, in order): most of
+# the cluster tests' time is waiting on a control plane (the slowest wait out a minute on purpose), so
+# the waits overlap each other and the unit tests' CPU. Each worker starts its own session clusters.
+.venv/bin/pytest -n "${GPULABEL_TEST_WORKERS:-4}" --durations=30 "$@"  # the 30 slowest tests at the end
 code=$?
 set -e
 if [ "$code" -eq 5 ]; then
