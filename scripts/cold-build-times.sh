@@ -60,6 +60,7 @@ for step in $steps; do
 	# the modules this step's build reads (`go mod download` with no argument fetches the whole graph)
 	timed go mod download
 	download="$times"
+	echo "cold-build-times: $step: go mod download $download (wall s, CPU s); building" >&2
 	timed "$(script_of "$step")" --force
 	printf '%s\t%s\t%s\t%s\n' "$step" "${download// /$'\t'}" "${times// /$'\t'}" "$load" | tee -a "$out" >&2
 done
