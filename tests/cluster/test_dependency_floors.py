@@ -29,6 +29,7 @@ import pytest
 from gpulabel_run import gpulabel
 from labcluster_support import REPO, LabCluster, wait_for
 from test_deploy_cluster import free_port, metric
+from tests.buildlock import in_tree_build
 
 
 def floors() -> dict[str, str]:
@@ -66,7 +67,8 @@ def floor_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wanted = floors()
     done = subprocess.run([*pip, *(f"{n}=={v}" for n, v in wanted.items())], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    done = subprocess.run([*pip, "--no-deps", str(REPO)], capture_output=True, text=True)
+    with in_tree_build(REPO):  # pip builds in the tree (egg_info): one build there at a time
+        done = subprocess.run([*pip, "--no-deps", str(REPO)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     freeze = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True

@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests.buildlock import in_tree_build
 
 import gpulabel
 
@@ -37,7 +38,8 @@ def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subp
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """sdist and wheel, as `python -m build` writes them (the wheel is built from the unpacked sdist)."""
     out = tmp_path_factory.mktemp("dist")
-    res = run(sys.executable, "-m", "build", "--outdir", out, REPO, cwd=REPO)
+    with in_tree_build(REPO):  # egg_info rewrites src/gpulabel.egg-info: one build in the tree at a time
+        res = run(sys.executable, "-m", "build", "--outdir", out, REPO, cwd=REPO)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return out
 
