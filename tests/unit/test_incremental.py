@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -375,6 +375,19 @@ class Pair:
 
     def assess(self, at: float) -> tuple[Assessment, Assessment]:
         return self.under_test.assess(at), self.oracle.assess(at)
+
+    def first_difference(self, objects: list[JSON], batches: Iterable[list[tuple[JSON, bool]]]) -> str:
+        """LIST ``objects``, then each batch a minute apart, assessing both after each: how they first differ
+        ("" if never)."""
+        self.reset(objects)
+        if why := _differs(*self.assess(START)):
+            return f"after the LIST: {why}"
+        for n, batch in enumerate(batches):
+            for obj, deleted in batch:
+                self.apply(obj, deleted)
+            if why := _differs(*self.assess(START + 60.0 * (n + 1))):
+                return f"batch {n}: {why}"
+        return ""
 
 
 def _differs(got: Assessment, want: Assessment) -> str:

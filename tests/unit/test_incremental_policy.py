@@ -26,7 +26,7 @@ from gpulabel.checks import capacity, operands
 from gpulabel.checks.assessment import FullEvaluator
 from gpulabel.checks.builtin import operands as operands_definition
 from gpulabel.checks.incremental import IncrementalEvaluator
-from tests.unit.test_incremental import START, Pair, _differs
+from tests.unit.test_incremental import START, Pair
 
 JSON = dict[str, Any]
 DEPLOY = "nvidia.com/gpu.deploy."
@@ -86,18 +86,7 @@ def _run() -> str:
     """How the evaluators first differ ("" if never)."""
     base = _base()
     opts = check_options()
-    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
-    pair.reset(list(base.values()))
-    got, want = pair.assess(START)
-    if why := _differs(got, want):
-        return f"after the LIST: {why}"
-    for n, batch in enumerate(_batches(base)):
-        for obj, deleted in batch:
-            pair.apply(obj, deleted)
-        got, want = pair.assess(START + 60.0 * (n + 1))
-        if why := _differs(got, want):
-            return f"batch {n}: {why}"
-    return ""
+    return Pair(IncrementalEvaluator(opts), FullEvaluator(opts)).first_difference(list(base.values()), _batches(base))
 
 
 def test_a_policy_switch_reruns_the_nodes_that_read_it() -> None:

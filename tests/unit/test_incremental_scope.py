@@ -21,7 +21,7 @@ from gpulabel.checks.builtin import pending as pending_definition
 from gpulabel.checks.incremental import IncrementalEvaluator, scope
 from gpulabel.model.findings import Result
 from tests.unit.pending_objects import JSON, node, pod
-from tests.unit.test_incremental import START, Pair, _differs
+from tests.unit.test_incremental import START, Pair
 
 
 def _node(name: str) -> JSON:
@@ -47,18 +47,7 @@ BATCHES: list[list[tuple[JSON, bool]]] = [
 
 def _run() -> str:
     opts = check_options()
-    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
-    pair.reset(LIST)
-    got, want = pair.assess(START)
-    if why := _differs(got, want):
-        return f"after the LIST: {why}"
-    for n, batch in enumerate(BATCHES):
-        for obj, deleted in batch:
-            pair.apply(obj, deleted)
-        got, want = pair.assess(START + 60.0 * (n + 1))
-        if why := _differs(got, want):
-            return f"batch {n}: {why}"
-    return ""
+    return Pair(IncrementalEvaluator(opts), FullEvaluator(opts)).first_difference(LIST, BATCHES)
 
 
 def test_bound_pods_changes_re_judge_what_they_can_change() -> None:
