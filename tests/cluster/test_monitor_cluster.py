@@ -373,6 +373,11 @@ def test_two_replicas_hand_over_without_a_gap_and_the_new_leader_resolves_what_w
         a2 = MonitorProcess(kubeconfig, tmp_path, "a2", *elect, "--identity", "a2", port=ports[0])
         replicas[0] = a2
         wait_for(lambda: problem_lines(a2.metrics(), persistent), timeout=60, message="for a2's series")
+        # ... and until Prometheus has scraped them: a leader killed before that would leave no replica's
+        # series in Prometheus for an evaluation (b's go stale at its first failed scrape), a gap that no
+        # monitor can close; a real rollout waits for readiness the same way.
+        scraped = f'gpulabel_problem{{instance="127.0.0.1:{ports[0]}", node="{persistent}", reason="cordoned"}}'
+        wait_for(lambda: prom is not None and prom.query(scraped), timeout=30, message="for Prometheus to scrape a2")
         b.stop(signal.SIGKILL)  # the leader dies holding the Lease ...
         killed = time.monotonic()
         cluster.kubectl("uncordon", repaired)  # ... and a node is repaired while no one leads
