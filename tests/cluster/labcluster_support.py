@@ -208,6 +208,44 @@ def wait_for(
         time.sleep(interval)
 
 
+def namespace_phase(cluster: LabCluster, name: str) -> str | None:
+    """The namespace's ``status.phase`` (``Active`` or ``Terminating``), or None when there is none."""
+    proc = cluster.kubectl("get", "namespace", name, "-o", "jsonpath={.status.phase}", check=False)
+    if proc.returncode == 0:
+        return proc.stdout.strip()
+    if "NotFound" in proc.stderr:
+        return None
+    raise LabClusterError(f"kubectl get namespace {name} failed (exit {proc.returncode}):\n{proc.stderr}")
+
+
+def namespace_usable(cluster: LabCluster, name: str, timeout: float = 120) -> None:
+    """Wait until namespace ``name`` is Active or absent, not Terminating.
+
+    A file that ran earlier on this session's cluster (with pytest-xdist, any
+    earlier file on the same worker) may have deleted it without waiting; the
+    API server refuses new objects in a terminating namespace ("unable to
+    create new content in namespace ... because it is being terminated").
+    """
+    wait_for(
+        lambda: namespace_phase(cluster, name) != "Terminating",
+        timeout=timeout,
+        interval=0.5,
+        message=f"for namespace {name} to finish terminating",
+    )
+
+
+def delete_namespace(cluster: LabCluster, name: str, timeout: float = 120) -> None:
+    """Delete namespace ``name`` and wait until it is gone, its content with it: the next file on this
+    cluster may create it again, and its pods must not outlive the file that made them."""
+    cluster.kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found")
+    wait_for(
+        lambda: namespace_phase(cluster, name) is None,
+        timeout=timeout,
+        interval=0.5,
+        message=f"for namespace {name} to go",
+    )
+
+
 def node_manifest(
     name: str,
     labels: Mapping[str, str] | None = None,

@@ -42,7 +42,14 @@ from typing import Any
 import pytest
 from helm_support import HelmError, build_helm, objects, template
 from labcluster_support import GPU_OPERATOR_NAMESPACE as NS
-from labcluster_support import LabCluster, gpu_node_manifest, node_is_ready, wait_for
+from labcluster_support import (
+    LabCluster,
+    delete_namespace,
+    gpu_node_manifest,
+    namespace_usable,
+    node_is_ready,
+    wait_for,
+)
 from prometheus_support import (
     NOT_BUILT,
     PROMTOOL,
@@ -106,13 +113,14 @@ def chart_monitor(gpu_operator: LabCluster) -> Iterator[dict[str, Any]]:
         and d["kind"] in {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
     ]
     (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "gpulabel-monitor"]
+    namespace_usable(gpu_operator, NAMESPACE)  # another file on this cluster may have just deleted it
     gpu_operator.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     gpu_operator.apply(*rbac)
     yield deployment
     for d in rbac:
         where = ["-n", d["metadata"]["namespace"]] if "namespace" in d["metadata"] else []
         gpu_operator.kubectl("delete", d["kind"].lower(), d["metadata"]["name"], *where, "--ignore-not-found")
-    gpu_operator.kubectl("delete", "namespace", NAMESPACE, "--wait=false", "--ignore-not-found")
+    delete_namespace(gpu_operator, NAMESPACE)
 
 
 Monitor = tuple[int, subprocess.Popen[str], Path]  # metrics port, process, log file

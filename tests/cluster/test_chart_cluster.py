@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from helm_support import HelmError, build_helm, objects, template
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, delete_namespace, namespace_usable, wait_for
 from test_deploy_cluster import free_port, metric, sa_files, token_kubeconfig
 
 NAMESPACE = "gpulabel"
@@ -36,6 +36,7 @@ def chart_objects(labcluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
         namespace=NAMESPACE,
     )
     path = tmp_path_factory.mktemp("chart") / "rendered.yaml"
+    namespace_usable(labcluster, NAMESPACE)  # another file on this cluster may have just deleted it
     path.write_text(rendered)
     docs = objects(rendered)
     # --force-conflicts: deploy/base's objects (same names, other field manager) may be there already
@@ -49,11 +50,7 @@ def chart_objects(labcluster: LabCluster, tmp_path_factory: pytest.TempPathFacto
     yield docs
     # leave the cluster as the kustomize test expects it: no gpulabel objects, no gpulabel namespace
     labcluster.kubectl("delete", "-f", str(path), "--ignore-not-found", "--wait=false")
-    wait_for(
-        lambda: labcluster.kubectl("get", "namespace", NAMESPACE, check=False).returncode != 0,
-        timeout=60,
-        message=f"for namespace {NAMESPACE} to go",
-    )
+    delete_namespace(labcluster, NAMESPACE)
 
 
 def test_every_rendered_object_is_in_the_cluster(labcluster: LabCluster, chart_objects: list[dict[str, Any]]) -> None:

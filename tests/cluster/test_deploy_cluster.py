@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, delete_namespace, namespace_usable, wait_for
 
 from gpulabel.cluster.client import KubeClient
 
@@ -25,7 +25,9 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "base"
 
 
 @pytest.fixture(scope="module")
-def applied(labcluster: LabCluster) -> None:
+def applied(labcluster: LabCluster) -> Iterator[None]:
+    # another file on this session's cluster may have deleted namespace gpulabel just before, without waiting
+    namespace_usable(labcluster, "gpulabel")
     # a server-side dry run cannot create the namespace its other objects go into: create it first
     labcluster.kubectl("apply", "-f", str(DEPLOY.parent / "rbac" / "namespace.yaml"))
     dry = labcluster.kubectl("apply", "-k", str(DEPLOY), "--dry-run=server")
@@ -34,6 +36,12 @@ def applied(labcluster: LabCluster) -> None:
     # scale the in-cluster Deployment to zero: the tests run the controller locally, and
     # kwok's fake pods must not compete for the Lease (they run nothing, but stay tidy)
     labcluster.kubectl("scale", "deployment/gpulabel-sync", "-n", "gpulabel", "--replicas=0")
+    yield
+    # leave nothing behind: the CronJob would go on making a pod every 15 minutes on whatever node has
+    # room (another file's nodes, whose scheduler messages count it), and the next file on this cluster
+    # may make namespace gpulabel again
+    labcluster.kubectl("delete", "-k", str(DEPLOY), "--ignore-not-found", "--wait=false")
+    delete_namespace(labcluster, "gpulabel")
 
 
 def sa_files(cluster: LabCluster, account: str, directory: Path) -> Path:

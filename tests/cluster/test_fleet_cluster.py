@@ -30,7 +30,16 @@ from typing import Any
 import pytest
 import yaml
 from helm_support import HelmError, build_helm, objects, template
-from labcluster_support import LabCluster, LabClusterError, build, gpu_node_manifest, node_is_ready, wait_for
+from labcluster_support import (
+    LabCluster,
+    LabClusterError,
+    build,
+    delete_namespace,
+    gpu_node_manifest,
+    namespace_usable,
+    node_is_ready,
+    wait_for,
+)
 from prometheus_support import NOT_BUILT, Prometheus, PrometheusError, built, firing, free_port, start_short_for
 from test_deploy_cluster import metric
 from tools import monitoring
@@ -110,6 +119,7 @@ def monitors(clusters: dict[str, LabCluster], tmp_path_factory: pytest.TempPathF
                 and d["kind"] in {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
             ]
             (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == JOB]
+            namespace_usable(cluster, NAMESPACE)  # another file on this cluster may have just deleted it
             cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
             cluster.apply(*rbac)
             applied.append((cluster, rbac))
@@ -164,7 +174,7 @@ def monitors(clusters: dict[str, LabCluster], tmp_path_factory: pytest.TempPathF
             for d in rbac:
                 where = ["-n", d["metadata"]["namespace"]] if "namespace" in d["metadata"] else []
                 cluster.kubectl("delete", d["kind"].lower(), d["metadata"]["name"], *where, "--ignore-not-found")
-            cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", "--ignore-not-found")
+            delete_namespace(cluster, NAMESPACE)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulabel_run import gpulabel, lines_about
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, namespace_usable, wait_for
 
 CRDS = Path(__file__).parent / "data" / "nfd-api-crds.yaml"
 GROUP = "nfd.k8s-sigs.io/v1alpha1"
@@ -170,6 +170,7 @@ def test_the_readonly_role_may_read_nodefeatures_and_nodefeaturerules(
     import yaml
 
     make_node(NODE)
+    namespace_usable(labcluster, "gpulabel")  # another file on this cluster may have just deleted it
     labcluster.kubectl("apply", "-k", str(Path(__file__).resolve().parents[2] / "deploy" / "rbac"))
     labcluster.kubectl("apply", "-f", str(CRDS))
     for crd in ("nodefeatures", "nodefeaturerules"):

@@ -8,13 +8,15 @@ from typing import Any
 import pytest
 import yaml
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster
+from labcluster_support import LabCluster, namespace_usable
 
 RBAC = Path(__file__).resolve().parents[2] / "deploy" / "rbac"
 
 
 @pytest.fixture(scope="module")
 def kubeconfig_for(labcluster: LabCluster, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    # another file on this session's cluster may have deleted namespace gpulabel just before, without waiting
+    namespace_usable(labcluster, "gpulabel")
     labcluster.kubectl("apply", "-k", str(RBAC))
     admin = yaml.safe_load(labcluster.kubeconfig.read_text())
     cluster = admin["clusters"][0]

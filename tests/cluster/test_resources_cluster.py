@@ -9,6 +9,11 @@ or two) in one ``kubectl apply``. The scheduler takes them in creation order,
 so gpulabel replays that order: before each pod it predicts from the nodes and
 every pod bound so far; a bound pod must land inside gpulabel's fit set, a
 Pending pod must have an empty fit set and exactly the scheduler's message.
+
+The nodes are the example's own: each carries a NoSchedule taint with the
+example's name that only its pods tolerate, so no other file's pod (a CronJob's,
+a Deployment's, a DaemonSet's) lands on them while the scheduler decides, which
+the replay, reading the pods once they have settled, could not see.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ from gpulabel.model.cluster import Pod, node_from_json, pod_from_json
 PODS_PER_EXAMPLE = 60
 NODES_PER_EXAMPLE = 8
 RUNTIME_CLASS = "restest-overhead"
+OWN = "example.com/restest"  # the label and the taint that make an example's nodes its own
+
+
+def own_taint(run: str) -> dict[str, str]:
+    return {"key": OWN, "value": run, "effect": "NoSchedule"}
 
 
 def random_allocatable(rng: random.Random) -> dict[str, str]:
@@ -45,15 +55,15 @@ def random_allocatable(rng: random.Random) -> dict[str, str]:
 
 
 def node_object(name: str, run: str, rng: random.Random, alloc: dict[str, str]) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
+    spec: dict[str, Any] = {"taints": [own_taint(run)]}
     if rng.random() < 0.15:
-        spec["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+        spec["taints"].append({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"})
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {"kubernetes.io/hostname": name, "example.com/restest": run, "pool": rng.choice("ab")},
+            "labels": {"kubernetes.io/hostname": name, OWN: run, "pool": rng.choice("ab")},
         },
         "spec": spec,
         "status": {"allocatable": alloc, "capacity": alloc},
@@ -82,7 +92,8 @@ def random_resources(rng: random.Random, big: bool = False) -> dict[str, Any]:
 def random_pod_spec(rng: random.Random, run: str) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "containers": [{"name": "main", "image": "example.com/train:1", "resources": random_resources(rng)}],
-        "nodeSelector": {"example.com/restest": run},
+        "nodeSelector": {OWN: run},
+        "tolerations": [{**own_taint(run), "operator": "Equal"}],
     }
     if rng.random() < 0.25:
         spec["containers"].append(
@@ -105,7 +116,7 @@ def random_pod_spec(rng: random.Random, run: str) -> dict[str, Any]:
     if rng.random() < 0.3:
         spec["nodeSelector"]["pool"] = rng.choice("ab")
     if rng.random() < 0.2:
-        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        spec["tolerations"].append({"key": "dedicated", "operator": "Exists"})
     return spec
 
 
@@ -187,7 +198,8 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
         nodes = [node_from_json(n) for n in client.list("Node")[0]]
         nodes.sort(key=lambda n: n.name)
         everything = client.list("Pod")[0]
-        # The scheduler saw every pod outside this batch (other namespaces, the running ones) from the start.
+        # The scheduler saw every pod outside this batch from the start: the running ones on these nodes (no
+        # other file's pod tolerates their taint), other namespaces' pods on the other nodes.
         bound: list[Pod] = [
             pod_from_json(p)
             for p in everything
@@ -217,7 +229,14 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
             elif prediction.message != message:
                 mismatches.append((name, "different Pending message", prediction.message, message))
         seen["pods"] += len(pods)
-        assert mismatches == [], json.dumps({"mismatches": mismatches, "allocatable": allocs}, indent=1, default=str)
+        # the taint keeps other files' pods off these nodes; one that tolerates everything would show here
+        foreign = [
+            f"{p['metadata']['namespace']}/{p['metadata']['name']} on {p['spec']['nodeName']}"
+            for p in everything
+            if p["spec"].get("nodeName") in allocs and p["metadata"]["namespace"] != ns
+        ]
+        report = {"mismatches": mismatches, "allocatable": allocs, "other files' pods on these nodes": foreign}
+        assert mismatches == [], json.dumps(report, indent=1, default=str)
     finally:
         labcluster.kubectl("delete", "namespace", ns, "--wait=false")
         labcluster.kubectl("delete", "node", *names, "--wait=false", "--ignore-not-found")
