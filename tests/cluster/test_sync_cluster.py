@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster
+from labcluster_support import LabCluster, wait_for
+from test_deploy_cluster import free_port, ready
 
 from gpulabel.cluster.client import KubeClient
 
@@ -140,6 +141,7 @@ def test_watch_restores_each_hand_edit_within_a_second(labcluster: LabCluster, m
     name = "sync-watch"
     make_node(name, GPU)
     env_file(tmp_path, name, GPU)
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -150,6 +152,8 @@ def test_watch_restores_each_hand_edit_within_a_second(labcluster: LabCluster, m
             "--watch",
             "--kubeconfig",
             str(labcluster.kubeconfig),
+            "--metrics-port",
+            str(port),
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -160,7 +164,10 @@ def test_watch_restores_each_hand_edit_within_a_second(labcluster: LabCluster, m
     path = client.node_path(name)
     latencies: list[float] = []
     try:
-        time.sleep(3)  # list + watch established
+        # /readyz: the nodes listed and the first pass made, so the watch starts from that list and hears
+        # every edit below (the latency bound is the edits', not the process's start on a busy machine)
+        wait_for(lambda: ready(port) or proc.poll() is not None, timeout=60, message="for sync --watch's /readyz")
+        assert proc.poll() is None, "sync --watch exited before it was ready"
         for i in range(20):
             client.request(
                 "PATCH",
