@@ -18,7 +18,7 @@ from typing import Any
 from gpulabel_run import gpulabel
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, delete_pods_now, wait_for
 
 from gpulabel.checks.placement import predict
 from gpulabel.cluster.client import KubeClient
@@ -191,6 +191,7 @@ def test_place_agrees_with_the_real_scheduler(labcluster: LabCluster, make_node:
                     mismatches.append((i, "Pending but gpulabel found nodes", prediction.feasible, message))
                 elif prediction.message != message:
                     mismatches.append((i, "different Pending message", prediction.message, message))
+        delete_pods_now(labcluster, ns)  # before make_node deletes their nodes
         labcluster.kubectl("delete", "namespace", ns, "--wait=false")
         seen["pods"] += len(specs)
         seen["pending"] += pending

@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from labcluster_support import LabCluster, node_is_ready, wait_for
+from labcluster_support import LabCluster, delete_pods_now, node_is_ready, wait_for
 
 from gpulabel.checks.placement import predict
 from gpulabel.cluster.client import KubeClient
@@ -238,6 +238,7 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
         report = {"mismatches": mismatches, "allocatable": allocs, "other files' pods on these nodes": foreign}
         assert mismatches == [], json.dumps(report, indent=1, default=str)
     finally:
+        delete_pods_now(labcluster, ns)  # before their nodes
         labcluster.kubectl("delete", "namespace", ns, "--wait=false")
         labcluster.kubectl("delete", "node", *names, "--wait=false", "--ignore-not-found")
 
