@@ -15,14 +15,15 @@ bash scripts/build-tools.sh  # labcluster, the GPU Operator, helm, prometheus, k
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip
 # pytest in two phases: the tests that use the CPU (unit tests on snapshots, the wheel, the browser) on
 # two pytest-xdist workers, one per core (--dist loadfile keeps a file's tests on one worker, in order);
-# then the cluster tests in one process, in their usual order (GPULABEL_CLUSTER_WORKERS=N: N workers,
-# each with its own session clusters; on 2 and 3 workers two files failed on what an earlier file
-# on the same cluster left behind, see CONTRIBUTING.md "A cold CI"). --durations: where the time goes.
+# then the cluster tests, mostly waiting on control planes, on GPULABEL_CLUSTER_WORKERS workers (default
+# 2; 0 runs them in this one process), each with its own session clusters: a worker runs an ascending
+# subset of the files, so each file waits out what it deletes and keeps its nodes its own (CONTRIBUTING.md
+# "A cold CI"). --durations: where the time goes.
 codes=()
 set +e
 .venv/bin/pytest -n 2 -m 'not cluster' --durations=15 "$@"
 codes+=($?)
-.venv/bin/pytest -n "${GPULABEL_CLUSTER_WORKERS:-0}" -m cluster --durations=15 "$@"
+.venv/bin/pytest -n "${GPULABEL_CLUSTER_WORKERS:-2}" -m cluster --durations=15 "$@"
 codes+=($?)
 set -e
 if [ "${codes[0]}" -eq 5 ] && [ "${codes[1]}" -eq 5 ]; then
