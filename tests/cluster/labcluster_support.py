@@ -234,6 +234,18 @@ def namespace_usable(cluster: LabCluster, name: str, timeout: float = 120) -> No
     )
 
 
+def no_pod_going(cluster: LabCluster) -> bool:
+    """Whether no pod in the cluster is terminating or bound to a node that is gone (the pod garbage
+    collector deletes those after its quarantine): each such deletion makes the scheduler try its Pending
+    pods again, so their messages would no longer be those of their first attempt."""
+    nodes = {n["metadata"]["name"] for n in cluster.get("nodes")["items"]}
+    for pod in cluster.get("pods", "-A")["items"]:
+        bound = pod["spec"].get("nodeName")
+        if pod["metadata"].get("deletionTimestamp") or (bound and bound not in nodes):
+            return False
+    return True
+
+
 def delete_pods_now(cluster: LabCluster, namespace: str) -> None:
     """Delete every pod of ``namespace`` at once (grace 0, forced), before their nodes go: a pod whose node is
     deleted first stays terminating until the pod garbage collector's quarantine is over (about a minute),

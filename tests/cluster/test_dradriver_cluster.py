@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster, gpu_node_manifest, node_is_ready, wait_for
+from labcluster_support import LabCluster, delete_namespace, gpu_node_manifest, node_is_ready, wait_for
 from tests.dradriver_chart import NS, kubelet_plugin
 
 PCI = "feature.node.kubernetes.io/pci-10de.present"
@@ -51,7 +51,9 @@ def dra_nodes(labcluster: LabCluster) -> Iterator[list[str]]:
         *_namespace_and_account("nvidia-dra-driver-gpu"), *_namespace_and_account("dra-driver-nvidia-gpu")[1:]
     )
     yield list(NODES)
-    labcluster.kubectl("delete", "namespace", NS, "--wait=false", "--ignore-not-found")
+    # gone before the next file: its DaemonSet, still there while the namespace terminates, expects the
+    # plugin on every GPU node that file makes (test_health_cluster met it on 2 workers)
+    delete_namespace(labcluster, NS)
     labcluster.kubectl("delete", "node", *NODES, "--wait=false", "--ignore-not-found")
 
 

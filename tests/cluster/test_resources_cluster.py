@@ -25,7 +25,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from labcluster_support import LabCluster, delete_pods_now, node_is_ready, wait_for
+from labcluster_support import LabCluster, delete_pods_now, no_pod_going, node_is_ready, wait_for
 
 from gpulabel.checks.placement import predict
 from gpulabel.cluster.client import KubeClient
@@ -155,6 +155,9 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
     # One seed drives everything (st.randoms with hundreds of draws trips hypothesis' large-example check).
     rng = random.Random(seed)
     ensure_runtime_class(labcluster)
+    # another file's pods still going (a node deleted before its pods) would make the scheduler retry
+    # this example's Pending pods, their messages then counting pods bound after them
+    wait_for(lambda: no_pod_going(labcluster), timeout=150, interval=2, message="for other files' pods to go")
     run = f"r{rng.randint(0, 10**9)}-{uuid.uuid4().hex[:4]}"  # hypothesis replays a failing seed: fresh names
     ns = f"res-{run}"
     labcluster.kubectl("create", "namespace", ns)
