@@ -307,6 +307,7 @@ def unplaced_claim_findings(
             slices = [s for s in state.dra.by_pool.get((dc.driver, dc.pool), ()) if name and s.node_name == name]
             published = next((s for s in slices if any(d.name == dc.device for d in s.devices)), None)
             named = published or (slices[0] if slices else None)
+            where: tuple[str, ...]
             if named is not None:
                 where = (f"slice={named.name}", f"node={name}")
                 why = f"ResourceSlice {named.name} puts the device on node {name}, which is not in the input"
