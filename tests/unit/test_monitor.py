@@ -121,7 +121,9 @@ def test_a_relist_period_relists_and_drops_what_the_retired_watch_still_reads(
 
     def late() -> dict[str, Any]:  # the period ends while this stream waits for its next event
         clock.advance(61.0)
-        time.sleep(0.3)  # meanwhile the informer retires this watch and relists
+        deadline = time.monotonic() + 10
+        while node_lists(api) < 2 and time.monotonic() < deadline:  # meanwhile the informer retires this watch
+            time.sleep(0.002)  # and relists (not a fixed 0.3 s: a loaded machine may take longer)
         read.set()
         return api.event("MODIFIED", "n1", {"a": "late"})
 
@@ -516,6 +518,48 @@ def test_a_standby_exports_its_findings_and_writes_only_once_it_leads(tmp_path: 
         "leader: holding lease gpulabel-monitor as b",
     ]
     assert api.leases["gpulabel-monitor"]["spec"]["holderIdentity"] == ""  # stopped cleanly: released
+
+
+def test_a_stop_between_taking_the_lease_and_leading_still_releases_it(tmp_path: Path, api: FakeApi) -> None:
+    """SIGTERM lands while the new leader reads what the last one wrote (take_over, before it leads): the
+    main thread steps down meanwhile. It waits for the campaign, then gives the Lease up, so the next standby
+    takes over at once instead of after the Lease expires (it did not: test_controller's standby test failed
+    1 run in 20 on a loaded machine on that race)."""
+    api.add_node("n1")
+    clock = FakeClock()
+    client = fake_client(tmp_path, api, clock, FAST)
+    lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "a", retry_seconds=0.01, clock=clock)
+    stepped_down = threading.Event()
+
+    class Gauge:
+        def set(self, value: float) -> None:
+            if value == 0:
+                stepped_down.set()
+
+    class Health:
+        leader, ready = Gauge(), threading.Event()
+
+        def watch_event(self, kind: str, at: float) -> None: ...
+
+        def relisted(self, kind: str) -> None: ...
+
+        def api_error(self, code: int | str) -> None: ...
+
+        def evaluated(self, scope: str, seconds: float) -> None: ...
+
+    class SlowTakeOver:
+        def take_over(self) -> None:
+            m.stop.set()  # the signal
+            stepped_down.wait(10)  # the main thread has begun to step down before this one leads
+
+        def publish(self, a: Assessment) -> None: ...
+
+    m = Monitor(
+        client, ("Node",), FullEvaluator(CheckOptions()), [], leader_sinks=[SlowTakeOver()], lock=lock, health=Health()
+    )
+    assert m.run() == 0
+    assert stepped_down.is_set()
+    assert api.leases["gpulabel-monitor"]["spec"]["holderIdentity"] == ""  # released
 
 
 def test_the_leader_that_cannot_renew_stops_publishing_and_exits_1(tmp_path: Path, api: FakeApi) -> None:

@@ -157,6 +157,7 @@ class Monitor:
         self.last: Assessment | None = None
         self._led = False  # the leader sinks have had a picture since this instance leads
         self.crashed: BaseException | None = None  # a bug in an informer thread, raised again by run()
+        self._lease_threads: list[threading.Thread] = []  # the campaign, then the renewer: joined before stepping down
 
     # -- leading ------------------------------------------------------------------
 
@@ -165,7 +166,7 @@ class Monitor:
         assert self.lock is not None
         if not await_lease(self.lock, self.stop, self.say):
             return
-        keep_lease(self.lock, self.stop, self.lost)
+        self._lease_threads.append(keep_lease(self.lock, self.stop, self.lost))
         self._take_over()
         self.leading.set()
         if self.health is not None:
@@ -278,7 +279,9 @@ class Monitor:
             if self.health is not None:
                 self.health.leader.set(1)
         else:
-            threading.Thread(target=self._campaign, name="lease-campaign", daemon=True).start()
+            campaign = threading.Thread(target=self._campaign, name="lease-campaign", daemon=True)
+            self._lease_threads.append(campaign)
+            campaign.start()
         unsynced = set(self.kinds)
         dirty = published = False
         due = self.monotonic() + self.resync_seconds
@@ -317,11 +320,19 @@ class Monitor:
                 tick()
 
     def _step_down(self) -> None:
+        """After a stop: release the Lease if this instance holds it. The campaign and the renewer end first (a
+        round in flight may still take or renew it), and the release does not ask whether this instance got
+        to lead: one stopped between taking the Lease and leading held it until it expired, keeping the next
+        standby waiting (``LeaseLock.release`` gives it up only if the server says this instance holds it)."""
         if self.health is not None:
             self.health.leader.set(0)
-        if self.lock is None or not self.leading.is_set():
+        if self.lock is None:
             return
+        joined = 0
+        while joined < len(self._lease_threads):  # the campaign appends the renewer before it ends
+            self._lease_threads[joined].join(timeout=self.lock.retry_seconds + 5.0)
+            joined += 1
         if self.lost.is_set():
             self.say(f"lost lease {self.lock.name}: stopped {self.writes}")
-        else:
+        elif self.leading.is_set() or self.lock.last_renewed > 0:
             self.lock.release()
