@@ -72,7 +72,9 @@ class FakeResponse:
 class Watch:
     """One scripted watch answer: events then the end of the stream, a drop, or a status.
 
-    An event may be a function, called when the watch is served (so the store changes then, not before).
+    An event may be a function, called when the watch is served (so the store changes then, not before), outside
+    the server's lock: one that waits (for the monitor's first picture, say) holds up its own stream only, as on a
+    real server, never another kind's LIST.
     """
 
     events: list[dict[str, Any] | Callable[[], dict[str, Any]]] = field(default_factory=list)
@@ -104,10 +106,15 @@ class FakeApi:
     # -- state ------------------------------------------------------------------
 
     def _bump(self) -> str:
-        self.version += 1
-        return str(self.version)
+        with self.lock:
+            self.version += 1
+            return str(self.version)
 
     def add_node(self, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+        with self.lock:
+            return self._add_node(name, labels)
+
+    def _add_node(self, name: str, labels: dict[str, str] | None) -> dict[str, Any]:
         node = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -120,6 +127,10 @@ class FakeApi:
 
     def event(self, kind: str, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
         """A watch event for node ``name`` (with ``labels``, changed in the store too), at a new resourceVersion."""
+        with self.lock:
+            return self._event(kind, name, labels)
+
+    def _event(self, kind: str, name: str, labels: dict[str, str] | None) -> dict[str, Any]:
         node = orjson.loads(orjson.dumps(self.nodes.get(name) or self.add_node(name)))
         if labels is not None:
             node["metadata"]["labels"] = dict(labels)
@@ -134,14 +145,16 @@ class FakeApi:
         """Store ``obj`` (of any kind of the table but Node) at a new resourceVersion; its watch event."""
         path = _kind_path(str(obj["kind"]))
         obj = orjson.loads(orjson.dumps(obj))
-        obj["metadata"]["resourceVersion"] = self._bump()
-        self.objects.setdefault(path, {})[_name(obj)] = obj
+        with self.lock:
+            obj["metadata"]["resourceVersion"] = self._bump()
+            self.objects.setdefault(path, {})[_name(obj)] = obj
         return {"type": kind_type, "object": obj}
 
     def delete(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
         """Remove an object; its DELETED event."""
-        obj = self.objects[_kind_path(kind)].pop(f"{namespace}/{name}")
-        obj["metadata"]["resourceVersion"] = self._bump()
+        with self.lock:
+            obj = self.objects[_kind_path(kind)].pop(f"{namespace}/{name}")
+            obj["metadata"]["resourceVersion"] = self._bump()
         return {"type": "DELETED", "object": obj}
 
     @staticmethod
@@ -215,8 +228,7 @@ class FakeApi:
             return FakeResponse(200)
         if w.status != 200:
             return FakeResponse(w.status, _status(w.status, "too old resource version"))
-        with self.lock:
-            events = [e() if callable(e) else e for e in w.events]
+        events = [e() if callable(e) else e for e in w.events]  # not under the lock: an event may wait
         text = b"".join(orjson.dumps(e) + b"\n" for e in events)
         chunks = [text[i : i + 7] for i in range(0, len(text), 7)]  # events split across chunks
         return FakeResponse(200, chunks=chunks, drop_after=w.drop)

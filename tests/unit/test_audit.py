@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from gpulabel.checks.assessment import FullEvaluator
 from gpulabel.checks.audit import audit, audit_node
-from gpulabel.model.cluster import ClusterState, node_from_json
-from tests.objects import GPU_LABELS, node
+from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
+from gpulabel.checks.registry import BUILTIN, CheckOptions, Registry, run_checks
+from gpulabel.cli.main import main
+from gpulabel.model.cluster import ClusterState, daemonset_from_json, node_from_json, pod_from_json
+from tests.objects import GPU_LABELS, as_list, daemonset, node, pod
 
 PRODUCT, COUNT, MEMORY = "nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.memory"
+DEPLOY = "nvidia.com/gpu.deploy."
+AT = 1.8e9
 
 
 def lines(labels: dict[str, str], strict: bool = False) -> list[str]:
@@ -127,3 +138,61 @@ def test_findings_are_sorted_by_node_name() -> None:
         [("t", node(n, {"nvidia.com/gpu.present": "true", PRODUCT: "x", COUNT: "1"})) for n in ("b", "a", "c")]
     )
     assert [f.node for f in audit(state)] == ["a", "b", "c"]
+
+
+# -- an empty deploy label: one finding, operands' where operands runs ----------------------------------------
+
+DRIVER_DS = daemonset(
+    "gpu-operator", "nvidia-driver-daemonset", "uid-driver", {"nodeSelector": {f"{DEPLOY}driver": "true"}}
+)
+
+
+def empty_driver(*more: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node("n", {**GPU_LABELS, f"{DEPLOY}driver": ""}), *more]
+
+
+def said(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    state = ClusterState.from_objects(("t", o) for o in objects)
+    return [(f.check, f.line()) for f in run_checks(state, CheckOptions()).findings if f.reason == "empty-deploy"]
+
+
+def test_an_empty_deploy_label_is_one_finding_operands_where_operands_runs_else_audits() -> None:
+    # pods and DaemonSets in the input: operands runs and says it (the finding that pages); audit does not again
+    assert said(empty_driver(DRIVER_DS, pod("default", "x", "n"))) == [("operands", "n driver empty-deploy")]
+    # a node read alone, or no pods: operands is skipped, audit says it
+    assert said(empty_driver()) == [("audit", "n nvidia.com/gpu.deploy.driver empty-deploy")]
+    assert said(empty_driver(DRIVER_DS)) == [("audit", "n nvidia.com/gpu.deploy.driver empty-deploy")]
+    # a registry without operands (an extension's): audit says it whatever the input holds
+    state = ClusterState.from_objects(("t", o) for o in empty_driver(DRIVER_DS, pod("default", "x", "n")))
+    alone = CheckOptions(registry=Registry(tuple(c for c in BUILTIN if c.name != "operands")))
+    assert [f.line() for f in run_checks(state, alone).findings] == ["n nvidia.com/gpu.deploy.driver empty-deploy"]
+
+
+def test_the_audit_command_says_it_on_a_snapshot_with_pods_as_live_where_it_reads_nodes_alone(tmp_path: Path) -> None:
+    snapshot = tmp_path / "s.json"
+    snapshot.write_text(json.dumps(as_list(*empty_driver(DRIVER_DS, pod("default", "x", "n")))))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["audit", "--snapshot", str(snapshot)], out, err) == 0
+    assert out.getvalue() == "n nvidia.com/gpu.deploy.driver empty-deploy\n", err.getvalue()
+    out = io.StringIO()
+    main(["check", "--snapshot", str(snapshot)], out, io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert "audit: OK" in lines, lines
+    operands = next(line for line in lines if line.startswith("operands: "))
+    assert operands.startswith("operands: 1 finding(s) empty-deploy=1 ("), operands
+    assert "total: 1 finding(s) error=0 warning=1 info=0" in lines, lines
+    assert lines[0].startswith('cause n deploy-labels 4 GPU(s): driver empty-deploy (nvidia.com/gpu.deploy.driver="": ')
+    assert "more finding(s)" not in lines[0]  # it was "1 more": audit's line about the same label
+
+
+def test_the_monitor_moves_the_finding_to_operands_when_pods_and_daemonsets_arrive() -> None:
+    nodes = [(("", "n"), node_from_json(node("n", {**GPU_LABELS, f"{DEPLOY}driver": ""})))]
+    full, incremental = FullEvaluator(CheckOptions()), IncrementalEvaluator(CheckOptions())
+    seen = []
+    for ev in (full, incremental):
+        ev.reset("Node", nodes)
+        before = [(f.check, f.reason) for f in ev.assess(AT).findings]
+        ev.reset("DaemonSet", [(("gpu-operator", "d"), daemonset_from_json(DRIVER_DS))])
+        ev.reset("Pod", [(("default", "x"), pod_from_json(pod("default", "x", "n")))])
+        seen.append((before, [(f.check, f.reason) for f in ev.assess(AT).findings]))
+    assert seen[0] == seen[1] == ([("audit", "empty-deploy")], [("operands", "empty-deploy")])

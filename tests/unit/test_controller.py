@@ -324,12 +324,15 @@ def test_a_standby_leads_once_the_lease_is_released(tmp_path: Path, api: FakeApi
     rec = reconciler(tmp_path, api, clock, {"n1": "example.com/gpu=a\n"})
     lock = LeaseLock(rec.client, "gpulabel", LEASE, "b", retry_seconds=0.01, clock=clock)
     said: list[str] = []
-    releases = threading.Timer(0.05, holder.release)
-    releases.start()
+
+    def say(line: str) -> None:
+        said.append(line)
+        if line.startswith("standby:"):
+            holder.release()  # once it has said it waits (a timer of 50 ms raced its first try on a loaded machine)
+
     # a standby watches too (its cache is warm when it leads): stop once it leads
     stop_when(rec, api, lambda: said[-1:] == [f"leader: holding lease {LEASE} as b"])
-    code = watch_sync(rec, lock, 300.0, said.append)
-    releases.join()
+    code = watch_sync(rec, lock, 300.0, say)
     assert code == 0
     assert said == [f"standby: lease {LEASE} is held by another instance", f"leader: holding lease {LEASE} as b"]
     assert spec(api)["holderIdentity"] == ""  # stopped cleanly: released for the next standby

@@ -10,15 +10,21 @@ publishers' rows of ``checks.health.DEFAULT_CONDITIONS``.
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from bench import draobjects as dra
 
 from gpulabel.checks.health import DEFAULT_CONDITIONS
 from gpulabel.checks.registry import CheckOptions, run_check, run_checks
 from gpulabel.checks.rootcause import root_causes
+from gpulabel.cli.main import main
 from gpulabel.model.cluster import ClusterState
+from tests.objects import as_list
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LABELS = {
@@ -362,3 +368,121 @@ def test_the_monitors_gpu_split_reads_the_configs_condition_types() -> None:
     assert node_gpus([sick]).fleet == (8, 0, 0)  # not a default type: usable
     table = condition_table({"AcmeGPUHealthy": "False"})  # the config file's health.conditions
     assert node_gpus([sick], conditions=table).fleet == (0, 8, 0)
+
+
+# -- a DRA device condition on a node the input does not hold ---------------------------------------------------
+
+
+def not_ready(pool: str, reserved_for: str = "train-0") -> dict[str, Any]:
+    """A claim whose device (``pool``/gpu-0) its driver says is not ready (resource/v1 ``AllocatedDeviceStatus``)."""
+    result = {"request": "gpu", "driver": "gpu.nvidia.com", "pool": pool, "device": "gpu-0"}
+    ready = {"type": "Ready", "status": "False", "reason": "XID79", "message": "fallen off the bus"}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "train-gpu", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+        "status": {
+            "allocation": {"devices": {"results": [result]}},
+            "reservedFor": [{"resource": "pods", "name": reserved_for, "uid": "u1"}],
+            "devices": [{**{k: result[k] for k in ("driver", "pool", "device")}, "conditions": [ready]}],
+        },
+    }
+
+
+SLICE_ON_GPU_9 = dra.resource_slice(
+    "gpu-9-gpu.nvidia.com-x7k2p", [dra.gpu_device("gpu-0", 0, dra.GPUS[2], dra.DRIVER_VERSIONS[1])], node="gpu-9"
+)
+UNPLACED = (
+    "error claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu "
+    "slice=gpu-9-gpu.nvidia.com-x7k2p node=gpu-9"
+)
+
+
+def test_a_dra_device_condition_on_a_node_the_input_does_not_hold_is_one_line_naming_slice_and_node() -> None:
+    # the slice names gpu-9 (a deleted node's slice, or a snapshot of some nodes): said, not dropped
+    assert check([node(), not_ready("gpu-9"), SLICE_ON_GPU_9]) == [UNPLACED]
+    # once the node is in the input, it is that node's finding, as any other
+    assert check([node(), node("gpu-9"), not_ready("gpu-9"), SLICE_ON_GPU_9]) == [
+        "error gpu-9 claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu"
+    ]
+    # no slice says where the device is, and the claim's pod is bound to a node the input does not hold
+    bound = {**pod("train-0", "Healthy"), "spec": {**pod("train-0", "Healthy")["spec"], "nodeName": "gpu-7"}}
+    assert check([node(), not_ready("gpu-9"), bound]) == [
+        "error claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu node=gpu-7"
+    ]
+    # nothing says where: the node is unknown, and still the device is said
+    assert check([node(), not_ready("gpu-9", reserved_for="gone")]) == [
+        "error claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu node=?"
+    ]
+
+
+def test_the_unplaced_device_is_in_check_with_its_reason_and_not_with_l_which_left_its_node_out(
+    tmp_path: Path,
+) -> None:
+    snapshot = tmp_path / "s.json"
+    snapshot.write_text(json.dumps(as_list(node(), not_ready("gpu-9"), SLICE_ON_GPU_9)))
+    out = io.StringIO()
+    assert main(["check", "--snapshot", str(snapshot), "-o", "wide"], out, io.StringIO()) == 1
+    wide = [line for line in out.getvalue().splitlines() if line.startswith("error claim-device-not-ready")]
+    assert wide == [
+        f"{UNPLACED} (XID79: fallen off the bus; ResourceSlice gpu-9-gpu.nvidia.com-x7k2p puts the device on node "
+        "gpu-9, which is not in the input)"
+    ]
+    out = io.StringIO()
+    selected = ["check", "--snapshot", str(snapshot), "-l", "kubernetes.io/hostname=gpu-1"]
+    assert main(selected, out, io.StringIO()) == 0
+    assert "health: OK" in out.getvalue().splitlines(), out.getvalue()
+
+
+def test_the_monitor_places_the_device_as_nodes_and_pods_come_and_go() -> None:
+    from gpulabel.checks.assessment import FullEvaluator
+    from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
+    from gpulabel.model.cluster import KIND
+
+    def record(obj: dict[str, Any]) -> tuple[str, tuple[str, str], Any]:
+        kind = KIND[obj["kind"]]
+        meta = obj["metadata"]
+        return kind.kind, (meta.get("namespace", ""), meta["name"]), kind.reader()(obj, "test")
+
+    steps: list[list[dict[str, Any]]] = [
+        [node(), not_ready("gpu-9", reserved_for="train-0"), SLICE_ON_GPU_9, pod("train-0", "Healthy")],
+        [node("gpu-9")],  # the node joins: its own finding
+        [],  # (deleted below) it leaves: unplaced again
+    ]
+    at = NOW.timestamp()
+    seen = []
+    for ev in (FullEvaluator(CheckOptions(now=NOW)), IncrementalEvaluator(CheckOptions(now=NOW))):
+        lines = []
+        kinds = {"Node", "Pod", "ResourceSlice", "ResourceClaim"}
+        for kind in sorted(kinds):
+            ev.reset(kind, [])
+        for obj in steps[0] + steps[1]:
+            kind, key, rec = record(obj)
+            ev.apply(kind, key, rec)
+            lines.append([f.line() for f in ev.assess(at).findings if f.check == "health"])
+        ev.apply("Node", ("", "gpu-9"), None)
+        lines.append([f.line() for f in ev.assess(at).findings if f.check == "health"])
+        # no slice: the claim's pod places the device; bound to a node not in the input, then to gpu-1
+        ev.apply("ResourceSlice", ("", SLICE_ON_GPU_9["metadata"]["name"]), None)
+        lines.append([f.line() for f in ev.assess(at).findings if f.check == "health"])
+        moved = {**pod("train-0", "Healthy"), "spec": {**pod("train-0", "Healthy")["spec"], "nodeName": "gpu-7"}}
+        kind, key, rec = record(moved)
+        ev.apply(kind, key, rec)
+        lines.append([f.line() for f in ev.assess(at).findings if f.check == "health"])
+        seen.append(lines)
+    assert seen[0] == seen[1]
+    unplaced = UNPLACED.removeprefix("error ")
+    on_gpu_9 = "gpu-9 claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu"
+    on_gpu_1 = "gpu-1 claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu"
+    unknown = "claim-device-not-ready gpu.nvidia.com/gpu-9/gpu-0 Ready=False ml/train-gpu"
+    assert seen[0] == [
+        [],  # gpu-1 alone
+        [f"{unknown} node=?"],  # the claim: no slice says where, nor a bound pod (its pod is not in the input)
+        [unplaced],  # the slice on gpu-9
+        [unplaced],  # its pod, bound to gpu-1, does not move a device its slice places
+        [on_gpu_9],
+        [unplaced],
+        [on_gpu_1],  # no slice: where its pod is
+        [f"{unknown} node=gpu-7"],
+    ]

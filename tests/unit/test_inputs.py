@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import threading
@@ -131,15 +132,27 @@ def test_a_fifo_with_a_writer_is_read_like_process_substitution(tmp_path: Path) 
     os.mkfifo(fifo)
     data = Path(DRIFTED).read_bytes()
 
+    opened = threading.Event()
+
     def writer() -> None:
-        with open(fifo, "wb") as fh:
+        import fcntl
+        import termios
+
+        fd = os.open(fifo, os.O_RDWR)  # opens without a reader: there before the reader opens, as bash's <(...) is
+        opened.set()
+        try:
             for i in range(0, len(data), 1000):
-                fh.write(data[i : i + 1000])
-                fh.flush()
+                os.write(fd, data[i : i + 1000])
+            deadline = time.monotonic() + 10
+            # closed once the reader took it all (a FIFO's data dies with its last descriptor)
+            while struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0] and time.monotonic() < deadline:
+                time.sleep(0.002)
+        finally:
+            os.close(fd)
 
     thread = threading.Thread(target=writer)
     thread.start()
-    time.sleep(0.1)  # the writer is there before the reader opens, as bash's <(...) is
+    assert opened.wait(10)  # not a sleep: a late writer thread made the FIFO look empty on a loaded machine
     try:
         assert read_input(str(fifo), InputError, idle=10) == data
     finally:

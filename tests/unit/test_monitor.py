@@ -121,7 +121,9 @@ def test_a_relist_period_relists_and_drops_what_the_retired_watch_still_reads(
 
     def late() -> dict[str, Any]:  # the period ends while this stream waits for its next event
         clock.advance(61.0)
-        time.sleep(0.3)  # meanwhile the informer retires this watch and relists
+        deadline = time.monotonic() + 10
+        while node_lists(api) < 2 and time.monotonic() < deadline:  # meanwhile the informer retires this watch
+            time.sleep(0.002)  # and relists (not a fixed 0.3 s: a loaded machine may take longer)
         read.set()
         return api.event("MODIFIED", "n1", {"a": "late"})
 
@@ -277,24 +279,29 @@ class CountingEvaluator(FullEvaluator):
 
 
 def test_events_arriving_within_the_batch_window_are_one_evaluation(tmp_path: Path, api: FakeApi) -> None:
+    """The window is read on the monitor's monotonic clock, here one that moves only when the batch finds the
+    queue empty: then a late delta arrives (time stands: within the window) or, with none left, a second passes."""
     client = fake_client(tmp_path, api, FakeClock(), FAST)
-    evaluator = CountingEvaluator()
-    m = Monitor(client, (), evaluator, [], batch_seconds=0.05)
+    now = [0.0]
+    arrivals = [Change("Node", ("", "late"), None, AT)]
+
+    def clock() -> float:
+        if m.queue.empty():
+            if arrivals:
+                m.queue.put(arrivals.pop())
+            else:
+                now[0] += 1.0
+        return now[0]
+
+    m = Monitor(client, (), CountingEvaluator(), [], batch_seconds=0.05, monotonic=clock)
     for i in range(5):  # a burst: queued together
         m.queue.put(Change("Node", ("", f"n{i}"), None, AT))
-
-    def later() -> None:
-        time.sleep(0.01)  # within the window of the first
-        m.queue.put(Change("Node", ("", "late"), None, AT))
-
-    threading.Thread(target=later).start()
     batch = m._batch(1.0)
-    assert len(batch) == 6
+    assert [d.key[1] for d in batch if isinstance(d, Change)] == ["n0", "n1", "n2", "n3", "n4", "late"]
     assert m._batch(0.0) == []
-    # a delta after the window is the next batch
+    # the window passes with nothing new: a delta after it is the next batch
     m.queue.put(Change("Node", ("", "a"), None, AT))
     first = m._batch(1.0)
-    time.sleep(0.06)
     m.queue.put(Change("Node", ("", "b"), None, AT))
     assert (len(first), len(m._batch(1.0))) == (1, 1)
 
@@ -314,23 +321,83 @@ def run_monitor(m: Monitor, until: Callable[[], bool], timeout: float = 10) -> i
     return codes.get(timeout=1)
 
 
+class HeldClock:
+    """A monotonic clock that moves 50 ms at each reading (a batch window closes after a few, however loaded the
+    machine is) until :meth:`hold`; held, it stands still: the window stays open until :meth:`release`."""
+
+    def __init__(self) -> None:
+        self.now, self.held, self.lock = 0.0, False, threading.Lock()
+
+    def __call__(self) -> float:
+        with self.lock:
+            self.now += 0.0 if self.held else 0.05
+            return self.now
+
+    def hold(self) -> None:
+        with self.lock:
+            self.held = True
+
+    def release(self) -> None:
+        with self.lock:
+            self.held = False
+
+
+def queued_changes(m: Monitor) -> int:
+    with m.queue.mutex:
+        return sum(isinstance(d, Change) for d in m.queue.queue)
+
+
 def test_the_first_evaluation_waits_for_every_kind_then_a_burst_costs_one(tmp_path: Path, api: FakeApi) -> None:
+    """Pods are listed first (the Node LIST is answered after the Pods' first WATCH): the first picture still has
+    both. Then 40 pod events in one stream, all queued before the next batch starts, whose window is held open on
+    the monitor's clock until the batch has taken them all: one evaluation for the burst. Nothing here waits for
+    the machine to be fast (this test failed under load when it did: a 200 ms window on the wall clock, and a
+    scripted event that waited inside the fake server's lock while the Node LIST needed it)."""
     api.add_node("n1")
     api.put(pod("p1", "n1"))
     client = fake_client(tmp_path, api, FakeClock(), FAST)
+    pods_watched = threading.Event()
+
+    def pods_first(method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        query = dict(args[0] if args else kwargs.get("query") or [])
+        if path == "/api/v1/pods" and query.get("watch") == "true":
+            pods_watched.set()
+        elif path == "/api/v1/nodes" and query.get("watch") != "true":
+            pods_watched.wait(10)
+        return api.open(method, path, *args, **kwargs)
+
+    client.open = pods_first  # type: ignore[method-assign]
+    window = HeldClock()
     evaluator = CountingEvaluator()
-    m = Monitor(client, ("Node", "Pod"), evaluator, [], batch_seconds=0.2)
+    pictures: list[Assessment] = []
+    queued = threading.Event()
 
-    def after_the_first_picture(i: int) -> dict[str, Any]:
-        deadline = time.monotonic() + 5
-        while i == 0 and not m.evaluations and time.monotonic() < deadline:
-            time.sleep(0.002)
-        return api.put(pod(f"b{i}", "n1"), "ADDED")
+    class Burst:
+        def publish(self, assessment: Assessment) -> None:
+            pictures.append(assessment)
+            if len(pictures) > 1:
+                return
+            window.hold()  # the next batch's window stays open until the test lets it close
+            with api.lock:
+                burst = [lambda i=i: api.put(pod(f"b{i}", "n1"), "ADDED") for i in range(40)]
+                api.kind_watches.setdefault("/api/v1/pods", []).append(Watch(burst))
+            deadline = time.monotonic() + 10
+            while queued_changes(m) < 40 and time.monotonic() < deadline:
+                time.sleep(0.002)
+            queued.set()
 
-    burst = [lambda i=i: after_the_first_picture(i) for i in range(40)]
-    api.kind_watches["/api/v1/pods"] = [Watch(burst)]  # 40 events in one stream: well within 200 ms
-    run_monitor(m, lambda: len(evaluator.applied) == 40 and m.queue.empty() and evaluator.assessed >= 2)
+    m = Monitor(client, ("Node", "Pod"), evaluator, [Burst()], batch_seconds=0.2, monotonic=window)
+
+    def burst_taken_then_assessed() -> bool:
+        if queued.is_set() and not queued_changes(m):
+            window.release()  # the batch has taken the whole burst: let its window close
+        return evaluator.assessed >= 2
+
+    run_monitor(m, burst_taken_then_assessed)
+    first = pictures[0].state
+    assert ([n.name for n in first.nodes], [p.name for p in first.pods]) == (["n1"], ["p1"])
     assert evaluator.assessed == 2  # the initial picture, then one for the burst
+    assert len(evaluator.applied) == 40
     assert m.last is not None and len(m.last.state.pods) == 41
 
 
@@ -451,6 +518,48 @@ def test_a_standby_exports_its_findings_and_writes_only_once_it_leads(tmp_path: 
         "leader: holding lease gpulabel-monitor as b",
     ]
     assert api.leases["gpulabel-monitor"]["spec"]["holderIdentity"] == ""  # stopped cleanly: released
+
+
+def test_a_stop_between_taking_the_lease_and_leading_still_releases_it(tmp_path: Path, api: FakeApi) -> None:
+    """SIGTERM lands while the new leader reads what the last one wrote (take_over, before it leads): the
+    main thread steps down meanwhile. It waits for the campaign, then gives the Lease up, so the next standby
+    takes over at once instead of after the Lease expires (it did not: test_controller's standby test failed
+    1 run in 20 on a loaded machine on that race)."""
+    api.add_node("n1")
+    clock = FakeClock()
+    client = fake_client(tmp_path, api, clock, FAST)
+    lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "a", retry_seconds=0.01, clock=clock)
+    stepped_down = threading.Event()
+
+    class Gauge:
+        def set(self, value: float) -> None:
+            if value == 0:
+                stepped_down.set()
+
+    class Health:
+        leader, ready = Gauge(), threading.Event()
+
+        def watch_event(self, kind: str, at: float) -> None: ...
+
+        def relisted(self, kind: str) -> None: ...
+
+        def api_error(self, code: int | str) -> None: ...
+
+        def evaluated(self, scope: str, seconds: float) -> None: ...
+
+    class SlowTakeOver:
+        def take_over(self) -> None:
+            m.stop.set()  # the signal
+            stepped_down.wait(10)  # the main thread has begun to step down before this one leads
+
+        def publish(self, a: Assessment) -> None: ...
+
+    m = Monitor(
+        client, ("Node",), FullEvaluator(CheckOptions()), [], leader_sinks=[SlowTakeOver()], lock=lock, health=Health()
+    )
+    assert m.run() == 0
+    assert stepped_down.is_set()
+    assert api.leases["gpulabel-monitor"]["spec"]["holderIdentity"] == ""  # released
 
 
 def test_the_leader_that_cannot_renew_stops_publishing_and_exits_1(tmp_path: Path, api: FakeApi) -> None:

@@ -15,7 +15,7 @@ from gpulabel.app.baseline import load_baseline
 from gpulabel.app.config import Config, load_config, parse_duration
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, run_check, run_checks
+from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, Registry, run_check, run_checks
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
@@ -132,9 +132,11 @@ def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict 
 
 def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """``audit``: the node labels; where NodeFeatures are in the input, NodeFeatureRule drift too
-    (``check`` runs that as its own ``nfd`` check)."""
+    (``check`` runs that as its own ``nfd`` check). No ``operands`` check runs beside it, so audit says the
+    empty deploy labels itself, live (nodes alone are read) as on a snapshot that holds pods and DaemonSets."""
     from gpulabel.k8s.nfd.objects import NFD_KINDS
 
+    opts = replace(opts, registry=Registry(tuple(opts.registry.named(name) for name in ("audit", "nfd"))))
     state = session.state(["Node", *NFD_KINDS])
     result = run_check("audit", state, opts)
     if state.nfd.nodefeatures:

@@ -109,13 +109,14 @@ class Session:
                 state = load_snapshots(self.source.snapshots, warn=self.warn)
                 if selector is not None:
                     nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
-                    state = dataclasses.replace(state, nodes=nodes)
+                    state = dataclasses.replace(state, nodes=nodes, nodes_selected=True)
                 return state
             from gpulabel.cluster.live import load_cluster
 
-            if selector is not None:
-                selectors["node_selector"] = self.source.selector
-            return load_cluster(self.client(), kinds, **selectors)
+            if selector is None:
+                return load_cluster(self.client(), kinds, **selectors)
+            selectors["node_selector"] = self.source.selector
+            return dataclasses.replace(load_cluster(self.client(), kinds, **selectors), nodes_selected=True)
 
     def snapshot(self, path: str) -> ClusterState:
         """One snapshot file alone (``diff OLD NEW``), nodes restricted by ``-l``."""
@@ -126,7 +127,8 @@ class Session:
             state = load_snapshots([path], warn=self.warn)
         selector = self.source.node_selector
         if selector is not None:
-            state = dataclasses.replace(state, nodes=tuple(n for n in state.nodes if selector.matches(n.labels)))
+            nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
+            state = dataclasses.replace(state, nodes=nodes, nodes_selected=True)
         return dataclasses.replace(state, source=path)
 
 

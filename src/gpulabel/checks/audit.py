@@ -2,6 +2,12 @@
 
 Every node whose ``nvidia.com/gpu.present`` is ``true`` is checked, so a node
 that joins the cluster is audited on the next run with no list to maintain.
+
+An empty deploy label is ``operands``' finding wherever that check runs (it
+knows whether the operand is enabled and gated in on the node, and its
+``empty-deploy`` is the one that pages); audit says it only where operands
+does not run: a node read alone, an input without pods or DaemonSets, the
+``audit`` command. One label, one finding.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ REASONS: dict[str, Reason] = {
     "empty-deploy": Reason(
         "warning",
         "a deploy label is empty: the operator writes true, false or paused-for-*, never an empty value, so "
-        "the operand was never scheduled here (gpu.deploy.nvsm, empty by the operator's default, excepted)",
+        "the operand was never scheduled here (gpu.deploy.nvsm, empty by the operator's default, excepted); "
+        "said where operands does not run (a node read alone, no pods or DaemonSets in the input), else it is "
+        "operands' empty-deploy",
     ),
 }
 STRICT_REASONS: dict[str, Reason] = {
@@ -44,8 +52,9 @@ def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
     return label_finding("audit", reason, node, key, detail)
 
 
-def audit_node(node: Node, strict: bool = False) -> list[Finding]:
-    """The audit findings for one node (which must be a GPU node)."""
+def audit_node(node: Node, strict: bool = False, operands_run: bool = False) -> list[Finding]:
+    """The audit findings for one node (which must be a GPU node). ``operands_run``: the ``operands`` check runs
+    on the same input, and says the empty deploy labels itself (``operands`` ``empty-deploy``)."""
     found: list[Finding] = []
     labels = node.labels
     for key in (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
@@ -62,7 +71,8 @@ def audit_node(node: Node, strict: bool = False) -> list[Finding]:
         if not L.is_well_formed(product):
             detail = f"{product!r} is not a valid label value; gpulabel sanitize gives {sanitize(product)!r}"
             found.append(_finding(node, V.GPU_PRODUCT, "bad-format", detail))
-    for key in sorted(k for k, v in labels.items() if v == "" and k.startswith(V.DEPLOY_PREFIX)):
+    empty = () if operands_run else sorted(k for k, v in labels.items() if v == "" and k.startswith(V.DEPLOY_PREFIX))
+    for key in empty:
         if key not in _EMPTY_BY_DEFAULT:
             detail = f'{key}="": no DaemonSet of the operator selects the node for this operand'
             found.append(_finding(node, key, "empty-deploy", detail))
@@ -83,10 +93,10 @@ def _strict(node: Node) -> Iterable[Finding]:
                 )
 
 
-def audit(state: ClusterState, strict: bool = False) -> list[Finding]:
+def audit(state: ClusterState, strict: bool = False, operands_run: bool = False) -> list[Finding]:
     """Audit every GPU node of ``state``; findings sorted by node, then key."""
     found: list[Finding] = []
     for node in state.nodes:
         if node.labels.get(V.GPU_PRESENT) == "true":
-            found.extend(audit_node(node, strict))
+            found.extend(audit_node(node, strict, operands_run))
     return found

@@ -11,7 +11,11 @@ The signals, each from the API as its publisher writes it (docs/health.md):
 - health agents publish node conditions (:data:`DEFAULT_CONDITIONS`, each row naming its publisher);
   the kubelet's own conditions are not read here (NotReady stays ``capacity``'s ``node-not-ready``);
 - health agents taint the node (NVSentinel's quarantine, a cloud's): the taint keys the config names;
-- DRA drivers put device conditions in ``ResourceClaim.status.devices[].conditions``.
+- DRA drivers put device conditions in ``ResourceClaim.status.devices[].conditions``. A device is placed on
+  the node its pool's ResourceSlice names (``spec.nodeName``), else on the node of a pod its claim is
+  reserved for; a condition whose node the input does not hold (a deleted node's slice, a partial
+  snapshot) is said once, about no node, naming the slice and the node (:func:`unplaced_claim_findings`);
+  with ``-l`` such nodes are the ones it left out, and nothing is said of them.
 
 One lost or unhealthy GPU is an error (it costs a GPU and nobody meant it); a device whose health is
 ``Unknown`` is a warning. A finding names the device when anyone reported it and the pod holding it.
@@ -40,6 +44,7 @@ __all__ = [
     "health",
     "lost_gpus",
     "node_health",
+    "unplaced_claim_findings",
 ]
 
 REASONS: dict[str, Reason] = {
@@ -260,18 +265,63 @@ def _taint_findings(node: Node, taint_keys: Sequence[str]) -> list[Finding]:
 def _claim_findings(
     node: Node, claims: Iterable[tuple[str, DeviceCondition]], conditions: Mapping[str, str]
 ) -> list[Finding]:
+    return [f for claim, dc in claims if (f := _claim_finding(node.name, claim, dc, conditions)) is not None]
+
+
+def _claim_finding(
+    node: str,
+    claim: str,
+    dc: DeviceCondition,
+    conditions: Mapping[str, str],
+    where: tuple[str, ...] = (),
+    why: str = "",
+) -> Finding | None:
+    """The finding of one claim device condition on ``node`` (``""``: a node the input does not hold, said in
+    ``where`` and ``why``), or ``None`` when the condition is no problem."""
+    ready = dc.type in _READY or dc.type.endswith(_READY)
+    if ready and dc.status in ("False", "Unknown"):
+        reason = "claim-device-not-ready" if dc.status == "False" else "claim-device-unknown"
+    elif conditions.get(dc.type) == dc.status:
+        reason = "claim-device-not-ready"
+    else:
+        return None
+    args = (f"{dc.driver}/{dc.pool}/{dc.device}", f"{dc.type}={dc.status}", claim, *where)
+    detail = f"{dc.reason + ': ' if dc.reason else ''}{dc.message or 'no message'}{'; ' + why if why else ''}"
+    return Finding("health", reason, node=node, args=args, detail=detail)
+
+
+def unplaced_claim_findings(
+    state: ClusterState, claims: Mapping[str, Sequence[tuple[str, DeviceCondition]]], conditions: Mapping[str, str]
+) -> list[Finding]:
+    """The claim device conditions (``claims``: :func:`claims_by_node`) whose node ``state`` does not hold, each
+    about no node (no Event goes to a Node that is not there) with ``slice=`` and ``node=`` in its args: the
+    ResourceSlice that puts the device on that node (``spec.nodeName``), or the claim's pod bound there, or
+    ``node=?`` when neither says where the device is. None with ``-l``: its left-out nodes are not in the input
+    by choice, and a device of theirs is not the selected nodes' business."""
+    if state.nodes_selected:
+        return []
+    known = {n.name for n in state.nodes}
     found: list[Finding] = []
-    for claim, dc in claims:
-        ready = dc.type in _READY or dc.type.endswith(_READY)
-        if ready and dc.status in ("False", "Unknown"):
-            reason = "claim-device-not-ready" if dc.status == "False" else "claim-device-unknown"
-        elif conditions.get(dc.type) == dc.status:
-            reason = "claim-device-not-ready"
-        else:
-            continue
-        args = (f"{dc.driver}/{dc.pool}/{dc.device}", f"{dc.type}={dc.status}", claim)
-        detail = f"{dc.reason + ': ' if dc.reason else ''}{dc.message or 'no message'}"
-        found.append(Finding("health", reason, node=node.name, args=args, detail=detail))
+    for name in sorted(n for n in claims if n not in known):
+        for claim, dc in claims[name]:
+            slices = [s for s in state.dra.by_pool.get((dc.driver, dc.pool), ()) if name and s.node_name == name]
+            published = next((s for s in slices if any(d.name == dc.device for d in s.devices)), None)
+            named = published or (slices[0] if slices else None)
+            where: tuple[str, ...]
+            if named is not None:
+                where = (f"slice={named.name}", f"node={name}")
+                why = f"ResourceSlice {named.name} puts the device on node {name}, which is not in the input"
+            elif name:
+                where, why = (f"node={name}",), f"the claim's pod is bound to node {name}, which is not in the input"
+            else:
+                where = ("node=?",)
+                why = (
+                    f"no ResourceSlice in the input publishes pool {dc.pool} on a node, and no pod the claim is "
+                    "reserved for is bound: the device's node is unknown"
+                )
+            f = _claim_finding("", claim, dc, conditions, where, why)
+            if f is not None:
+                found.append(f)
     return found
 
 
@@ -314,4 +364,4 @@ def health(
         found.extend(
             node_health(node, on.get(node.name, ()), claims.get(node.name, ()), table, taint_keys, now, threshold)
         )
-    return found
+    return [*found, *unplaced_claim_findings(state, claims, table)]

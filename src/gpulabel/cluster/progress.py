@@ -11,19 +11,30 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import IO
 
 __all__ = ["Progress"]
 
 
 class Progress:
-    def __init__(self, what: str, stream: IO[str] | None = None, delay: float = 1.0, force: bool = False) -> None:
+    """``clock``: the monotonic time the delay and the rate are measured on."""
+
+    def __init__(
+        self,
+        what: str,
+        stream: IO[str] | None = None,
+        delay: float = 1.0,
+        force: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.what = what
+        self.clock = clock
         self.stream = stream if stream is not None else sys.stderr
         terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.enabled = terminal or force
         self.lines = force and not terminal  # not a terminal: whole lines, none redrawn
-        self.started = time.monotonic()
+        self.started = clock()
         self.delay = delay
         self.drawn_at = 0.0
         self.width = 0
@@ -35,7 +46,7 @@ class Progress:
         """Draw ``<what>: <text> (<seconds>s)``; ``final`` (a step's last state) is drawn whatever the rate."""
         if not self.enabled:
             return
-        now = time.monotonic()
+        now = self.clock()
         if now - self.started < self.delay or (not final and now - self.drawn_at < (1.0 if self.lines else 0.1)):
             return
         self.drawn_at = now

@@ -90,7 +90,9 @@ class Monitor:
 
     ``lock`` None: no election, this instance leads. ``scope`` names the
     evaluator's kind of work for the metrics (``full`` or ``incremental``).
-    ``clock`` is the wall clock an assessment is made at. ``relist_seconds``:
+    ``clock`` is the wall clock an assessment is made at; ``monotonic`` the
+    one the batch window, the resync period and an unchanged record's age are
+    measured on (a test holds a batch open on it). ``relist_seconds``:
     each informer also relists that often (``sync --watch``'s resync period).
     ``stop``: the Event that stops it (default a new one; ``sync`` passes its
     client's retry cancel, so a lost Lease also abandons a write in flight).
@@ -113,6 +115,7 @@ class Monitor:
         resync_seconds: float = 1800.0,
         unchanged_seconds: float = UNCHANGED_SECONDS,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
         watch_timeout: int = WATCH_TIMEOUT,
         relist_seconds: float | None = None,
         stop: threading.Event | None = None,
@@ -132,6 +135,7 @@ class Monitor:
         self.unchanged_seconds = unchanged_seconds
         self._evaluated = float("-inf")  # monotonic time of the last evaluation
         self.clock = clock
+        self.monotonic = monotonic
         self.writes = writes
         self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
@@ -153,6 +157,7 @@ class Monitor:
         self.last: Assessment | None = None
         self._led = False  # the leader sinks have had a picture since this instance leads
         self.crashed: BaseException | None = None  # a bug in an informer thread, raised again by run()
+        self._lease_threads: list[threading.Thread] = []  # the campaign, then the renewer: joined before stepping down
 
     # -- leading ------------------------------------------------------------------
 
@@ -161,7 +166,7 @@ class Monitor:
         assert self.lock is not None
         if not await_lease(self.lock, self.stop, self.say):
             return
-        keep_lease(self.lock, self.stop, self.lost)
+        self._lease_threads.append(keep_lease(self.lock, self.stop, self.lost))
         self._take_over()
         self.leading.set()
         if self.health is not None:
@@ -190,17 +195,18 @@ class Monitor:
     # -- the loop -----------------------------------------------------------------
 
     def _batch(self, timeout: float) -> list[Delta | None]:
-        """The next delta (waiting at most ``timeout``) and every one arriving within ``batch_seconds`` of it."""
+        """The next delta (waiting at most ``timeout``) and every one arriving within ``batch_seconds`` of it.
+
+        The window is read on :attr:`monotonic` alone: a wait that finds nothing asks the clock again rather
+        than ending the batch (on the real clock the same thing: the queue's own wait ends only past it)."""
         try:
             batch = [self.queue.get(timeout=max(timeout, 0.0))]
         except queue.Empty:
             return []
-        deadline = time.monotonic() + self.batch_seconds
-        while (left := deadline - time.monotonic()) > 0:
-            try:
+        deadline = self.monotonic() + self.batch_seconds
+        while (left := deadline - self.monotonic()) > 0 and not self.stop.is_set():
+            with contextlib.suppress(queue.Empty):
                 batch.append(self.queue.get(timeout=left))
-            except queue.Empty:
-                break
         return batch
 
     def _take(self, delta: Delta | None, unsynced: set[str]) -> bool:
@@ -211,7 +217,7 @@ class Monitor:
             changed = self.evaluator.apply(delta.kind, delta.key, delta.record)
             if health is not None:
                 health.watch_event(delta.kind, delta.at)
-            return changed or time.monotonic() - self._evaluated >= self.unchanged_seconds
+            return changed or self.monotonic() - self._evaluated >= self.unchanged_seconds
         if isinstance(delta, Reset):
             self.evaluator.reset(delta.kind, delta.records)
             unsynced.discard(delta.kind)
@@ -231,7 +237,7 @@ class Monitor:
 
     def evaluate(self) -> Assessment:
         """Assess now and publish to every sink."""
-        self._evaluated = time.monotonic()
+        self._evaluated = self.monotonic()
         started = time.perf_counter()
         assessment = self.evaluator.assess(self.clock())
         if self.health is not None:
@@ -273,13 +279,15 @@ class Monitor:
             if self.health is not None:
                 self.health.leader.set(1)
         else:
-            threading.Thread(target=self._campaign, name="lease-campaign", daemon=True).start()
+            campaign = threading.Thread(target=self._campaign, name="lease-campaign", daemon=True)
+            self._lease_threads.append(campaign)
+            campaign.start()
         unsynced = set(self.kinds)
         dirty = published = False
-        due = time.monotonic() + self.resync_seconds
+        due = self.monotonic() + self.resync_seconds
         try:
             while not self.stop.is_set():
-                batch = self._batch(min(due - time.monotonic(), 0.5))
+                batch = self._batch(min(due - self.monotonic(), 0.5))
                 for delta in batch:
                     dirty = self._take(delta, unsynced) or dirty
                 del batch
@@ -287,11 +295,11 @@ class Monitor:
                     continue
                 if self.health is not None:
                     self.health.ready.set()  # every kind listed: a leader about to publish, or a warm standby
-                resync = time.monotonic() >= due
+                resync = self.monotonic() >= due
                 if dirty or resync or not published:
                     self.evaluate()  # every replica: its metrics export the findings too
                     dirty, published = False, True
-                    due = time.monotonic() + self.resync_seconds
+                    due = self.monotonic() + self.resync_seconds
                 elif self.leading.is_set():
                     self._lead()
         finally:
@@ -312,11 +320,19 @@ class Monitor:
                 tick()
 
     def _step_down(self) -> None:
+        """After a stop: release the Lease if this instance holds it. The campaign and the renewer end first (a
+        round in flight may still take or renew it), and the release does not ask whether this instance got
+        to lead: one stopped between taking the Lease and leading held it until it expired, keeping the next
+        standby waiting (``LeaseLock.release`` gives it up only if the server says this instance holds it)."""
         if self.health is not None:
             self.health.leader.set(0)
-        if self.lock is None or not self.leading.is_set():
+        if self.lock is None:
             return
+        joined = 0
+        while joined < len(self._lease_threads):  # the campaign appends the renewer before it ends
+            self._lease_threads[joined].join(timeout=self.lock.retry_seconds + 5.0)
+            joined += 1
         if self.lost.is_set():
             self.say(f"lost lease {self.lock.name}: stopped {self.writes}")
-        else:
+        elif self.leading.is_set() or self.lock.last_renewed > 0:
             self.lock.release()

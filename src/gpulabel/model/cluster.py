@@ -46,6 +46,8 @@ class ClusterState:
     cluster_policies: tuple[JSON, ...] = ()
     source: str = ""
     kinds: frozenset[str] = frozenset()
+    # -l chose the nodes: a node another object names (a ResourceSlice's nodeName) may be one it left out
+    nodes_selected: bool = False
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
     nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
 

@@ -2,7 +2,9 @@
 
 A node's findings read the node, the pods bound to it that report a device not
 Healthy (``allocatedResourcesStatus``), the DRA claims' device conditions on
-it, and the clock where a health agent's condition has an age.
+it, and the clock where a health agent's condition has an age. The device
+conditions whose node the input does not hold are one piece of their own,
+remade with any node's (a node added or deleted may place them).
 """
 
 from __future__ import annotations
@@ -30,14 +32,18 @@ def _reported_on(pod: Pod | None) -> tuple[str, ...]:
 
 class _Pieces:
     """Each node's health findings; a node's change, a report of a pod bound to it, and (every time) a node
-    with a health agent's condition remake its own; a DRA object's change remakes every node's."""
+    with a health agent's condition remake its own; a DRA object's change remakes every node's. A pod a claim
+    with device conditions is reserved for places the claim's devices when no slice does: its binding remakes
+    the nodes it leaves and joins."""
 
     def __init__(self, check: Check) -> None:
         self.check, self.table = check, check.reasons()
         self.found: dict[str, list[Finding]] = {}
+        self.unplaced: list[Finding] = []  # device conditions on a node the input does not hold
         self.everything = True
         self.dirty: set[str] = set()
         self.timed: set[str] = set()  # nodes with a health agent's condition (its age is read)
+        self.reserved: frozenset[str] = frozenset()  # pods (namespace/name) claims with device conditions are for
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -50,20 +56,25 @@ class _Pieces:
         elif kind == "Pod":
             for pod in (old, new):
                 self.dirty.update(_reported_on(pod))  # the devices it reports on its node
+                if pod is not None and pod.ref in self.reserved:
+                    self.dirty.add(pod.node_name)  # where its claim's devices are, when no slice says
         elif KIND[kind].field == "dra":
             self.everything = True  # claims' device conditions
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
-        if self.everything:
+        remake = self.everything
+        if remake:
             self.found, redo = {}, set(fleet.names)
             self.timed = {n for n, node in fleet.nodes.items() if node.other_conditions}
         else:
             redo = self.dirty | self.timed
         self.everything, self.dirty = False, set()
-        if redo:
+        if redo or remake:  # remade whole: perhaps no node at all, and device conditions on nodes not there
             claims = health.claims_by_node(fleet.state)
             table = health.condition_table(opts.health_conditions)
             taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
+            self.unplaced = graded(self.check, health.unplaced_claim_findings(fleet.state, claims, table), self.table)
+            self.reserved = _reserved(fleet.state)
         for name in redo:
             self.found.pop(name, None)
             node = fleet.nodes.get(name)
@@ -75,7 +86,13 @@ class _Pieces:
                 self.found[name] = graded(self.check, found, self.table)
         # only the nodes with a finding, not a lookup per node (fleet.names is sorted: the same order)
         findings = tuple(f for n in sorted(self.found) for f in self.found[n])
-        return Result("health", findings, graded=True)
+        return Result("health", (*findings, *self.unplaced), graded=True)
+
+
+def _reserved(state: ClusterState) -> frozenset[str]:
+    return frozenset(
+        f"{c.namespace}/{p}" for c in state.dra.claims if c.device_condition_list() for p in c.reserved_for
+    )
 
 
 CHECK: Check = Check(
