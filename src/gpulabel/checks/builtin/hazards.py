@@ -2,24 +2,63 @@
 
 A bound pod's finding reads the pod and its node; a pod whose node no longer
 matches also counts the other nodes that would take it (``fits_elsewhere``),
-so a node's change re-judges those pods too.
+so a node's change re-judges those pods too. What they count is kept per
+distinct requirement (:class:`KeptFits`: the names of the nodes that fit, in
+order), so a node's change evaluates that node alone for each kept
+requirement, and a re-judged pod reads its count and names from there.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import replace
 from typing import Any
 
 from gpulabel.checks import pending, placement
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
-from gpulabel.model.cluster import ClusterState
+from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result
 
-__all__ = ["CHECK"]
+__all__ = ["CHECK", "KeptFits"]
 
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("hazards", tuple(pending.hazards(state, opts.namespace)))
+
+
+class KeptFits:
+    """Per distinct requirement of a pod whose node no longer matches, the nodes that would take it (sorted
+    names: the state's order), as :func:`~gpulabel.checks.placement.fitting_nodes` finds them; ``cells``
+    counts the (requirement, node) verdicts computed, a whole list counting one per node."""
+
+    def __init__(self) -> None:
+        self.fitting: dict[PodRequirements, list[str]] = {}
+        self.cells = 0
+
+    def answer(self, req: PodRequirements, index: placement.NodeIndex) -> tuple[int, list[str]]:
+        """``fitting_nodes(req, index)``'s answer (the first 20 names), the list made over ``index`` if new."""
+        names = self.fitting.get(req)
+        if names is None:
+            names = self.fitting[req] = placement.fitting_names(req, index)
+            self.cells += len(index.nodes)
+        return len(names), names[:20]
+
+    def node(self, name: str, node: Node | None) -> None:
+        """Node ``name`` is now ``node`` (``None``: gone): its place in every kept list, and no other."""
+        for req, names in self.fitting.items():
+            fits = node is not None and placement.fits_node(req, node)
+            self.cells += node is not None
+            i = bisect.bisect_left(names, name)
+            there = i < len(names) and names[i] == name
+            if fits and not there:
+                names.insert(i, name)
+            elif there and not fits:
+                del names[i]
+
+    def keep(self, used: set[PodRequirements]) -> None:
+        for req in [r for r in self.fitting if r not in used]:
+            del self.fitting[req]
 
 
 class _Pieces:
@@ -29,6 +68,8 @@ class _Pieces:
         self.everything = True
         self.dirty: set[ObjectKey] = set()
         self.nodes: set[str] = set()  # nodes whose change re-judges the pods bound to them
+        self.fits = KeptFits()
+        self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -41,23 +82,37 @@ class _Pieces:
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         state = fleet.state
+        for name in self.nodes:
+            self.fits.node(name, fleet.nodes.get(name))
         if self.everything:
             part, keys = state, list(fleet.pods)
-            self.found = {}
+            self.found, self.req_of = {}, {}
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
             for key in self.dirty:
                 self.found.pop(key, None)
+                self.req_of.pop(key, None)
             keys = sorted((k for k in self.dirty if k in fleet.pods), key=fleet.order)
             part = replace(state, pods=tuple(fleet.pods[k] for k in keys))
         self.everything, self.dirty, self.nodes = False, set(), set()
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
             found: dict[str, list[Finding]] = {}
-            for f in pending.hazards(part, opts.namespace):
+            index: list[placement.NodeIndex] = []  # over every node, made for the first new requirement
+
+            def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
+                if not index:
+                    index.append(placement.NodeIndex(state.nodes))
+                return self.fits.answer(req, index[0])
+
+            for f in pending.hazards(part, opts.namespace, by_name=fleet.nodes, elsewhere_of=elsewhere):
                 found.setdefault(f.pod, []).append(f)
             for ref, fs in found.items():
-                self.found[by_ref[ref]] = graded(self.check, fs, self.table)
+                key = by_ref[ref]
+                self.found[key] = graded(self.check, fs, self.table)
+                if any(f.fits_elsewhere is not None for f in fs):
+                    self.req_of[key] = fleet.pods[key].requirements
+        self.fits.keep(set(self.req_of.values()))
         shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
         return Result("hazards", shown, graded=True)
 

@@ -19,6 +19,7 @@ from gpulabel.checks import pending, placement
 from gpulabel.checks.columns import Columns
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
 from gpulabel.checks.incremental import scope
+from gpulabel.checks.specrows import SpecRows
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
@@ -118,6 +119,8 @@ class _Pieces:
         self.everything = True
         self.dirty: set[ObjectKey] = set()
         self.columns = Columns()  # nodes changed in place: re-judge the pods whose verdict on them may differ
+        self.rows = SpecRows()  # each distinct Pending spec's cell per node (checks/specrows.py)
+        self.row_of: dict[ObjectKey, tuple[Any, ...]] = {}  # the pods whose piece was told by a row: its spec key
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -168,8 +171,11 @@ class _Pieces:
             self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
         before = {n: self.capacities.get(n) for n in self.use_nodes}
         self.columns.before(self.capacities)
+        changed = self.capacities_dirty  # nodes changed, come, gone, or what their pods take changed
         self._refresh_capacities(fleet)
         self.use_nodes = set()
+        for name in changed:  # each kept row's cell of those nodes, and no other cell
+            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
         if not self.everything:
             column = self.columns.flipped(fleet.pods, self.unbound, fleet.nodes, self.capacities, fleet.state)
             if column is None:
@@ -178,19 +184,64 @@ class _Pieces:
                 self.dirty |= column
         self.columns.clear()
         if self.everything:
-            judged_keys, self.found = self.unbound, {}
+            judged_keys, self.found, self.row_of = self.unbound, {}, {}
         else:
             self.dirty |= self._flipped(before, fleet)
             for key in self.dirty:
                 self.found.pop(key, None)
+                self.row_of.pop(key, None)
             judged_keys = self.dirty & self.unbound
         self.everything, self.dirty = False, set()
         if judged_keys:
-            pods = tuple(fleet.pods[k] for k in sorted(judged_keys, key=fleet.order))
-            by_ref = {p.ref: k for p, k in zip(pods, sorted(judged_keys, key=fleet.order), strict=True)}
-            for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
-                self.found[by_ref[ref]] = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+            ordered = sorted(judged_keys, key=fleet.order)
+            rowed = [k for k in ordered if self._rowed(fleet.pods[k], fleet.state, opts)]
+            self._from_rows(rowed, fleet, opts)
+            rest = [k for k in ordered if k not in set(rowed)]
+            if rest:
+                pods = tuple(fleet.pods[k] for k in rest)
+                by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
+                for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
+                    graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+                    self.found[by_ref[ref]] = graded_piece
+        self.rows.keep(set(self.row_of.values()))
         return self._finish(fleet, opts)
+
+    @staticmethod
+    def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:
+        """Whether ``pod``'s piece is told by its spec's kept row (not with claims, not one finding per node)."""
+        return not opts.per_node and not pending.with_claims(pod, state)
+
+    def _from_rows(self, keys: list[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
+        """The pieces of the Pending pods ``keys`` (in order), each told by its spec's row: the pods
+        ``pending_result`` lists (GPU pods unless ``--all-pods``, in the namespace) get one."""
+        if not keys:
+            return
+        state, ns = fleet.state, opts.namespace
+        gpu = None if opts.all_pods else pending.GpuPods(state.nodes, state.dra.extended)
+        index: list[placement.NodeIndex] = []  # over every node, made for the first new row
+
+        def whole() -> placement.NodeIndex:
+            if not index:
+                index.append(placement.NodeIndex(state.nodes, self.capacities))
+            return index[0]
+
+        names = list(fleet.names)
+        memo: dict[Any, list[str]] = {}
+        for key in keys:
+            pod = fleet.pods[key]
+            if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
+                continue
+            row = self.rows.row(pod, names, fleet.nodes, self.capacities, whole)
+            _, predicted = row.told()
+            message = pod.condition_message("PodScheduled")
+            hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
+            self.found[key] = _Piece(
+                tuple(graded(self.check, row.findings(pod), self.table)),
+                pending.pod_row(pod, message, predicted),
+                pending.pod_text(pod, message),
+                pending.pod_wide(pod, message, predicted, hints),
+            )
+            self.row_of[key] = pending.spec_key(pod)
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""
