@@ -31,7 +31,7 @@ per node: the output itself grows with the nodes).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -84,7 +84,7 @@ class SpecRow:
         index = NodeIndex((node,), {node.name: cap} if cap is not None else None)
         return place(self.req, index, full=True, request=self.request)[0]
 
-    def fill(self, names: list[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
+    def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
         """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
         sharing one result share (its score, its part of the message but for the node's own preemption answer)
         worked out once."""
@@ -191,8 +191,7 @@ class SpecRows:
     def row(
         self,
         pod: Pod,
-        names: list[str],
-        nodes: Mapping[str, Node],
+        names: Sequence[str],
         capacities: Mapping[str, NodeCapacity],
         index: Callable[[], NodeIndex],
     ) -> SpecRow:

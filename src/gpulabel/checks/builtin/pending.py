@@ -121,6 +121,9 @@ class _Pieces:
         self.columns = Columns()  # nodes changed in place: re-judge the pods whose verdict on them may differ
         self.rows = SpecRows()  # each distinct Pending spec's cell per node (checks/specrows.py)
         self.row_of: dict[ObjectKey, tuple[Any, ...]] = {}  # the pods whose piece was told by a row: its spec key
+        # which pods are GPU pods, kept while no node's GPU view changes (pending.GpuPods reads the nodes' label
+        # keys, gpu.present, resource names and GPU-node status: columns' _gpu_view) and no node comes or goes
+        self.gpu: pending.GpuPods | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -183,8 +186,8 @@ class _Pieces:
             else:
                 self.dirty |= column
         self.columns.clear()
-        if self.everything:
-            judged_keys, self.found, self.row_of = self.unbound, {}, {}
+        if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
+            judged_keys, self.found, self.row_of, self.gpu = self.unbound, {}, {}, None
         else:
             self.dirty |= self._flipped(before, fleet)
             for key in self.dirty:
@@ -217,7 +220,9 @@ class _Pieces:
         if not keys:
             return
         state, ns = fleet.state, opts.namespace
-        gpu = None if opts.all_pods else pending.GpuPods(state.nodes, state.dra.extended)
+        if self.gpu is None and not opts.all_pods:
+            self.gpu = pending.GpuPods(state.nodes, state.dra.extended)
+        gpu = None if opts.all_pods else self.gpu
         index: list[placement.NodeIndex] = []  # over every node, made for the first new row
 
         def whole() -> placement.NodeIndex:
@@ -225,13 +230,12 @@ class _Pieces:
                 index.append(placement.NodeIndex(state.nodes, self.capacities))
             return index[0]
 
-        names = list(fleet.names)
         memo: dict[Any, list[str]] = {}
         for key in keys:
             pod = fleet.pods[key]
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
                 continue
-            row = self.rows.row(pod, names, fleet.nodes, self.capacities, whole)
+            row = self.rows.row(pod, fleet.names, self.capacities, whole)
             _, predicted = row.told()
             message = pod.condition_message("PodScheduled")
             hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
