@@ -41,7 +41,7 @@ from gpulabel.k8s.nodeaffinity import Result
 from gpulabel.model.cluster import Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding
 
-__all__ = ["SpecRow", "SpecRows"]
+__all__ = ["Cell", "SpecRow", "SpecRows"]
 
 Score = tuple[int, int]
 
@@ -56,11 +56,7 @@ class _Group:
         self.scores: dict[Score, list[str]] = {}
 
 
-class _Cell:
-    __slots__ = ("part", "result", "score")
-
-    def __init__(self, result: Result, score: Score, part: MessagePart | None) -> None:
-        self.result, self.score, self.part = result, score, part
+Cell = tuple[Result, Score, MessagePart | None]  # a node's verdict, its shortfall, its part of the message
 
 
 class SpecRow:
@@ -73,7 +69,7 @@ class SpecRow:
         self.priority = pod.priority
         self.policy = pod.spec.preemption_policy
         self.prefilter = self.req.prefilter_names()
-        self.cells: dict[str, _Cell] = {}
+        self.cells: dict[str, Cell] = {}
         self.groups: dict[str, _Group] = {}
         self.counts: dict[str, int] = {}  # the scheduler's reasons, over refusing nodes
         self.fits = self.resolvable = self.victims = 0
@@ -86,26 +82,30 @@ class SpecRow:
 
     def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
         """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
-        sharing one result share (its score, its part of the message but for the node's own preemption answer)
-        worked out once."""
-        known: dict[int, tuple[Score, MessagePart | None]] = {}
-        by_name = self.prefilter is not None
+        sharing one result share (its score, group, part of the message) worked out once, and the sums
+        added once per distinct part."""
+        known: dict[int, tuple[Score, MessagePart | None, _Group, list[str]]] = {}
+        tally: dict[MessagePart | None, int] = {}
+        by_name = self.prefilter is not None  # the part names the node: not shared
+        cells, groups = self.cells, self.groups
         for name, result in zip(names, results, strict=True):
             shared = known.get(id(result))
             if shared is None or by_name:
                 score = shortfall(result) if result.failures else (0, 0)
                 base = None if result.fits else message_part(self.prefilter, name, result, None, self.priority)
-                shared = known[id(result)] = (score, base)
-            score, part = shared
-            if part is not None and part.resolvable:
+                group = groups.get(result.reason)
+                if group is None:
+                    group = groups[result.reason] = _Group()
+                shared = known[id(result)] = (score, base, group, group.scores.setdefault(score, []))
+            score, part, group, same = shared
+            if part is not None and part.resolvable:  # its own preemption answer
                 part = message_part(self.prefilter, name, result, capacities.get(name), self.priority)
-            self.cells[name] = _Cell(result, score, part)
-            group = self.groups.get(result.reason)
-            if group is None:
-                group = self.groups[result.reason] = _Group()
+            cells[name] = (result, score, part)
             group.names.append(name)
-            group.scores.setdefault(score, []).append(name)
-            self._add(part, 1)
+            same.append(name)
+            tally[part] = tally.get(part, 0) + 1
+        for part, n in tally.items():
+            self._add(part, n)
         self._told = None
 
     def put(self, name: str, result: Result, cap: NodeCapacity | None) -> bool:
@@ -113,11 +113,11 @@ class SpecRow:
         part = None if result.fits else message_part(self.prefilter, name, result, cap, self.priority)
         old = self.cells.get(name)
         if old is not None:
-            if old.result == result and old.part == part:
+            if old[0] == result and old[2] == part:
                 return False
             self.drop(name)
         score = shortfall(result) if result.failures else (0, 0)
-        self.cells[name] = _Cell(result, score, part)
+        self.cells[name] = (result, score, part)
         group = self.groups.get(result.reason)
         if group is None:
             group = self.groups[result.reason] = _Group()
@@ -132,29 +132,31 @@ class SpecRow:
         cell = self.cells.pop(name, None)
         if cell is None:
             return
-        group = self.groups[cell.result.reason]
+        result, score, part = cell
+        group = self.groups[result.reason]
         del group.names[bisect.bisect_left(group.names, name)]
-        same = group.scores[cell.score]
+        same = group.scores[score]
         del same[bisect.bisect_left(same, name)]
         if not same:
-            del group.scores[cell.score]
+            del group.scores[score]
         if not group.names:
-            del self.groups[cell.result.reason]
-        self._add(cell.part, -1)
+            del self.groups[result.reason]
+        self._add(part, -1)
         self._told = None
 
-    def _add(self, part: MessagePart | None, sign: int) -> None:
+    def _add(self, part: MessagePart | None, n: int) -> None:
+        """``n`` nodes (negative: taken out) whose part of the message is ``part`` (``None``: they fit)."""
         if part is None:
-            self.fits += sign
+            self.fits += n
             return
         for reason in part.reasons:
-            n = self.counts.get(reason, 0) + sign
-            if n:
-                self.counts[reason] = n
+            count = self.counts.get(reason, 0) + n
+            if count:
+                self.counts[reason] = count
             else:
                 del self.counts[reason]
-        self.resolvable += sign * part.resolvable
-        self.victims += sign * part.victim
+        self.resolvable += n * part.resolvable
+        self.victims += n * part.victim
 
     def told(self) -> tuple[tuple[Finding, ...], str | None]:
         """The grouped findings (for the row's own pod; :meth:`findings` names another) and the predicted
@@ -164,7 +166,7 @@ class SpecRow:
             for group in sorted(self.groups.values(), key=lambda g: g.names[0]):  # by their first node
                 best = group.scores[min(group.scores)][0]  # the least shortfall, the first such node
                 shown = (best, *[n for n in group.names[: PENDING_SAMPLE + 1] if n != best][: PENDING_SAMPLE - 1])
-                found.append(self.pending.group_finding(self.cells[best].result, len(group.names), shown))
+                found.append(self.pending.group_finding(self.cells[best][0], len(group.names), shown))
             message = (
                 None
                 if self.fits

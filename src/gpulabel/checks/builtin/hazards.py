@@ -11,6 +11,7 @@ requirement, and a re-judged pod reads its count and names from there.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -36,12 +37,13 @@ class KeptFits:
         self.fitting: dict[PodRequirements, list[str]] = {}
         self.cells = 0
 
-    def answer(self, req: PodRequirements, index: placement.NodeIndex) -> tuple[int, list[str]]:
-        """``fitting_nodes(req, index)``'s answer (the first 20 names), the list made over ``index`` if new."""
+    def answer(self, req: PodRequirements, index: Callable[[], placement.NodeIndex]) -> tuple[int, list[str]]:
+        """``fitting_nodes``' answer over every node (the first 20 names), the list made over ``index()`` if new."""
         names = self.fitting.get(req)
         if names is None:
-            names = self.fitting[req] = placement.fitting_names(req, index)
-            self.cells += len(index.nodes)
+            whole = index()
+            names = self.fitting[req] = placement.fitting_names(req, whole)
+            self.cells += len(whole.nodes)
         return len(names), names[:20]
 
     def node(self, name: str, node: Node | None) -> None:
@@ -100,10 +102,13 @@ class _Pieces:
             found: dict[str, list[Finding]] = {}
             index: list[placement.NodeIndex] = []  # over every node, made for the first new requirement
 
-            def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
+            def whole() -> placement.NodeIndex:
                 if not index:
                     index.append(placement.NodeIndex(state.nodes))
-                return self.fits.answer(req, index[0])
+                return index[0]
+
+            def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
+                return self.fits.answer(req, whole)
 
             for f in pending.hazards(part, opts.namespace, by_name=fleet.nodes, elsewhere_of=elsewhere):
                 found.setdefault(f.pod, []).append(f)

@@ -124,6 +124,8 @@ class _Pieces:
         # which pods are GPU pods, kept while no node's GPU view changes (pending.GpuPods reads the nodes' label
         # keys, gpu.present, resource names and GPU-node status: columns' _gpu_view) and no node comes or goes
         self.gpu: pending.GpuPods | None = None
+        # every node grouped for placement, made for a new row and kept while no node or capacity changes
+        self.index: placement.NodeIndex | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -179,6 +181,8 @@ class _Pieces:
         self.use_nodes = set()
         for name in changed:  # each kept row's cell of those nodes, and no other cell
             self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
+        if changed:
+            self.index = None
         if not self.everything:
             column = self.columns.flipped(fleet.pods, self.unbound, fleet.nodes, self.capacities, fleet.state)
             if column is None:
@@ -223,12 +227,11 @@ class _Pieces:
         if self.gpu is None and not opts.all_pods:
             self.gpu = pending.GpuPods(state.nodes, state.dra.extended)
         gpu = None if opts.all_pods else self.gpu
-        index: list[placement.NodeIndex] = []  # over every node, made for the first new row
 
         def whole() -> placement.NodeIndex:
-            if not index:
-                index.append(placement.NodeIndex(state.nodes, self.capacities))
-            return index[0]
+            if self.index is None:
+                self.index = placement.NodeIndex(state.nodes, self.capacities)
+            return self.index
 
         memo: dict[Any, list[str]] = {}
         for key in keys:
