@@ -7,6 +7,13 @@ Pending pod, a node changed in place only the pods whose verdict on it may
 differ (:mod:`gpulabel.checks.columns`), a bound pod's change re-judges only the pods whose verdict may
 flip on its node (:func:`gpulabel.checks.incremental.scope.flips`), and a
 Pending pod's change re-judges itself.
+
+Re-judging a pod does not walk the nodes: each distinct Pending spec's verdict
+on every node is kept (:mod:`gpulabel.checks.specrows`), every change of a node
+or of what is free on it recomputes that node's cell in each kept row (and no
+other), and a re-judged pod's piece is told from its spec's row. Pods with
+claims or DeviceClass-backed requests, and ``--per-node``, are judged by
+``pending_result`` on a part of the state (every node, those pods), as before.
 """
 
 from __future__ import annotations
