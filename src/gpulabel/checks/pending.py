@@ -393,6 +393,18 @@ class _Held:
 Elsewhere = Callable[[PodRequirements], tuple[int, list[str]]]
 
 
+def _fitting_over(nodes: Sequence[Node]) -> Elsewhere:
+    """:func:`~gpulabel.checks.placement.fitting_nodes` over ``nodes``, indexed for the first pod that asks."""
+    index: list[NodeIndex] = []
+
+    def answer(req: PodRequirements) -> tuple[int, list[str]]:
+        if not index:
+            index.append(NodeIndex(nodes))
+        return fitting_nodes(req, index[0])
+
+    return answer
+
+
 def hazards(
     state: ClusterState,
     namespace: str | None = None,
@@ -411,7 +423,7 @@ def hazards(
     """
     if by_name is None:
         by_name = {n.name: n for n in state.nodes}
-    index: NodeIndex | None = None
+    ask = elsewhere_of or _fitting_over(state.nodes)
     elsewhere: dict[PodRequirements, tuple[int, list[str]]] = {}
     held = _Held()
     out = []
@@ -431,11 +443,7 @@ def hazards(
         else:
             unbound = pod.requirements  # without spec.nodeName: where else it would go
             if unbound not in elsewhere:  # replicas share one answer
-                if elsewhere_of is not None:
-                    elsewhere[unbound] = elsewhere_of(unbound)
-                else:
-                    index = index or NodeIndex(state.nodes)
-                    elsewhere[unbound] = fitting_nodes(unbound, index)
+                elsewhere[unbound] = ask(unbound)
             count, names = elsewhere[unbound]
             fate = (
                 "it would stay Pending if rescheduled"
