@@ -74,6 +74,7 @@ class SpecRow:
         self.counts: dict[str, int] = {}  # the scheduler's reasons, over refusing nodes
         self.fits = self.resolvable = self.victims = 0
         self._told: tuple[tuple[Finding, ...], str | None] | None = None
+        self._graded: tuple[Any, tuple[Finding, ...]] | None = None  # the findings told, graded
 
     def verdict(self, node: Node, cap: NodeCapacity | None) -> Result:
         """The spec's verdict on ``node`` as a full run gives it (placement's own code, one node)."""
@@ -177,10 +178,13 @@ class SpecRow:
             self._told = (tuple(found), message)
         return self._told
 
-    def findings(self, pod: Pod) -> list[Finding]:
-        """:meth:`told`'s findings for ``pod`` (a pod of this spec)."""
-        found, _ = self.told()
-        return [f if f.pod == pod.ref else replace(f, pod=pod.ref) for f in found]
+    def findings(self, pod: Pod, grade: Callable[[Sequence[Finding]], Sequence[Finding]]) -> tuple[Finding, ...]:
+        """:meth:`told`'s findings graded by ``grade`` (once per change of the row), for ``pod`` (of this spec)."""
+        told = self.told()
+        if self._graded is None or self._graded[0] is not told:
+            self._graded = (told, tuple(grade(told[0])))
+        ref = pod.ref
+        return tuple(f if f.pod == ref else replace(f, pod=ref) for f in self._graded[1])
 
 
 class SpecRows:

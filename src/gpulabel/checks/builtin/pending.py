@@ -18,7 +18,7 @@ claims or DeviceClass-backed requests, and ``--per-node``, are judged by
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -241,6 +241,10 @@ class _Pieces:
             return self.index
 
         memo: dict[Any, list[str]] = {}
+
+        def grade(found: Sequence[Finding]) -> list[Finding]:
+            return graded(self.check, found, self.table)
+
         for key in keys:
             pod = fleet.pods[key]
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
@@ -250,7 +254,7 @@ class _Pieces:
             message = pod.condition_message("PodScheduled")
             hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
             self.found[key] = _Piece(
-                tuple(graded(self.check, row.findings(pod), self.table)),
+                row.findings(pod, grade),
                 pending.pod_row(pod, message, predicted),
                 pending.pod_text(pod, message),
                 pending.pod_wide(pod, message, predicted, hints),
