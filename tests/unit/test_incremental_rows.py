@@ -8,8 +8,8 @@ replica none, a new distinct spec one row (a cell per node). The incremental eva
 the full one after every batch, and the counters (``SpecRows.cells``, ``KeptFits.cells``) must move
 by exactly those figures: a keeper that rebuilt a whole row on a node's change (planted below) fails
 here, and so do planted narrower updates (a cell compared by its fit alone, a capacity not passed
-to the cell, the preemption victims not counted, a node that stops fitting left in a hazard's count), by
-the comparison with the full evaluator.
+to the cell, the preemption victims not counted, a node that stops fitting left in a hazard's count, the
+pods of a requirement whose count moved not re-judged), by the comparison with the full evaluator.
 """
 
 from __future__ import annotations
@@ -164,11 +164,22 @@ def _no_victims(self: specrows.SpecRow) -> Any:
         self.victims = victims
 
 
-def _only_added(self: hazards.KeptFits, name: str, node: Any) -> None:
+def _only_added(self: hazards.KeptFits, name: str, node: Any) -> set[Any]:
+    moved = set()
     for req, names in self.fitting.items():
         if node is not None and name not in names and placement.fits_node(req, node):
             names.append(name)
             names.sort()
+            moved.add(req)
+    return moved
+
+
+_fits_node = hazards.KeptFits.node
+
+
+def _none_moved(self: hazards.KeptFits, name: str, node: Any) -> set[Any]:
+    _fits_node(self, name, node)
+    return set()
 
 
 PLANTED: dict[str, tuple[Any, str, Callable[..., Any], str]] = {
@@ -176,6 +187,7 @@ PLANTED: dict[str, tuple[Any, str, Callable[..., Any], str]] = {
     "no-capacity": (specrows.SpecRows, "node", _no_capacity, "pending"),
     "no-victims": (specrows.SpecRow, "told", _no_victims, "pending"),
     "fits-never-removed": (hazards.KeptFits, "node", _only_added, "hazards"),
+    "fits-moved-not-told": (hazards.KeptFits, "node", _none_moved, "hazards"),
 }
 
 

@@ -5,7 +5,8 @@ matches also counts the other nodes that would take it (``fits_elsewhere``),
 so a node's change re-judges those pods too. What they count is kept per
 distinct requirement (:class:`KeptFits`: the names of the nodes that fit, in
 order), so a node's change evaluates that node alone for each kept
-requirement, and a re-judged pod reads its count and names from there.
+requirement; the pods of a requirement whose list that node moved in or out of
+are re-judged, and read their count and names from there.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ class KeptFits:
             self.cells += len(whole.nodes)
         return len(names), names[:20]
 
-    def node(self, name: str, node: Node | None) -> None:
-        """Node ``name`` is now ``node`` (``None``: gone): its place in every kept list, and no other."""
+    def node(self, name: str, node: Node | None) -> set[PodRequirements]:
+        """Node ``name`` is now ``node`` (``None``: gone): its place in every kept list, and no other; the
+        requirements whose list it moved (their count changed)."""
+        moved = set()
         for req, names in self.fitting.items():
             fits = node is not None and placement.fits_node(req, node)
             self.cells += node is not None
@@ -55,8 +58,11 @@ class KeptFits:
             there = i < len(names) and names[i] == name
             if fits and not there:
                 names.insert(i, name)
+                moved.add(req)
             elif there and not fits:
                 del names[i]
+                moved.add(req)
+        return moved
 
     def keep(self, used: set[PodRequirements]) -> None:
         for req in [r for r in self.fitting if r not in used]:
@@ -76,16 +82,19 @@ class _Pieces:
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
+                # its pods; and a pod whose node no longer matches counts the other nodes that would take it:
+                # re-judged if this node moved in or out of its requirement's kept list (result)
                 self.nodes.update(n.name for n in (old, new) if n is not None)
-                # a pod whose node no longer matches counts the other nodes that would take it
-                self.dirty.update(k for k, fs in self.found.items() if any(f.fits_elsewhere is not None for f in fs))
         elif kind == "Pod" and ((old is not None and old.node_name) or (new is not None and new.node_name)):
             self.dirty.add(key)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         state = fleet.state
+        moved: set[PodRequirements] = set()
         for name in self.nodes:
-            self.fits.node(name, fleet.nodes.get(name))
+            moved |= self.fits.node(name, fleet.nodes.get(name))
+        if moved:
+            self.dirty.update(k for k, req in self.req_of.items() if req in moved)
         if self.everything:
             part, keys = state, list(fleet.pods)
             self.found, self.req_of = {}, {}
