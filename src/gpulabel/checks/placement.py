@@ -341,13 +341,24 @@ def scheduler_message(
         return None
     names = req.prefilter_names()
     caps = capacities or {}
+    parts: dict[int, tuple[MessagePart, list[int]]] = {}  # nodes sharing a result share a part that reads no node
+    counted: list[tuple[MessagePart, list[int]]] = []
+    for node, result in zip(nodes, results, strict=True):
+        known = parts.get(id(result))
+        if known is not None:
+            known[1][0] += 1
+            continue
+        part = message_part(names, node.name, result, caps.get(node.name), priority)
+        counted.append((part, [1]))
+        if names is None and not part.resolvable:
+            parts[id(result)] = counted[-1]
     counts: Counter[str] = Counter()
     resolvable = victims = 0
-    for node, result in zip(nodes, results, strict=True):
-        part = message_part(names, node.name, result, caps.get(node.name), priority)
-        counts.update(part.reasons)
-        resolvable += part.resolvable
-        victims += part.victim
+    for part, (n,) in counted:
+        for reason in part.reasons:
+            counts[reason] += n
+        resolvable += n * part.resolvable
+        victims += n * part.victim
     return message_of(len(nodes), names, counts, resolvable, victims, preemption_policy)
 
 
