@@ -88,10 +88,16 @@ class NodeIndex:
     With ``capacities`` (``ClusterState.capacities()``), nodes are also grouped
     by allocatable and requested resources, so the resource filter runs once
     per distinct node size and load; nodes without a capacity are not
-    resource-checked (their allocatable is unknown).
+    resource-checked (their allocatable is unknown). ``keys``: each such node's
+    ``NodeCapacity.key()``, when the caller keeps them.
     """
 
-    def __init__(self, nodes: Sequence[Node], capacities: Mapping[str, NodeCapacity] | None = None) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        capacities: Mapping[str, NodeCapacity] | None = None,
+        keys: Mapping[str, Any] | None = None,
+    ) -> None:
         self.nodes = tuple(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
         self._positions: dict[str, int] | None = None
@@ -106,7 +112,7 @@ class NodeIndex:
             if cap is None:
                 self.capacity_group.append(None)
                 continue
-            g = seen.setdefault(cap.key(), len(self.capacity_reps))
+            g = seen.setdefault(cap.key() if keys is None else keys[node.name], len(self.capacity_reps))
             if g == len(self.capacity_reps):
                 self.capacity_reps.append(cap)
             self.capacity_group.append(g)

@@ -133,6 +133,7 @@ class _Pieces:
         self.gpu: pending.GpuPods | None = None
         # every node grouped for placement, made for a new row and kept while no node or capacity changes
         self.index: placement.NodeIndex | None = None
+        self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -159,6 +160,7 @@ class _Pieces:
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
             self.capacities.pop(name, None)
+            self.cap_keys.pop(name, None)
             node = fleet.nodes.get(name)
             if node is None or node.amounts is None:
                 continue
@@ -237,7 +239,11 @@ class _Pieces:
 
         def whole() -> placement.NodeIndex:
             if self.index is None:
-                self.index = placement.NodeIndex(state.nodes, self.capacities)
+                keys = self.cap_keys
+                for name, cap in self.capacities.items():
+                    if name not in keys:
+                        keys[name] = cap.key()
+                self.index = placement.NodeIndex(state.nodes, self.capacities, keys)
             return self.index
 
         memo: dict[Any, list[str]] = {}
