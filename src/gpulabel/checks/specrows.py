@@ -192,6 +192,8 @@ class SpecRows:
 
     def __init__(self) -> None:
         self.rows: dict[tuple[Any, ...], SpecRow] = {}
+        self.users: dict[tuple[Any, ...], set[Any]] = {}  # the pods whose piece each row tells
+        self.orphans: set[tuple[Any, ...]] = set()  # rows whose last pod went: forgotten at prune()
         self.cells = 0  # cells computed, ever: one node's change computes one per row
 
     def row(
@@ -220,7 +222,25 @@ class SpecRows:
                 row.put(name, row.verdict(node, cap), cap)
                 self.cells += 1
 
-    def keep(self, used: set[tuple[Any, ...]]) -> None:
-        """Forget the rows of specs no kept Pending pod has."""
-        for key in [k for k in self.rows if k not in used]:
-            del self.rows[key]
+    def own(self, key: tuple[Any, ...], pod: Any) -> None:
+        """``pod``'s piece is told by the row of spec ``key``."""
+        self.users.setdefault(key, set()).add(pod)
+
+    def disown(self, key: tuple[Any, ...], pod: Any) -> None:
+        """``pod`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
+        users = self.users.get(key)
+        if users is not None:
+            users.discard(pod)
+            if not users:
+                del self.users[key]
+                self.orphans.add(key)
+
+    def clear(self) -> None:
+        """No piece is told by any row (every pod is judged again): forget those none claims after."""
+        self.users, self.orphans = {}, set(self.rows)
+
+    def prune(self) -> None:
+        """Forget what no pod reads (after a batch's pieces are remade: a pod re-judged claims it again)."""
+        for key in [k for k in self.orphans if k not in self.users]:
+            self.rows.pop(key, None)
+        self.orphans = set()

@@ -36,6 +36,8 @@ class KeptFits:
 
     def __init__(self) -> None:
         self.fitting: dict[PodRequirements, list[str]] = {}
+        self.users: dict[PodRequirements, set[ObjectKey]] = {}  # the pods whose finding reads each list
+        self.orphans: set[PodRequirements] = set()  # lists whose last pod went: forgotten at prune()
         self.cells = 0
 
     def answer(self, req: PodRequirements, index: Callable[[], placement.NodeIndex]) -> tuple[int, list[str]]:
@@ -64,9 +66,32 @@ class KeptFits:
                 moved.add(req)
         return moved
 
-    def keep(self, used: set[PodRequirements]) -> None:
-        for req in [r for r in self.fitting if r not in used]:
-            del self.fitting[req]
+    def own(self, req: PodRequirements, pod: ObjectKey) -> None:
+        """``pod``'s finding reads ``req``'s list."""
+        self.users.setdefault(req, set()).add(pod)
+
+    def disown(self, req: PodRequirements, pod: ObjectKey) -> None:
+        """``pod`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
+        users = self.users.get(req)
+        if users is not None:
+            users.discard(pod)
+            if not users:
+                del self.users[req]
+                self.orphans.add(req)
+
+    def readers(self, moved: set[PodRequirements]) -> set[ObjectKey]:
+        """The pods whose findings read the lists of ``moved``."""
+        return {pod for req in moved for pod in self.users.get(req, ())}
+
+    def clear(self) -> None:
+        """No finding reads any list (every pod is judged again): forget those none claims after."""
+        self.users, self.orphans = {}, set(self.fitting)
+
+    def prune(self) -> None:
+        """Forget what no pod reads (after a batch's pieces are remade: a pod re-judged claims it again)."""
+        for req in [k for k in self.orphans if k not in self.users]:
+            self.fitting.pop(req, None)
+        self.orphans = set()
 
 
 class _Pieces:
@@ -94,15 +119,19 @@ class _Pieces:
         for name in self.nodes:
             moved |= self.fits.node(name, fleet.nodes.get(name))
         if moved:
-            self.dirty.update(k for k, req in self.req_of.items() if req in moved)
-        if self.everything:
+            self.dirty |= self.fits.readers(moved)
+        everything = self.everything
+        if everything:
             part, keys = state, list(fleet.pods)
             self.found, self.req_of = {}, {}
+            self.fits.clear()
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
             for key in self.dirty:
                 self.found.pop(key, None)
-                self.req_of.pop(key, None)
+                req = self.req_of.pop(key, None)
+                if req is not None:
+                    self.fits.disown(req, key)
             keys = sorted((k for k in self.dirty if k in fleet.pods), key=fleet.order)
             part = replace(state, pods=tuple(fleet.pods[k] for k in keys))
         self.everything, self.dirty, self.nodes = False, set(), set()
@@ -125,8 +154,9 @@ class _Pieces:
                 key = by_ref[ref]
                 self.found[key] = graded(self.check, fs, self.table)
                 if any(f.fits_elsewhere is not None for f in fs):
-                    self.req_of[key] = fleet.pods[key].requirements
-        self.fits.keep(set(self.req_of.values()))
+                    req = self.req_of[key] = fleet.pods[key].requirements
+                    self.fits.own(req, key)
+        self.fits.prune()
         shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
         return Result("hazards", shown, graded=True)
 

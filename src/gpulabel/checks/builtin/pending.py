@@ -199,13 +199,17 @@ class _Pieces:
             else:
                 self.dirty |= column
         self.columns.clear()
-        if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
+        everything = self.everything
+        if everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
             judged_keys, self.found, self.row_of, self.gpu = self.unbound, {}, {}, None
+            self.rows.clear()
         else:
             self.dirty |= self._flipped(before, fleet)
             for key in self.dirty:
                 self.found.pop(key, None)
-                self.row_of.pop(key, None)
+                spec = self.row_of.pop(key, None)
+                if spec is not None:
+                    self.rows.disown(spec, key)
             judged_keys = self.dirty & self.unbound
         self.everything, self.dirty = False, set()
         if judged_keys:
@@ -219,7 +223,7 @@ class _Pieces:
                 for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
                     graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
                     self.found[by_ref[ref]] = graded_piece
-        self.rows.keep(set(self.row_of.values()))
+        self.rows.prune()
         return self._finish(fleet, opts)
 
     @staticmethod
@@ -265,7 +269,8 @@ class _Pieces:
                 pending.pod_text(pod, message),
                 pending.pod_wide(pod, message, predicted, hints),
             )
-            self.row_of[key] = pending.spec_key(pod)
+            spec = self.row_of[key] = pending.spec_key(pod)
+            self.rows.own(spec, key)
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""
