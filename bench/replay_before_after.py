@@ -103,7 +103,7 @@ def main() -> int:
             elif not args.only or side in args.only:
                 runs[side] = _worker(src, "incremental", snapshot, events_file, args.full_every)
                 kept.write_text(json.dumps(runs[side]))
-        if not oracle_file.exists() and not args.reuse:
+        if not oracle_file.exists() and not args.reuse and (not args.only or "oracle" in args.only):
             full = _worker(sides[args.oracle_tree], "full", snapshot, events_file, args.full_every)
             oracle_file.write_text(json.dumps({str(k): v for k, v in full["digests"].items()}))
         oracle = {int(k): v for k, v in json.loads(oracle_file.read_text()).items()} if oracle_file.exists() else {}

@@ -143,7 +143,7 @@ _told = specrows.SpecRow.told
 
 def _fit_only(self: specrows.SpecRow, name: str, result: Any, cap: Any) -> bool:
     old = self.cells.get(name)
-    if old is not None and old[0].fits == result.fits:
+    if old is not None and self.table[old][0].fits == result.fits:
         return False
     return _put(self, name, result, cap)
 

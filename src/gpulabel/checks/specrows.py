@@ -69,7 +69,13 @@ class SpecRow:
         self.priority = pod.priority
         self.policy = pod.spec.preemption_policy
         self.prefilter = self.req.prefilter_names()
-        self.cells: dict[str, Cell] = {}
+        # a node's cell is its index in ``table``, the row's distinct cells: a dictionary of names to numbers,
+        # which the garbage collector never walks (20,000 nodes, a few rows: no 100,000 objects to visit)
+        self.cells: dict[str, int] = {}
+        self.table: list[Cell] = []
+        self.uses: list[int] = []  # how many nodes have each cell of the table (0: its slot is free)
+        self._free: list[int] = []
+        self._same: dict[tuple[str, Score, MessagePart | None], list[int]] = {}  # the table by all but the result
         self.groups: dict[str, _Group] = {}
         self.counts: dict[str, int] = {}  # the scheduler's reasons, over refusing nodes
         self.fits = self.resolvable = self.victims = 0
@@ -81,12 +87,41 @@ class SpecRow:
         index = NodeIndex((node,), {node.name: cap} if cap is not None else None)
         return place(self.req, index, full=True, request=self.request)[0]
 
+    def _intern(self, cell: Cell, n: int = 1) -> int:
+        """``cell``'s index in the table (a cell equal to it, or a new one), used by ``n`` more nodes."""
+        result, score, part = cell
+        same = self._same.setdefault((result.reason, score, part), [])
+        for i in same:
+            if self.table[i][0] == result:
+                self.uses[i] += n
+                return i
+        if self._free:
+            i = self._free.pop()
+            self.table[i], self.uses[i] = cell, n
+        else:
+            i = len(self.table)
+            self.table.append(cell)
+            self.uses.append(n)
+        same.append(i)
+        return i
+
+    def _release(self, i: int) -> None:
+        self.uses[i] -= 1
+        if not self.uses[i]:
+            result, score, part = self.table[i]
+            key = (result.reason, score, part)
+            self._same[key].remove(i)
+            if not self._same[key]:
+                del self._same[key]
+            self._free.append(i)
+
     def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
         """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
         sharing one result share (its score, group, part of the message) worked out once, and the sums
         added once per distinct part."""
         known: dict[int, tuple[Score, MessagePart | None, _Group, list[str]]] = {}
         tally: dict[MessagePart | None, int] = {}
+        interned: dict[tuple[int, MessagePart | None], int] = {}  # (id of a result, part) -> its table index
         by_name = self.prefilter is not None  # the part names the node: not shared
         cells, groups = self.cells, self.groups
         for name, result in zip(names, results, strict=True):
@@ -101,7 +136,11 @@ class SpecRow:
             score, part, group, same = shared
             if part is not None and part.resolvable:  # its own preemption answer
                 part = message_part(self.prefilter, name, result, capacities.get(name), self.priority)
-            cells[name] = (result, score, part)
+            i = interned.get((id(result), part))
+            if i is None:
+                i = interned[(id(result), part)] = self._intern((result, score, part), 0)
+            self.uses[i] += 1
+            cells[name] = i
             group.names.append(name)
             same.append(name)
             tally[part] = tally.get(part, 0) + 1
@@ -114,11 +153,12 @@ class SpecRow:
         part = None if result.fits else message_part(self.prefilter, name, result, cap, self.priority)
         old = self.cells.get(name)
         if old is not None:
-            if old[0] == result and old[2] == part:
+            was = self.table[old]
+            if was[0] == result and was[2] == part:
                 return False
             self.drop(name)
         score = shortfall(result) if result.failures else (0, 0)
-        self.cells[name] = (result, score, part)
+        self.cells[name] = self._intern((result, score, part))
         group = self.groups.get(result.reason)
         if group is None:
             group = self.groups[result.reason] = _Group()
@@ -130,10 +170,11 @@ class SpecRow:
 
     def drop(self, name: str) -> None:
         """Node ``name`` left: its cell out of every sum."""
-        cell = self.cells.pop(name, None)
-        if cell is None:
+        i = self.cells.pop(name, None)
+        if i is None:
             return
-        result, score, part = cell
+        result, score, part = self.table[i]
+        self._release(i)
         group = self.groups[result.reason]
         del group.names[bisect.bisect_left(group.names, name)]
         same = group.scores[score]
@@ -167,7 +208,7 @@ class SpecRow:
             for group in sorted(self.groups.values(), key=lambda g: g.names[0]):  # by their first node
                 best = group.scores[min(group.scores)][0]  # the least shortfall, the first such node
                 shown = (best, *[n for n in group.names[: PENDING_SAMPLE + 1] if n != best][: PENDING_SAMPLE - 1])
-                found.append(self.pending.group_finding(self.cells[best][0], len(group.names), shown))
+                found.append(self.pending.group_finding(self.table[self.cells[best]][0], len(group.names), shown))
             message = (
                 None
                 if self.fits
