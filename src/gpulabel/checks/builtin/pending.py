@@ -243,11 +243,11 @@ class _Pieces:
 
         def whole() -> placement.NodeIndex:
             if self.index is None:
-                keys = self.cap_keys
+                known = self.cap_keys
                 for name, cap in self.capacities.items():
-                    if name not in keys:
-                        keys[name] = cap.key()
-                self.index = placement.NodeIndex(state.nodes, self.capacities, keys)
+                    if name not in known:
+                        known[name] = cap.key()
+                self.index = placement.NodeIndex(state.nodes, self.capacities, known)
             return self.index
 
         memo: dict[Any, list[str]] = {}
