@@ -7,7 +7,8 @@ gets one ``bench.synth`` snapshot and one stream (``bench.monitor_replay.stream`
 ``--work`` and reused. Per size the incremental evaluator runs in a process of its own from each tree
 (the worker is this checkout's ``bench.monitor_replay``; only ``gpulabel`` comes from the tree), before
 then after, so the load of the shared machine hits both alike; its digest is taken at every event. The
-full evaluator (the oracle) runs once, from this checkout, at every ``--full-every``-th event; its digests
+full evaluator (the oracle) runs once, from this checkout (``--oracle-tree before``: from the ``before``
+tree, so the oracle is not the code under test), at every ``--full-every``-th event; its digests
 are kept in the work directory, so a second invocation only reruns the incremental sides. Printed: per
 size and tree the CPU per event p50 / p99 / max, the peak RSS (``VmHWM`` after the records are built),
 how many of the oracle's digests each side equals, and the load average around each run.
@@ -74,6 +75,12 @@ def main() -> int:
         "--only", choices=("before", "after", "oracle"), action="append", help="only these (oracle: the full run)"
     )
     p.add_argument("--reuse", action="store_true", help="take the runs kept in the work directory, run none")
+    p.add_argument(
+        "--oracle-tree",
+        choices=("after", "before"),
+        default="after",
+        help="the tree whose full evaluator is the oracle (before: the oracle is not the code under test)",
+    )
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     before = args.work / f"tree-{args.rev}"
@@ -86,7 +93,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|")
     for nodes in args.nodes or [5000]:
         snapshot, events_file, whats = _prepare(args.work, nodes, args.events, args.seed)
-        oracle_file = args.work / f"oracle-{nodes}-{args.events}-{args.seed}-{args.full_every}.json"
+        tree = "" if args.oracle_tree == "after" else f"-{args.rev}"
+        oracle_file = args.work / f"oracle-{nodes}-{args.events}-{args.seed}-{args.full_every}{tree}.json"
         runs: dict[str, dict[str, Any]] = {}
         for side, src in sides.items():  # the timed runs first, the oracle (the longest) after them
             kept = args.work / f"run-{nodes}-{args.events}-{args.seed}-{side}.json"
@@ -95,8 +103,8 @@ def main() -> int:
             elif not args.only or side in args.only:
                 runs[side] = _worker(src, "incremental", snapshot, events_file, args.full_every)
                 kept.write_text(json.dumps(runs[side]))
-        if not oracle_file.exists() and not args.reuse:
-            full = _worker(ROOT / "src", "full", snapshot, events_file, args.full_every)
+        if not oracle_file.exists() and not args.reuse and (not args.only or "oracle" in args.only):
+            full = _worker(sides[args.oracle_tree], "full", snapshot, events_file, args.full_every)
             oracle_file.write_text(json.dumps({str(k): v for k, v in full["digests"].items()}))
         oracle = {int(k): v for k, v in json.loads(oracle_file.read_text()).items()} if oracle_file.exists() else {}
         for side, r in runs.items():

@@ -8,7 +8,7 @@ the scheduler's message) and, for pods with ``resourceClaims``, on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +35,20 @@ if TYPE_CHECKING:
 __all__ = [
     "PENDING_SAMPLE",
     "REASONS",
+    "Elsewhere",
     "GpuPods",
     "PendingPod",
     "hazards",
+    "nfd_hints",
     "other_pending",
     "pending",
     "pending_pods",
     "pending_result",
+    "pod_row",
+    "pod_text",
+    "pod_wide",
+    "spec_key",
+    "with_claims",
 ]
 
 # What pending says beyond the refusals of placement.REASONS: a node whose filters let the pod through is info
@@ -99,6 +106,11 @@ class PendingPod:
             return Finding("pending", "fits", pod=self.pod.ref, node=node, detail=self._fits_detail(), **group)
         head, args, detail = _refusal(result)
         return Finding("pending", head, pod=self.pod.ref, node=node, args=args, detail=detail, **group)
+
+    def group_finding(self, result: Result, count: int, sample: tuple[str, ...]) -> Finding:
+        """The grouped finding of ``count`` nodes whose verdict is ``result`` (the group's best node's), naming
+        ``sample`` (as :meth:`grouped` makes each, for nodes that pass or refuse by node filters and resources)."""
+        return replace(self._finding("", result), count=count, sample=sample)
 
     def _claim_verdicts(self, node: str, result: Result) -> tuple[Finding, ...]:
         """Why the pod's claims cannot be allocated on a node the node filters let through (none: they can)."""
@@ -227,6 +239,20 @@ class GpuPods:
         return any(_managed(k) for k in keys) or any(k in self.gpu_only_keys for k in keys)
 
 
+def spec_key(pod: Pod) -> tuple[Any, ...]:
+    """What makes Pending pods wait for the same reasons: their compiled spec, pin, requests and priority."""
+    return (pod.spec, pod.pinned, tuple(sorted(pod.requests.items())), pod.priority)
+
+
+def with_claims(pod: Pod, state: ClusterState) -> bool:
+    """Whether DRA judges ``pod`` (claims, or a request a DeviceClass backs, with DRA objects in the input):
+    its verdicts then read every node's capacity and devices, not its own node's alone."""
+    if "ResourceSlice" not in state.kinds:
+        return False
+    extended = state.dra.extended
+    return bool(pod.spec.resource_claims) or any(v > 0 and n in extended for n, v in pod.requests.items())
+
+
 def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bool = False) -> list[PendingPod]:
     """Every Pending pod the scheduler has not bound, with every node's verdict (``gpu_only``: GPU pods only)."""
     capacities = state.capacities()
@@ -244,7 +270,7 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         backed = [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
         with_claims = bool(pod.spec.resource_claims or backed) and "ResourceSlice" in state.kinds
-        key = (pod.spec, pod.pinned, tuple(sorted(pod.requests.items())), pod.priority)
+        key = spec_key(pod)
         same = None if with_claims else distinct.get(key)
         if same is not None:
             out.append(replace(same, pod=pod))  # shares the results, the message and the grouped findings
@@ -364,15 +390,40 @@ class _Held:
         return result
 
 
-def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
+Elsewhere = Callable[[PodRequirements], tuple[int, list[str]]]
+
+
+def _fitting_over(nodes: Sequence[Node]) -> Elsewhere:
+    """:func:`~gpulabel.checks.placement.fitting_nodes` over ``nodes``, indexed for the first pod that asks."""
+    index: list[NodeIndex] = []
+
+    def answer(req: PodRequirements) -> tuple[int, list[str]]:
+        if not index:
+            index.append(NodeIndex(nodes))
+        return fitting_nodes(req, index[0])
+
+    return answer
+
+
+def hazards(
+    state: ClusterState,
+    namespace: str | None = None,
+    *,
+    by_name: Mapping[str, Node] | None = None,
+    elsewhere_of: Elsewhere | None = None,
+) -> list[Finding]:
     """Pods bound to a node whose required affinity or nodeSelector no longer matches it.
 
     ``requiredDuringSchedulingIgnoredDuringExecution`` is not enforced on running
     pods, so these keep running until they restart elsewhere; the detail says how
-    many nodes would take them then (none: they would stay Pending).
+    many nodes would take them then (none: they would stay Pending). ``by_name``
+    (the state's nodes by name) and ``elsewhere_of`` (for a pod's requirements, what
+    :func:`~gpulabel.checks.placement.fitting_nodes` answers over the state's nodes)
+    are given by a caller that keeps them.
     """
-    by_name = {n.name: n for n in state.nodes}
-    index: NodeIndex | None = None
+    if by_name is None:
+        by_name = {n.name: n for n in state.nodes}
+    ask = elsewhere_of or _fitting_over(state.nodes)
     elsewhere: dict[PodRequirements, tuple[int, list[str]]] = {}
     held = _Held()
     out = []
@@ -390,10 +441,9 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
         if daemon:
             fate = "its DaemonSet no longer selects the node, so the DaemonSet controller will delete it"
         else:
-            index = index or NodeIndex(state.nodes)
             unbound = pod.requirements  # without spec.nodeName: where else it would go
             if unbound not in elsewhere:  # replicas share one answer
-                elsewhere[unbound] = fitting_nodes(unbound, index)
+                elsewhere[unbound] = ask(unbound)
             count, names = elsewhere[unbound]
             fate = (
                 "it would stay Pending if rescheduled"
@@ -417,6 +467,35 @@ def hazards(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     return out
 
 
+def pod_row(pod: Pod, message: str, predicted: str | None) -> dict[str, Any]:
+    """A Pending pod's row of the ``pods`` section: the scheduler's message and the one predicted."""
+    return {"pod": pod.ref, "scheduler_message": message, "predicted_message": predicted}
+
+
+def pod_text(pod: Pod, message: str) -> str:
+    return f"{pod.ref} scheduler: {message or '(no message yet)'}"
+
+
+def pod_wide(pod: Pod, message: str, predicted: str | None, hints: Iterable[str]) -> tuple[str, ...]:
+    """A Pending pod's wide lines: the scheduler's message, the predicted one, NFD's hints (``nfd_hints``)."""
+    return (
+        pod_text(pod, message),
+        *((f"{pod.ref} predicted: {predicted}",) if predicted is not None else ()),
+        *(f"{pod.ref} nfd: {h}" for h in hints),
+    )
+
+
+def nfd_hints(state: ClusterState, nfd_config: NfdConfig | None, pod: Pod, memo: dict[Any, list[str]]) -> list[str]:
+    """For the NFD labels ``pod`` selects that no node has, the NodeFeatureRule that would write each and why
+    it does not match (none without NFD objects); ``memo``: one prediction per set of selected keys."""
+    if not (state.nfd.rules or state.nfd.nodefeatures):
+        return []
+    keys = pod.spec.requirements.label_keys
+    if keys not in memo:
+        memo[keys] = label_hints(state, nfd_config, keys)
+    return memo[keys]
+
+
 def pending_result(
     state: ClusterState,
     namespace: str | None = None,
@@ -434,26 +513,13 @@ def pending_result(
     pods = pending_pods(state, namespace, gpu_only=not all_pods)
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
-    rows = tuple({"pod": p.pod.ref, "scheduler_message": p.message, "predicted_message": p.predicted} for p in pods)
-    hints: dict[tuple[str, ...], list[str]] = {}  # nfd-master's prediction once per set of selected label keys
-
-    def nfd_hints(pod: Pod) -> list[str]:
-        if not (state.nfd.rules or state.nfd.nodefeatures):
-            return []
-        keys = pod.spec.requirements.label_keys
-        if keys not in hints:
-            hints[keys] = label_hints(state, nfd_config, keys)
-        return hints[keys]
-
-    text = tuple(f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}" for p in pods)
+    rows = tuple(pod_row(p.pod, p.message, p.predicted) for p in pods)
+    memo: dict[Any, list[str]] = {}  # nfd-master's prediction once per set of selected label keys
+    text = tuple(pod_text(p.pod, p.message) for p in pods)
     wide = tuple(
         line
         for p in pods
-        for line in (
-            f"{p.pod.ref} scheduler: {p.message or '(no message yet)'}",
-            *((f"{p.pod.ref} predicted: {p.predicted}",) if p.predicted is not None else ()),
-            *(f"{p.pod.ref} nfd: {h}" for h in nfd_hints(p.pod)),
-        )
+        for line in pod_wide(p.pod, p.message, p.predicted, nfd_hints(state, nfd_config, p.pod, memo))
     )
     counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
     notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}

@@ -33,12 +33,17 @@ from gpulabel.model.severity import Reason
 __all__ = [
     "REASONS",
     "Fix",
+    "MessagePart",
     "NodeIndex",
     "Prediction",
     "VerdictGroup",
     "closest_fix",
+    "fits_node",
+    "fitting_names",
     "fitting_nodes",
     "group_verdicts",
+    "message_of",
+    "message_part",
     "place",
     "place_ungrouped",
     "placement_view",
@@ -83,10 +88,16 @@ class NodeIndex:
     With ``capacities`` (``ClusterState.capacities()``), nodes are also grouped
     by allocatable and requested resources, so the resource filter runs once
     per distinct node size and load; nodes without a capacity are not
-    resource-checked (their allocatable is unknown).
+    resource-checked (their allocatable is unknown). ``keys``: each such node's
+    ``NodeCapacity.key()``, when the caller keeps them.
     """
 
-    def __init__(self, nodes: Sequence[Node], capacities: Mapping[str, NodeCapacity] | None = None) -> None:
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        capacities: Mapping[str, NodeCapacity] | None = None,
+        keys: Mapping[str, Any] | None = None,
+    ) -> None:
         self.nodes = tuple(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
         self._positions: dict[str, int] | None = None
@@ -101,7 +112,7 @@ class NodeIndex:
             if cap is None:
                 self.capacity_group.append(None)
                 continue
-            g = seen.setdefault(cap.key(), len(self.capacity_reps))
+            g = seen.setdefault(cap.key() if keys is None else keys[node.name], len(self.capacity_reps))
             if g == len(self.capacity_reps):
                 self.capacity_reps.append(cap)
             self.capacity_group.append(g)
@@ -218,6 +229,25 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
     return count, names
 
 
+def fitting_names(req: PodRequirements, index: NodeIndex) -> list[str]:
+    """Every node :func:`fitting_nodes` counts, in the index's order (one evaluation per group)."""
+    member, reps = index.groups(req.label_keys)
+    partials = [req.evaluate(n.labels, n.taints, n.unschedulable) for n in reps]
+    per_group = [req.finish(p, "\x00").fits for p in partials]
+    named = req.named_nodes()
+    return [
+        node.name
+        for g, node in zip(member, index.nodes, strict=True)
+        if (req.finish(partials[g], node.name).fits if node.name in named else per_group[g])
+    ]
+
+
+def fits_node(req: PodRequirements, node: Node) -> bool:
+    """Whether ``node`` is one :func:`fitting_nodes` counts for ``req`` (node selection only, no resources)."""
+    name = node.name if node.name in req.named_nodes() else "\x00"
+    return req.finish(req.evaluate(node.labels, node.taints, node.unschedulable), name).fits
+
+
 def shortfall(result: Result) -> tuple[int, int]:
     """How far a node is from taking the pod: failing filters, then the resources it lacks in total.
 
@@ -310,39 +340,85 @@ def scheduler_message(
     only lack resources they have in total are where preemption might help,
     and with no pod of lower ``priority`` on them it finds no victims.
     ``None`` too when a lower-priority pod could be preempted (gpulabel does
-    not simulate preemption).
+    not simulate preemption). It is :func:`message_part` per node summed by
+    :func:`message_of` (pending's kept rows sum the same parts, node by node).
     """
     if any(r.fits for r in results):
         return None
-    total = len(nodes)
     names = req.prefilter_names()
+    caps = capacities or {}
+    parts: dict[int, tuple[MessagePart, list[int]]] = {}  # nodes sharing a result share a part that reads no node
+    counted: list[tuple[MessagePart, list[int]]] = []
+    for node, result in zip(nodes, results, strict=True):
+        known = parts.get(id(result))
+        if known is not None:
+            known[1][0] += 1
+            continue
+        part = message_part(names, node.name, result, caps.get(node.name), priority)
+        counted.append((part, [1]))
+        if names is None and not part.resolvable:
+            parts[id(result)] = counted[-1]
+    counts: Counter[str] = Counter()
+    resolvable = victims = 0
+    for part, (n,) in counted:
+        for reason in part.reasons:
+            counts[reason] += n
+        resolvable += n * part.resolvable
+        victims += n * part.victim
+    return message_of(len(nodes), names, counts, resolvable, victims, preemption_policy)
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePart:
+    """One refusing node's part of the scheduler's message: its reasons, whether preemption could help there
+    (it lacks only resources it has in total) and, if so, whether a pod of lower priority is there to preempt."""
+
+    reasons: tuple[str, ...]
+    resolvable: bool
+    victim: bool
+
+
+def message_part(
+    names: frozenset[str] | None, name: str, result: Result, cap: NodeCapacity | None, priority: int
+) -> MessagePart:
+    """Node ``name``'s part of :func:`scheduler_message` for a pod it refuses with ``result`` (``names``: the
+    pod's PreFilter names, ``req.prefilter_names()``; ``cap``: the node's capacity)."""
+    if names is not None and name not in names:
+        return MessagePart(("node(s) didn't satisfy plugin(s) [NodeAffinity]",), False, False)
+    if result.filter != RESOURCES:
+        return MessagePart((SCHEDULER_REASONS[result.filter],), False, False)
+    lacking = [f for f in result.failures if f.filter == RESOURCES]
+    reasons = tuple(str(f.data["scheduler_reason"]) for f in lacking)
+    if any(f.data["resource"] != PODS and f.data["requested"] > f.data["allocatable"] for f in lacking):
+        return MessagePart(reasons, False, False)
+    return MessagePart(reasons, True, cap is not None and cap.lowest_priority < priority)
+
+
+def message_of(
+    total: int,
+    names: frozenset[str] | None,
+    counts: Mapping[str, int],
+    resolvable: int,
+    victims: int,
+    preemption_policy: str,
+) -> str | None:
+    """The message of ``total`` refusing nodes from the sum of their parts (:func:`message_part`): ``counts``
+    per reason, how many nodes are ``resolvable`` by preemption and how many of those hold a victim; ``None``
+    when one does (gpulabel does not simulate preemption)."""
     if names is not None and not names:
         tail = f" preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
         return f"0/{total} nodes are available: pod affinity terms conflict.{tail}"
-    counts: Counter[str] = Counter()
-    resolvable: list[str] = []
-    for node, result in zip(nodes, results, strict=True):
-        if names is not None and node.name not in names:
-            counts["node(s) didn't satisfy plugin(s) [NodeAffinity]"] += 1
-        elif result.filter == RESOURCES:
-            lacking = [f for f in result.failures if f.filter == RESOURCES]
-            counts.update(str(f.data["scheduler_reason"]) for f in lacking)
-            if not any(f.data["resource"] != PODS and f.data["requested"] > f.data["allocatable"] for f in lacking):
-                resolvable.append(node.name)
-        else:
-            counts[SCHEDULER_REASONS[result.filter]] += 1
-    reasons = _histogram(counts)
+    reasons = _histogram(Counter({k: n for k, n in counts.items() if n}))
     head = f"0/{total} nodes are available: {reasons}." if reasons else f"0/{total} nodes are available:"
     if preemption_policy == "Never":
         return f"{head} preemption: not eligible due to preemptionPolicy=Never."
-    caps = capacities or {}
-    if any((cap := caps.get(n)) is not None and cap.lowest_priority < priority for n in resolvable):
+    if victims:
         return None
     post: Counter[str] = Counter()
     if resolvable:
-        post["No preemption victims found for incoming pod"] = len(resolvable)
-    if total - len(resolvable):
-        post["Preemption is not helpful for scheduling"] = total - len(resolvable)
+        post["No preemption victims found for incoming pod"] = resolvable
+    if total - resolvable:
+        post["Preemption is not helpful for scheduling"] = total - resolvable
     return f"{head} preemption: 0/{total} nodes are available: {_histogram(post)}."
 
 

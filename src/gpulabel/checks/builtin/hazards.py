@@ -2,24 +2,96 @@
 
 A bound pod's finding reads the pod and its node; a pod whose node no longer
 matches also counts the other nodes that would take it (``fits_elsewhere``),
-so a node's change re-judges those pods too.
+so a node's change re-judges those pods too. What they count is kept per
+distinct requirement (:class:`KeptFits`: the names of the nodes that fit, in
+order), so a node's change evaluates that node alone for each kept
+requirement; the pods of a requirement whose list that node moved in or out of
+are re-judged, and read their count and names from there.
 """
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from gpulabel.checks import pending, placement
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
-from gpulabel.model.cluster import ClusterState
+from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result
 
-__all__ = ["CHECK"]
+__all__ = ["CHECK", "KeptFits"]
 
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("hazards", tuple(pending.hazards(state, opts.namespace)))
+
+
+class KeptFits:
+    """Per distinct requirement of a pod whose node no longer matches, the nodes that would take it (sorted
+    names: the state's order), as :func:`~gpulabel.checks.placement.fitting_nodes` finds them; ``cells``
+    counts the (requirement, node) verdicts computed, a whole list counting one per node."""
+
+    def __init__(self) -> None:
+        self.fitting: dict[PodRequirements, list[str]] = {}
+        self.users: dict[PodRequirements, set[ObjectKey]] = {}  # the pods whose finding reads each list
+        self.orphans: set[PodRequirements] = set()  # lists whose last pod went: forgotten at prune()
+        self.cells = 0
+
+    def answer(self, req: PodRequirements, index: Callable[[], placement.NodeIndex]) -> tuple[int, list[str]]:
+        """``fitting_nodes``' answer over every node (the first 20 names), the list made over ``index()`` if new."""
+        names = self.fitting.get(req)
+        if names is None:
+            whole = index()
+            names = self.fitting[req] = placement.fitting_names(req, whole)
+            self.cells += len(whole.nodes)
+        return len(names), names[:20]
+
+    def node(self, name: str, node: Node | None) -> set[PodRequirements]:
+        """Node ``name`` is now ``node`` (``None``: gone): its place in every kept list, and no other; the
+        requirements whose list it moved (their count changed)."""
+        moved = set()
+        for req, names in self.fitting.items():
+            fits = node is not None and placement.fits_node(req, node)
+            self.cells += node is not None
+            i = bisect.bisect_left(names, name)
+            there = i < len(names) and names[i] == name
+            if fits and not there:
+                names.insert(i, name)
+                moved.add(req)
+            elif there and not fits:
+                del names[i]
+                moved.add(req)
+        return moved
+
+    def own(self, req: PodRequirements, pod: ObjectKey) -> None:
+        """``pod``'s finding reads ``req``'s list."""
+        self.users.setdefault(req, set()).add(pod)
+
+    def disown(self, req: PodRequirements, pod: ObjectKey) -> None:
+        """``pod`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
+        users = self.users.get(req)
+        if users is not None:
+            users.discard(pod)
+            if not users:
+                del self.users[req]
+                self.orphans.add(req)
+
+    def readers(self, moved: set[PodRequirements]) -> set[ObjectKey]:
+        """The pods whose findings read the lists of ``moved``."""
+        return {pod for req in moved for pod in self.users.get(req, ())}
+
+    def clear(self) -> None:
+        """No finding reads any list (every pod is judged again): forget those none claims after."""
+        self.users, self.orphans = {}, set(self.fitting)
+
+    def prune(self) -> None:
+        """Forget what no pod reads (after a batch's pieces are remade: a pod re-judged claims it again)."""
+        for req in [k for k in self.orphans if k not in self.users]:
+            self.fitting.pop(req, None)
+        self.orphans = set()
 
 
 class _Pieces:
@@ -29,35 +101,62 @@ class _Pieces:
         self.everything = True
         self.dirty: set[ObjectKey] = set()
         self.nodes: set[str] = set()  # nodes whose change re-judges the pods bound to them
+        self.fits = KeptFits()
+        self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
+                # its pods; and a pod whose node no longer matches counts the other nodes that would take it:
+                # re-judged if this node moved in or out of its requirement's kept list (result)
                 self.nodes.update(n.name for n in (old, new) if n is not None)
-                # a pod whose node no longer matches counts the other nodes that would take it
-                self.dirty.update(k for k, fs in self.found.items() if any(f.fits_elsewhere is not None for f in fs))
         elif kind == "Pod" and ((old is not None and old.node_name) or (new is not None and new.node_name)):
             self.dirty.add(key)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         state = fleet.state
-        if self.everything:
+        moved: set[PodRequirements] = set()
+        for name in self.nodes:
+            moved |= self.fits.node(name, fleet.nodes.get(name))
+        if moved:
+            self.dirty |= self.fits.readers(moved)
+        everything = self.everything
+        if everything:
             part, keys = state, list(fleet.pods)
-            self.found = {}
+            self.found, self.req_of = {}, {}
+            self.fits.clear()
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
             for key in self.dirty:
                 self.found.pop(key, None)
+                req = self.req_of.pop(key, None)
+                if req is not None:
+                    self.fits.disown(req, key)
             keys = sorted((k for k in self.dirty if k in fleet.pods), key=fleet.order)
             part = replace(state, pods=tuple(fleet.pods[k] for k in keys))
         self.everything, self.dirty, self.nodes = False, set(), set()
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
             found: dict[str, list[Finding]] = {}
-            for f in pending.hazards(part, opts.namespace):
+            index: list[placement.NodeIndex] = []  # over every node, made for the first new requirement
+
+            def whole() -> placement.NodeIndex:
+                if not index:
+                    index.append(placement.NodeIndex(state.nodes))
+                return index[0]
+
+            def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
+                return self.fits.answer(req, whole)
+
+            for f in pending.hazards(part, opts.namespace, by_name=fleet.nodes, elsewhere_of=elsewhere):
                 found.setdefault(f.pod, []).append(f)
             for ref, fs in found.items():
-                self.found[by_ref[ref]] = graded(self.check, fs, self.table)
+                key = by_ref[ref]
+                self.found[key] = graded(self.check, fs, self.table)
+                if any(f.fits_elsewhere is not None for f in fs):
+                    req = self.req_of[key] = fleet.pods[key].requirements
+                    self.fits.own(req, key)
+        self.fits.prune()
         shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
         return Result("hazards", shown, graded=True)
 

@@ -7,11 +7,18 @@ Pending pod, a node changed in place only the pods whose verdict on it may
 differ (:mod:`gpulabel.checks.columns`), a bound pod's change re-judges only the pods whose verdict may
 flip on its node (:func:`gpulabel.checks.incremental.scope.flips`), and a
 Pending pod's change re-judges itself.
+
+Re-judging a pod does not walk the nodes: each distinct Pending spec's verdict
+on every node is kept (:mod:`gpulabel.checks.specrows`), every change of a node
+or of what is free on it recomputes that node's cell in each kept row (and no
+other), and a re-judged pod's piece is told from its spec's row. Pods with
+claims or DeviceClass-backed requests, and ``--per-node``, are judged by
+``pending_result`` on a part of the state (every node, those pods), as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,6 +26,7 @@ from gpulabel.checks import pending, placement
 from gpulabel.checks.columns import Columns
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
 from gpulabel.checks.incremental import scope
+from gpulabel.checks.specrows import SpecRows
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
@@ -118,6 +126,14 @@ class _Pieces:
         self.everything = True
         self.dirty: set[ObjectKey] = set()
         self.columns = Columns()  # nodes changed in place: re-judge the pods whose verdict on them may differ
+        self.rows = SpecRows()  # each distinct Pending spec's cell per node (checks/specrows.py)
+        self.row_of: dict[ObjectKey, tuple[Any, ...]] = {}  # the pods whose piece was told by a row: its spec key
+        # which pods are GPU pods, kept while no node's GPU view changes (pending.GpuPods reads the nodes' label
+        # keys, gpu.present, resource names and GPU-node status: columns' _gpu_view) and no node comes or goes
+        self.gpu: pending.GpuPods | None = None
+        # every node grouped for placement, made for a new row and kept while no node or capacity changes
+        self.index: placement.NodeIndex | None = None
+        self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -144,6 +160,7 @@ class _Pieces:
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
             self.capacities.pop(name, None)
+            self.cap_keys.pop(name, None)
             node = fleet.nodes.get(name)
             if node is None or node.amounts is None:
                 continue
@@ -168,8 +185,13 @@ class _Pieces:
             self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
         before = {n: self.capacities.get(n) for n in self.use_nodes}
         self.columns.before(self.capacities)
+        changed = self.capacities_dirty  # nodes changed, come, gone, or what their pods take changed
         self._refresh_capacities(fleet)
         self.use_nodes = set()
+        for name in changed:  # each kept row's cell of those nodes, and no other cell
+            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
+        if changed:
+            self.index = None
         if not self.everything:
             column = self.columns.flipped(fleet.pods, self.unbound, fleet.nodes, self.capacities, fleet.state)
             if column is None:
@@ -177,20 +199,78 @@ class _Pieces:
             else:
                 self.dirty |= column
         self.columns.clear()
-        if self.everything:
-            judged_keys, self.found = self.unbound, {}
+        everything = self.everything
+        if everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
+            judged_keys, self.found, self.row_of, self.gpu = self.unbound, {}, {}, None
+            self.rows.clear()
         else:
             self.dirty |= self._flipped(before, fleet)
             for key in self.dirty:
                 self.found.pop(key, None)
+                spec = self.row_of.pop(key, None)
+                if spec is not None:
+                    self.rows.disown(spec, key)
             judged_keys = self.dirty & self.unbound
         self.everything, self.dirty = False, set()
         if judged_keys:
-            pods = tuple(fleet.pods[k] for k in sorted(judged_keys, key=fleet.order))
-            by_ref = {p.ref: k for p, k in zip(pods, sorted(judged_keys, key=fleet.order), strict=True)}
-            for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
-                self.found[by_ref[ref]] = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+            ordered = sorted(judged_keys, key=fleet.order)
+            rowed = [k for k in ordered if self._rowed(fleet.pods[k], fleet.state, opts)]
+            self._from_rows(rowed, fleet, opts)
+            rest = [k for k in ordered if k not in set(rowed)]
+            if rest:
+                pods = tuple(fleet.pods[k] for k in rest)
+                by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
+                for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
+                    graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+                    self.found[by_ref[ref]] = graded_piece
+        self.rows.prune()
         return self._finish(fleet, opts)
+
+    @staticmethod
+    def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:
+        """Whether ``pod``'s piece is told by its spec's kept row (not with claims, not one finding per node)."""
+        return not opts.per_node and not pending.with_claims(pod, state)
+
+    def _from_rows(self, keys: list[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
+        """The pieces of the Pending pods ``keys`` (in order), each told by its spec's row: the pods
+        ``pending_result`` lists (GPU pods unless ``--all-pods``, in the namespace) get one."""
+        if not keys:
+            return
+        state, ns = fleet.state, opts.namespace
+        if self.gpu is None and not opts.all_pods:
+            self.gpu = pending.GpuPods(state.nodes, state.dra.extended)
+        gpu = None if opts.all_pods else self.gpu
+
+        def whole() -> placement.NodeIndex:
+            if self.index is None:
+                known = self.cap_keys
+                for name, cap in self.capacities.items():
+                    if name not in known:
+                        known[name] = cap.key()
+                self.index = placement.NodeIndex(state.nodes, self.capacities, known)
+            return self.index
+
+        memo: dict[Any, list[str]] = {}
+
+        def grade(found: Sequence[Finding]) -> list[Finding]:
+            return graded(self.check, found, self.table)
+
+        for key in keys:
+            pod = fleet.pods[key]
+            if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
+                continue
+            row = self.rows.row(pod, fleet.names, self.capacities, whole)
+            _, predicted = row.told()
+            message = pod.condition_message("PodScheduled")
+            hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
+            self.found[key] = _Piece(
+                row.findings(pod, grade),
+                pending.pod_row(pod, message, predicted),
+                pending.pod_text(pod, message),
+                pending.pod_wide(pod, message, predicted, hints),
+            )
+            spec = self.row_of[key] = pending.spec_key(pod)
+            self.rows.own(spec, key)
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""

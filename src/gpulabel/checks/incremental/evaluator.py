@@ -170,7 +170,7 @@ class IncrementalEvaluator:
             self._nfd = NfdState.of_records(records("nfd"))
         tuples = self._tuples
         if "Node" not in tuples:
-            tuples["Node"] = tuple(self._nodes[n] for n in self._names)
+            tuples["Node"] = tuple(map(self._nodes.__getitem__, self._names))
         for kind in ("Pod", "DaemonSet", "ClusterPolicy"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
