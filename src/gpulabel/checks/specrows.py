@@ -37,6 +37,7 @@ from typing import Any
 
 from gpulabel.checks.pending import PENDING_SAMPLE, PendingPod, spec_key
 from gpulabel.checks.placement import MessagePart, NodeIndex, message_of, message_part, place, shortfall
+from gpulabel.checks.readby import ReadBy
 from gpulabel.k8s.nodeaffinity import Result
 from gpulabel.model.cluster import Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding
@@ -228,13 +229,12 @@ class SpecRow:
         return tuple(f if f.pod == ref else replace(f, pod=ref) for f in self._graded[1])
 
 
-class SpecRows:
+class SpecRows(ReadBy[tuple[Any, ...], Any]):
     """The rows of the distinct specs of the Pending pods kept, by ``pending.spec_key``."""
 
     def __init__(self) -> None:
         self.rows: dict[tuple[Any, ...], SpecRow] = {}
-        self.users: dict[tuple[Any, ...], set[Any]] = {}  # the pods whose piece each row tells
-        self.orphans: set[tuple[Any, ...]] = set()  # rows whose last pod went: forgotten at prune()
+        super().__init__(self.rows)  # the pods whose piece each row tells
         self.cells = 0  # cells computed, ever: one node's change computes one per row
 
     def row(
@@ -262,26 +262,3 @@ class SpecRows:
             else:
                 row.put(name, row.verdict(node, cap), cap)
                 self.cells += 1
-
-    def own(self, key: tuple[Any, ...], pod: Any) -> None:
-        """``pod``'s piece is told by the row of spec ``key``."""
-        self.users.setdefault(key, set()).add(pod)
-
-    def disown(self, key: tuple[Any, ...], pod: Any) -> None:
-        """``pod`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
-        users = self.users.get(key)
-        if users is not None:
-            users.discard(pod)
-            if not users:
-                del self.users[key]
-                self.orphans.add(key)
-
-    def clear(self) -> None:
-        """No piece is told by any row (every pod is judged again): forget those none claims after."""
-        self.users, self.orphans = {}, set(self.rows)
-
-    def prune(self) -> None:
-        """Forget what no pod reads (after a batch's pieces are remade: a pod re-judged claims it again)."""
-        for key in [k for k in self.orphans if k not in self.users]:
-            self.rows.pop(key, None)
-        self.orphans = set()

@@ -18,6 +18,7 @@ from typing import Any
 
 from gpulabel.checks import pending, placement
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
+from gpulabel.checks.readby import ReadBy
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result
@@ -29,15 +30,14 @@ def _run(state: ClusterState, opts: CheckOptions) -> Result:
     return Result("hazards", tuple(pending.hazards(state, opts.namespace)))
 
 
-class KeptFits:
+class KeptFits(ReadBy[PodRequirements, ObjectKey]):
     """Per distinct requirement of a pod whose node no longer matches, the nodes that would take it (sorted
     names: the state's order), as :func:`~gpulabel.checks.placement.fitting_nodes` finds them; ``cells``
     counts the (requirement, node) verdicts computed, a whole list counting one per node."""
 
     def __init__(self) -> None:
         self.fitting: dict[PodRequirements, list[str]] = {}
-        self.users: dict[PodRequirements, set[ObjectKey]] = {}  # the pods whose finding reads each list
-        self.orphans: set[PodRequirements] = set()  # lists whose last pod went: forgotten at prune()
+        super().__init__(self.fitting)  # the pods whose finding reads each list
         self.cells = 0
 
     def answer(self, req: PodRequirements, index: Callable[[], placement.NodeIndex]) -> tuple[int, list[str]]:
@@ -65,33 +65,6 @@ class KeptFits:
                 del names[i]
                 moved.add(req)
         return moved
-
-    def own(self, req: PodRequirements, pod: ObjectKey) -> None:
-        """``pod``'s finding reads ``req``'s list."""
-        self.users.setdefault(req, set()).add(pod)
-
-    def disown(self, req: PodRequirements, pod: ObjectKey) -> None:
-        """``pod`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
-        users = self.users.get(req)
-        if users is not None:
-            users.discard(pod)
-            if not users:
-                del self.users[req]
-                self.orphans.add(req)
-
-    def readers(self, moved: set[PodRequirements]) -> set[ObjectKey]:
-        """The pods whose findings read the lists of ``moved``."""
-        return {pod for req in moved for pod in self.users.get(req, ())}
-
-    def clear(self) -> None:
-        """No finding reads any list (every pod is judged again): forget those none claims after."""
-        self.users, self.orphans = {}, set(self.fitting)
-
-    def prune(self) -> None:
-        """Forget what no pod reads (after a batch's pieces are remade: a pod re-judged claims it again)."""
-        for req in [k for k in self.orphans if k not in self.users]:
-            self.fitting.pop(req, None)
-        self.orphans = set()
 
 
 class _Pieces:
