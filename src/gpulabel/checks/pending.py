@@ -7,6 +7,7 @@ the scheduler's message) and, for pods with ``resourceClaims``, on
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -244,13 +245,15 @@ def spec_key(pod: Pod) -> tuple[Any, ...]:
     return (pod.spec, pod.pinned, tuple(sorted(pod.requests.items())), pod.priority)
 
 
+def _backed(pod: Pod, state: ClusterState) -> list[str]:
+    """The extended resources ``pod`` requests that a DeviceClass backs (DRA may allocate them)."""
+    return [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
+
+
 def with_claims(pod: Pod, state: ClusterState) -> bool:
     """Whether DRA judges ``pod`` (claims, or a request a DeviceClass backs, with DRA objects in the input):
     its verdicts then read every node's capacity and devices, not its own node's alone."""
-    if "ResourceSlice" not in state.kinds:
-        return False
-    extended = state.dra.extended
-    return bool(pod.spec.resource_claims) or any(v > 0 and n in extended for n, v in pod.requests.items())
+    return "ResourceSlice" in state.kinds and bool(pod.spec.resource_claims or _backed(pod, state))
 
 
 def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bool = False) -> list[PendingPod]:
@@ -268,17 +271,16 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             continue
         if gpu is not None and pod not in gpu:
             continue
-        backed = [n for n, v in pod.requests.items() if v > 0 and n in state.dra.extended]
-        with_claims = bool(pod.spec.resource_claims or backed) and "ResourceSlice" in state.kinds
+        by_dra = with_claims(pod, state)
         key = spec_key(pod)
-        same = None if with_claims else distinct.get(key)
+        same = None if by_dra else distinct.get(key)
         if same is not None:
             out.append(replace(same, pod=pod))  # shares the results, the message and the grouped findings
             continue
         req = pod.requirements
         results = place(req, index, full=True, request=pod.requests)
         delegated: dict[str, frozenset[str]] = {}
-        if with_claims and backed:  # where no device plugin advertises them, DRA allocates them
+        if by_dra and (backed := _backed(pod, state)):  # where no device plugin advertises them, DRA allocates them
             from gpulabel.checks.dra import delegated_resources, without_delegated
 
             delegated = delegated_resources(state, capacities, backed)
@@ -292,14 +294,14 @@ def pending_pods(state: ClusterState, namespace: str | None = None, gpu_only: bo
             capacities=capacities,
         )
         claims = None
-        if with_claims:
+        if by_dra:
             if dra is None:
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = DraEvaluator(state.dra)
             claims, message = _claim_findings(state, pod, results, message, dra, delegated)
         out.append(PendingPod(pod, tuple(results), message, claims))
-        if not with_claims:
+        if not by_dra:
             distinct[key] = out[-1]
     return out
 
@@ -395,14 +397,8 @@ Elsewhere = Callable[[PodRequirements], tuple[int, list[str]]]
 
 def _fitting_over(nodes: Sequence[Node]) -> Elsewhere:
     """:func:`~gpulabel.checks.placement.fitting_nodes` over ``nodes``, indexed for the first pod that asks."""
-    index: list[NodeIndex] = []
-
-    def answer(req: PodRequirements) -> tuple[int, list[str]]:
-        if not index:
-            index.append(NodeIndex(nodes))
-        return fitting_nodes(req, index[0])
-
-    return answer
+    index = functools.cache(lambda: NodeIndex(nodes))
+    return lambda req: fitting_nodes(req, index())
 
 
 def hazards(

@@ -74,6 +74,8 @@ REASONS: dict[str, Reason] = {
 }
 
 # The reasons each filter gives the scheduler's "0/N nodes are available" message (v1.37).
+_UNNAMED = "\x00"  # the name given a node the requirement does not name: no node is called this
+
 SCHEDULER_REASONS = {
     UNSCHEDULABLE: "node(s) were unschedulable",
     NODE_NAME: "node(s) didn't match the requested node name",
@@ -172,8 +174,7 @@ def place(
     else:
         # Only nodes the pod names can differ from their group; the rest share one verdict.
         named = req.named_nodes()
-        other = "\x00"  # not a node name, so never named
-        per_group = [req.finish(p, other) for p in partials]
+        per_group = [req.finish(p, _UNNAMED) for p in partials]
         results = [
             req.finish(partials[g], node.name) if node.name in named else per_group[g]
             for g, node in zip(member, index.nodes, strict=True)
@@ -212,7 +213,7 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
     """How many nodes fit, and the first ``limit`` of them, without a verdict per node."""
     member, reps = index.groups(req.label_keys)
     partials = [req.evaluate(n.labels, n.taints, n.unschedulable) for n in reps]
-    per_group = [req.finish(p, "\x00").fits for p in partials]
+    per_group = [req.finish(p, _UNNAMED).fits for p in partials]
     count = sum(size for size, ok in zip(index.sizes(req.label_keys), per_group, strict=True) if ok)
     named: dict[int, bool] = {}
     for name in req.named_nodes():
@@ -230,21 +231,13 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
 
 
 def fitting_names(req: PodRequirements, index: NodeIndex) -> list[str]:
-    """Every node :func:`fitting_nodes` counts, in the index's order (one evaluation per group)."""
-    member, reps = index.groups(req.label_keys)
-    partials = [req.evaluate(n.labels, n.taints, n.unschedulable) for n in reps]
-    per_group = [req.finish(p, "\x00").fits for p in partials]
-    named = req.named_nodes()
-    return [
-        node.name
-        for g, node in zip(member, index.nodes, strict=True)
-        if (req.finish(partials[g], node.name).fits if node.name in named else per_group[g])
-    ]
+    """Every node :func:`fitting_nodes` counts, in the index's order (:func:`place`: one evaluation per group)."""
+    return [node.name for node, result in zip(index.nodes, place(req, index), strict=True) if result.fits]
 
 
 def fits_node(req: PodRequirements, node: Node) -> bool:
     """Whether ``node`` is one :func:`fitting_nodes` counts for ``req`` (node selection only, no resources)."""
-    name = node.name if node.name in req.named_nodes() else "\x00"
+    name = node.name if node.name in req.named_nodes() else _UNNAMED
     return req.finish(req.evaluate(node.labels, node.taints, node.unschedulable), name).fits
 
 
