@@ -116,6 +116,13 @@ class SpecRow:
                 del self._same[key]
             self._free.append(i)
 
+    def _group(self, reason: str) -> _Group:
+        """The nodes that give ``reason`` (a new, empty group for the first)."""
+        group = self.groups.get(reason)
+        if group is None:
+            group = self.groups[reason] = _Group()
+        return group
+
     def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
         """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
         sharing one result share (its score, group, part of the message) worked out once, and the sums
@@ -124,15 +131,13 @@ class SpecRow:
         tally: dict[MessagePart | None, int] = {}
         interned: dict[tuple[int, MessagePart | None], int] = {}  # (id of a result, part) -> its table index
         by_name = self.prefilter is not None  # the part names the node: not shared
-        cells, groups = self.cells, self.groups
+        cells = self.cells
         for name, result in zip(names, results, strict=True):
             shared = known.get(id(result))
             if shared is None or by_name:
-                score = shortfall(result) if result.failures else (0, 0)
+                score = shortfall(result)
                 base = None if result.fits else message_part(self.prefilter, name, result, None, self.priority)
-                group = groups.get(result.reason)
-                if group is None:
-                    group = groups[result.reason] = _Group()
+                group = self._group(result.reason)
                 shared = known[id(result)] = (score, base, group, group.scores.setdefault(score, []))
             score, part, group, same = shared
             if part is not None and part.resolvable:  # its own preemption answer
@@ -158,11 +163,9 @@ class SpecRow:
             if was[0] == result and was[2] == part:
                 return False
             self.drop(name)
-        score = shortfall(result) if result.failures else (0, 0)
+        score = shortfall(result)
         self.cells[name] = self._intern((result, score, part))
-        group = self.groups.get(result.reason)
-        if group is None:
-            group = self.groups[result.reason] = _Group()
+        group = self._group(result.reason)
         bisect.insort(group.names, name)
         bisect.insort(group.scores.setdefault(score, []), name)
         self._add(part, 1)

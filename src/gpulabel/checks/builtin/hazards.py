@@ -12,6 +12,7 @@ are re-judged, and read their count and names from there.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -93,8 +94,7 @@ class _Pieces:
             moved |= self.fits.node(name, fleet.nodes.get(name))
         if moved:
             self.dirty |= self.fits.readers(moved)
-        everything = self.everything
-        if everything:
+        if self.everything:
             part, keys = state, list(fleet.pods)
             self.found, self.req_of = {}, {}
             self.fits.clear()
@@ -111,12 +111,8 @@ class _Pieces:
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
             found: dict[str, list[Finding]] = {}
-            index: list[placement.NodeIndex] = []  # over every node, made for the first new requirement
-
-            def whole() -> placement.NodeIndex:
-                if not index:
-                    index.append(placement.NodeIndex(state.nodes))
-                return index[0]
+            # over every node, made for the first new requirement
+            whole = functools.cache(lambda: placement.NodeIndex(state.nodes))
 
             def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
                 return self.fits.answer(req, whole)

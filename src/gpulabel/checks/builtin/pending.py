@@ -199,8 +199,7 @@ class _Pieces:
             else:
                 self.dirty |= column
         self.columns.clear()
-        everything = self.everything
-        if everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
+        if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
             judged_keys, self.found, self.row_of, self.gpu = self.unbound, {}, {}, None
             self.rows.clear()
         else:
@@ -213,10 +212,11 @@ class _Pieces:
             judged_keys = self.dirty & self.unbound
         self.everything, self.dirty = False, set()
         if judged_keys:
-            ordered = sorted(judged_keys, key=fleet.order)
-            rowed = [k for k in ordered if self._rowed(fleet.pods[k], fleet.state, opts)]
+            rowed: list[ObjectKey] = []
+            rest: list[ObjectKey] = []
+            for k in sorted(judged_keys, key=fleet.order):
+                (rowed if self._rowed(fleet.pods[k], fleet.state, opts) else rest).append(k)
             self._from_rows(rowed, fleet, opts)
-            rest = [k for k in ordered if k not in set(rowed)]
             if rest:
                 pods = tuple(fleet.pods[k] for k in rest)
                 by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
