@@ -106,11 +106,7 @@ class Session:
             if self.source.offline:
                 from gpulabel.cluster.snapshot import load_snapshots
 
-                state = load_snapshots(self.source.snapshots, warn=self.warn)
-                if selector is not None:
-                    nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
-                    state = dataclasses.replace(state, nodes=nodes, nodes_selected=True)
-                return state
+                return self._selected(load_snapshots(self.source.snapshots, warn=self.warn))
             from gpulabel.cluster.live import load_cluster
 
             if selector is None:
@@ -125,11 +121,15 @@ class Session:
 
         with collector.kept():  # as state() does: a command's state lives until the process ends
             state = load_snapshots([path], warn=self.warn)
+        return dataclasses.replace(self._selected(state), source=path)
+
+    def _selected(self, state: ClusterState) -> ClusterState:
+        """A snapshot's ``state`` with only the nodes ``-l`` selects (marked as chosen), or all without it."""
         selector = self.source.node_selector
-        if selector is not None:
-            nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
-            state = dataclasses.replace(state, nodes=nodes, nodes_selected=True)
-        return dataclasses.replace(state, source=path)
+        if selector is None:
+            return state
+        nodes = tuple(n for n in state.nodes if selector.matches(n.labels))
+        return dataclasses.replace(state, nodes=nodes, nodes_selected=True)
 
 
 def refuse_bad_controller_flags(
