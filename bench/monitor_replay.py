@@ -233,6 +233,19 @@ def _digest(assessment: Any) -> str:
     return hashlib.sha256(repr((assessment.result, assessment.causes)).encode()).hexdigest()[:16]
 
 
+def listed_records(snapshot: str) -> dict[str, list[tuple[tuple[str, str], Any]]]:
+    """The snapshot's records as the informers' LISTs give them to an evaluator (``reset``), by kind."""
+    from gpulabel.app.session import Session, Source
+
+    state = Session(Source(snapshots=(snapshot,))).state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
+    return {
+        "Node": [(("", n.name), n) for n in state.nodes],
+        "Pod": [((p.namespace, p.name), p) for p in state.pods],
+        "DaemonSet": [((d.namespace, d.name), d) for d in state.daemonsets],
+        "ClusterPolicy": [(("", str(c["metadata"]["name"])), c) for c in state.cluster_policies],
+    }
+
+
 def worker(
     which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0, digest_all: bool = False
 ) -> JSON:
@@ -243,25 +256,18 @@ def worker(
     (tracing slows every allocation, so those runs are not timed): what the evaluator allocates beyond
     the records it is given, kept (``kept_mb``) and at its peak (``traced_peak_mb``)."""
     from gpulabel.app.checks import check_options
-    from gpulabel.app.session import Session, Source
     from gpulabel.checks.assessment import FullEvaluator
     from gpulabel.checks.incremental import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
-    state = Session(Source(snapshots=(snapshot,))).state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
-    listed: dict[str, list[tuple[tuple[str, str], Any]]] = {
-        "Node": [(("", n.name), n) for n in state.nodes],
-        "Pod": [((p.namespace, p.name), p) for p in state.pods],
-        "DaemonSet": [((d.namespace, d.name), d) for d in state.daemonsets],
-        "ClusterPolicy": [(("", str(c["metadata"]["name"])), c) for c in state.cluster_policies],
-    }
+    listed = listed_records(snapshot)
     readers = {k: KIND[k].reader() for k in listed}
     raw = json.loads(Path(events_file).read_text())
     events = [
         (e["kind"], (e["key"][0], e["key"][1]), None if e["object"] is None else readers[e["kind"]](e["object"], "ev"))
         for e in raw
     ]
-    del state, raw
+    del raw
     gc.collect()
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # the peak from here on: the evaluator's, over the records it is given

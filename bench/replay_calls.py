@@ -21,9 +21,8 @@ import pstats
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from bench.monitor_replay import START, stream
+from bench.monitor_replay import START, listed_records, stream
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,27 +32,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--per-kind", type=int, default=5)
     args = p.parse_args(argv)
     from gpulabel.app.checks import check_options
-    from gpulabel.app.session import Session, Source
     from gpulabel.checks.incremental import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
     objects = json.loads(args.snapshot.read_text())["items"]
     events = stream(objects, args.events, 0)
     del objects
-    state = Session(Source(snapshots=(str(args.snapshot),))).state(["Node", "Pod", "DaemonSet", "ClusterPolicy"])
-    listed: dict[str, list[tuple[tuple[str, str], Any]]] = {
-        "Node": [(("", n.name), n) for n in state.nodes],
-        "Pod": [((p.namespace, p.name), p) for p in state.pods],
-        "DaemonSet": [((d.namespace, d.name), d) for d in state.daemonsets],
-        "ClusterPolicy": [(("", str(c["metadata"]["name"])), c) for c in state.cluster_policies],
-    }
-    nodes = len(state.nodes)
+    listed = listed_records(str(args.snapshot))
+    nodes = len(listed["Node"])
     readers = {k: KIND[k].reader() for k in listed}
     ev = IncrementalEvaluator(check_options())
     for kind, records in listed.items():
         ev.reset(kind, records)
     ev.assess(START)
-    del state, listed
+    del listed
     profiles: dict[str, tuple[cProfile.Profile, list[int]]] = {}
     for i, e in enumerate(events):
         record = None if e["object"] is None else readers[e["kind"]](e["object"], "ev")
