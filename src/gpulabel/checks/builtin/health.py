@@ -13,7 +13,7 @@ from typing import Any
 
 from gpulabel.checks import health
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
-from gpulabel.k8s.dra.objects import DRA_KINDS
+from gpulabel.k8s.dra.objects import DRA_KINDS, DeviceCondition
 from gpulabel.model.cluster import KIND, ClusterState, Pod
 from gpulabel.model.findings import Finding, Result
 
@@ -34,7 +34,8 @@ class _Pieces:
     """Each node's health findings; a node's change, a report of a pod bound to it, and (every time) a node
     with a health agent's condition remake its own; a DRA object's change remakes every node's. A pod a claim
     with device conditions is reserved for places the claim's devices when no slice does: its binding remakes
-    the nodes it leaves and joins."""
+    the nodes it leaves and joins. Which node each claim's device conditions are on (and those on no node the
+    input holds) is kept until a DRA object, such a pod or the set of nodes changes."""
 
     def __init__(self, check: Check) -> None:
         self.check, self.table = check, check.reasons()
@@ -44,6 +45,8 @@ class _Pieces:
         self.dirty: set[str] = set()
         self.timed: set[str] = set()  # nodes with a health agent's condition (its age is read)
         self.reserved: frozenset[str] = frozenset()  # pods (namespace/name) claims with device conditions are for
+        self.claims: dict[str, list[tuple[str, DeviceCondition]]] = {}  # claims_by_node, kept
+        self.placed = False  # claims, unplaced and reserved hold: no DRA object, reserved pod or node set changed
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -53,11 +56,14 @@ class _Pieces:
                     self.timed.discard(node.name)
             if new is not None and new.other_conditions:
                 self.timed.add(new.name)
+            if old is None or new is None:  # a node joins or leaves: a device condition's node may be there now
+                self.placed = False
         elif kind == "Pod":
             for pod in (old, new):
                 self.dirty.update(_reported_on(pod))  # the devices it reports on its node
                 if pod is not None and pod.ref in self.reserved:
                     self.dirty.add(pod.node_name)  # where its claim's devices are, when no slice says
+                    self.placed = False
         elif KIND[kind].field == "dra":
             self.everything = True  # claims' device conditions
 
@@ -69,12 +75,14 @@ class _Pieces:
         else:
             redo = self.dirty | self.timed
         self.everything, self.dirty = False, set()
-        if redo or remake:  # remade whole: perhaps no node at all, and device conditions on nodes not there
-            claims = health.claims_by_node(fleet.state)
-            table = health.condition_table(opts.health_conditions)
-            taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
+        table = health.condition_table(opts.health_conditions)
+        taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
+        if remake or not self.placed:  # device conditions by node, and those on nodes not there
+            self.claims = claims = health.claims_by_node(fleet.state)
             self.unplaced = graded(self.check, health.unplaced_claim_findings(fleet.state, claims, table), self.table)
             self.reserved = _reserved(fleet.state)
+            self.placed = True
+        claims = self.claims
         for name in redo:
             self.found.pop(name, None)
             node = fleet.nodes.get(name)
