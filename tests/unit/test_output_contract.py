@@ -466,3 +466,24 @@ def test_place_json_carries_the_hints_and_the_groups(files: dict[str, str]) -> N
     (workload,) = doc["workloads"]
     assert "did you mean NVIDIA-A100-SXM4-80GB, on 2 node(s)" in workload["hints"][0]
     assert sum(g["count"] for g in doc["groups"]) == len(doc["nodes"]) == 12
+
+
+def test_a_finding_about_another_pod_is_dataclasses_replace_of_that_field_whatever_fields_it_has() -> None:
+    from dataclasses import fields, replace
+
+    from gpulabel.model.findings import Finding
+
+    values: dict[str, object] = {}
+    for i, fd in enumerate(fields(Finding)):  # every field set, each to a value no other field has
+        default = fd.default
+        if isinstance(default, bool):
+            values[fd.name] = not default
+        elif isinstance(default, tuple):
+            values[fd.name] = (f"{fd.name}-{i}",)
+        elif default is None and fd.name in ("count", "fits_elsewhere"):
+            values[fd.name] = i
+        else:
+            values[fd.name] = f"{fd.name}-{i}"
+    f = Finding(**values)  # type: ignore[arg-type]
+    assert f.about("ml/other") == replace(f, pod="ml/other")
+    assert f.about("ml/other") != f

@@ -139,7 +139,7 @@ class PendingPod:
         key = (id(nodes), sample)
         done = self.grouped_once.get(key)
         if done is not None and done[0].pod != self.pod.ref:
-            return [replace(f, pod=self.pod.ref) for f in done]  # a replica: the same verdicts, its own name
+            return [f.about(self.pod.ref) for f in done]  # a replica: the same verdicts, its own name
         if done is not None:
             return list(done)
         out = self._grouped(nodes, sample)

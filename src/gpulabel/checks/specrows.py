@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from gpulabel.checks.pending import PENDING_SAMPLE, PendingPod, spec_key
@@ -229,7 +228,7 @@ class SpecRow:
         if self._graded is None or self._graded[0] is not told:
             self._graded = (told, tuple(grade(told[0])))
         ref = pod.ref
-        return tuple(f if f.pod == ref else replace(f, pod=ref) for f in self._graded[1])
+        return tuple(f if f.pod == ref else f.about(ref) for f in self._graded[1])
 
 
 class SpecRows(ReadBy[tuple[Any, ...], Any]):

@@ -77,6 +77,30 @@ class Finding:
     severity: str = ""
     baseline: bool = False  # in the --baseline file: known, it does not fail the run
 
+    def about(self, pod: str) -> Finding:
+        """This finding about ``pod`` instead (a replica's: the same verdict, its own name): what
+        ``dataclasses.replace(self, pod=pod)`` gives, at half its cost (a node's change re-tells every Pending
+        pod of a spec at once)."""
+        return Finding(
+            self.check,
+            self.reason,
+            self.node,
+            pod,
+            self.operand,
+            self.key,
+            self.args,
+            self.detail,
+            self.value,
+            self.old,
+            self.daemonset,
+            self.count,
+            self.sample,
+            self.fits_elsewhere,
+            self.change,
+            self.severity,
+            self.baseline,
+        )
+
     def line(self) -> str:
         parts = [self.pod, self.node, self.operand, self.key, self.reason]
         if self.count is not None:
