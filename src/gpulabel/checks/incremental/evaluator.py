@@ -37,6 +37,7 @@ class IncrementalEvaluator:
         # indexes
         self._nodes: dict[str, Node] = {}
         self._names: list[str] = []  # sorted: the state's node order
+        self._order: list[Node] = []  # the nodes in that order (the state's tuple is a copy of it)
         self._seq: dict[ObjectKey, int] = {}  # a pod's place in the pod store's order
         self._next = 0
         self._bound: dict[str, dict[ObjectKey, None]] = {}  # node -> the pods bound to it
@@ -125,6 +126,7 @@ class IncrementalEvaluator:
         if kind == "Node":
             self._nodes = {node.name: node for node in store.values()}
             self._names = sorted(self._nodes)
+            self._order = [self._nodes[n] for n in self._names]
         elif kind == "Pod":
             self._seq = {key: i for i, key in enumerate(store)}
             self._next = len(store)
@@ -138,13 +140,19 @@ class IncrementalEvaluator:
             self._nfd = None
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
+        names, order = self._names, self._order
         if old is not None:
             del self._nodes[old.name]
-            if new is None or new.name != old.name:
-                del self._names[bisect.bisect_left(self._names, old.name)]
+            i = bisect.bisect_left(names, old.name)
+            if new is not None and new.name == old.name:
+                order[i] = new
+            else:
+                del names[i], order[i]
         if new is not None:
             if old is None or new.name != old.name:
-                bisect.insort(self._names, new.name)
+                i = bisect.bisect_left(names, new.name)
+                names.insert(i, new.name)
+                order.insert(i, new)
             self._nodes[new.name] = new
 
     def _pod_changed(self, key: ObjectKey, old: Pod | None, new: Pod | None) -> None:
@@ -170,7 +178,7 @@ class IncrementalEvaluator:
             self._nfd = NfdState.of_records(records("nfd"))
         tuples = self._tuples
         if "Node" not in tuples:
-            tuples["Node"] = tuple(map(self._nodes.__getitem__, self._names))
+            tuples["Node"] = tuple(self._order)
         for kind in ("Pod", "DaemonSet", "ClusterPolicy"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
