@@ -20,7 +20,7 @@ reads changes.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -226,20 +226,37 @@ def whole(reads: Sequence[str] | None) -> Callable[[Check], Pieces]:
 NodeFindings = Callable[[Node, Any, CheckOptions], list[Finding]]
 
 
+Facts = frozenset[str]  # the fleet facts of a NodeRule that some node has
+
+
 @dataclass(frozen=True, slots=True)
 class NodeRule:
-    """How a check finds one node's findings: ``find(node, context, opts)``; ``context(state, opts, marked)``
-    is what it reads of the rest of the cluster (``marked``: whether any node has the fleet fact ``mark``),
-    and ``clock(node)`` whether the node's findings read ``opts.now`` (a state's age: remade every time)."""
+    """How a check finds one node's findings: ``find(node, context, opts)``; ``context(state, opts, facts)``
+    is what it reads of the rest of the cluster, and ``caveats(state, opts, facts)`` what it could not check
+    (``facts``: which of the rule's fleet ``facts``, each a predicate of one node, some node has; the
+    incremental keeper keeps the nodes of each, so neither walks every node), and ``clock(node)`` whether the
+    node's findings read ``opts.now`` (a state's age: remade every time)."""
 
     find: NodeFindings
-    context: Callable[[ClusterState, CheckOptions, bool], Hashable] = lambda state, opts, marked: None
+    context: Callable[[ClusterState, CheckOptions, Facts], Hashable] = lambda state, opts, facts: None
     clock: Callable[[Node], bool] = lambda node: False
-    mark: Callable[[Node], bool] | None = None
+    facts: Mapping[str, Callable[[Node], bool]] = field(default_factory=dict)
+    caveats: Callable[[ClusterState, CheckOptions, Facts], tuple[str, ...]] = lambda state, opts, facts: ()
+
+    def facts_of(self, nodes: Iterable[Node]) -> Facts:
+        """Which of the rule's facts some node of ``nodes`` has (the full run's walk)."""
+        left, found = dict(self.facts), set()
+        for node in nodes:
+            if not left:
+                break
+            for name, holds in list(left.items()):
+                if holds(node):
+                    found.add(name)
+                    del left[name]
+        return frozenset(found)
 
     def run(self, state: ClusterState, opts: CheckOptions, name: str) -> Result:
-        marked = self.mark is not None and any(self.mark(n) for n in state.nodes)
-        ctx, find = self.context(state, opts, marked), self.find
+        ctx, find = self.context(state, opts, self.facts_of(state.nodes)), self.find
         found: list[Finding] = []
         for node in state.nodes:
             found.extend(find(node, ctx, opts))
@@ -248,7 +265,8 @@ class NodeRule:
 
 class _PerNode:
     """A node check's findings kept node by node; a node's change remakes its own, a change of the context
-    remakes every node's, and the nodes whose findings read the clock are remade every time."""
+    remakes every node's, and the nodes whose findings read the clock are remade every time. The nodes of
+    each fleet fact are kept too (the context and the caveats read which facts some node has)."""
 
     def __init__(self, check: Check, rule: NodeRule) -> None:
         self.check, self.rule = check, rule
@@ -257,14 +275,18 @@ class _PerNode:
         self.everything = True
         self.dirty: set[str] = set()
         self.timed: set[str] = set()
-        self.marked: set[str] = set()
+        self.having: dict[str, set[str]] = {fact: set() for fact in rule.facts}  # fact -> the nodes that have it
         self.context: Hashable = None
 
     def _index(self, node: Node) -> None:
         if self.rule.clock(node):
             self.timed.add(node.name)
-        if self.rule.mark is not None and self.rule.mark(node):
-            self.marked.add(node.name)
+        for fact, holds in self.rule.facts.items():
+            if holds(node):
+                self.having[fact].add(node.name)
+
+    def _facts(self) -> Facts:
+        return frozenset(fact for fact, names in self.having.items() if names)
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind != "Node":
@@ -273,16 +295,18 @@ class _PerNode:
             if node is not None:
                 self.dirty.add(node.name)
                 self.timed.discard(node.name)
-                self.marked.discard(node.name)
+                for names in self.having.values():
+                    names.discard(node.name)
         if new is not None:
             self._index(new)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         if self.everything:
-            self.timed, self.marked = set(), set()
+            self.timed = set()
+            self.having = {fact: set() for fact in self.rule.facts}
             for node in fleet.nodes.values():
                 self._index(node)
-        ctx = self.rule.context(fleet.state, opts, bool(self.marked))
+        ctx = self.rule.context(fleet.state, opts, self._facts())
         if self.everything or ctx != self.context:
             self.found, redo = {}, fleet.names
         else:
@@ -296,6 +320,10 @@ class _PerNode:
                 self.found[name] = graded(self.check, found, self.table)
         names = sorted(self.found)
         return Result(self.check.name, tuple(f for n in names for f in self.found[n]), graded=True)
+
+    def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
+        """The rule's caveats from the facts kept (the evaluator asks after :meth:`result`)."""
+        return self.rule.caveats(fleet.state, opts, self._facts())
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,9 +343,9 @@ def node_check(
     rule: NodeRule,
     help: str = "",
     reasons: Callable[[], Mapping[str, Reason]] = dict,
-    caveats: Callable[[ClusterState, CheckOptions], tuple[str, ...]] = lambda state, opts: (),
 ) -> Check:
-    """A check whose findings come one node at a time: its full run and its pieces from one :class:`NodeRule`."""
+    """A check whose findings come one node at a time: its full run, caveats and pieces from one
+    :class:`NodeRule`."""
     return Check(
         name,
         kinds,
@@ -325,6 +353,6 @@ def node_check(
         lambda state, opts: rule.run(state, opts, name),
         help,
         reasons=reasons,
-        caveats=caveats,
+        caveats=lambda state, opts: rule.caveats(state, opts, rule.facts_of(state.nodes)),
         pieces=NodePieces(rule),
     )

@@ -26,7 +26,7 @@ from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "reads_clock", "repair_command", "stuck_detection_caveats", "upgrade", "upgrade_node"]
+__all__ = ["REASONS", "managed", "reads_clock", "repair_command", "stuck_detection_caveats", "upgrade", "upgrade_node"]
 
 REASONS: dict[str, Reason] = {
     "upgrade-failed": Reason("error", "the driver upgrade failed on this node"),
@@ -138,9 +138,14 @@ def upgrade(state: ClusterState, now: datetime, stuck_after: float) -> list[Find
     return [f for node in state.nodes for f in upgrade_node(node, now, stuck_after)]
 
 
-def stuck_detection_caveats(state: ClusterState) -> tuple[str, ...]:
-    """Stuck detection (upgrade's and mig's) reads when labels were written (managedFields); without any, it
-    is said to be off."""
-    if state.nodes and not any(n.managed_fields for n in state.nodes):
+def managed(node: Node) -> bool:
+    """Whether the node says when its labels were written (managedFields): the fleet fact stuck detection needs."""
+    return bool(node.managed_fields)
+
+
+def stuck_detection_caveats(state: ClusterState, managed: bool) -> tuple[str, ...]:
+    """Stuck detection (upgrade's and mig's) reads when labels were written (managedFields); without any
+    (``managed``: some node has them), it is said to be off."""
+    if state.nodes and not managed:
         return ("stuck detection skipped (no managedFields: capture with gpulabel snapshot or --show-managed-fields)",)
     return ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpulabel.checks import audit
-from gpulabel.checks.definition import Check, CheckOptions, NodeRule, node_check, skip_reason
+from gpulabel.checks.definition import Check, CheckOptions, Facts, NodeRule, node_check, skip_reason
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding
@@ -20,7 +20,7 @@ __all__ = ["CHECK"]
 OPERANDS = "operands"  # the check that owns an empty deploy label where it runs
 
 
-def _operands_run(state: ClusterState, opts: CheckOptions, marked: bool) -> bool:
+def _operands_run(state: ClusterState, opts: CheckOptions, facts: Facts) -> bool:
     owner = next((c for c in opts.registry if c.name == OPERANDS), None)
     return owner is not None and not skip_reason(owner, state)
 

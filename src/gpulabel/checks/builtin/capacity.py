@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpulabel.checks import capacity
-from gpulabel.checks.definition import Check, CheckOptions, NodeRule, node_check
+from gpulabel.checks.definition import Check, CheckOptions, Facts, NodeRule, node_check
 from gpulabel.checks.operands import disabled_by_cluster_policy
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
@@ -25,19 +25,19 @@ def _deployed(node: Node) -> bool:
     return any(k.startswith(V.DEPLOY_PREFIX) for k in node.labels)
 
 
-def _context(state: ClusterState, opts: CheckOptions, deployed: bool) -> tuple[frozenset[str], bool]:
+def _context(state: ClusterState, opts: CheckOptions, facts: Facts) -> tuple[frozenset[str], bool]:
     # only the switches capacity_node reads: another operand switched off reruns no node (the rule's context)
     # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
     # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
     off = (frozenset(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)) & capacity.READS_DISABLED
-    return off, bool(state.cluster_policies) or deployed
+    return off, bool(state.cluster_policies) or "deployed" in facts
 
 
 CHECK: Check = node_check(
     "capacity",
     ("Node", "ClusterPolicy"),
     ("Node",),
-    NodeRule(_find, context=_context, mark=_deployed),
+    NodeRule(_find, context=_context, facts={"deployed": _deployed}),
     "GPUs advertised against the labels",
     reasons=lambda: capacity.REASONS,
 )

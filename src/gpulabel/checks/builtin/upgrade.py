@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpulabel.checks import upgrade
-from gpulabel.checks.definition import Check, CheckOptions, NodeRule, node_check
+from gpulabel.checks.definition import Check, CheckOptions, Facts, NodeRule, node_check
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding
 
@@ -17,16 +17,15 @@ def _find(node: Node, context: Any, opts: CheckOptions) -> list[Finding]:
     return upgrade.upgrade_node(node, opts.now, opts.stuck_after)
 
 
-def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
-    return upgrade.stuck_detection_caveats(state)
+def _caveats(state: ClusterState, opts: CheckOptions, facts: Facts) -> tuple[str, ...]:
+    return upgrade.stuck_detection_caveats(state, "managed" in facts)
 
 
 CHECK: Check = node_check(
     "upgrade",
     ("Node",),
     ("Node",),
-    NodeRule(_find, clock=upgrade.reads_clock),
+    NodeRule(_find, clock=upgrade.reads_clock, facts={"managed": upgrade.managed}, caveats=_caveats),
     "driver upgrades stuck or failed",
     reasons=lambda: upgrade.REASONS,
-    caveats=_caveats,
 )
