@@ -29,12 +29,14 @@ from bench import synth
 
 from gpulabel.app.checks import check_options
 from gpulabel.checks import placement
-from gpulabel.checks.assessment import Assessment, Evaluator, FullEvaluator
+from gpulabel.checks.assessment import Accepted, Assessment, Evaluator, FullEvaluator
 from gpulabel.checks.builtin import health as health_definition
 from gpulabel.checks.builtin import operands as operands_definition
 from gpulabel.checks.definition import Check, CheckOptions, NodePieces
 from gpulabel.checks.incremental import IncrementalEvaluator, scope
 from gpulabel.checks.registry import BUILTIN, Registry
+from gpulabel.checks.verdict import IgnoreRule
+from gpulabel.k8s.selectors import parse_selector
 from gpulabel.model.cluster import KIND
 
 JSON = dict[str, Any]
@@ -409,9 +411,11 @@ def _sequences(
     seed: int = 0,
     bases: dict[str, list[JSON]] | None = None,
     registry: Registry | None = None,
+    accepted: Callable[[random.Random], Accepted] | None = None,
 ) -> Iterator[str]:
     """Run ``count`` sequences over the bases in turn; yield a description of every disagreement. ``registry``:
-    the checks both evaluators run (gpulabel's own by default)."""
+    the checks both evaluators run (gpulabel's own by default); ``accepted``: what a team accepted in each
+    sequence (none by default), given to both."""
     bases = bases or BASES
     names = sorted(bases)
     opts = check_options() if registry is None else replace(check_options(), registry=registry)
@@ -430,7 +434,8 @@ def _sequences(
         )
         objects = bases[name]
         cluster = Cluster(rng, {_key(o): o for o in objects})
-        pair = Pair(factory(opts_n), FullEvaluator(opts_n))
+        taken = accepted(rng) if accepted is not None else Accepted()
+        pair = Pair(factory(opts_n, taken), FullEvaluator(opts_n, taken))
         pair.reset(objects)
         got = pair.under_test.assess(cluster.at)
         if n % 8 == 0 and (why := _differs(got, pair.oracle.assess(cluster.at))):  # the LIST (part of the time)
@@ -464,6 +469,33 @@ def _sequences(
 def test_incremental_equals_full_after_random_event_sequences() -> None:
     failures = list(_sequences(IncrementalEvaluator, SEQUENCES))
     assert not failures, f"{len(failures)} of {SEQUENCES} sequences disagree; first: {failures[0]}"
+
+
+def _accepted(rng: random.Random) -> Accepted:
+    """A team's config as ``gpulabel.yaml`` reads it: severity overrides and ignore rules (by check, reason,
+    a node label selector the node events flip, namespace and pod pattern), some of each per sequence."""
+    severities = {
+        k: v
+        for k, v in (("missing", "info"), ("operands/not-ready", "error"), ("taint", "warning"), ("stuck", "info"))
+        if rng.random() < 0.5
+    }
+    rules = (
+        IgnoreRule("a", check="audit"),
+        IgnoreRule("b", reason="cordoned"),
+        IgnoreRule("c", nodes=parse_selector("nvidia.com/mig.capable=true").matches),
+        IgnoreRule("d", check="operands", nodes=parse_selector("nvidia.com/gpu.deploy.dcgm-exporter=false").matches),
+        IgnoreRule("e", namespace="ml", pod="train-*"),
+        IgnoreRule("f", namespace="gpu-operator"),
+    )
+    return Accepted(severities, tuple(r for r in rules if rng.random() < 0.4))  # type: ignore[arg-type]
+
+
+def test_incremental_equals_full_with_what_a_team_accepted() -> None:
+    """Severity overrides and ignore rules (a node selector's among them) judge both evaluators alike as nodes'
+    labels flip: the incremental one keeps each check's judged result and each node's cause between events."""
+    count = SEQUENCES // 4
+    failures = list(_sequences(IncrementalEvaluator, count, seed=7, accepted=_accepted))
+    assert not failures, f"{len(failures)} of {count} sequences disagree; first: {failures[0]}"
 
 
 def _no_clock(check: Check) -> Check:
@@ -539,3 +571,27 @@ def test_no_re_judging_on_a_bound_pods_change_is_caught(monkeypatch: pytest.Monk
     monkeypatch.setattr(scope, "flips", lambda pod, old, new, backed: False)
     caught = next(_sequences(IncrementalEvaluator, 400, seed=1), "")
     assert "check pending:" in caught, caught
+
+
+def test_a_node_selected_by_an_ignore_rule_is_judged_again_when_only_its_labels_change() -> None:
+    """A label no check reads (``team``) silences every finding of a node through an ignore rule's selector:
+    the checks' results are equal before and after, yet the judged ones differ (and its root cause goes)."""
+    objects = BASES["drifted-lab.yaml"]
+    rule = IgnoreRule("the infra team's nodes", nodes=parse_selector("team=infra").matches)
+    accepted = Accepted({}, (rule,))
+    pair = Pair(IncrementalEvaluator(check_options(), accepted), FullEvaluator(check_options(), accepted))
+    pair.reset(objects)
+    first, _ = pair.assess(START)
+    node = next(
+        o for o in objects if o["kind"] == "Node" and any(c.node == o["metadata"]["name"] for c in first.causes)
+    )
+    name = node["metadata"]["name"]
+    for team in ("infra", None, "infra"):
+        changed = copy.deepcopy(node)
+        changed["metadata"]["labels"].pop("team", None)
+        if team:
+            changed["metadata"]["labels"]["team"] = team
+        pair.apply(changed, False)
+        got, want = pair.assess(START)
+        assert not _differs(got, want), _differs(got, want)
+        assert any(f.node == name for f in got.findings) is (team is None)

@@ -11,17 +11,19 @@ which knows no check.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpulabel.checks.rootcause import Cause, root_causes
+from gpulabel.checks.rootcause import Cause, KeptCauses, node_findings, root_causes
 from gpulabel.checks.verdict import IgnoreRule, apply_ignores, regrade
-from gpulabel.model.cluster import ClusterState
+from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.severity import Severity
 
-__all__ = ["Accepted", "Assessment", "Evaluator", "ObjectKey", "judged"]
+__all__ = ["Accepted", "Assessment", "Evaluator", "KeptJudgment", "ObjectKey", "judged"]
 
 ObjectKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 
@@ -39,24 +41,84 @@ def judged(
     state: ClusterState,
     accepted: Accepted,
     mark: Callable[[Result], Result] | None = None,
-    causes_of: Callable[[Iterable[Finding]], list[Cause]] | None = None,
 ) -> tuple[Result, tuple[Cause, ...]]:
     """``result`` regraded and with the ignored findings dropped, and the root cause of each GPU node with a
     problem (worst first), found from the findings that remain. ``mark`` (``check --baseline``) marks the
-    known findings before the causes are found: a known problem is no cause. ``causes_of``: what finds the
-    causes from the findings (the incremental evaluator's kept ones); by default ``root_causes`` of the state."""
+    known findings before the causes are found: a known problem is no cause."""
     labels = {n.name: n.labels for n in state.nodes} if accepted.ignore else {}  # read by node selectors only
     result = apply_ignores(regrade(result, accepted.severities), accepted.ignore, labels)
     if mark is not None:
         result = mark(result)
     causes: tuple[Cause, ...] = ()
     if result.parts:  # check: one root cause per GPU node first
-        kept = (f for f in result.findings if not f.baseline)
-        causes = tuple(causes_of(kept) if causes_of is not None else root_causes(state.nodes, kept))
-        rows = tuple(c.row() for c in causes)
-        section = Section("causes", rows, tuple(c.line() for c in causes))
+        causes = tuple(root_causes(state.nodes, (f for f in result.findings if not f.baseline)))
+        section = Section("causes", tuple(c.row() for c in causes), tuple(c.line() for c in causes))
         result = replace(result, sections=(section, *result.sections))
     return result, causes
+
+
+class _Labels(Mapping[str, Mapping[str, str]]):
+    """Each node's labels, read through the nodes by name (what an ignore rule's node selector reads)."""
+
+    def __init__(self, nodes: Mapping[str, Node]) -> None:
+        self._nodes = nodes
+
+    def __getitem__(self, name: str) -> Mapping[str, str]:
+        return self._nodes[name].labels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+
+class KeptJudgment:
+    """:func:`judged` kept check by check across evaluations (the monitor's incremental evaluator): a check's
+    result equal to the one it had keeps its judged result and its findings by node; only the nodes whose
+    findings (in a check that changed) or record changed get their root cause made again
+    (:class:`~gpulabel.checks.rootcause.KeptCauses`). The answer is :func:`judged`'s on the same checks'
+    results (without ``mark``): each part regraded and its ignored findings dropped as :func:`judged` does
+    them, the causes from the findings that remain, in the parts' order. With an ignore rule that selects
+    nodes, a node's change judges every part again (its labels may silence findings of any check)."""
+
+    def __init__(self, accepted: Accepted) -> None:
+        self.accepted = accepted
+        self._parts: dict[str, tuple[Result, Result, dict[str, list[Finding]]]] = {}  # raw, judged, by node
+        self._causes = KeptCauses()
+        self._findings: tuple[tuple[Result, ...], tuple[Finding, ...]] = ((), ())
+        self._selects = any(rule.nodes is not None for rule in accepted.ignore)
+
+    def judged(
+        self, parts: Sequence[Result], nodes: Mapping[str, Node], changed: Iterable[str]
+    ) -> tuple[Result, tuple[Cause, ...]]:
+        """The checks' results ``parts`` judged, given every node by name and the nodes whose record changed
+        since the last call."""
+        accepted, dirty = self.accepted, set(changed)
+        again = self._selects and bool(dirty)
+        labels = _Labels(nodes)
+        done: list[Result] = []
+        for part in parts:
+            was = self._parts.get(part.command)
+            if was is not None and not again and was[0] == part:
+                done.append(was[1])
+                continue
+            judged_part = apply_ignores(regrade(part, accepted.severities), accepted.ignore, labels)
+            by_node = node_findings(f for f in judged_part.findings if not f.baseline)
+            before = was[2] if was is not None else {}
+            dirty.update(n for n in before.keys() | by_node.keys() if before.get(n) != by_node.get(n))
+            self._parts[part.command] = (part, judged_part, by_node)
+            done.append(judged_part)
+        kept = self._parts
+        for name in dirty:
+            found = [f for part in done for f in kept[part.command][2].get(name, ())]
+            self._causes.node(name, nodes.get(name), found)
+        causes, section = self._causes.told()
+        last = self._findings[0]
+        if len(done) != len(last) or not all(map(operator.is_, done, last)):  # a part judged again
+            self._findings = (tuple(done), tuple(itertools.chain.from_iterable(p.findings for p in done)))
+        result = Result("check", self._findings[1], (section,) if done else (), parts=tuple(done), graded=True)
+        return result, causes
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ cause never disagrees with them.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,11 +35,11 @@ from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
 from gpulabel.model.dradriver import OPERAND as DRA_PLUGIN
-from gpulabel.model.findings import Cell, Finding
+from gpulabel.model.findings import Cell, Finding, Section
 from gpulabel.model.operands import CHAIN_OPERANDS
 from gpulabel.model.severity import at_or_above
 
-__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "KeptCauses", "link_of", "node_gpus", "root_causes"]
+__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "KeptCauses", "link_of", "node_findings", "node_gpus", "root_causes"]
 
 CHAIN = (
     "nfd",
@@ -174,7 +175,8 @@ def _cause(name: str, node: Node | None, found: Sequence[Finding]) -> Cause | No
     return Cause(name, link, gpus, first, len(links) - 1)
 
 
-def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+def node_findings(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    """The findings about a node (not about a pod on it) by node, in their order: what a node's cause is found from."""
     by_node: dict[str, list[Finding]] = {}
     for f in findings:
         if f.node and not f.pod:
@@ -182,36 +184,51 @@ def _by_node(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     return by_node
 
 
-def _ranked(causes: Iterable[Cause]) -> list[Cause]:
-    return sorted(causes, key=lambda c: (c.gpus is None, -(c.gpus or 0), c.node))
+def _rank(c: Cause) -> tuple[bool, int, str]:
+    return (c.gpus is None, -(c.gpus or 0), c.node)
 
 
 def root_causes(nodes: Sequence[Node], findings: Iterable[Finding]) -> list[Cause]:
     """One cause per node with a broken link, the most GPUs lost first (then by node name)."""
-    by_node = _by_node(findings)
+    by_node = node_findings(findings)
     known: Mapping[str, Node] = {n.name: n for n in nodes}
-    return _ranked(c for name, found in by_node.items() if (c := _cause(name, known.get(name), found)) is not None)
+    found = (c for name, found in by_node.items() if (c := _cause(name, known.get(name), found)) is not None)
+    return sorted(found, key=_rank)
 
 
 class KeptCauses:
-    """:func:`root_causes` kept node by node across evaluations (the monitor's incremental evaluator): a node's
-    cause is remade only when its record or its findings changed; an unchanged node's is the one kept, so the
-    answer is :func:`root_causes`' on the same nodes and findings."""
+    """:func:`root_causes` kept node by node across evaluations (the monitor's incremental evaluator): told a
+    node whose record or findings changed, it remakes that node's cause alone and keeps every cause in
+    :func:`root_causes`' order (a sorted list of their ranks), each with its row and line made once; so the
+    answer is :func:`root_causes`' on the same nodes and findings, and an event costs what its nodes do."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[Node | None, tuple[Finding, ...], Cause | None]] = {}
+        self._cause: dict[str, Cause] = {}
+        self._made: dict[str, tuple[dict[str, Cell], str]] = {}  # each cause's row and line
+        self._order: list[tuple[bool, int, str]] = []  # the causes' ranks, sorted
+        self._told: tuple[tuple[Cause, ...], Section] | None = None
 
-    def causes(self, nodes: Mapping[str, Node], findings: Iterable[Finding]) -> list[Cause]:
-        """The causes, given every node by name and every finding."""
-        kept: dict[str, tuple[Node | None, tuple[Finding, ...], Cause | None]] = {}
-        out: list[Cause] = []
-        for name, found in _by_node(findings).items():
-            node, these = nodes.get(name), tuple(found)
-            was = self._kept.get(name)
-            # the same findings are mostly the same objects (the pieces keep them): compared by identity first
-            cause = was[2] if was is not None and was[0] is node and was[1] == these else _cause(name, node, found)
-            kept[name] = (node, these, cause)
-            if cause is not None:
-                out.append(cause)
-        self._kept = kept
-        return _ranked(out)
+    def node(self, name: str, node: Node | None, found: Sequence[Finding]) -> None:
+        """Node ``name`` (``None``: not in the state) now has the findings ``found`` (in root_causes' order)."""
+        cause = _cause(name, node, found) if found else None
+        old = self._cause.get(name)
+        if old == cause:
+            return
+        self._told = None
+        if old is not None:
+            del self._cause[name], self._made[name]
+            del self._order[bisect.bisect_left(self._order, _rank(old))]
+        if cause is not None:
+            self._cause[name] = cause
+            self._made[name] = (cause.row(), cause.line())
+            bisect.insort(self._order, _rank(cause))
+
+    def told(self) -> tuple[tuple[Cause, ...], Section]:
+        """The causes, ranked, and their section (``causes``: a row and a line each), made again only after a
+        cause changed."""
+        if self._told is None:
+            names = [rank[2] for rank in self._order]
+            made = [self._made[n] for n in names]
+            section = Section("causes", tuple(m[0] for m in made), tuple(m[1] for m in made))
+            self._told = (tuple(map(self._cause.__getitem__, names)), section)
+        return self._told

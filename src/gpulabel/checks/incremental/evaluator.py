@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, Pieces, caveated, skip_reason
-from gpulabel.checks.judging import Accepted, Assessment, ObjectKey, judged
-from gpulabel.checks.rootcause import KeptCauses
+from gpulabel.checks.judging import Accepted, Assessment, KeptJudgment, ObjectKey
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
@@ -44,7 +43,8 @@ class IncrementalEvaluator:
         self._dra: DraState | None = None
         self._nfd: NfdState | None = None
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
-        self._causes = KeptCauses()  # each node's root cause, remade when its record or findings change
+        self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
+        self._changed: set[str] = set()  # the nodes whose record changed since the last assess
         self._tuples: dict[str, tuple[Any, ...]] = {}  # the state's tuple of each kind, until the kind changes
 
     # -- the Evaluator protocol ---------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ class IncrementalEvaluator:
         self.records[kind] = dict(records)
         self._reindex(kind)
         self._keepers = {}
-        self._causes = KeptCauses()
+        self._judgment = KeptJudgment(self.accepted)
         self._tuples.pop(kind, None)
 
     def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
@@ -92,12 +92,9 @@ class IncrementalEvaluator:
         opts = replace(self.opts, now=datetime.fromtimestamp(at, UTC))
         state = self._state()
         fleet = Fleet(state, self._nodes, self._names, self.records.get("Pod", {}), self._seq.__getitem__, self._on)
-        parts = tuple(self._part(c, fleet, opts) for c in opts.registry)
-        result = Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)
-        nodes = self._nodes
-        judged_result, causes = judged(
-            result, state, self.accepted, causes_of=lambda found: self._causes.causes(nodes, found)
-        )
+        parts = [self._part(c, fleet, opts) for c in opts.registry]
+        changed, self._changed = self._changed, set()
+        judged_result, causes = self._judgment.judged(parts, self._nodes, changed)
         return Assessment(judged_result, causes, state, at)
 
     def _part(self, check: Check, fleet: Fleet, opts: CheckOptions) -> Result:
@@ -141,6 +138,7 @@ class IncrementalEvaluator:
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
         names, order = self._names, self._order
+        self._changed.update(n.name for n in (old, new) if n is not None)
         if old is not None:
             del self._nodes[old.name]
             i = bisect.bisect_left(names, old.name)
