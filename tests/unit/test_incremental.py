@@ -595,3 +595,47 @@ def test_a_node_selected_by_an_ignore_rule_is_judged_again_when_only_its_labels_
         got, want = pair.assess(START)
         assert not _differs(got, want), _differs(got, want)
         assert any(f.node == name for f in got.findings) is (team is None)
+
+
+def test_which_pods_are_gpu_pods_follows_the_nodes_that_come_and_go() -> None:
+    """A Pending pod asking for a resource only a GPU node advertises is a GPU pod while such a node is there
+    (pending lists it), and a pod whose node selector names a label key only GPU nodes carry is one while a
+    node that is not a GPU node lacks it: both told by nodes joining, changing and leaving, kept between events
+    by the incremental evaluator (``pending.GpuPods.put``)."""
+    from tests.objects import gpu_node, node, pod
+
+    def with_amounts(obj: JSON, amounts: dict[str, str]) -> JSON:
+        obj["status"].update(capacity=dict(amounts), allocatable=dict(amounts))
+        return obj
+
+    plain = with_amounts(node("cpu-1"), {"cpu": "8", "memory": "32Gi", "pods": "110"})
+    gpu_1 = with_amounts(gpu_node("gpu-1"), {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "4"})
+    accel = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"acme.com/accel": "1"}}}]}
+    selects = {"nodeSelector": {"team.example.com/gpu-pool": "a"}}
+    waiting = [
+        pod("ml", "wants-accel", phase="Pending", spec=accel, conditions=[]),
+        pod("ml", "wants-pool", phase="Pending", spec=selects, conditions=[]),
+    ]
+    objects = [plain, gpu_1, *waiting]
+    gpu_2 = with_amounts(
+        gpu_node("gpu-2", **{"team.example.com/gpu-pool": "a"}),
+        {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "4", "acme.com/accel": "2"},
+    )
+    pooled_cpu = copy.deepcopy(plain)
+    pooled_cpu["metadata"]["labels"]["team.example.com/gpu-pool"] = "b"
+    steps: list[tuple[JSON, bool, set[str]]] = [
+        (gpu_2, False, {"ml/wants-accel", "ml/wants-pool"}),  # joins: advertises acme.com/accel, carries the key
+        (pooled_cpu, False, {"ml/wants-accel"}),  # a CPU node carries the key too: no longer GPU-only
+        (plain, False, {"ml/wants-accel", "ml/wants-pool"}),
+        (gpu_2, True, set()),  # leaves: neither
+    ]
+    pair = Pair(IncrementalEvaluator(check_options()), FullEvaluator(check_options()))
+    pair.reset(objects)
+    got, want = pair.assess(START)
+    assert not _differs(got, want), _differs(got, want)
+    for obj, deleted, listed in steps:
+        pair.apply(obj, deleted)
+        got, want = pair.assess(START)
+        assert not _differs(got, want), _differs(got, want)
+        pending = next(p for p in got.result.parts if p.command == "pending")
+        assert {str(r["pod"]) for r in pending.sections[0].rows} == listed

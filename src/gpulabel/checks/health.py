@@ -23,7 +23,7 @@ One lost or unhealthy GPU is an error (it costs a GPU and nobody meant it); a de
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -291,16 +291,21 @@ def _claim_finding(
 
 
 def unplaced_claim_findings(
-    state: ClusterState, claims: Mapping[str, Sequence[tuple[str, DeviceCondition]]], conditions: Mapping[str, str]
+    state: ClusterState,
+    claims: Mapping[str, Sequence[tuple[str, DeviceCondition]]],
+    conditions: Mapping[str, str],
+    known: Container[str] | None = None,
 ) -> list[Finding]:
     """The claim device conditions (``claims``: :func:`claims_by_node`) whose node ``state`` does not hold, each
     about no node (no Event goes to a Node that is not there) with ``slice=`` and ``node=`` in its args: the
     ResourceSlice that puts the device on that node (``spec.nodeName``), or the claim's pod bound there, or
     ``node=?`` when neither says where the device is. None with ``-l``: its left-out nodes are not in the input
-    by choice, and a device of theirs is not the selected nodes' business."""
-    if state.nodes_selected:
+    by choice, and a device of theirs is not the selected nodes' business. ``known``: the names of the state's
+    nodes, when the caller holds them (else a set is made, if any claim has a device condition)."""
+    if state.nodes_selected or not claims:
         return []
-    known = {n.name for n in state.nodes}
+    if known is None:
+        known = {n.name for n in state.nodes}
     found: list[Finding] = []
     for name in sorted(n for n in claims if n not in known):
         for claim, dc in claims[name]:

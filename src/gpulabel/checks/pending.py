@@ -202,34 +202,88 @@ def _managed(key: str) -> bool:
     return bool(slash) and prefix.endswith(_MANAGED_SUFFIXES)
 
 
+def _advertises(node: Node) -> bool:
+    """Whether the resources ``node`` advertises are GPU resources: it is a GPU node (gpu.present) or advertises
+    an ``nvidia.com/`` resource."""
+    amounts = node.amounts
+    if not amounts:
+        return False
+    return node.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in amounts)
+
+
+def _add(counts: dict[str, int], keys: Iterable[str], n: int) -> bool:
+    """Add ``n`` to the count of each of ``keys`` (a count of 0 is dropped): whether a key came or went."""
+    moved = False
+    for k in keys:
+        c = counts.get(k, 0) + n
+        if c:
+            counts[k] = c
+            moved = moved or c == n
+        else:
+            del counts[k]
+            moved = True
+    return moved
+
+
 class GpuPods:
     """Which pods are GPU pods (``model.vocabulary.GPU_POD_RULE``); ``backed``: the extended resources a
-    DeviceClass maps, which count like a GPU node's."""
+    DeviceClass maps, which count like a GPU node's. :meth:`put` tells it a node's change (the incremental
+    evaluator keeps one between events): it counts each resource's GPU nodes, and each label key's GPU and
+    other nodes once the label keys are first asked for, so a node's change costs that node's keys, never a
+    walk of every node. ``nodes``: the nodes now; with :meth:`put`, a live view of them (the label keys are
+    counted from it when first asked for)."""
 
-    def __init__(self, nodes: Sequence[Node], backed: Iterable[str] = ()) -> None:
-        self.nodes = nodes
-        advertised: set[str] = set(backed)  # every resource a GPU node advertises, or a DeviceClass backs
+    def __init__(self, nodes: Iterable[Node], backed: Iterable[str] = ()) -> None:
+        self._nodes = nodes
+        self._backed = frozenset(backed)
+        self._advertised: dict[str, int] = {}  # resource -> the GPU nodes advertising it
         for n in nodes:
-            amounts = n.amounts
-            if not amounts or amounts.keys() <= advertised:
-                continue  # nothing new, GPU node or not (most nodes: one subset test in C)
-            if n.labels.get("nvidia.com/gpu.present") == "true" or any(k.startswith("nvidia.com/") for k in amounts):
-                advertised.update(amounts)
-        self.resources = frozenset(r for r in advertised if "/" in r and not r.startswith(_NOT_A_DEVICE))
+            if _advertises(n):
+                _add(self._advertised, n.amounts or (), 1)
+        self._resources: frozenset[str] | None = None
+        self._keys: tuple[dict[str, int], dict[str, int]] | None = None  # label key -> its GPU / other nodes
+        self._others = 0  # nodes that are not GPU nodes (counted with the keys)
         self._gpu_only: frozenset[str] | None = None
+
+    @property
+    def resources(self) -> frozenset[str]:
+        """Every resource a GPU node advertises, or a DeviceClass backs, that is a device (``vendor/name``)."""
+        if self._resources is None:
+            every = self._backed | self._advertised.keys()
+            self._resources = frozenset(r for r in every if "/" in r and not r.startswith(_NOT_A_DEVICE))
+        return self._resources
+
+    def put(self, old: Node | None, new: Node | None) -> None:
+        """A node changed from ``old`` to ``new`` (``None``: absent)."""
+        for node, n in ((old, -1), (new, 1)):
+            if node is None:
+                continue
+            if _advertises(node) and _add(self._advertised, node.amounts or (), n):
+                self._resources = None
+            if self._keys is not None:
+                self._count(node, n)
+
+    def _count(self, node: Node, n: int) -> None:
+        from gpulabel.checks.standalone import gpu_node
+
+        assert self._keys is not None
+        gpu = gpu_node(node)
+        if not gpu:
+            self._others += n
+        if _add(self._keys[0 if gpu else 1], node.labels, n):
+            self._gpu_only = None
 
     @property
     def gpu_only_keys(self) -> frozenset[str]:
         """The label keys GPU nodes carry and no other node does (none when every node is a GPU node)."""
+        if self._keys is None:
+            self._keys = ({}, {})
+            for node in self._nodes:
+                self._count(node, 1)
         if self._gpu_only is None:
-            from gpulabel.checks.standalone import gpu_node
-
-            gpu: set[str] = set()
-            other: set[str] = set()
-            for n in self.nodes:
-                (gpu if gpu_node(n) else other).update(n.labels.keys())
-            self._gpu_only = frozenset(gpu - other) if other else frozenset()
-        return self._gpu_only
+            gpu, other = self._keys
+            self._gpu_only = frozenset(gpu.keys() - other.keys())
+        return self._gpu_only if self._others else frozenset()
 
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.resource_claims:

@@ -79,7 +79,9 @@ class _Pieces:
         taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
         if remake or not self.placed:  # device conditions by node, and those on nodes not there
             self.claims = claims = health.claims_by_node(fleet.state)
-            self.unplaced = graded(self.check, health.unplaced_claim_findings(fleet.state, claims, table), self.table)
+            self.unplaced = graded(
+                self.check, health.unplaced_claim_findings(fleet.state, claims, table, fleet.nodes), self.table
+            )
             self.reserved = _reserved(fleet.state)
             self.placed = True
         claims = self.claims

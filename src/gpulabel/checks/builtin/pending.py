@@ -128,8 +128,8 @@ class _Pieces:
         self.columns = Columns()  # nodes changed in place: re-judge the pods whose verdict on them may differ
         self.rows = SpecRows()  # each distinct Pending spec's cell per node (checks/specrows.py)
         self.row_of: dict[ObjectKey, tuple[Any, ...]] = {}  # the pods whose piece was told by a row: its spec key
-        # which pods are GPU pods, kept while no node's GPU view changes (pending.GpuPods reads the nodes' label
-        # keys, gpu.present, resource names and GPU-node status: columns' _gpu_view) and no node comes or goes
+        # which pods are GPU pods: told every node's change (pending.GpuPods.put), made again when a DRA
+        # object changes (what a DeviceClass backs)
         self.gpu: pending.GpuPods | None = None
         # every node grouped for placement, made for a new row and kept while no node or capacity changes
         self.index: placement.NodeIndex | None = None
@@ -137,6 +137,8 @@ class _Pieces:
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
+            if self.gpu is not None:
+                self.gpu.put(old, new)
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
                 if old is not None and new is not None and old.name == new.name:
                     self.columns.changed(old)  # in place: its column (checks/columns.py)
@@ -156,6 +158,7 @@ class _Pieces:
                 self.use_nodes.update(names)
         elif KIND[kind].field in ("dra", "nfd"):
             self.everything = True
+            self.gpu = None
 
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
@@ -200,7 +203,7 @@ class _Pieces:
                 self.dirty |= column
         self.columns.clear()
         if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
-            judged_keys, self.found, self.row_of, self.gpu = self.unbound, {}, {}, None
+            judged_keys, self.found, self.row_of = self.unbound, {}, {}
             self.rows.clear()
         else:
             self.dirty |= self._flipped(before, fleet)
@@ -238,7 +241,7 @@ class _Pieces:
             return
         state, ns = fleet.state, opts.namespace
         if self.gpu is None and not opts.all_pods:
-            self.gpu = pending.GpuPods(state.nodes, state.dra.extended)
+            self.gpu = pending.GpuPods(fleet.nodes.values(), state.dra.extended)  # a live view: put() keeps it
         gpu = None if opts.all_pods else self.gpu
 
         def whole() -> placement.NodeIndex:
