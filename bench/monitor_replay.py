@@ -258,6 +258,7 @@ def worker(
     from gpulabel.app.checks import check_options
     from gpulabel.checks.assessment import FullEvaluator
     from gpulabel.checks.incremental import IncrementalEvaluator
+    from gpulabel.controller.heap import settle
     from gpulabel.model.cluster import KIND
 
     listed = listed_records(snapshot)
@@ -285,6 +286,7 @@ def worker(
     ev.assess(START)
     list_seconds = time.perf_counter() - started
     del listed
+    settle()  # as gpulabel monitor does once a LIST is assessed (controller/heap.py)
     times: list[float] = []
     cpu: list[float] = []
     digests: dict[int, str] = {}

@@ -815,3 +815,27 @@ def test_a_service_account_kubeconfig_has_the_clusters_trust_and_the_token(tmp_p
             KubeconfigOptions(bad, "k")
     with pytest.raises(InputError, match="--duration"):
         KubeconfigOptions("a/b", "k", "5m")
+
+
+def test_the_heap_is_settled_after_the_evaluation_that_follows_a_list_and_only_then(
+    tmp_path: Path, api: FakeApi
+) -> None:
+    """``settle`` (gc.freeze in ``gpulabel monitor``) runs once the LIST's records are assessed, not before and
+    not after an ordinary event's evaluation."""
+    api.add_node("n1", {"team": "a"})
+    client = fake_client(tmp_path, api, FakeClock(), FAST)
+    evaluator = CountingEvaluator()
+    settled: list[int] = []
+    m = Monitor(client, ("Node",), evaluator, [], batch_seconds=0.0, settle=lambda: settled.append(evaluator.assessed))
+
+    def event() -> dict[str, Any]:
+        deadline = time.monotonic() + 5
+        while not settled and time.monotonic() < deadline:
+            time.sleep(0.002)
+        obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"team": "b"}}}
+        obj["metadata"]["resourceVersion"] = "1001"
+        return {"type": "MODIFIED", "object": obj}
+
+    api.watches = [Watch([event])]
+    run_monitor(m, lambda: evaluator.assessed >= 2 and m.queue.empty())
+    assert settled == [1]  # after the first evaluation (the LIST's), not after the change's

@@ -216,6 +216,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
     the Lease, relists, dropped watches. The outcome holds the last findings.
     """
     from gpulabel.cluster.live import served_kinds
+    from gpulabel.controller.heap import settle
     from gpulabel.controller.monitor import Monitor
 
     client = session.client(budget=WRITER_BUDGET)
@@ -242,6 +243,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         batch_seconds=opts.batch_ms / 1000,
         resync_seconds=opts.resync_seconds,
         watch_timeout=opts.watch_seconds,
+        settle=settle,
     )
     code = monitor.run()
     for sink in writes:  # the writing sinks write what still waits

@@ -97,6 +97,8 @@ class Monitor:
     ``stop``: the Event that stops it (default a new one; ``sync`` passes its
     client's retry cancel, so a lost Lease also abandons a write in flight).
     ``writes`` says what a lost Lease stops, in the line that says so.
+    ``settle``: called after the evaluation that follows a LIST or a relist
+    (``gpulabel monitor`` passes :func:`gpulabel.controller.heap.settle`).
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class Monitor:
         relist_seconds: float | None = None,
         stop: threading.Event | None = None,
         writes: str = "publishing",
+        settle: Callable[[], None] = lambda: None,
     ) -> None:
         self.client = client
         self.kinds = tuple(kinds)
@@ -137,6 +140,8 @@ class Monitor:
         self.clock = clock
         self.monotonic = monotonic
         self.writes = writes
+        self.settle = settle
+        self._listed = False  # a LIST or relist taken since the last evaluation: settle after the next
         self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
         self.lost = threading.Event()
@@ -221,6 +226,7 @@ class Monitor:
         if isinstance(delta, Reset):
             self.evaluator.reset(delta.kind, delta.records)
             unsynced.discard(delta.kind)
+            self._listed = True
             if delta.relist:
                 self.say(f"{delta.kind}: relisted ({len(delta.records)} objects)")
                 if health is not None:
@@ -299,6 +305,9 @@ class Monitor:
                 if dirty or resync or not published:
                     self.evaluate()  # every replica: its metrics export the findings too
                     dirty, published = False, True
+                    if self._listed:  # the records of a LIST are assessed: the heap they make is settled
+                        self._listed = False
+                        self.settle()
                     due = self.monotonic() + self.resync_seconds
                 elif self.leading.is_set():
                     self._lead()
