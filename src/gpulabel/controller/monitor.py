@@ -137,10 +137,8 @@ class Monitor:
         self.resync_seconds = resync_seconds
         self.unchanged_seconds = unchanged_seconds
         self._evaluated = float("-inf")  # monotonic time of the last evaluation
-        self.clock = clock
-        self.monotonic = monotonic
-        self.writes = writes
-        self.settle = settle
+        self.clock, self.monotonic = clock, monotonic
+        self.writes, self.settle = writes, settle
         self._listed = False  # a LIST or relist taken since the last evaluation: settle after the next
         self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
