@@ -77,6 +77,7 @@ class _Pieces:
         self.nodes: set[str] = set()  # nodes whose change re-judges the pods bound to them
         self.fits = KeptFits()
         self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
+        self.shown: Result | None = None  # the last result, while no pod is re-judged
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -107,6 +108,8 @@ class _Pieces:
                     self.fits.disown(req, key)
             keys = sorted((k for k in self.dirty if k in fleet.pods), key=fleet.order)
             part = replace(state, pods=tuple(fleet.pods[k] for k in keys))
+        if self.everything or self.dirty:
+            self.shown = None
         self.everything, self.dirty, self.nodes = False, set(), set()
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
@@ -126,8 +129,10 @@ class _Pieces:
                     req = self.req_of[key] = fleet.pods[key].requirements
                     self.fits.own(req, key)
         self.fits.prune()
-        shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
-        return Result("hazards", shown, graded=True)
+        if self.shown is None:
+            shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
+            self.shown = Result("hazards", shown, graded=True)
+        return self.shown
 
 
 CHECK: Check = Check(

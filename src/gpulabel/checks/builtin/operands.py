@@ -190,6 +190,8 @@ class _Pieces:
         self.settings: dict[frozenset[str], _Setting] = {}
         self.everything = True
         self.dirty: set[str] = set()
+        self.shown: tuple[Finding, ...] | None = None  # every node's findings in order, while none changes
+        self.absent: set[str] = set()  # the nodes with findings that are not in the state (shown last)
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -285,20 +287,38 @@ class _Pieces:
             pods = [fleet.pods[k] for k in keys]
             self.accounts.by_operand = by_operand  # the same DaemonSets (else everything reruns), their status now
         self.dirty = set()
+        if everything or switch:
+            self.shown = None
         if names:
-            present = [fleet.nodes[n] for n in names if n in fleet.nodes]
-            found, others = _node_findings(present, pods, state, opts, gated)
-            for name in names:
-                for kept, new in ((self.found, found), (self.others, others)):
-                    kept.pop(name, None)
-                    if new.get(name):
-                        kept[name] = graded(self.check, new[name], self.table)
+            self._remake(names, pods, fleet, opts, gated)
         for name in changed:  # the table's share reads the node alone, never a switch
             self.accounts.put(name, fleet.nodes.get(name))
-        # by node (the nodes' order), each node's operands then the rest, as the full run sorts them
-        shown = sorted({*self.found, *self.others}, key=lambda n: (n not in fleet.nodes, n))
-        findings = tuple(f for n in shown for f in (*self.found.get(n, ()), *self.others.get(n, ())))
-        return Result("operands", findings, (self.accounts.section(),), graded=True)
+        return Result("operands", self._shown(fleet), (self.accounts.section(),), graded=True)
+
+    def _remake(
+        self, names: Sequence[str], pods: Sequence[Pod], fleet: Fleet, opts: CheckOptions, gated: Sequence[DaemonSet]
+    ) -> None:
+        """The findings of the nodes ``names``, given the DaemonSet pods aimed at them."""
+        present = [fleet.nodes[n] for n in names if n in fleet.nodes]
+        found, others = _node_findings(present, pods, fleet.state, opts, gated)
+        for name in names:
+            if name not in fleet.nodes or name in self.absent:  # the order reads whether it is there
+                self.shown = None
+            for kept, new in ((self.found, found), (self.others, others)):
+                before = kept.pop(name, None)
+                if new.get(name):
+                    kept[name] = graded(self.check, new[name], self.table)
+                if kept.get(name) != before:
+                    self.shown = None
+
+    def _shown(self, fleet: Fleet) -> tuple[Finding, ...]:
+        """By node (the nodes' order), each node's operands then the rest, as the full run sorts them; made
+        again only when a node's findings changed."""
+        if self.shown is None:
+            shown = sorted({*self.found, *self.others}, key=lambda n: (n not in fleet.nodes, n))
+            self.absent = {n for n in shown if n not in fleet.nodes}
+            self.shown = tuple(f for n in shown for f in (*self.found.get(n, ()), *self.others.get(n, ())))
+        return self.shown
 
 
 CHECK: Check = Check(

@@ -134,6 +134,7 @@ class _Pieces:
         # every node grouped for placement, made for a new row and kept while no node or capacity changes
         self.index: placement.NodeIndex | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
+        self.finished: Result | None = None  # the last result, while no Pending pod is re-judged
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -213,6 +214,8 @@ class _Pieces:
                 if spec is not None:
                     self.rows.disown(spec, key)
             judged_keys = self.dirty & self.unbound
+        if self.everything or judged_keys or self.dirty:
+            self.finished = None
         self.everything, self.dirty = False, set()
         if judged_keys:
             rowed: list[ObjectKey] = []
@@ -227,7 +230,9 @@ class _Pieces:
                     graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
                     self.found[by_ref[ref]] = graded_piece
         self.rows.prune()
-        return self._finish(fleet, opts)
+        if self.finished is None:
+            self.finished = self._finish(fleet, opts)
+        return self.finished
 
     @staticmethod
     def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:
