@@ -204,8 +204,10 @@ class KeptCauses:
 
     def __init__(self) -> None:
         self._cause: dict[str, Cause] = {}
-        self._made: dict[str, tuple[dict[str, Cell], str]] = {}  # each cause's row and line
         self._order: list[tuple[bool, int, str]] = []  # the causes' ranks, sorted
+        self._causes: list[Cause] = []  # the causes, their rows and their lines, in that order
+        self._rows: list[dict[str, Cell]] = []
+        self._lines: list[str] = []
         self._told: tuple[tuple[Cause, ...], Section] | None = None
 
     def node(self, name: str, node: Node | None, found: Sequence[Finding]) -> None:
@@ -216,19 +218,21 @@ class KeptCauses:
             return
         self._told = None
         if old is not None:
-            del self._cause[name], self._made[name]
-            del self._order[bisect.bisect_left(self._order, _rank(old))]
+            del self._cause[name]
+            i = bisect.bisect_left(self._order, _rank(old))
+            del self._order[i], self._causes[i], self._rows[i], self._lines[i]
         if cause is not None:
             self._cause[name] = cause
-            self._made[name] = (cause.row(), cause.line())
-            bisect.insort(self._order, _rank(cause))
+            rank = _rank(cause)
+            i = bisect.bisect_left(self._order, rank)
+            self._order.insert(i, rank)
+            self._causes.insert(i, cause)
+            self._rows.insert(i, cause.row())
+            self._lines.insert(i, cause.line())
 
     def told(self) -> tuple[tuple[Cause, ...], Section]:
         """The causes, ranked, and their section (``causes``: a row and a line each), made again only after a
         cause changed."""
         if self._told is None:
-            names = [rank[2] for rank in self._order]
-            made = [self._made[n] for n in names]
-            section = Section("causes", tuple(m[0] for m in made), tuple(m[1] for m in made))
-            self._told = (tuple(map(self._cause.__getitem__, names)), section)
+            self._told = (tuple(self._causes), Section("causes", tuple(self._rows), tuple(self._lines)))
         return self._told

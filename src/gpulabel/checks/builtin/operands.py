@@ -8,6 +8,7 @@ ClusterPolicy; its ``daemonsets`` table counts over every node
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -95,6 +96,7 @@ class Accounts:
     excluded: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # DaemonSet ref -> node -> taints
     shares: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = field(default_factory=dict)
     reqs: dict[str, Any] = field(default_factory=dict)
+    made: Section | None = None  # the section, while no share and no DaemonSet changes
 
     def __post_init__(self) -> None:
         self.reqs = {ds.ref: operands.daemonset_requirements(ds) for dss in self.by_operand.values() for ds in dss}
@@ -115,14 +117,19 @@ class Accounts:
     def put(self, name: str, node: Node | None) -> None:
         """The node ``name`` is now ``node`` (``None``: gone)."""
         old = self.shares.pop(name, None)
+        share = self._share(node) if node is not None else None
+        if old == (share if share is not None and share[0] else None):
+            if old is not None:
+                self.shares[name] = old
+            return
+        self.made = None
         if old is not None:
             for operand in old[0]:
                 self.labelled[operand] -= 1
             for ref in old[1]:
                 del self.excluded[ref][name]
-        if node is None:
+        if share is None:
             return
-        share = self._share(node)
         if share[0]:
             self.shares[name] = share
             for operand in share[0]:
@@ -130,8 +137,18 @@ class Accounts:
             for ref, taints in share[1].items():
                 self.excluded.setdefault(ref, {})[name] = taints
 
+    def use(self, by_operand: dict[str, list[DaemonSet]]) -> None:
+        """The operands' DaemonSets now (the same ones, their status may have changed)."""
+        if by_operand is not self.by_operand:
+            self.by_operand, self.made = by_operand, None
+
     def section(self) -> Section:
         """The ``daemonsets`` section as :func:`gpulabel.checks.operands.operands_result` writes it."""
+        if self.made is None:
+            self.made = self._section()
+        return self.made
+
+    def _section(self) -> Section:
         rows: list[dict[str, Cell]] = []
         wide: list[str] = []
         for name, dss in sorted(self.by_operand.items()):
@@ -285,7 +302,7 @@ class _Pieces:
             names = sorted(redo)
             keys = sorted({k for n in names for k in self.aimed.get(n, ())}, key=fleet.order)
             pods = [fleet.pods[k] for k in keys]
-            self.accounts.by_operand = by_operand  # the same DaemonSets (else everything reruns), their status now
+            self.accounts.use(by_operand)  # the same DaemonSets (else everything reruns), their status now
         self.dirty = set()
         if everything or switch:
             self.shown = None
@@ -315,9 +332,11 @@ class _Pieces:
         """By node (the nodes' order), each node's operands then the rest, as the full run sorts them; made
         again only when a node's findings changed."""
         if self.shown is None:
-            shown = sorted({*self.found, *self.others}, key=lambda n: (n not in fleet.nodes, n))
-            self.absent = {n for n in shown if n not in fleet.nodes}
-            self.shown = tuple(f for n in shown for f in (*self.found.get(n, ()), *self.others.get(n, ())))
+            nodes, found, others = fleet.nodes, self.found, self.others
+            names = sorted({*found, *others})
+            self.absent = {n for n in names if n not in nodes}
+            order = [n for n in names if n in nodes] + [n for n in names if n in self.absent]
+            self.shown = tuple(itertools.chain.from_iterable(found.get(n, []) + others.get(n, []) for n in order))
         return self.shown
 
 

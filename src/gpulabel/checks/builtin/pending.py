@@ -135,6 +135,7 @@ class _Pieces:
         self.index: placement.NodeIndex | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
         self.finished: Result | None = None  # the last result, while no Pending pod is re-judged
+        self.caveated: tuple[str, ...] | None = None  # its caveats, as long
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -215,7 +216,7 @@ class _Pieces:
                     self.rows.disown(spec, key)
             judged_keys = self.dirty & self.unbound
         if self.everything or judged_keys or self.dirty:
-            self.finished = None
+            self.finished = self.caveated = None
         self.everything, self.dirty = False, set()
         if judged_keys:
             rowed: list[ObjectKey] = []
@@ -282,7 +283,9 @@ class _Pieces:
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""
-        return _unchecked_claims(fleet.state.kinds, (fleet.pods[k] for k in self.unbound))
+        if self.caveated is None:
+            self.caveated = _unchecked_claims(fleet.state.kinds, (fleet.pods[k] for k in self.unbound))
+        return self.caveated
 
     def _finish(self, fleet: Fleet, opts: CheckOptions) -> Result:
         pieces = [self.found[k] for k in sorted(self.found, key=fleet.order)]
