@@ -77,7 +77,7 @@ class _Pieces:
         self.nodes: set[str] = set()  # nodes whose change re-judges the pods bound to them
         self.fits = KeptFits()
         self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
-        self.shown: Result | None = None  # the last result, while no pod is re-judged
+        self.shown: Result | None = None  # the last result, while no pod's findings change
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -95,21 +95,20 @@ class _Pieces:
             moved |= self.fits.node(name, fleet.nodes.get(name))
         if moved:
             self.dirty |= self.fits.readers(moved)
+        before: dict[ObjectKey, list[Finding]] = {}  # the re-judged pods' findings before (to tell a change)
         if self.everything:
             part, keys = state, list(fleet.pods)
-            self.found, self.req_of = {}, {}
+            self.found, self.req_of, self.shown = {}, {}, None
             self.fits.clear()
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
+            before = {k: was for k in self.dirty if (was := self.found.pop(k, None)) is not None}
             for key in self.dirty:
-                self.found.pop(key, None)
                 req = self.req_of.pop(key, None)
                 if req is not None:
                     self.fits.disown(req, key)
             keys = sorted((k for k in self.dirty if k in fleet.pods), key=fleet.order)
             part = replace(state, pods=tuple(fleet.pods[k] for k in keys))
-        if self.everything or self.dirty:
-            self.shown = None
         self.everything, self.dirty, self.nodes = False, set(), set()
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
@@ -129,6 +128,8 @@ class _Pieces:
                     req = self.req_of[key] = fleet.pods[key].requirements
                     self.fits.own(req, key)
         self.fits.prune()
+        if any(self.found.get(k) != before.get(k) for k in before.keys() | (self.found.keys() & set(keys))):
+            self.shown = None  # a pod's findings changed, came or went
         if self.shown is None:
             shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
             self.shown = Result("hazards", shown, graded=True)
