@@ -639,3 +639,49 @@ def test_which_pods_are_gpu_pods_follows_the_nodes_that_come_and_go() -> None:
         assert not _differs(got, want), _differs(got, want)
         pending = next(p for p in got.result.parts if p.command == "pending")
         assert {str(r["pod"]) for r in pending.sections[0].rows} == listed
+
+
+def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:
+    """A Pending GPU pod selects an NFD label no node has; a NodeFeatureRule that would write it explains why
+    it does not match (pending's wide lines). Changing the rule changes those lines while the pod and its
+    spec's row stay what they were: the incremental evaluator must not keep the pod's lines."""
+    objects = copy.deepcopy(BASES["nfd-rules.yaml"])
+    wants = {"feature.node.kubernetes.io/gpu-fancy": "true"}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "fancy", "namespace": "ml"},
+        "spec": {
+            "nodeSelector": wants,
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+        },
+        "status": {"phase": "Pending"},
+    }
+    rule = {
+        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+        "kind": "NodeFeatureRule",
+        "metadata": {"name": "fancy"},
+        "spec": {
+            "rules": [
+                {
+                    "name": "fancy",
+                    "labels": {"gpu-fancy": "true"},
+                    "matchFeatures": [
+                        {"feature": "kernel.version", "matchExpressions": {"major": {"op": "Gt", "value": ["7"]}}}
+                    ],
+                }
+            ]
+        },
+    }
+    pair = Pair(IncrementalEvaluator(check_options()), FullEvaluator(check_options()))
+    pair.reset([*objects, pod, rule])
+    first, want = pair.assess(START)
+    assert not _differs(first, want), _differs(first, want)
+    wide = next(p for p in first.result.parts if p.command == "pending").sections[0].wide or ()
+    assert any("nfd:" in line and "fancy" in line for line in wide), wide
+    looser = copy.deepcopy(rule)
+    looser["spec"]["rules"][0]["matchFeatures"][0]["matchExpressions"]["major"]["value"] = ["6"]
+    pair.apply(looser, False)
+    got, want = pair.assess(START + 60)
+    assert not _differs(got, want), _differs(got, want)
+    assert got.result.parts != first.result.parts

@@ -197,3 +197,24 @@ def test_a_narrower_cell_update_is_caught(monkeypatch: pytest.MonkeyPatch, name:
     monkeypatch.setattr(owner, attr, planted)
     why, _ = _run()
     assert f"check {check}:" in why, why
+
+
+def test_a_pending_pod_whose_row_told_the_same_keeps_its_piece() -> None:
+    """A label no Pending pod selects, on one node: every Pending pod is re-judged on that node's column, each
+    row's told findings and message are equal to before, so each pod keeps its piece (the same objects);
+    a taint changes every row's message, so each pod's piece is made again."""
+    opts = check_options()
+    ev = IncrementalEvaluator(opts)
+    pair = Pair(ev, FullEvaluator(opts))
+    pair.reset(LIST)
+    pair.assess(START)
+    keeper: Any = ev._keepers["pending"]
+    pieces = dict(keeper.found)
+    relabelled = _node("gpu-f", team="y")
+    relabelled["metadata"]["labels"]["rack"] = "r7"
+    pair.apply(relabelled, False)
+    assert not _differs(*pair.assess(START + 60))
+    assert pieces and all(keeper.found[k] is p for k, p in pieces.items())
+    pair.apply(_node("gpu-f", team="y", taints=[TAINT]), False)
+    assert not _differs(*pair.assess(START + 120))
+    assert all(keeper.found[k] is not p for k, p in pieces.items())

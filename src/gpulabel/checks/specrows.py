@@ -80,6 +80,7 @@ class SpecRow:
         self.counts: dict[str, int] = {}  # the scheduler's reasons, over refusing nodes
         self.fits = self.resolvable = self.victims = 0
         self._told: tuple[tuple[Finding, ...], str | None] | None = None
+        self._last: tuple[tuple[Finding, ...], str | None] | None = None  # the last told, while equal
         self._graded: tuple[Any, tuple[Finding, ...]] | None = None  # the findings told, graded
 
     def verdict(self, node: Node, cap: NodeCapacity | None) -> Result:
@@ -219,7 +220,9 @@ class SpecRow:
                     len(self.cells), self.prefilter, self.counts, self.resolvable, self.victims, self.policy
                 )
             )
-            self._told = (tuple(found), message)
+            told = (tuple(found), message)
+            # told as before (a node's change that moved no count): the same object, so its pods keep their pieces
+            self._told = self._last = self._last if self._last == told else told
         return self._told
 
     def findings(self, pod: Pod, grade: Callable[[Sequence[Finding]], Sequence[Finding]]) -> tuple[Finding, ...]:

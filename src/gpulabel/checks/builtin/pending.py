@@ -135,6 +135,9 @@ class _Pieces:
         self.index: placement.NodeIndex | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
         self.finished: Result | None = None  # the last result, while no Pending pod is re-judged
+        # each rowed pod's piece with the record and the row's told it was made from: re-judged, a pod whose
+        # record and row's told are the same objects keeps it (a node's change that moved no count of its spec)
+        self.told_of: dict[ObjectKey, tuple[Pod, Any, _Piece]] = {}
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
@@ -160,7 +163,7 @@ class _Pieces:
                 self.use_nodes.update(names)
         elif KIND[kind].field in ("dra", "nfd"):
             self.everything = True
-            self.gpu = None
+            self.gpu, self.told_of = None, {}  # what a DeviceClass backs; NFD's hints, a pod's claims
 
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
@@ -206,11 +209,14 @@ class _Pieces:
         self.columns.clear()
         if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
             judged_keys, self.found, self.row_of = self.unbound, {}, {}
+            self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
             self.rows.clear()
         else:
             self.dirty |= self._flipped(before, fleet)
             for key in self.dirty:
                 self.found.pop(key, None)
+                if key not in self.unbound:
+                    self.told_of.pop(key, None)
                 spec = self.row_of.pop(key, None)
                 if spec is not None:
                     self.rows.disown(spec, key)
@@ -269,15 +275,20 @@ class _Pieces:
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
                 continue
             row = self.rows.row(pod, fleet.names, self.capacities, whole)
-            _, predicted = row.told()
-            message = pod.condition_message("PodScheduled")
-            hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
-            self.found[key] = _Piece(
-                row.findings(pod, grade),
-                pending.pod_row(pod, message, predicted),
-                pending.pod_text(pod, message),
-                pending.pod_wide(pod, message, predicted, hints),
-            )
+            told = row.told()
+            kept = self.told_of.get(key)
+            if kept is not None and kept[0] is pod and kept[1] is told:
+                self.found[key] = kept[2]
+            else:
+                message = pod.condition_message("PodScheduled")
+                hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
+                self.found[key] = _Piece(
+                    row.findings(pod, grade),
+                    pending.pod_row(pod, message, told[1]),
+                    pending.pod_text(pod, message),
+                    pending.pod_wide(pod, message, told[1], hints),
+                )
+                self.told_of[key] = (pod, told, self.found[key])
             spec = self.row_of[key] = pending.spec_key(pod)
             self.rows.own(spec, key)
 
