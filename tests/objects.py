@@ -146,3 +146,13 @@ def toleration(key: str = "", operator: str = "", value: str = "", effect: str =
     }
     out.update(extra)
     return out
+
+
+def nodefeaturerule(name: str, labels: dict[str, str], *match: dict[str, Any]) -> dict[str, Any]:
+    """A NodeFeatureRule of one rule (named ``name``) that sets ``labels`` when every ``match`` feature matches."""
+    return {
+        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
+        "kind": "NodeFeatureRule",
+        "metadata": {"name": name},
+        "spec": {"rules": [{"name": name, "labels": labels, "matchFeatures": list(match)}]},
+    }

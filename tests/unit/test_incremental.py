@@ -645,6 +645,8 @@ def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:
     """A Pending GPU pod selects an NFD label no node has; a NodeFeatureRule that would write it explains why
     it does not match (pending's wide lines). Changing the rule changes those lines while the pod and its
     spec's row stay what they were: the incremental evaluator must not keep the pod's lines."""
+    from tests.objects import nodefeaturerule
+
     objects = copy.deepcopy(BASES["nfd-rules.yaml"])
     wants = {"feature.node.kubernetes.io/gpu-fancy": "true"}
     pod = {
@@ -657,22 +659,8 @@ def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:
         },
         "status": {"phase": "Pending"},
     }
-    rule = {
-        "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
-        "kind": "NodeFeatureRule",
-        "metadata": {"name": "fancy"},
-        "spec": {
-            "rules": [
-                {
-                    "name": "fancy",
-                    "labels": {"gpu-fancy": "true"},
-                    "matchFeatures": [
-                        {"feature": "kernel.version", "matchExpressions": {"major": {"op": "Gt", "value": ["7"]}}}
-                    ],
-                }
-            ]
-        },
-    }
+    kernel = {"feature": "kernel.version", "matchExpressions": {"major": {"op": "Gt", "value": ["7"]}}}
+    rule = nodefeaturerule("fancy", {"gpu-fancy": "true"}, kernel)
     pair = Pair(IncrementalEvaluator(check_options()), FullEvaluator(check_options()))
     pair.reset([*objects, pod, rule])
     first, want = pair.assess(START)

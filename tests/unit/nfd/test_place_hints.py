@@ -8,27 +8,17 @@ from pathlib import Path
 import yaml
 
 from gpulabel.cli.main import main
+from tests.objects import nodefeaturerule
 
 ROOT = Path(__file__).parents[3]
 EXAMPLE = ROOT / "examples" / "nfd-rules.yaml"
 
-NVLINK_RULE = {
-    "apiVersion": "nfd.k8s-sigs.io/v1alpha1",
-    "kind": "NodeFeatureRule",
-    "metadata": {"name": "nvlink"},
-    "spec": {
-        "rules": [
-            {
-                "name": "nvlink",
-                "labels": {"nvlink": "true"},
-                "matchFeatures": [
-                    {"feature": "pci.device", "matchExpressions": {"vendor": {"op": "In", "value": ["10de"]}}},
-                    {"feature": "kernel.loadedmodule", "matchExpressions": {"nvidia_peermem": {"op": "Exists"}}},
-                ],
-            }
-        ]
-    },
-}
+NVLINK_RULE = nodefeaturerule(
+    "nvlink",
+    {"nvlink": "true"},
+    {"feature": "pci.device", "matchExpressions": {"vendor": {"op": "In", "value": ["10de"]}}},
+    {"feature": "kernel.loadedmodule", "matchExpressions": {"nvidia_peermem": {"op": "Exists"}}},
+)
 POD = {
     "apiVersion": "v1",
     "kind": "Pod",
