@@ -34,7 +34,7 @@ import bisect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gpulabel.checks.pending import PENDING_SAMPLE, PendingPod, spec_key
+from gpulabel.checks.pending import PENDING_SAMPLE, PendingPod
 from gpulabel.checks.placement import MessagePart, NodeIndex, message_of, message_part, place, shortfall
 from gpulabel.checks.readby import ReadBy
 from gpulabel.k8s.nodeaffinity import Result
@@ -244,13 +244,14 @@ class SpecRows(ReadBy[tuple[Any, ...], Any]):
 
     def row(
         self,
+        key: tuple[Any, ...],
         pod: Pod,
         names: Sequence[str],
         capacities: Mapping[str, NodeCapacity],
         index: Callable[[], NodeIndex],
     ) -> SpecRow:
-        """``pod``'s row, made over every node (``names`` in order; ``index`` over them) if its spec has none."""
-        key = spec_key(pod)
+        """``pod``'s row (``key``: its ``spec_key``), made over every node (``names`` in order; ``index`` over
+        them) if its spec has none."""
         row = self.rows.get(key)
         if row is None:
             row = self.rows[key] = SpecRow(pod)

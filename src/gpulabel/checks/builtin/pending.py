@@ -274,7 +274,8 @@ class _Pieces:
             pod = fleet.pods[key]
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
                 continue
-            row = self.rows.row(pod, fleet.names, self.capacities, whole)
+            spec = pending.spec_key(pod)
+            row = self.rows.row(spec, pod, fleet.names, self.capacities, whole)
             told = row.told()
             kept = self.told_of.get(key)
             if kept is not None and kept[0] is pod and kept[1] is told:
@@ -289,7 +290,7 @@ class _Pieces:
                     pending.pod_wide(pod, message, told[1], hints),
                 )
                 self.told_of[key] = (pod, told, self.found[key])
-            spec = self.row_of[key] = pending.spec_key(pod)
+            self.row_of[key] = spec
             self.rows.own(spec, key)
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
