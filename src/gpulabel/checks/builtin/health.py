@@ -75,12 +75,20 @@ class _Pieces:
         else:
             redo = self.dirty | self.timed
         self.everything, self.dirty = False, set()
+        if redo or remake or not self.placed:
+            self._remake(redo, remake, fleet, opts)
+        # only the nodes with a finding, not a lookup per node (fleet.names is sorted: the same order)
+        findings = tuple(f for n in sorted(self.found) for f in self.found[n])
+        return Result("health", (*findings, *self.unplaced), graded=True)
+
+    def _remake(self, redo: set[str], remake: bool, fleet: Fleet, opts: CheckOptions) -> None:
+        """The findings of the nodes ``redo``; where the device conditions are, first, when it may have moved."""
         table = health.condition_table(opts.health_conditions)
         taints = (*health.DEFAULT_HEALTH_TAINTS, *opts.health_taints)
         if remake or not self.placed:  # device conditions by node, and those on nodes not there
-            self.claims = claims = health.claims_by_node(fleet.state)
+            self.claims = health.claims_by_node(fleet.state)
             self.unplaced = graded(
-                self.check, health.unplaced_claim_findings(fleet.state, claims, table, fleet.nodes), self.table
+                self.check, health.unplaced_claim_findings(fleet.state, self.claims, table, fleet.nodes), self.table
             )
             self.reserved = _reserved(fleet.state)
             self.placed = True
@@ -94,9 +102,6 @@ class _Pieces:
             found = health.node_health(node, pods, claims.get(name, ()), table, taints, opts.now, opts.stuck_after)
             if found:
                 self.found[name] = graded(self.check, found, self.table)
-        # only the nodes with a finding, not a lookup per node (fleet.names is sorted: the same order)
-        findings = tuple(f for n in sorted(self.found) for f in self.found[n])
-        return Result("health", (*findings, *self.unplaced), graded=True)
 
 
 def _reserved(state: ClusterState) -> frozenset[str]:
