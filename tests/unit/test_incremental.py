@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,13 +28,14 @@ import yaml
 from bench import synth
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import placement
+from gpulabel.checks import judging, placement, specrows
 from gpulabel.checks.assessment import Accepted, Assessment, Evaluator, FullEvaluator
 from gpulabel.checks.builtin import health as health_definition
 from gpulabel.checks.builtin import operands as operands_definition
 from gpulabel.checks.definition import Check, CheckOptions, NodePieces
 from gpulabel.checks.incremental import IncrementalEvaluator, scope
 from gpulabel.checks.registry import BUILTIN, Registry
+from gpulabel.checks.rootcause import node_findings
 from gpulabel.checks.verdict import IgnoreRule
 from gpulabel.k8s.selectors import parse_selector
 from gpulabel.model.cluster import KIND
@@ -565,10 +566,13 @@ def test_it_is_an_evaluator_made_like_the_full_one() -> None:
         evaluator.apply("Nonsense", ("", "x"), None)
 
 
-# A bound pod's change re-judging no Pending pod at all: the random sequences catch it (the narrower wrong
-# scopes, that only the figures or the preemption tail show, are planted in tests/unit/test_incremental_scope.py).
+# A bound pod's change re-judging no Pending pod at all (neither the pods judged on every node, through the
+# scope, nor those told by a kept row, through the rows whose cells moved): the random sequences catch it (the
+# narrower wrong scopes, that only the figures or the preemption tail show, are planted in
+# tests/unit/test_incremental_scope.py).
 def test_no_re_judging_on_a_bound_pods_change_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scope, "flips", lambda pod, old, new, backed: False)
+    monkeypatch.setattr(specrows.SpecRows, "settled", lambda self: set())
     caught = next(_sequences(IncrementalEvaluator, 400, seed=1), "")
     assert "check pending:" in caught, caught
 
@@ -673,3 +677,26 @@ def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:
     got, want = pair.assess(START + 60)
     assert not _differs(got, want), _differs(got, want)
     assert got.result.parts != first.result.parts
+
+
+def _regroup_never(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any]) -> set[str]:
+    return set()
+
+
+def _regroup_came_only(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any]) -> set[str]:
+    """Only the nodes of the findings that came (a node whose last finding went keeps it)."""
+    was = {id(f) for f in old}
+    nodes = {f.node for f in new if id(f) not in was and f.node and not f.pod}
+    fresh = node_findings(f for f in new if f.node in nodes and not f.baseline)
+    moved = {n for n in nodes if by_node.get(n) != fresh.get(n)}
+    for n in moved:
+        by_node[n] = fresh[n]
+    return moved
+
+
+@pytest.mark.parametrize("planted", [_regroup_never, _regroup_came_only])
+def test_a_judgment_that_regroups_too_few_nodes_is_caught(monkeypatch: pytest.MonkeyPatch, planted: Any) -> None:
+    """The kept judgment regroups by node only the findings that changed (judging._regroup): one that never
+    regroups, or forgets the nodes whose findings went, leaves a root cause wrong, and the sequences see it."""
+    monkeypatch.setattr(judging, "_regroup", planted)
+    assert next(_sequences(IncrementalEvaluator, 400, seed=1), "")

@@ -12,6 +12,7 @@ here, so this test can fail. An unrelated label re-judges no pod at all.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -53,11 +54,15 @@ BATCHES: list[list[JSON]] = [
 ]
 
 
-def _run() -> tuple[str, list[set[Any] | None]]:
-    """How the evaluators first differ ("" if never), and what the columns re-judged at each batch."""
-    opts = check_options()
-    pair = Pair(IncrementalEvaluator(opts), FullEvaluator(opts))
+def _run(per_node: bool = True) -> tuple[str, list[set[Any] | None], list[set[Any]]]:
+    """How the evaluators first differ ("" if never), what the columns re-judged at each batch, and the pods
+    told again from their kept rows at each batch. ``per_node``: one finding per pod and node (every pod judged
+    on every node, through the columns); without it every pod here is told by its spec's kept row."""
+    opts = replace(check_options(), per_node=per_node)
+    ev = IncrementalEvaluator(opts)
+    pair = Pair(ev, FullEvaluator(opts))
     seen: list[set[Any] | None] = []
+    retold: list[set[Any]] = []
     flipped = columns.Columns.flipped
 
     def spy(self: columns.Columns, *args: Any) -> set[Any] | None:
@@ -71,24 +76,39 @@ def _run() -> tuple[str, list[set[Any] | None]]:
         pair.reset(LIST)
         got, want = pair.assess(START)
         if why := _differs(got, want):
-            return f"after the LIST: {why}", seen
+            return f"after the LIST: {why}", seen, retold
+        keeper = ev._keepers["pending"]
         for n, batch in enumerate(BATCHES):
             for obj in batch:
                 pair.apply(obj, False)
+            told = dict(keeper.told_of)  # type: ignore[attr-defined]
             got, want = pair.assess(START + 60.0 * (n + 1))
             if why := _differs(got, want):
-                return f"batch {n}: {why}", seen
+                return f"batch {n}: {why}", seen, retold
+            now = keeper.told_of  # type: ignore[attr-defined]
+            retold.append({k[1] for k in told.keys() & now.keys() if now[k][2] is not told[k][2]})
     finally:
         columns.Columns.flipped = flipped  # type: ignore[method-assign]
-    return "", seen
+    return "", seen, retold
 
 
 def test_a_nodes_change_re_judges_its_column() -> None:
-    why, seen = _run()
+    why, seen, _ = _run()
     assert not why, why
     # taint: every Pending pod's verdict on gpu-b; allocatable: big's figures, mid's fit (sel fits gpu-a
     # either way); gpu.present: everything (GPU pods change); an unrelated label: none; the cordon: all three
     assert seen == [{"big", "mid", "sel"}, {"big", "mid"}, None, set(), {"big", "mid", "sel"}, set()]
+
+
+def test_pods_told_by_a_row_are_told_again_from_it() -> None:
+    """Without --per-node the same pods' pieces are told again, from their rows' cells of the changed node; the
+    columns judge no pod a row tells (the GPU-pod test stays theirs: gpu.present re-judges every pod, and sel,
+    no GPU pod after it, is judged by its column and not listed)."""
+    why, seen, retold = _run(per_node=False)
+    assert not why, why
+    assert seen == [set(), set(), None, set(), {"sel"}, set()]
+    # gpu.present: every pod judged again, big's and mid's rows' told the same: their pieces kept
+    assert retold == [{"big", "mid", "sel"}, {"big", "mid"}, set(), set(), {"big", "mid"}, set()]
 
 
 def _never(self: columns.Columns, *args: Any) -> set[Any] | None:
@@ -118,7 +138,7 @@ def test_a_narrower_column_is_caught(monkeypatch: pytest.MonkeyPatch, name: str)
         monkeypatch.setattr(columns.Columns, "flipped", planted)
     else:
         monkeypatch.setattr(columns, where, planted)
-    why, _ = _run()
+    why, _, _ = _run()
     assert "check pending:" in why, why
 
 

@@ -23,6 +23,7 @@ from gpulabel.app.checks import check_options
 from gpulabel.checks import placement, specrows
 from gpulabel.checks.assessment import FullEvaluator
 from gpulabel.checks.builtin import hazards
+from gpulabel.checks.builtin import pending as pending_check
 from gpulabel.checks.incremental import IncrementalEvaluator
 from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair, _differs
@@ -125,12 +126,21 @@ def test_rows_follow_the_nodes_and_the_pending_pods() -> None:
     assert {len(r.cells) for r in rows.rows.values()} == {len(NODES)}
 
 
-def _rebuilt(self: specrows.SpecRows, name: str, node: Any, cap: Any) -> None:
-    self.rows.clear()  # every row made again over every node when next asked
+_result = pending_check._Pieces.result
+
+
+def _rebuilt(self: Any, fleet: Any, opts: Any) -> Any:
+    """A keeper that makes every row again over every node when a node (or what is free on one) changes, and
+    judges every Pending pod from them: right, but wider."""
+    if self.capacities_dirty:
+        self.rows.rows.clear()
+        self.rows.clear()
+        self.everything = True
+    return _result(self, fleet, opts)
 
 
 def test_a_row_rebuilt_on_a_nodes_change_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(specrows.SpecRows, "node", _rebuilt)
+    monkeypatch.setattr(pending_check._Pieces, "result", _rebuilt)
     why, computed = _run()
     assert not why, why  # right, but wider
     assert computed != [(cells, fits) for _, _, cells, fits in BATCHES]

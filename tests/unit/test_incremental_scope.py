@@ -3,7 +3,8 @@
 Two GPU nodes and Pending pods that do not fit either: the bound pods' changes move the figures a
 verdict is told by (free GPUs on the best node) and the lowest priority preemption reads, without
 any pod's fit flipping. The incremental evaluator must still equal the full one after each batch;
-planted narrower scopes (no re-judging at all, only pods whose fit flips, priority not read) must
+planted narrower scopes (no re-judging at all, only pods whose fit flips, priority not read; for the pods
+judged on every node, --per-node) and a row not told again (for the pods a kept row tells) must
 make that comparison fail here, so this test can fail.
 """
 
@@ -12,10 +13,12 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
 from gpulabel.app.checks import check_options
+from gpulabel.checks import specrows
 from gpulabel.checks.assessment import Assessment, FullEvaluator
 from gpulabel.checks.builtin import pending as pending_definition
 from gpulabel.checks.incremental import IncrementalEvaluator, scope
@@ -45,13 +48,16 @@ BATCHES: list[list[tuple[JSON, bool]]] = [
 ]
 
 
-def _run() -> str:
-    opts = check_options()
+def _run(per_node: bool = False) -> str:
+    """How the evaluators first differ over the batches ("" if never); ``per_node``: one finding per pod and node
+    (the pods are judged on every node, by the scope, not told by a kept row)."""
+    opts = replace(check_options(), per_node=per_node)
     return Pair(IncrementalEvaluator(opts), FullEvaluator(opts)).first_difference(LIST, BATCHES)
 
 
-def test_bound_pods_changes_re_judge_what_they_can_change() -> None:
-    assert not _run()
+@pytest.mark.parametrize("per_node", [False, True])
+def test_bound_pods_changes_re_judge_what_they_can_change(per_node: bool) -> None:
+    assert not _run(per_node)
 
 
 def _pending(assessment: Assessment) -> Result:
@@ -88,6 +94,14 @@ PLANTED: dict[str, Callable[..., bool]] = {
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_a_narrower_scope_is_caught(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setattr(scope, "flips", PLANTED[name])
+    caught = _run(per_node=True)
+    assert "check pending:" in caught, caught
+
+
+def test_a_row_whose_cells_moved_not_told_again_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pods a kept row tells are told again when the row's cells move (a bound pod's change recomputes its
+    node's cell in each row): a keeper that never tells them again is caught here."""
+    monkeypatch.setattr(specrows.SpecRows, "settled", lambda self: set())
     caught = _run()
     assert "check pending:" in caught, caught
 

@@ -468,7 +468,7 @@ def test_place_json_carries_the_hints_and_the_groups(files: dict[str, str]) -> N
     assert sum(g["count"] for g in doc["groups"]) == len(doc["nodes"]) == 12
 
 
-def test_a_finding_about_another_pod_is_dataclasses_replace_of_that_field_whatever_fields_it_has() -> None:
+def test_a_finding_about_another_pod_or_graded_is_dataclasses_replace_of_that_field_whatever_fields_it_has() -> None:
     from dataclasses import fields, replace
 
     from gpulabel.model.findings import Finding
@@ -487,3 +487,5 @@ def test_a_finding_about_another_pod_is_dataclasses_replace_of_that_field_whatev
     f = Finding(**values)  # type: ignore[arg-type]
     assert f.about("ml/other") == replace(f, pod="ml/other")
     assert f.about("ml/other") != f
+    assert f.graded("info") == replace(f, severity="info")  # the same for the severity grading sets
+    assert f.graded("info") != f

@@ -98,7 +98,8 @@ class CheckOptions:
 class Fleet:
     """What the incremental evaluator keeps for every check to read when it is asked for a result: the state,
     the nodes by name (``names`` sorted: the state's order), every pod by key with its place in the state's
-    order (``order``), and the pods bound to each node (``bound``, in that order)."""
+    order (``order``: a pod's place never moves while it is there, a new pod's comes after every other's), and
+    the pods bound to each node (``bound``, in that order)."""
 
     state: ClusterState
     nodes: Mapping[str, Node]
@@ -277,6 +278,7 @@ class _PerNode:
         self.timed: set[str] = set()
         self.having: dict[str, set[str]] = {fact: set() for fact in rule.facts}  # fact -> the nodes that have it
         self.context: Hashable = None
+        self.shown: Result | None = None  # the last result, while no node's findings change
 
     def _index(self, node: Node) -> None:
         if self.rule.clock(node):
@@ -308,18 +310,24 @@ class _PerNode:
                 self._index(node)
         ctx = self.rule.context(fleet.state, opts, self._facts())
         if self.everything or ctx != self.context:
-            self.found, redo = {}, fleet.names
+            self.found, redo, self.shown = {}, fleet.names, None
         else:
             redo = sorted(self.dirty | self.timed)
         self.context, self.everything, self.dirty = ctx, False, set()
         for name in redo:
-            self.found.pop(name, None)
+            was = self.found.pop(name, None)
             present = fleet.nodes.get(name)
             found = self.rule.find(present, ctx, opts) if present is not None else []
             if found:
-                self.found[name] = graded(self.check, found, self.table)
-        names = sorted(self.found)
-        return Result(self.check.name, tuple(f for n in names for f in self.found[n]), graded=True)
+                now = self.found[name] = graded(self.check, found, self.table)
+                if now != was:
+                    self.shown = None
+            elif was is not None:
+                self.shown = None
+        if self.shown is None:  # a node's findings changed, came or went: the same result otherwise
+            names = sorted(self.found)
+            self.shown = Result(self.check.name, tuple(f for n in names for f in self.found[n]), graded=True)
+        return self.shown
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The rule's caveats from the facts kept (the evaluator asks after :meth:`result`)."""

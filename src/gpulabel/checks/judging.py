@@ -104,9 +104,12 @@ class KeptJudgment:
                 done.append(was[1])
                 continue
             judged_part = apply_ignores(regrade(part, accepted.severities), accepted.ignore, labels)
-            by_node = node_findings(f for f in judged_part.findings if not f.baseline)
-            before = was[2] if was is not None else {}
-            dirty.update(n for n in before.keys() | by_node.keys() if before.get(n) != by_node.get(n))
+            if was is None:
+                by_node = node_findings(f for f in judged_part.findings if not f.baseline)
+                dirty.update(by_node)
+            else:
+                by_node = was[2]
+                dirty.update(_regroup(by_node, was[1].findings, judged_part.findings))
             self._parts[part.command] = (part, judged_part, by_node)
             done.append(judged_part)
         kept = self._parts
@@ -119,6 +122,33 @@ class KeptJudgment:
             self._findings = (tuple(done), tuple(itertools.chain.from_iterable(p.findings for p in done)))
         result = Result("check", self._findings[1], (section,) if done else (), parts=tuple(done), graded=True)
         return result, causes
+
+
+def _regroup(by_node: dict[str, list[Finding]], old: Sequence[Finding], new: Sequence[Finding]) -> set[str]:
+    """``by_node`` (``node_findings`` of ``old``, without the baseline's) made ``node_findings`` of ``new`` in
+    place, and the nodes whose findings changed. Keepers make again only the findings that changed and keep the
+    rest (the same objects), so the nodes to regroup are those of the findings not in the same place in both:
+    of equal length, the places holding another object; else the span between the longest common start and end.
+    """
+    if len(old) == len(new):
+        places = list(itertools.compress(range(len(new)), map(operator.is_not, old, new)))
+        changed = [f for i in places for f in (old[i], new[i])]
+    else:
+        start = next(itertools.compress(itertools.count(), map(operator.is_not, old, new)), min(len(old), len(new)))
+        tail = next(itertools.compress(itertools.count(), map(operator.is_not, reversed(old), reversed(new))), 0)
+        tail = min(tail, len(old) - start, len(new) - start)
+        changed = [*old[start : len(old) - tail], *new[start : len(new) - tail]]
+    nodes = {f.node for f in changed if f.node and not f.pod}
+    if not nodes:
+        return set()
+    fresh = node_findings(f for f in new if f.node in nodes and not f.baseline)
+    moved = {n for n in nodes if by_node.get(n) != fresh.get(n)}
+    for n in moved:
+        if n in fresh:
+            by_node[n] = fresh[n]
+        else:
+            del by_node[n]
+    return moved
 
 
 @dataclass(frozen=True, slots=True)

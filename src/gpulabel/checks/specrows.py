@@ -225,13 +225,29 @@ class SpecRow:
             self._told = self._last = self._last if self._last == told else told
         return self._told
 
-    def findings(self, pod: Pod, grade: Callable[[Sequence[Finding]], Sequence[Finding]]) -> tuple[Finding, ...]:
-        """:meth:`told`'s findings graded by ``grade`` (once per change of the row), for ``pod`` (of this spec)."""
+    def graded(self, grade: Callable[[Sequence[Finding]], Sequence[Finding]]) -> tuple[Finding, ...]:
+        """:meth:`told`'s findings graded by ``grade``, once per change of the row; a finding equal to one graded
+        before is that same object (the groups a node's change did not move: their pods keep their findings)."""
         told = self.told()
         if self._graded is None or self._graded[0] is not told:
-            self._graded = (told, tuple(grade(told[0])))
+            now = tuple(grade(told[0]))
+            if self._graded is not None:
+                was = {f: f for f in self._graded[1]}
+                now = tuple(was.get(f, f) for f in now)
+            self._graded = (told, now)
+        return self._graded[1]
+
+    def findings(
+        self,
+        pod: Pod,
+        grade: Callable[[Sequence[Finding]], Sequence[Finding]],
+        before: tuple[tuple[Finding, ...], tuple[Finding, ...]] | None = None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`graded`'s findings for ``pod`` (of this spec); ``before``: the graded findings the pod's last
+        findings were made from, and those (a graded finding still there gives the pod's own again)."""
         ref = pod.ref
-        return tuple(f if f.pod == ref else f.about(ref) for f in self._graded[1])
+        mine = dict(zip(map(id, before[0]), before[1], strict=True)) if before else {}
+        return tuple(mine.get(id(f)) or (f if f.pod == ref else f.about(ref)) for f in self.graded(grade))
 
 
 class SpecRows(ReadBy[tuple[Any, ...], Any]):
@@ -241,6 +257,7 @@ class SpecRows(ReadBy[tuple[Any, ...], Any]):
         self.rows: dict[tuple[Any, ...], SpecRow] = {}
         super().__init__(self.rows)  # the pods whose piece each row tells
         self.cells = 0  # cells computed, ever: one node's change computes one per row
+        self.moved: set[tuple[Any, ...]] = set()  # the rows a cell of changed in, since :meth:`settled`
 
     def row(
         self,
@@ -262,9 +279,17 @@ class SpecRows(ReadBy[tuple[Any, ...], Any]):
 
     def node(self, name: str, node: Node | None, cap: NodeCapacity | None) -> None:
         """Node ``name`` is now ``node`` (``None``: gone) with ``cap``: its cell in every row, and no other."""
-        for row in self.rows.values():
+        for key, row in self.rows.items():
             if node is None:
-                row.drop(name)
+                if name in row.cells:
+                    row.drop(name)
+                    self.moved.add(key)
             else:
-                row.put(name, row.verdict(node, cap), cap)
+                if row.put(name, row.verdict(node, cap), cap):
+                    self.moved.add(key)
                 self.cells += 1
+
+    def settled(self) -> set[tuple[Any, ...]]:
+        """The rows (spec keys) whose cells changed since the last call: their pods' pieces may be told again."""
+        moved, self.moved = self.moved, set()
+        return moved

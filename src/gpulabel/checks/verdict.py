@@ -88,7 +88,7 @@ def grade(result: Result, table: Mapping[str, Reason]) -> Result:
         row = table.get(reason)
         return row.severity if row else now or "error"
 
-    findings = tuple(dataclasses.replace(f, severity=severity(f.reason, f.severity)) for f in result.findings)
+    findings = tuple(f.graded(severity(f.reason, f.severity)) for f in result.findings)
     return dataclasses.replace(result, findings=findings, graded=True)
 
 
@@ -100,9 +100,7 @@ def regrade(result: Result, overrides: Mapping[str, Severity]) -> Result:
 
     def one(r: Result) -> Result:
         findings = tuple(
-            dataclasses.replace(
-                f, severity=overrides.get(f"{f.check}/{f.reason}") or overrides.get(f.reason) or f.severity
-            )
+            f.graded(overrides.get(f"{f.check}/{f.reason}") or overrides.get(f.reason) or f.severity)
             if f.severity
             else f
             for f in r.findings

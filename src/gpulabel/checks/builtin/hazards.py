@@ -78,6 +78,7 @@ class _Pieces:
         self.fits = KeptFits()
         self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
         self.shown: Result | None = None  # the last result, while no pod's findings change
+        self.listed: list[ObjectKey] | None = None  # the pods with findings in the state's order, while the same
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -98,7 +99,7 @@ class _Pieces:
         before: dict[ObjectKey, list[Finding]] = {}  # the re-judged pods' findings before (to tell a change)
         if self.everything:
             part, keys = state, list(fleet.pods)
-            self.found, self.req_of, self.shown = {}, {}, None
+            self.found, self.req_of, self.shown, self.listed = {}, {}, None, None
             self.fits.clear()
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
@@ -128,10 +129,15 @@ class _Pieces:
                     req = self.req_of[key] = fleet.pods[key].requirements
                     self.fits.own(req, key)
         self.fits.prune()
-        if any(self.found.get(k) != before.get(k) for k in before.keys() | (self.found.keys() & set(keys))):
-            self.shown = None  # a pod's findings changed, came or went
+        now = self.found.keys() & set(keys)
+        if now != before.keys():
+            self.shown = self.listed = None  # a pod's findings came or went
+        elif any(self.found[k] != before[k] for k in now):
+            self.shown = None  # a pod's findings changed
         if self.shown is None:
-            shown = tuple(f for k in sorted(self.found, key=fleet.order) for f in self.found[k])
+            if self.listed is None:
+                self.listed = sorted(self.found, key=fleet.order)  # a pod's place never moves (Fleet.order)
+            shown = tuple(f for k in self.listed for f in self.found[k])
             self.shown = Result("hazards", shown, graded=True)
         return self.shown
 

@@ -114,6 +114,10 @@ def _pieces(part: ClusterState, opts: CheckOptions) -> dict[str, _Piece]:
     return out
 
 
+# the pod, its row's told, its piece, its message, its hints, and the row's graded findings its findings are of
+_Told = tuple[Pod, Any, _Piece, str, list[str], tuple[Finding, ...]]
+
+
 class _Pieces:
     def __init__(self, check: Check) -> None:
         self.check, self.table = check, check.reasons()
@@ -135,10 +139,15 @@ class _Pieces:
         self.index: placement.NodeIndex | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
         self.finished: Result | None = None  # the last result, while no Pending pod is re-judged
-        # each rowed pod's piece with the record and the row's told it was made from: re-judged, a pod whose
-        # record and row's told are the same objects keeps it (a node's change that moved no count of its spec)
-        self.told_of: dict[ObjectKey, tuple[Pod, Any, _Piece]] = {}
+        # each rowed pod's piece with the record and the row's told it was made from (and the pod's message and
+        # NFD hints): re-judged, a pod whose record and row's told are the same objects keeps it (a node's
+        # change that moved no count of its spec); its row's told changed, its piece is told again from these
+        self.told_of: dict[ObjectKey, _Told] = {}
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
+        self.recount = False  # a pod came to or left Pending: the result counts the pods no piece tells
+        # the pods with a piece in the state's order, and the other Pending pods' count: kept while the pods with
+        # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
+        self.listed: tuple[list[ObjectKey], int] | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -157,6 +166,8 @@ class _Pieces:
                 self.unbound.add(key)
             else:
                 self.unbound.discard(key)
+            if _unbound(old) != _unbound(new):
+                self.recount = True  # the other Pending pods the result counts
             if _use(old) != _use(new):  # what is free on its node(s) changed
                 names = {p.node_name for p in (old, new) if p is not None and p.node_name}
                 self.capacities_dirty.update(names)
@@ -178,13 +189,44 @@ class _Pieces:
             )
         self.capacities_dirty = set()
 
-    def _flipped(self, before: Mapping[str, NodeCapacity | None], fleet: Fleet) -> set[ObjectKey]:
-        """The Pending pods whose verdict may differ on a node whose capacity went from ``before`` to now."""
+    def _flipped(
+        self, before: Mapping[str, NodeCapacity | None], keys: Collection[ObjectKey], fleet: Fleet
+    ) -> set[ObjectKey]:
+        """The Pending pods of ``keys`` whose verdict may differ on a node whose capacity went from ``before``
+        to now."""
         changed = [(old, new) for n, old in before.items() if old != (new := self.capacities.get(n))]
         if not changed:
             return set()
         backed = fleet.state.dra.extended
-        return {k for k in self.unbound if any(scope.flips(fleet.pods[k], o, n, backed) for o, n in changed)}
+        return {k for k in keys if any(scope.flips(fleet.pods[k], o, n, backed) for o, n in changed)}
+
+    def _retell(self, moved: Collection[tuple[Any, ...]]) -> bool:
+        """Tell again the pieces of the pods read from the rows ``moved`` (their cells changed) whose row's told
+        is not the one their piece was made from; whether a piece changed. The pod's record is the same (a
+        pod that changed was judged again), so its message, hints and text are kept."""
+        changed = False
+        for spec in moved:
+            row = self.rows.rows.get(spec)
+            if row is None:
+                continue
+            now = row.told()
+            for key in self.rows.users.get(spec, ()):
+                pod, was, piece, message, hints, of = self.told_of[key]
+                if was is now:
+                    continue
+                same = was[1] == now[1]  # the predicted message
+                self.found[key] = again = _Piece(
+                    row.findings(pod, self._grade, (of, piece.findings)),
+                    piece.row if same else pending.pod_row(pod, message, now[1]),
+                    piece.text,
+                    piece.wide if same else pending.pod_wide(pod, message, now[1], hints),
+                )
+                self.told_of[key] = (pod, now, again, message, hints, row.graded(self._grade))
+                changed = True
+        return changed
+
+    def _grade(self, found: Sequence[Finding]) -> list[Finding]:
+        return graded(self.check, found, self.table)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         if not self.started:
@@ -200,21 +242,27 @@ class _Pieces:
             self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
         if changed:
             self.index = None
+        # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (above),
+        # and its piece is told again from the row below (_retell) if the row's told changed
+        unrowed = self.unbound - self.row_of.keys()
         if not self.everything:
-            column = self.columns.flipped(fleet.pods, self.unbound, fleet.nodes, self.capacities, fleet.state)
+            column = self.columns.flipped(fleet.pods, unrowed, fleet.nodes, self.capacities, fleet.state)
             if column is None:
                 self.everything = True
             else:
                 self.dirty |= column
         self.columns.clear()
+        earlier: dict[ObjectKey, _Piece]  # the pieces of the pods judged again, before: a piece kept keeps the result
         if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
-            judged_keys, self.found, self.row_of = self.unbound, {}, {}
+            judged_keys, earlier, self.found, self.row_of = self.unbound, self.found, {}, {}
             self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
             self.rows.clear()
         else:
-            self.dirty |= self._flipped(before, fleet)
+            self.dirty |= self._flipped(before, unrowed, fleet)
+            earlier = {}
             for key in self.dirty:
-                self.found.pop(key, None)
+                if (piece := self.found.pop(key, None)) is not None:
+                    earlier[key] = piece
                 if key not in self.unbound:
                     self.told_of.pop(key, None)
                 spec = self.row_of.pop(key, None)
@@ -222,7 +270,12 @@ class _Pieces:
                     self.rows.disown(spec, key)
             judged_keys = self.dirty & self.unbound
         if self.everything or judged_keys or self.dirty:
-            self.finished = self.caveated = None
+            self.caveated = None
+        if self.recount:
+            self.finished = self.listed = None
+            self.recount = False
+        moved = self.rows.settled()
+        retell = not self.everything and bool(moved)
         self.everything, self.dirty = False, set()
         if judged_keys:
             rowed: list[ObjectKey] = []
@@ -236,6 +289,13 @@ class _Pieces:
                 for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
                     graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
                     self.found[by_ref[ref]] = graded_piece
+        now = {k: p for k in judged_keys if (p := self.found.get(k)) is not None}
+        if now.keys() != earlier.keys():
+            self.finished = self.listed = None  # a piece came or went
+        elif any(p is not earlier[k] for k, p in now.items()):
+            self.finished = None  # a piece made again
+        if retell and self._retell(moved):
+            self.finished = None
         self.rows.prune()
         if self.finished is None:
             self.finished = self._finish(fleet, opts)
@@ -266,10 +326,6 @@ class _Pieces:
             return self.index
 
         memo: dict[Any, list[str]] = {}
-
-        def grade(found: Sequence[Finding]) -> list[Finding]:
-            return graded(self.check, found, self.table)
-
         for key in keys:
             pod = fleet.pods[key]
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
@@ -283,13 +339,14 @@ class _Pieces:
             else:
                 message = pod.condition_message("PodScheduled")
                 hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
+                before = (kept[5], kept[2].findings) if kept is not None else None  # the same pod's, by key
                 self.found[key] = _Piece(
-                    row.findings(pod, grade),
+                    row.findings(pod, self._grade, before),
                     pending.pod_row(pod, message, told[1]),
                     pending.pod_text(pod, message),
                     pending.pod_wide(pod, message, told[1], hints),
                 )
-                self.told_of[key] = (pod, told, self.found[key])
+                self.told_of[key] = (pod, told, self.found[key], message, hints, row.graded(self._grade))
             self.row_of[key] = spec
             self.rows.own(spec, key)
 
@@ -300,11 +357,14 @@ class _Pieces:
         return self.caveated
 
     def _finish(self, fleet: Fleet, opts: CheckOptions) -> Result:
-        pieces = [self.found[k] for k in sorted(self.found, key=fleet.order)]
-        others = 0
-        if not opts.all_pods:
-            ns = opts.namespace
-            others = sum(1 for k in self.unbound if not ns or fleet.pods[k].namespace == ns) - len(pieces)
+        if self.listed is None:
+            others = 0
+            if not opts.all_pods:
+                ns = opts.namespace
+                others = sum(1 for k in self.unbound if not ns or fleet.pods[k].namespace == ns) - len(self.found)
+            self.listed = (sorted(self.found, key=fleet.order), others)  # a pod's place never moves (Fleet.order)
+        keys, others = self.listed
+        pieces = [self.found[k] for k in keys]
         counts = {"pods": len(pieces), **({"other_pending": others} if others else {})}
         notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
         section = Section(
