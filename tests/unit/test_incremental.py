@@ -29,6 +29,7 @@ from bench import synth
 
 from gpulabel.app.checks import check_options
 from gpulabel.checks import judging, placement, specrows
+from gpulabel.checks import pending as pending_module
 from gpulabel.checks.assessment import Accepted, Assessment, Evaluator, FullEvaluator
 from gpulabel.checks.builtin import health as health_definition
 from gpulabel.checks.builtin import operands as operands_definition
@@ -643,6 +644,14 @@ def test_which_pods_are_gpu_pods_follows_the_nodes_that_come_and_go() -> None:
         assert not _differs(got, want), _differs(got, want)
         pending = next(p for p in got.result.parts if p.command == "pending")
         assert {str(r["pod"]) for r in pending.sections[0].rows} == listed
+
+
+def test_a_join_that_does_not_ask_which_pods_are_gpu_pods_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node that comes or goes re-judges the Pending pods a kept row tells only if which pods are GPU pods
+    changed with it (``GpuPods.view`` before and after): planted blind, the test above fails."""
+    monkeypatch.setattr(pending_module.GpuPods, "view", lambda self: (frozenset(), frozenset()))
+    with pytest.raises(AssertionError):
+        test_which_pods_are_gpu_pods_follows_the_nodes_that_come_and_go()
 
 
 def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:

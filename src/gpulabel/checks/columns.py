@@ -1,4 +1,5 @@
-"""A node changed in place: which Pending pods its column re-judges (each pod against that one node).
+"""A node changed in place: which Pending pods its column re-judges (each pod against that one node), for the
+pods no kept row tells (with claims or DeviceClass-backed requests, or ``--per-node``).
 
 A Pending pod's piece of the pending result (its findings, row and lines;
 ``checks/pending.py``) is made from its verdict on every node, in the nodes'
@@ -26,8 +27,10 @@ What pending reads across nodes besides the verdicts is checked too:
 - pods with ``resourceClaims`` or a request a DeviceClass backs (DRA reads every
   node's capacity): always re-judged, as :func:`~gpulabel.checks.incremental.scope.flips` says.
 
-A node that joins or leaves changes every pod's counts: the evaluator re-judges
-every Pending pod then, as before.
+The pods a kept spec row tells (``checks/specrows.py``) are not judged here:
+their rows' cells of the changed node are recomputed and their pieces told again
+from the rows. A node that joins or leaves changes every pod's counts: the pods
+judged here are all judged again then.
 """
 
 from __future__ import annotations

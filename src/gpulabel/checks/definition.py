@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from gpulabel.checks.verdict import grade
+from gpulabel.checks.verdict import grade, graded_findings
 from gpulabel.errors import InputError
 from gpulabel.k8s.nfd.master import NfdConfig
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
@@ -153,7 +153,7 @@ def caveated(result: Result, check: Check, state: ClusterState, opts: CheckOptio
 
 def graded(check: Check, findings: Sequence[Finding], table: Mapping[str, Reason] | None = None) -> list[Finding]:
     """``findings`` with their severities from the check's table, as its full result is graded."""
-    return list(grade(Result(check.name, tuple(findings)), check.reasons() if table is None else table).findings)
+    return graded_findings(findings, check.reasons() if table is None else table)
 
 
 @dataclass(frozen=True, slots=True)

@@ -285,6 +285,10 @@ class GpuPods:
             self._gpu_only = frozenset(gpu.keys() - other.keys())
         return self._gpu_only if self._others else frozenset()
 
+    def view(self) -> tuple[frozenset[str], frozenset[str]]:
+        """All :meth:`__contains__` reads besides the pod (the same view: the same GPU pods)."""
+        return self.resources, self.gpu_only_keys
+
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.resource_claims:
             return True

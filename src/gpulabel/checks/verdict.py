@@ -83,13 +83,16 @@ def apply_ignores(result: Result, rules: Sequence[IgnoreRule], labels: Mapping[s
 def grade(result: Result, table: Mapping[str, Reason]) -> Result:
     """``result`` with each finding's severity from its check's reason ``table``; a reason no table names (a
     check registered without one) keeps the severity it has, or is an ``error``. Overrides: :func:`regrade`."""
+    return dataclasses.replace(result, findings=tuple(graded_findings(result.findings, table)), graded=True)
 
-    def severity(reason: str, now: str) -> str:
-        row = table.get(reason)
-        return row.severity if row else now or "error"
 
-    findings = tuple(f.graded(severity(f.reason, f.severity)) for f in result.findings)
-    return dataclasses.replace(result, findings=findings, graded=True)
+def graded_findings(findings: Iterable[Finding], table: Mapping[str, Reason]) -> list[Finding]:
+    """``findings`` graded as :func:`grade` grades a result's (the incremental keepers grade piece by piece)."""
+    out = []
+    for f in findings:
+        row = table.get(f.reason)
+        out.append(f.graded(row.severity if row else f.severity or "error"))
+    return out
 
 
 def regrade(result: Result, overrides: Mapping[str, Severity]) -> Result:

@@ -6,7 +6,7 @@ Objects are built from the API's JSON (a live LIST or a snapshot file) into smal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -41,7 +41,7 @@ class ClusterState:
     """Everything one run looks at, loaded once and never changed."""
 
     nodes: tuple[Node, ...] = ()
-    pods: tuple[Pod, ...] = ()
+    pods: Sequence[Pod] = ()
     daemonsets: tuple[DaemonSet, ...] = ()
     cluster_policies: tuple[JSON, ...] = ()
     source: str = ""

@@ -2,18 +2,23 @@
 
 A Pending pod's verdicts read every node (what placement reads of it), what
 the bound pods use of each node (its capacity), the DRA and NFD objects, and
-never another Pending pod. So a node that comes or goes re-judges every
-Pending pod, a node changed in place only the pods whose verdict on it may
-differ (:mod:`gpulabel.checks.columns`), a bound pod's change re-judges only the pods whose verdict may
-flip on its node (:func:`gpulabel.checks.incremental.scope.flips`), and a
-Pending pod's change re-judges itself.
+never another Pending pod. A Pending pod's change re-judges itself.
 
-Re-judging a pod does not walk the nodes: each distinct Pending spec's verdict
-on every node is kept (:mod:`gpulabel.checks.specrows`), every change of a node
-or of what is free on it recomputes that node's cell in each kept row (and no
-other), and a re-judged pod's piece is told from its spec's row. Pods with
-claims or DeviceClass-backed requests, and ``--per-node``, are judged by
-``pending_result`` on a part of the state (every node, those pods), as before.
+Each distinct Pending spec's verdict on every node is kept
+(:mod:`gpulabel.checks.specrows`): every change of a node (in place, come or
+gone) or of what is free on it recomputes that node's cell in each kept row,
+and no other; a judged pod's piece is told from its spec's row, and told again
+from it when the row's cells moved (``_retell``: the pod's record the same,
+only its findings, row and predicted line). A node that comes or goes judges
+every pod again only if which pods are GPU pods changed with it (or NFD's
+hints read the nodes).
+
+Pods with claims or DeviceClass-backed requests, and ``--per-node``, are judged
+by ``pending_result`` on a part of the state (every node, those pods): a node
+that comes or goes re-judges them all, a node changed in place only those whose
+verdict on it may differ (:mod:`gpulabel.checks.columns`), a bound pod's change
+those whose verdict may flip on its node
+(:func:`gpulabel.checks.incremental.scope.flips`).
 """
 
 from __future__ import annotations
@@ -145,6 +150,8 @@ class _Pieces:
         self.told_of: dict[ObjectKey, _Told] = {}
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
         self.recount = False  # a pod came to or left Pending: the result counts the pods no piece tells
+        self.joined = False  # a node came or went
+        self.gpu_was: tuple[frozenset[str], frozenset[str]] | None = None  # GpuPods.view() before this batch
         # the pods with a piece in the state's order, and the other Pending pods' count: kept while the pods with
         # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
         self.listed: tuple[list[ObjectKey], int] | None = None
@@ -152,12 +159,14 @@ class _Pieces:
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
             if self.gpu is not None:
+                if self.gpu_was is None:
+                    self.gpu_was = self.gpu.view()
                 self.gpu.put(old, new)
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
                 if old is not None and new is not None and old.name == new.name:
                     self.columns.changed(old)  # in place: its column (checks/columns.py)
                 else:
-                    self.everything = True  # a node came or went: every Pending pod is judged on every node
+                    self.joined = True  # a node came or went: its cell comes or goes in every row (result)
                 self.capacities_dirty.update(n.name for n in (old, new) if n is not None)
         elif kind == "Pod":
             if _unbound(old) or _unbound(new):
@@ -229,66 +238,13 @@ class _Pieces:
         return graded(self.check, found, self.table)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
-        if not self.started:
-            self.started = True
-            self.unbound = {k for k, p in fleet.pods.items() if _unbound(p)}
-            self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
-        before = {n: self.capacities.get(n) for n in self.use_nodes}
-        self.columns.before(self.capacities)
-        changed = self.capacities_dirty  # nodes changed, come, gone, or what their pods take changed
-        self._refresh_capacities(fleet)
-        self.use_nodes = set()
-        for name in changed:  # each kept row's cell of those nodes, and no other cell
-            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
-        if changed:
-            self.index = None
-        # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (above),
-        # and its piece is told again from the row below (_retell) if the row's told changed
-        unrowed = self.unbound - self.row_of.keys()
-        if not self.everything:
-            column = self.columns.flipped(fleet.pods, unrowed, fleet.nodes, self.capacities, fleet.state)
-            if column is None:
-                self.everything = True
-            else:
-                self.dirty |= column
-        self.columns.clear()
-        earlier: dict[ObjectKey, _Piece]  # the pieces of the pods judged again, before: a piece kept keeps the result
-        if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
-            judged_keys, earlier, self.found, self.row_of = self.unbound, self.found, {}, {}
-            self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
-            self.rows.clear()
-        else:
-            self.dirty |= self._flipped(before, unrowed, fleet)
-            earlier = {}
-            for key in self.dirty:
-                if (piece := self.found.pop(key, None)) is not None:
-                    earlier[key] = piece
-                if key not in self.unbound:
-                    self.told_of.pop(key, None)
-                spec = self.row_of.pop(key, None)
-                if spec is not None:
-                    self.rows.disown(spec, key)
-            judged_keys = self.dirty & self.unbound
-        if self.everything or judged_keys or self.dirty:
-            self.caveated = None
-        if self.recount:
-            self.finished = self.listed = None
-            self.recount = False
+        before = self._cells(fleet)
+        judged_keys, earlier = self._scope(fleet, before)
         moved = self.rows.settled()
         retell = not self.everything and bool(moved)
         self.everything, self.dirty = False, set()
         if judged_keys:
-            rowed: list[ObjectKey] = []
-            rest: list[ObjectKey] = []
-            for k in sorted(judged_keys, key=fleet.order):
-                (rowed if self._rowed(fleet.pods[k], fleet.state, opts) else rest).append(k)
-            self._from_rows(rowed, fleet, opts)
-            if rest:
-                pods = tuple(fleet.pods[k] for k in rest)
-                by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
-                for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
-                    graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
-                    self.found[by_ref[ref]] = graded_piece
+            self._judge(judged_keys, fleet, opts)
         now = {k: p for k in judged_keys if (p := self.found.get(k)) is not None}
         if now.keys() != earlier.keys():
             self.finished = self.listed = None  # a piece came or went
@@ -300,6 +256,84 @@ class _Pieces:
         if self.finished is None:
             self.finished = self._finish(fleet, opts)
         return self.finished
+
+    def _cells(self, fleet: Fleet) -> dict[str, NodeCapacity | None]:
+        """What is free on each changed node made again, and each kept row's cell of those nodes (no other
+        cell); the capacities before of the nodes whose bound pods' use changed."""
+        if not self.started:
+            self.started = True
+            self.unbound = {k for k, p in fleet.pods.items() if _unbound(p)}
+            self.capacities, self.capacities_dirty, self.use_nodes = fleet.state.capacities(), set(), set()
+        before = {n: self.capacities.get(n) for n in self.use_nodes}
+        self.columns.before(self.capacities)
+        changed = self.capacities_dirty  # nodes changed, come, gone, or what their pods take changed
+        self._refresh_capacities(fleet)
+        self.use_nodes = set()
+        for name in changed:
+            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
+        if changed:
+            self.index = None
+        return before
+
+    def _scope(
+        self, fleet: Fleet, before: Mapping[str, NodeCapacity | None]
+    ) -> tuple[set[ObjectKey], dict[ObjectKey, _Piece]]:
+        """The Pending pods to judge again (their pieces dropped), and the pieces they had."""
+        # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (_cells),
+        # and its piece is told again from the row (_retell) if the row's told changed
+        unrowed = self.unbound - self.row_of.keys()
+        if self.joined and not self.everything:
+            # a node that came or went is a cell in each row, and counts in every other pod's verdicts;
+            # which pods are GPU pods may change with it, and NFD's hints read every node's labels
+            nfd = fleet.state.nfd.rules or fleet.state.nfd.nodefeatures
+            if nfd or (self.gpu is not None and self.gpu_was is not None and self.gpu.view() != self.gpu_was):
+                self.everything = True
+            else:
+                self.dirty |= unrowed
+        self.joined, self.gpu_was = False, None
+        if not self.everything:
+            column = self.columns.flipped(fleet.pods, unrowed, fleet.nodes, self.capacities, fleet.state)
+            if column is None:
+                self.everything = True
+            else:
+                self.dirty |= column
+        self.columns.clear()
+        if self.recount:
+            self.finished = self.listed = None
+            self.recount = False
+        if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
+            self.caveated = None
+            earlier, self.found, self.row_of = self.found, {}, {}
+            self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
+            self.rows.clear()
+            return set(self.unbound), earlier
+        self.dirty |= self._flipped(before, unrowed, fleet)
+        if self.dirty:
+            self.caveated = None
+        earlier = {}
+        for key in self.dirty:
+            if (piece := self.found.pop(key, None)) is not None:
+                earlier[key] = piece
+            if key not in self.unbound:
+                self.told_of.pop(key, None)
+            spec = self.row_of.pop(key, None)
+            if spec is not None:
+                self.rows.disown(spec, key)
+        return self.dirty & self.unbound, earlier
+
+    def _judge(self, keys: Collection[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
+        """The pieces of the Pending pods ``keys``: from their spec's rows, or judged on every node."""
+        rowed: list[ObjectKey] = []
+        rest: list[ObjectKey] = []
+        for k in sorted(keys, key=fleet.order):
+            (rowed if self._rowed(fleet.pods[k], fleet.state, opts) else rest).append(k)
+        self._from_rows(rowed, fleet, opts)
+        if rest:
+            pods = tuple(fleet.pods[k] for k in rest)
+            by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
+            for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
+                graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+                self.found[by_ref[ref]] = graded_piece
 
     @staticmethod
     def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:

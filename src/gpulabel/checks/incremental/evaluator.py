@@ -18,6 +18,7 @@ from gpulabel.checks.definition import Check, CheckOptions, Fleet, Pieces, cavea
 from gpulabel.checks.judging import Accepted, Assessment, KeptJudgment, ObjectKey
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState
+from gpulabel.model.chunks import SIZE, Chunks
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
 from gpulabel.model.findings import Result
 
@@ -46,6 +47,11 @@ class IncrementalEvaluator:
         self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
         self._changed: set[str] = set()  # the nodes whose record changed since the last assess
         self._tuples: dict[str, tuple[Any, ...]] = {}  # the state's tuple of each kind, until the kind changes
+        # the pods in parts of chunks.SIZE by their place (_seq), each part's tuple until one of its pods changes:
+        # the state's pods are those tuples (model/chunks.py), so a pod's change remakes one part, not every pod's
+        self._parts: list[dict[ObjectKey, Pod]] = []
+        self._made: list[tuple[Pod, ...] | None] = []
+        self._pods: Chunks[Pod] | None = None
 
     # -- the Evaluator protocol ---------------------------------------------------------------------------------
 
@@ -127,6 +133,9 @@ class IncrementalEvaluator:
         elif kind == "Pod":
             self._seq = {key: i for i, key in enumerate(store)}
             self._next = len(store)
+            self._parts, self._made, self._pods = [], [], None
+            for i, (key, pod) in enumerate(store.items()):
+                self._part_of(i)[key] = pod
             self._bound = {}
             for key, pod in store.items():
                 if pod.node_name:
@@ -153,16 +162,28 @@ class IncrementalEvaluator:
                 order.insert(i, new)
             self._nodes[new.name] = new
 
+    def _part_of(self, seq: int) -> dict[ObjectKey, Pod]:
+        """The part of the pods holding place ``seq`` (made if new), its tuple to be made again."""
+        i = seq // SIZE
+        while len(self._parts) <= i:
+            self._parts.append({})
+            self._made.append(None)
+        self._made[i] = self._pods = None
+        return self._parts[i]
+
     def _pod_changed(self, key: ObjectKey, old: Pod | None, new: Pod | None) -> None:
         if old is None:
             self._seq[key] = self._next
             self._next += 1
         elif old.node_name:
             self._bound[old.node_name].pop(key, None)
+        part = self._part_of(self._seq[key])
         if new is None:
-            del self._seq[key]
-        elif new.node_name:
-            self._bound.setdefault(new.node_name, {})[key] = None
+            del self._seq[key], part[key]
+        else:
+            part[key] = new
+            if new.node_name:
+                self._bound.setdefault(new.node_name, {})[key] = None
 
     def _state(self) -> ClusterState:
         """The records as one ClusterState, equal to FullEvaluator's (built without sorting every node again)."""
@@ -177,12 +198,20 @@ class IncrementalEvaluator:
         tuples = self._tuples
         if "Node" not in tuples:
             tuples["Node"] = tuple(self._order)
-        for kind in ("Pod", "DaemonSet", "ClusterPolicy"):
+        for kind in ("DaemonSet", "ClusterPolicy"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
+        if self._pods is None:
+            made: list[tuple[Pod, ...]] = []
+            for i, part in enumerate(self._parts):
+                kept = self._made[i]
+                if kept is None:
+                    kept = self._made[i] = tuple(part.values())
+                made.append(kept)
+            self._pods = Chunks(made)
         return ClusterState(
             nodes=tuples["Node"],
-            pods=tuples["Pod"],
+            pods=self._pods,
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
             source=self.source,

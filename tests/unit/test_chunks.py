@@ -1,0 +1,48 @@
+"""model/chunks.py's Chunks reads as the tuple of its parts' items; the incremental evaluator's state lists the
+pods in the pod store's order through it, whatever pods came, changed and went (parts of 3 here, so that
+every event crosses parts)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gpulabel.app.checks import check_options
+from gpulabel.checks.assessment import FullEvaluator
+from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.incremental import evaluator as incremental_evaluator
+from gpulabel.model.chunks import Chunks
+from tests.unit.pending_objects import node, pod
+from tests.unit.test_incremental import START, Pair
+
+
+def test_chunks_read_as_the_tuple_of_their_parts() -> None:
+    parts = [(1, 2), (), (3,), (4, 5, 6)]
+    flat = (1, 2, 3, 4, 5, 6)
+    chunks = Chunks(parts)
+    assert len(chunks) == 6 and tuple(chunks) == flat and list(chunks) == list(flat)
+    assert chunks == flat and flat == chunks and chunks == Chunks([flat]) and chunks != (1, 2, 3)
+    assert chunks != [1, 2, 3, 4, 5, 6]  # a tuple's equality: not a list's
+    assert chunks[0] == 1 and chunks[-1] == 6 and chunks[1:3] == (2, 3)
+    assert hash(chunks) == hash(flat) and repr(chunks) == repr(flat)
+    assert 4 in chunks and chunks.index(5) == 4 and chunks.count(2) == 1
+    with pytest.raises(IndexError):
+        chunks[6]
+    assert Chunks([]) == () and not Chunks([(), ()])
+
+
+def test_the_states_pods_are_the_stores_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(incremental_evaluator, "SIZE", 3)
+    rng = random.Random(3)
+    names = [f"p{i}" for i in range(12)]
+    listed = [node("gpu-a", "8", {"nvidia.com/gpu.present": "true"}), *(pod(n, 1, "gpu-a") for n in names[:7])]
+    ev = IncrementalEvaluator(check_options())
+    pair = Pair(ev, FullEvaluator(check_options()))
+    pair.reset(listed)
+    for step in range(200):
+        name = rng.choice(names)
+        pair.apply(pod(name, rng.randint(0, 2), rng.choice(["gpu-a", ""])), rng.random() < 0.3)
+        got, want = pair.assess(START + step)
+        assert got.state.pods == want.state.pods, step
+        assert tuple(got.state.pods) == tuple(ev.records.get("Pod", {}).values())
