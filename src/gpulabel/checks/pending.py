@@ -285,9 +285,10 @@ class GpuPods:
             self._gpu_only = frozenset(gpu.keys() - other.keys())
         return self._gpu_only if self._others else frozenset()
 
-    def view(self) -> tuple[frozenset[str], frozenset[str]]:
-        """All :meth:`__contains__` reads besides the pod (the same view: the same GPU pods)."""
-        return self.resources, self.gpu_only_keys
+    def view(self) -> tuple[frozenset[str], frozenset[str] | None]:
+        """All :meth:`__contains__` has read besides the pod (the same view: the same GPU pods): the label keys
+        only once a pod was asked about them (never asked, no pod's answer read them: not counted for this)."""
+        return self.resources, None if self._keys is None else self.gpu_only_keys
 
     def __contains__(self, pod: Pod) -> bool:
         if pod.gpu_resources or pod.spec.resource_claims:
@@ -530,10 +531,13 @@ def pod_text(pod: Pod, message: str) -> str:
     return f"{pod.ref} scheduler: {message or '(no message yet)'}"
 
 
-def pod_wide(pod: Pod, message: str, predicted: str | None, hints: Iterable[str]) -> tuple[str, ...]:
-    """A Pending pod's wide lines: the scheduler's message, the predicted one, NFD's hints (``nfd_hints``)."""
+def pod_wide(
+    pod: Pod, message: str, predicted: str | None, hints: Iterable[str], text: str | None = None
+) -> tuple[str, ...]:
+    """A Pending pod's wide lines: the scheduler's message, the predicted one, NFD's hints (``nfd_hints``);
+    ``text``: the pod's ``pod_text``, if made already."""
     return (
-        pod_text(pod, message),
+        pod_text(pod, message) if text is None else text,
         *((f"{pod.ref} predicted: {predicted}",) if predicted is not None else ()),
         *(f"{pod.ref} nfd: {h}" for h in hints),
     )

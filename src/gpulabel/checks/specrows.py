@@ -41,7 +41,7 @@ from gpulabel.k8s.nodeaffinity import Result
 from gpulabel.model.cluster import Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding
 
-__all__ = ["Cell", "SpecRow", "SpecRows"]
+__all__ = ["Cell", "SpecRow", "SpecRows", "told_to"]
 
 Score = tuple[int, int]
 
@@ -245,9 +245,16 @@ class SpecRow:
     ) -> tuple[Finding, ...]:
         """:meth:`graded`'s findings for ``pod`` (of this spec); ``before``: the graded findings the pod's last
         findings were made from, and those (a graded finding still there gives the pod's own again)."""
-        ref = pod.ref
-        mine = dict(zip(map(id, before[0]), before[1], strict=True)) if before else {}
-        return tuple(mine.get(id(f)) or (f if f.pod == ref else f.about(ref)) for f in self.graded(grade))
+        return told_to(self.graded(grade), pod.ref, before)
+
+
+def told_to(
+    graded: tuple[Finding, ...], ref: str, before: tuple[tuple[Finding, ...], tuple[Finding, ...]] | None = None
+) -> tuple[Finding, ...]:
+    """A row's ``graded`` findings about the pod ``ref``; ``before``: the graded findings the pod's last findings
+    were made from, and those (a graded finding still there gives the pod's own again)."""
+    mine = dict(zip(map(id, before[0]), before[1], strict=True)) if before else {}
+    return tuple(mine.get(id(f)) or (f if f.pod == ref else f.about(ref)) for f in graded)
 
 
 class SpecRows(ReadBy[tuple[Any, ...], Any]):

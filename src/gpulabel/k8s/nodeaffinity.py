@@ -350,11 +350,17 @@ class PodRequirements:
     # The label keys the pod reads: nodes that agree on these (and on taints and
     # schedulability) get the same verdict.
     label_keys: tuple[str, ...] = dataclass_field(init=False, compare=False, repr=False)
+    # the hash of the fields compared, made once: the incremental keepers look a pod's requirements up per event
+    _hash: int = dataclass_field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         keys = {k for k, _ in self.node_selector}
         keys.update(r.key for t in self.terms or () for r in t.expressions)
         object.__setattr__(self, "label_keys", tuple(sorted(keys)))
+        object.__setattr__(self, "_hash", hash((self.node_name, self.tolerations, self.node_selector, self.terms)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def name_dependent(self) -> bool:

@@ -31,7 +31,7 @@ from gpulabel.checks import pending, placement
 from gpulabel.checks.columns import Columns
 from gpulabel.checks.definition import Check, CheckOptions, Fleet, ObjectKey, graded
 from gpulabel.checks.incremental import scope
-from gpulabel.checks.specrows import SpecRows
+from gpulabel.checks.specrows import SpecRows, told_to
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
 from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
@@ -151,7 +151,7 @@ class _Pieces:
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
         self.recount = False  # a pod came to or left Pending: the result counts the pods no piece tells
         self.joined = False  # a node came or went
-        self.gpu_was: tuple[frozenset[str], frozenset[str]] | None = None  # GpuPods.view() before this batch
+        self.gpu_was: tuple[frozenset[str], frozenset[str] | None] | None = None  # GpuPods.view() before the batch
         # the pods with a piece in the state's order, and the other Pending pods' count: kept while the pods with
         # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
         self.listed: tuple[list[ObjectKey], int] | None = None
@@ -218,19 +218,19 @@ class _Pieces:
             row = self.rows.rows.get(spec)
             if row is None:
                 continue
-            now = row.told()
+            now, graded = row.told(), row.graded(self._grade)
             for key in self.rows.users.get(spec, ()):
                 pod, was, piece, message, hints, of = self.told_of[key]
                 if was is now:
                     continue
                 same = was[1] == now[1]  # the predicted message
                 self.found[key] = again = _Piece(
-                    row.findings(pod, self._grade, (of, piece.findings)),
+                    told_to(graded, pod.ref, (of, piece.findings)),
                     piece.row if same else pending.pod_row(pod, message, now[1]),
                     piece.text,
-                    piece.wide if same else pending.pod_wide(pod, message, now[1], hints),
+                    piece.wide if same else pending.pod_wide(pod, message, now[1], hints, piece.text),
                 )
-                self.told_of[key] = (pod, now, again, message, hints, row.graded(self._grade))
+                self.told_of[key] = (pod, now, again, message, hints, graded)
                 changed = True
         return changed
 
