@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.pending import hazards, pending, pending_pods
+from gpulabel.checks.pending import hazard_recounted, hazards, pending, pending_pods
 from gpulabel.checks.placement import (
     NodeIndex,
     closest_fix,
@@ -361,6 +362,20 @@ def test_hazards_say_where_the_pod_would_go_instead() -> None:
     (found,) = hazards(state)
     assert found.detail == "label absent; it would fit 1 other node(s) if rescheduled"
     assert found.sample == ("n2",)
+
+
+@pytest.mark.parametrize("fits", [0, 1, 2])
+def test_a_hazard_recounted_reads_as_hazards_writes_it_with_that_count(fits: int) -> None:
+    """The monitor tells a hazard again when only the nodes that would take its pod moved (hazard_recounted):
+    the same finding hazards() writes over a cluster where that many nodes would."""
+    others = [node(f"n{i}", GPU_A) for i in range(2, 2 + fits)]
+    state = state_of(node("n1", {}), node("n9", GPU_A), *others, pod("ns", "p", "n1", spec=NEEDS_A))
+    (first,) = hazards(state)
+    assert first.fits_elsewhere == 1 + fits
+    (want,) = hazards(state_of(node("n1", {}), *others, pod("ns", "p", "n1", spec=NEEDS_A)))
+    assert hazard_recounted(first, fits, [n["metadata"]["name"] for n in others]) == want
+    assert hazard_recounted(replace(first, detail="reworded"), fits, []) is None  # not its wording: judge again
+    assert hazard_recounted(replace(first, fits_elsewhere=None), fits, []) is None  # a daemon pod's: no count
 
 
 def test_a_daemon_pod_on_a_node_its_daemonset_no_longer_selects_is_about_to_go() -> None:

@@ -39,6 +39,8 @@ __all__ = [
     "Elsewhere",
     "GpuPods",
     "PendingPod",
+    "hazard_fate",
+    "hazard_recounted",
     "hazards",
     "nfd_hints",
     "other_pending",
@@ -460,6 +462,21 @@ def _fitting_over(nodes: Sequence[Node]) -> Elsewhere:
     return lambda req: fitting_nodes(req, index())
 
 
+def hazard_fate(count: int) -> str:
+    """Where a running pod whose node no longer matches would go if rescheduled: ``count`` other nodes."""
+    return "it would stay Pending if rescheduled" if not count else f"it would fit {count} other node(s) if rescheduled"
+
+
+def hazard_recounted(found: Finding, count: int, names: Sequence[str]) -> Finding | None:
+    """``found`` (a hazard that counts the other nodes, from :func:`hazards`) as it reads when ``count`` other
+    nodes, the first ``names``, would take its pod; ``None`` if its detail is not one :func:`hazards` wrote."""
+    fate = "; " + hazard_fate(found.fits_elsewhere or 0)
+    if found.fits_elsewhere is None or not found.detail.endswith(fate):
+        return None
+    detail = f"{found.detail[: -len(fate)]}; {hazard_fate(count)}"
+    return replace(found, detail=detail, fits_elsewhere=count, sample=tuple(names))
+
+
 def hazards(
     state: ClusterState,
     namespace: str | None = None,
@@ -500,11 +517,7 @@ def hazards(
             if unbound not in elsewhere:  # replicas share one answer
                 elsewhere[unbound] = ask(unbound)
             count, names = elsewhere[unbound]
-            fate = (
-                "it would stay Pending if rescheduled"
-                if not count
-                else f"it would fit {count} other node(s) if rescheduled"
-            )
+            fate = hazard_fate(count)
         head, args = _split(result.reason)
         detail = f"{result.failures[0].why}; {fate}"
         out.append(

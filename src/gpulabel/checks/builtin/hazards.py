@@ -6,7 +6,8 @@ so a node's change re-judges those pods too. What they count is kept per
 distinct requirement (:class:`KeptFits`: the names of the nodes that fit, in
 order), so a node's change evaluates that node alone for each kept
 requirement; the pods of a requirement whose list that node moved in or out of
-are re-judged, and read their count and names from there.
+read their count and names from there again (``pending.hazard_recounted``: the
+same pod on the same node, only the count, names and the detail's fate change).
 """
 
 from __future__ import annotations
@@ -94,8 +95,7 @@ class _Pieces:
         moved: set[PodRequirements] = set()
         for name in self.nodes:
             moved |= self.fits.node(name, fleet.nodes.get(name))
-        if moved:
-            self.dirty |= self.fits.readers(moved)
+        recount = self.fits.readers(moved) if moved else set()  # their count moved: told again (_recount)
         before: dict[ObjectKey, list[Finding]] = {}  # the re-judged pods' findings before (to tell a change)
         if self.everything:
             part, keys = state, list(fleet.pods)
@@ -103,6 +103,7 @@ class _Pieces:
             self.fits.clear()
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
+            self.dirty |= self._recount(recount - self.dirty, fleet)
             before = {k: was for k in self.dirty if (was := self.found.pop(k, None)) is not None}
             for key in self.dirty:
                 req = self.req_of.pop(key, None)
@@ -140,6 +141,23 @@ class _Pieces:
             shown = tuple(f for k in self.listed for f in self.found[k])
             self.shown = Result("hazards", shown, graded=True)
         return self.shown
+
+    def _recount(self, keys: set[ObjectKey], fleet: Fleet) -> set[ObjectKey]:
+        """The findings of the pods ``keys`` (the same pod on the same node; the kept list of nodes their
+        requirements would fit moved) with the count and names now, as ``pending.hazards`` words them; the pods
+        whose findings it did not write (to judge again)."""
+        whole = functools.cache(lambda: placement.NodeIndex(fleet.state.nodes))
+        again: set[ObjectKey] = set()
+        for key in keys:
+            count, names = self.fits.answer(self.req_of[key], whole)
+            was = self.found[key]
+            now = [f if f.fits_elsewhere is None else pending.hazard_recounted(f, count, names) for f in was]
+            if any(f is None for f in now):
+                again.add(key)
+            elif now != was:
+                self.found[key] = [f for f in now if f is not None]
+                self.shown = None
+        return again
 
 
 CHECK: Check = Check(
