@@ -1,6 +1,6 @@
 """model/chunks.py's Chunks reads as the tuple of its parts' items; the incremental evaluator's state lists the
-pods in the pod store's order through it, whatever pods came, changed and went (parts of 3 here, so that
-every event crosses parts)."""
+pods in the pod store's order and the nodes by name through it, whatever pods and nodes came, changed and went
+(parts of 3 here, so that every event crosses parts)."""
 
 from __future__ import annotations
 
@@ -46,3 +46,19 @@ def test_the_states_pods_are_the_stores_in_order(monkeypatch: pytest.MonkeyPatch
         got, want = pair.assess(START + step)
         assert got.state.pods == want.state.pods, step
         assert tuple(got.state.pods) == tuple(ev.records.get("Pod", {}).values())
+
+
+def test_the_states_nodes_are_the_nodes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(incremental_evaluator, "SIZE", 3)
+    rng = random.Random(5)
+    names = [f"gpu-{i:02}" for i in range(14)]
+    ev = IncrementalEvaluator(check_options())
+    pair = Pair(ev, FullEvaluator(check_options()))
+    pair.reset([node(n, "8", {"nvidia.com/gpu.present": "true"}) for n in names[:6]])
+    for step in range(300):
+        name = rng.choice(names)
+        labels = {"nvidia.com/gpu.present": "true", "step": str(step % 3)}
+        pair.apply(node(name, str(rng.choice([4, 8])), labels), rng.random() < 0.3)
+        got, want = pair.assess(START + step)
+        assert got.state.nodes == want.state.nodes, step
+        assert [n.name for n in got.state.nodes] == sorted(ev._nodes), step

@@ -1,10 +1,11 @@
-"""An immutable sequence made of tuples: a state's pods, remade per event by sharing every part that did not change.
+"""An immutable sequence made of tuples: a state's pods and nodes, remade per event sharing every part unchanged.
 
-The incremental evaluator's state lists every pod (55,000 at 20,000 nodes). A tuple of them made again at each
-pod's change costs its length twice (made, and the last one freed); :class:`Chunks` holds the pods in parts of
-at most :data:`SIZE`, and a pod's change makes its own part again and a new :class:`Chunks` over the same other
-parts. It reads as the tuple of every part's items in order: equal to it, of its length, iterated in that order,
-indexed (the flat tuple made once, at the first index asked).
+The incremental evaluator's state lists every pod (55,000 at 20,000 nodes) and every node. A tuple of them
+made again at each change costs its length twice (made, and the last one freed); :class:`Chunks` holds them in
+parts of at most :data:`SIZE`, and a change makes its own part again (a node that comes or goes, every later
+part: the order is by name) and a new :class:`Chunks` over the same other parts. It reads as the tuple of every
+part's items in order: equal to it, of its length, iterated in that order, indexed (the flat tuple made once,
+at the first index asked).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ __all__ = [
 class ClusterState:
     """Everything one run looks at, loaded once and never changed."""
 
-    nodes: tuple[Node, ...] = ()
+    nodes: Sequence[Node] = ()
     pods: Sequence[Pod] = ()
     daemonsets: tuple[DaemonSet, ...] = ()
     cluster_policies: tuple[JSON, ...] = ()

@@ -97,6 +97,7 @@ class Accounts:
     shares: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = field(default_factory=dict)
     reqs: dict[str, Any] = field(default_factory=dict)
     made: Section | None = None  # the section, while no share and no DaemonSet changes
+    lines: dict[str, tuple[str, ...]] = field(default_factory=dict)  # DaemonSet ref -> its excluded nodes' lines
 
     def __post_init__(self) -> None:
         self.reqs = {ds.ref: operands.daemonset_requirements(ds) for dss in self.by_operand.values() for ds in dss}
@@ -128,6 +129,7 @@ class Accounts:
                 self.labelled[operand] -= 1
             for ref in old[1]:
                 del self.excluded[ref][name]
+                self.lines.pop(ref, None)
         if share is None:
             return
         if share[0]:
@@ -136,6 +138,7 @@ class Accounts:
                 self.labelled[operand] = self.labelled.get(operand, 0) + 1
             for ref, taints in share[1].items():
                 self.excluded.setdefault(ref, {})[name] = taints
+                self.lines.pop(ref, None)
 
     def use(self, by_operand: dict[str, list[DaemonSet]]) -> None:
         """The operands' DaemonSets now (the same ones, their status may have changed)."""
@@ -153,8 +156,11 @@ class Accounts:
         wide: list[str] = []
         for name, dss in sorted(self.by_operand.items()):
             for ds in dss:
-                excluded = self.excluded.get(ds.ref, {})
-                shown = tuple(f"{n} untolerated-taint {','.join(t)}" for n, t in sorted(excluded.items()))
+                shown = self.lines.get(ds.ref)
+                if shown is None:  # its excluded nodes changed
+                    excluded = self.excluded.get(ds.ref, {})
+                    shown = tuple(f"{n} untolerated-taint {','.join(t)}" for n, t in sorted(excluded.items()))
+                    self.lines[ds.ref] = shown
                 labelled, desired = self.labelled.get(name, 0), ds.status.get("desiredNumberScheduled")
                 rows.append(
                     {

@@ -37,7 +37,11 @@ class IncrementalEvaluator:
         # indexes
         self._nodes: dict[str, Node] = {}
         self._names: list[str] = []  # sorted: the state's node order
-        self._order: list[Node] = []  # the nodes in that order (the state's tuple is a copy of it)
+        self._order: list[Node] = []  # the nodes in that order
+        # the state's nodes: _order in parts of chunks.SIZE, each part's tuple until a node in it changes (a node
+        # that comes or goes moves every later one: their parts are made again)
+        self._node_parts: list[tuple[Node, ...] | None] = []
+        self._nodes_seq: Chunks[Node] | None = None
         self._seq: dict[ObjectKey, int] = {}  # a pod's place in the pod store's order
         self._next = 0
         self._bound: dict[str, dict[ObjectKey, None]] = {}  # node -> the pods bound to it
@@ -130,6 +134,7 @@ class IncrementalEvaluator:
             self._nodes = {node.name: node for node in store.values()}
             self._names = sorted(self._nodes)
             self._order = [self._nodes[n] for n in self._names]
+            self._node_moved(0, shifted=True)
         elif kind == "Pod":
             self._seq = {key: i for i, key in enumerate(store)}
             self._next = len(store)
@@ -153,14 +158,26 @@ class IncrementalEvaluator:
             i = bisect.bisect_left(names, old.name)
             if new is not None and new.name == old.name:
                 order[i] = new
+                self._node_moved(i, shifted=False)
             else:
                 del names[i], order[i]
+                self._node_moved(i, shifted=True)
         if new is not None:
             if old is None or new.name != old.name:
                 i = bisect.bisect_left(names, new.name)
                 names.insert(i, new.name)
                 order.insert(i, new)
+                self._node_moved(i, shifted=True)
             self._nodes[new.name] = new
+
+    def _node_moved(self, index: int, shifted: bool) -> None:
+        """The node at ``index`` of the order changed; ``shifted``: it came or went (the later ones moved)."""
+        self._nodes_seq = None
+        part, parts = index // SIZE, self._node_parts
+        if shifted:
+            del parts[part:]
+        elif part < len(parts):
+            parts[part] = None
 
     def _part_of(self, seq: int) -> dict[ObjectKey, Pod]:
         """The part of the pods holding place ``seq`` (made if new), its tuple to be made again."""
@@ -185,6 +202,33 @@ class IncrementalEvaluator:
             if new.node_name:
                 self._bound.setdefault(new.node_name, {})[key] = None
 
+    def _node_chunks(self) -> Chunks[Node]:
+        """The state's nodes: the parts of the order, each made again only if a node in it changed."""
+        if self._nodes_seq is None:
+            order, parts, made = self._order, self._node_parts, []
+            for start in range(0, len(order), SIZE):
+                i = start // SIZE
+                if i == len(parts):
+                    parts.append(None)
+                kept = parts[i]
+                if kept is None:
+                    kept = parts[i] = tuple(order[start : start + SIZE])
+                made.append(kept)
+            self._nodes_seq = Chunks(made)
+        return self._nodes_seq
+
+    def _pod_chunks(self) -> Chunks[Pod]:
+        """The state's pods: the parts by place, each made again only if a pod in it changed."""
+        if self._pods is None:
+            made: list[tuple[Pod, ...]] = []
+            for i, part in enumerate(self._parts):
+                kept = self._made[i]
+                if kept is None:
+                    kept = self._made[i] = tuple(part.values())
+                made.append(kept)
+            self._pods = Chunks(made)
+        return self._pods
+
     def _state(self) -> ClusterState:
         """The records as one ClusterState, equal to FullEvaluator's (built without sorting every node again)."""
 
@@ -196,22 +240,12 @@ class IncrementalEvaluator:
         if self._nfd is None:
             self._nfd = NfdState.of_records(records("nfd"))
         tuples = self._tuples
-        if "Node" not in tuples:
-            tuples["Node"] = tuple(self._order)
         for kind in ("DaemonSet", "ClusterPolicy"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
-        if self._pods is None:
-            made: list[tuple[Pod, ...]] = []
-            for i, part in enumerate(self._parts):
-                kept = self._made[i]
-                if kept is None:
-                    kept = self._made[i] = tuple(part.values())
-                made.append(kept)
-            self._pods = Chunks(made)
         return ClusterState(
-            nodes=tuples["Node"],
-            pods=self._pods,
+            nodes=self._node_chunks(),
+            pods=self._pod_chunks(),
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
             source=self.source,
