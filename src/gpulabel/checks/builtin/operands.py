@@ -8,6 +8,7 @@ ClusterPolicy; its ``daemonsets`` table counts over every node
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -93,11 +94,11 @@ class Accounts:
 
     by_operand: dict[str, list[DaemonSet]]
     labelled: dict[str, int] = field(default_factory=dict)  # operand -> nodes labelled for it
-    excluded: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # DaemonSet ref -> node -> taints
     shares: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = field(default_factory=dict)
     reqs: dict[str, Any] = field(default_factory=dict)
     made: Section | None = None  # the section, while no share and no DaemonSet changes
-    lines: dict[str, tuple[str, ...]] = field(default_factory=dict)  # DaemonSet ref -> its excluded nodes' lines
+    # DaemonSet ref -> its excluded nodes' names and lines, sorted by name: a node's change moves its own line
+    lines: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.reqs = {ds.ref: operands.daemonset_requirements(ds) for dss in self.by_operand.values() for ds in dss}
@@ -128,8 +129,7 @@ class Accounts:
             for operand in old[0]:
                 self.labelled[operand] -= 1
             for ref in old[1]:
-                del self.excluded[ref][name]
-                self.lines.pop(ref, None)
+                self._line(ref, name, None)
         if share is None:
             return
         if share[0]:
@@ -137,8 +137,17 @@ class Accounts:
             for operand in share[0]:
                 self.labelled[operand] = self.labelled.get(operand, 0) + 1
             for ref, taints in share[1].items():
-                self.excluded.setdefault(ref, {})[name] = taints
-                self.lines.pop(ref, None)
+                self._line(ref, name, taints)
+
+    def _line(self, ref: str, name: str, taints: list[str] | None) -> None:
+        """Node ``name``'s line among DaemonSet ``ref``'s excluded nodes: ``taints`` (``None``: no longer)."""
+        names, lines = self.lines.setdefault(ref, ([], []))
+        i = bisect.bisect_left(names, name)
+        if i < len(names) and names[i] == name:
+            del names[i], lines[i]
+        if taints is not None:
+            names.insert(i, name)
+            lines.insert(i, f"{name} untolerated-taint {','.join(taints)}")
 
     def use(self, by_operand: dict[str, list[DaemonSet]]) -> None:
         """The operands' DaemonSets now (the same ones, their status may have changed)."""
@@ -156,11 +165,7 @@ class Accounts:
         wide: list[str] = []
         for name, dss in sorted(self.by_operand.items()):
             for ds in dss:
-                shown = self.lines.get(ds.ref)
-                if shown is None:  # its excluded nodes changed
-                    excluded = self.excluded.get(ds.ref, {})
-                    shown = tuple(f"{n} untolerated-taint {','.join(t)}" for n, t in sorted(excluded.items()))
-                    self.lines[ds.ref] = shown
+                shown = tuple(self.lines.get(ds.ref, ((), ()))[1])
                 labelled, desired = self.labelled.get(name, 0), ds.status.get("desiredNumberScheduled")
                 rows.append(
                     {
