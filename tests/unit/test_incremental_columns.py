@@ -81,12 +81,12 @@ def _run(per_node: bool = True) -> tuple[str, list[set[Any] | None], list[set[An
         for n, batch in enumerate(BATCHES):
             for obj in batch:
                 pair.apply(obj, False)
-            told = dict(keeper.told_of)  # type: ignore[attr-defined]
+            pieces = {k: t.piece for k, t in keeper.told_of.items()}  # type: ignore[attr-defined]
             got, want = pair.assess(START + 60.0 * (n + 1))
             if why := _differs(got, want):
                 return f"batch {n}: {why}", seen, retold
             now = keeper.told_of  # type: ignore[attr-defined]
-            retold.append({k[1] for k in told.keys() & now.keys() if now[k][2] is not told[k][2]})
+            retold.append({k[1] for k in pieces.keys() & now.keys() if now[k].piece is not pieces[k]})
     finally:
         columns.Columns.flipped = flipped  # type: ignore[method-assign]
     return "", seen, retold

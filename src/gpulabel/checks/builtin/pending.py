@@ -119,8 +119,18 @@ def _pieces(part: ClusterState, opts: CheckOptions) -> dict[str, _Piece]:
     return out
 
 
-# the pod, its row's told, its piece, its message, its hints, and the row's graded findings its findings are of
-_Told = tuple[Pod, Any, _Piece, str, list[str], tuple[Finding, ...]]
+class _Told:
+    """A pod told by a row: its record, the row's told and graded findings its piece was made from, the piece,
+    and its message and hints (the pod's own: a piece told again keeps them). Changed in place when told again."""
+
+    __slots__ = ("graded", "hints", "message", "piece", "pod", "told")
+
+    def __init__(
+        self, pod: Pod, told: Any, piece: _Piece, message: str, hints: list[str], graded: tuple[Finding, ...]
+    ) -> None:
+        self.pod, self.told, self.piece, self.message, self.hints, self.graded = (
+            pod, told, piece, message, hints, graded,
+        )  # fmt: skip
 
 
 class _Pieces:
@@ -148,6 +158,7 @@ class _Pieces:
         # NFD hints): re-judged, a pod whose record and row's told are the same objects keeps it (a node's
         # change that moved no count of its spec); its row's told changed, its piece is told again from these
         self.told_of: dict[ObjectKey, _Told] = {}
+        self.by_row: dict[tuple[Any, ...], dict[ObjectKey, _Told]] = {}  # the same, by the row (spec) telling them
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
         self.recount = False  # a pod came to or left Pending: the result counts the pods no piece tells
         self.joined = False  # a node came or went
@@ -184,6 +195,7 @@ class _Pieces:
         elif KIND[kind].field in ("dra", "nfd"):
             self.everything = True
             self.gpu, self.told_of = None, {}  # what a DeviceClass backs; NFD's hints, a pod's claims
+            self.by_row = {}
 
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
@@ -219,18 +231,19 @@ class _Pieces:
             if row is None:
                 continue
             now, graded = row.told(), row.graded(self._grade)
-            for key in self.rows.users.get(spec, ()):
-                pod, was, piece, message, hints, of = self.told_of[key]
-                if was is now:
+            found = self.found
+            for key, told in self.by_row.get(spec, {}).items():
+                if told.told is now:
                     continue
-                same = was[1] == now[1]  # the predicted message
-                self.found[key] = again = _Piece(
-                    told_to(graded, pod.ref, (of, piece.findings)),
-                    piece.row if same else pending.pod_row(pod, message, now[1]),
+                pod, piece = told.pod, told.piece
+                same = told.told[1] == now[1]  # the predicted message
+                found[key] = told.piece = _Piece(
+                    told_to(graded, pod.ref, (told.graded, piece.findings)),
+                    piece.row if same else pending.pod_row(pod, told.message, now[1]),
                     piece.text,
-                    piece.wide if same else pending.pod_wide(pod, message, now[1], hints, piece.text),
+                    piece.wide if same else pending.pod_wide(pod, told.message, now[1], told.hints, piece.text),
                 )
-                self.told_of[key] = (pod, now, again, message, hints, graded)
+                told.told, told.graded = now, graded
                 changed = True
         return changed
 
@@ -303,7 +316,7 @@ class _Pieces:
             self.recount = False
         if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
             self.caveated = None
-            earlier, self.found, self.row_of = self.found, {}, {}
+            earlier, self.found, self.row_of, self.by_row = self.found, {}, {}, {}
             self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
             self.rows.clear()
             return set(self.unbound), earlier
@@ -319,6 +332,10 @@ class _Pieces:
             spec = self.row_of.pop(key, None)
             if spec is not None:
                 self.rows.disown(spec, key)
+                told = self.by_row[spec]
+                del told[key]
+                if not told:
+                    del self.by_row[spec]
         return self.dirty & self.unbound, earlier
 
     def _judge(self, keys: Collection[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
@@ -368,21 +385,22 @@ class _Pieces:
             row = self.rows.row(spec, pod, fleet.names, self.capacities, whole)
             told = row.told()
             kept = self.told_of.get(key)
-            if kept is not None and kept[0] is pod and kept[1] is told:
-                self.found[key] = kept[2]
+            if kept is not None and kept.pod is pod and kept.told is told:
+                self.found[key] = kept.piece
             else:
                 message = pod.condition_message("PodScheduled")
                 hints = pending.nfd_hints(state, opts.nfd_config, pod, memo)
-                before = (kept[5], kept[2].findings) if kept is not None else None  # the same pod's, by key
+                before = (kept.graded, kept.piece.findings) if kept is not None else None  # the same pod's, by key
                 self.found[key] = _Piece(
                     row.findings(pod, self._grade, before),
                     pending.pod_row(pod, message, told[1]),
                     pending.pod_text(pod, message),
                     pending.pod_wide(pod, message, told[1], hints),
                 )
-                self.told_of[key] = (pod, told, self.found[key], message, hints, row.graded(self._grade))
+                kept = self.told_of[key] = _Told(pod, told, self.found[key], message, hints, row.graded(self._grade))
             self.row_of[key] = spec
             self.rows.own(spec, key)
+            self.by_row.setdefault(spec, {})[key] = kept
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""
