@@ -80,49 +80,20 @@ class Finding:
     def graded(self, severity: str) -> Finding:
         """This finding with ``severity``: what ``dataclasses.replace(self, severity=severity)`` gives, at a
         third of its cost (every finding a check makes is graded, and the monitor grades as it goes)."""
-        return Finding(
-            self.check,
-            self.reason,
-            self.node,
-            self.pod,
-            self.operand,
-            self.key,
-            self.args,
-            self.detail,
-            self.value,
-            self.old,
-            self.daemonset,
-            self.count,
-            self.sample,
-            self.fits_elsewhere,
-            self.change,
-            severity,
-            self.baseline,
-        )
+        return self._as(self.pod, severity)
 
     def about(self, pod: str) -> Finding:
         """This finding about ``pod`` instead (a replica's: the same verdict, its own name): what
         ``dataclasses.replace(self, pod=pod)`` gives, at half its cost (a node's change re-tells every Pending
         pod of a spec at once)."""
+        return self._as(pod, self.severity)
+
+    def _as(self, pod: str, severity: str) -> Finding:
         return Finding(
-            self.check,
-            self.reason,
-            self.node,
-            pod,
-            self.operand,
-            self.key,
-            self.args,
-            self.detail,
-            self.value,
-            self.old,
-            self.daemonset,
-            self.count,
-            self.sample,
-            self.fits_elsewhere,
-            self.change,
-            self.severity,
+            self.check, self.reason, self.node, pod, self.operand, self.key, self.args, self.detail, self.value,
+            self.old, self.daemonset, self.count, self.sample, self.fits_elsewhere, self.change, severity,
             self.baseline,
-        )
+        )  # fmt: skip
 
     def line(self) -> str:
         parts = [self.pod, self.node, self.operand, self.key, self.reason]
