@@ -168,6 +168,27 @@ def test_an_empty_deploy_label_is_one_finding_operands_where_operands_runs_else_
     assert [f.line() for f in run_checks(state, alone).findings] == ["n nvidia.com/gpu.deploy.driver empty-deploy"]
 
 
+def test_a_deploy_value_the_operator_does_not_know_is_upgrades_where_upgrade_runs_else_audits(tmp_path: Path) -> None:
+    """``check --strict`` runs upgrade, whose bad-value says every value audit's --strict bad-deploy-value would
+    (one finding for the label, not two); the audit command runs no upgrade and says it itself."""
+    snapshot = tmp_path / "s.json"
+    snapshot.write_text(json.dumps(as_list(node("n", {**GPU_LABELS, f"{DEPLOY}driver": "ture"}))))
+    out = io.StringIO()
+    main(["check", "--snapshot", str(snapshot), "--strict", "-o", "json"], out, io.StringIO())
+    about = [
+        (f["check"], f["reason"])
+        for f in json.loads(out.getvalue())["findings"]
+        if f.get("key", "") == f"{DEPLOY}driver"
+    ]
+    assert about == [("upgrade", "bad-value")], about
+    out = io.StringIO()
+    assert main(["audit", "--snapshot", str(snapshot), "--strict"], out, io.StringIO()) == 0
+    assert out.getvalue() == "n nvidia.com/gpu.deploy.driver bad-deploy-value\n", out.getvalue()
+    state = ClusterState.from_objects([("t", node("n", {**GPU_LABELS, f"{DEPLOY}driver": "ture"}))])
+    assert [f.reason for f in audit(state, strict=True, upgrade_run=True)] == []  # the function, told so
+    assert [f.reason for f in audit(state, strict=True)] == ["bad-deploy-value"]
+
+
 def test_the_audit_command_says_it_on_a_snapshot_with_pods_as_live_where_it_reads_nodes_alone(tmp_path: Path) -> None:
     snapshot = tmp_path / "s.json"
     snapshot.write_text(json.dumps(as_list(*empty_driver(DRIVER_DS, pod("default", "x", "n")))))

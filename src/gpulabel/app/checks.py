@@ -132,8 +132,9 @@ def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict 
 
 def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """``audit``: the node labels; where NodeFeatures are in the input, NodeFeatureRule drift too
-    (``check`` runs that as its own ``nfd`` check). No ``operands`` check runs beside it, so audit says the
-    empty deploy labels itself, live (nodes alone are read) as on a snapshot that holds pods and DaemonSets."""
+    (``check`` runs that as its own ``nfd`` check). No ``operands`` or ``upgrade`` check runs beside it, so
+    audit says the empty deploy labels itself, live (nodes alone are read) as on a snapshot that holds pods and
+    DaemonSets, and with ``--strict`` the deploy values the operator does not know."""
     from gpulabel.k8s.nfd.objects import NFD_KINDS
 
     opts = replace(opts, registry=Registry(tuple(opts.registry.named(name) for name in ("audit", "nfd"))))

@@ -52,9 +52,12 @@ def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
     return label_finding("audit", reason, node, key, detail)
 
 
-def audit_node(node: Node, strict: bool = False, operands_run: bool = False) -> list[Finding]:
+def audit_node(
+    node: Node, strict: bool = False, operands_run: bool = False, upgrade_run: bool = False
+) -> list[Finding]:
     """The audit findings for one node (which must be a GPU node). ``operands_run``: the ``operands`` check runs
-    on the same input, and says the empty deploy labels itself (``operands`` ``empty-deploy``)."""
+    on the same input, and says the empty deploy labels itself (``operands`` ``empty-deploy``); ``upgrade_run``:
+    the ``upgrade`` check does, and says every deploy value ``--strict`` would (``upgrade`` ``bad-value``)."""
     found: list[Finding] = []
     labels = node.labels
     for key in (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
@@ -77,13 +80,15 @@ def audit_node(node: Node, strict: bool = False, operands_run: bool = False) -> 
             detail = f'{key}="": no DaemonSet of the operator selects the node for this operand'
             found.append(_finding(node, key, "empty-deploy", detail))
     if strict:
-        found.extend(_strict(node))
+        found.extend(_strict(node, upgrade_run))
     return found
 
 
-def _strict(node: Node) -> Iterable[Finding]:
+def _strict(node: Node, upgrade_run: bool) -> Iterable[Finding]:
     if not V.has_nvidia_pci(node.labels):
         yield _finding(node, V.PCI_PRESENT[0], "no-pci-label", STRICT_REASONS["no-pci-label"].text)
+    if upgrade_run:  # every value below is one upgrade's bad-value says (not one of its DEPLOY_VALUES)
+        return
     for key in sorted(node.labels):
         if key.startswith(V.DEPLOY_PREFIX):
             value = node.labels[key]
@@ -93,10 +98,12 @@ def _strict(node: Node) -> Iterable[Finding]:
                 )
 
 
-def audit(state: ClusterState, strict: bool = False, operands_run: bool = False) -> list[Finding]:
+def audit(
+    state: ClusterState, strict: bool = False, operands_run: bool = False, upgrade_run: bool = False
+) -> list[Finding]:
     """Audit every GPU node of ``state``; findings sorted by node, then key."""
     found: list[Finding] = []
     for node in state.nodes:
         if node.labels.get(V.GPU_PRESENT) == "true":
-            found.extend(audit_node(node, strict, operands_run))
+            found.extend(audit_node(node, strict, operands_run, upgrade_run))
     return found

@@ -1,7 +1,8 @@
 """The ``audit`` check, defined once: the GPU labels of every ``nvidia.com/gpu.present=true`` node, node by node.
 
-Its context is whether the ``operands`` check runs beside it on the same input (among the checks run, and
-not skipped): then an empty deploy label is operands' finding, not audit's (``checks/audit.py``).
+Its context is whether the ``operands`` and ``upgrade`` checks run beside it on the same input (among the
+checks run, and not skipped): then an empty deploy label is operands' finding, and a deploy value the GPU
+Operator does not know is upgrade's (``bad-value``), not audit's (``checks/audit.py``).
 """
 
 from __future__ import annotations
@@ -18,24 +19,31 @@ __all__ = ["CHECK"]
 
 
 OPERANDS = "operands"  # the check that owns an empty deploy label where it runs
+UPGRADE = "upgrade"  # the check that owns a deploy value the operator does not know where it runs
 
 
-def _operands_run(state: ClusterState, opts: CheckOptions, facts: Facts) -> bool:
-    owner = next((c for c in opts.registry if c.name == OPERANDS), None)
+def _runs(name: str, state: ClusterState, opts: CheckOptions) -> bool:
+    owner = next((c for c in opts.registry if c.name == name), None)
     return owner is not None and not skip_reason(owner, state)
 
 
-def _find(node: Node, operands_run: Any, opts: CheckOptions) -> list[Finding]:
+def _owners_run(state: ClusterState, opts: CheckOptions, facts: Facts) -> tuple[bool, bool]:
+    """Whether ``operands`` and ``upgrade`` run beside audit: their deploy-label findings are not audit's."""
+    return _runs(OPERANDS, state, opts), _runs(UPGRADE, state, opts)
+
+
+def _find(node: Node, owners: Any, opts: CheckOptions) -> list[Finding]:
     if node.labels.get(V.GPU_PRESENT) != "true":
         return []
-    return audit.audit_node(node, opts.strict, operands_run=bool(operands_run))
+    operands_run, upgrade_run = owners
+    return audit.audit_node(node, opts.strict, operands_run=operands_run, upgrade_run=upgrade_run)
 
 
 CHECK: Check = node_check(
     "audit",
     ("Node",),
     ("Node",),
-    NodeRule(_find, context=_operands_run),
+    NodeRule(_find, context=_owners_run),
     "GPU labels of every nvidia.com/gpu.present=true node",
     reasons=lambda: {**audit.REASONS, **audit.STRICT_REASONS},
 )
