@@ -489,6 +489,9 @@ def test_a_finding_about_another_pod_or_graded_is_dataclasses_replace_of_that_fi
     assert f.about("ml/other") != f
     assert f.graded("info") == replace(f, severity="info")  # the same for the severity grading sets
     assert f.graded("info") != f
+    assert f.varied("p", "info", "d", ("s",), 7) == replace(
+        f, pod="p", severity="info", detail="d", sample=("s",), fits_elsewhere=7
+    )
     from gpulabel.checks.pending import hazard_fate, hazard_recounted
 
     told = replace(f, detail=f"why; {hazard_fate(f.fits_elsewhere or 0)}")  # and a hazard's count told again

@@ -473,12 +473,8 @@ def hazard_recounted(found: Finding, count: int, names: Sequence[str]) -> Findin
     fate = "; " + hazard_fate(found.fits_elsewhere or 0)
     if found.fits_elsewhere is None or not found.detail.endswith(fate):
         return None
-    f = found  # dataclasses.replace(found, detail=..., sample=..., fits_elsewhere=count), at a third of its cost
-    detail = f"{f.detail[: -len(fate)]}; {hazard_fate(count)}"
-    return Finding(
-        f.check, f.reason, f.node, f.pod, f.operand, f.key, f.args, detail, f.value, f.old, f.daemonset, f.count,
-        tuple(names), count, f.change, f.severity, f.baseline,
-    )  # fmt: skip
+    detail = f"{found.detail[: -len(fate)]}; {hazard_fate(count)}"
+    return found.varied(found.pod, found.severity, detail, tuple(names), count)
 
 
 def hazards(

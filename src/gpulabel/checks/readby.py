@@ -1,9 +1,10 @@
 """What a kept table's entries are read by: the incremental keepers' reference counts.
 
 A keeper (pending's rows, hazards' fitting lists) keeps entries that the
-findings of some pods read. :class:`ReadBy` counts, per entry, the pods that
-read it; an entry whose last reader went is an orphan, forgotten at
-:meth:`ReadBy.prune` unless a pod re-judged in the same batch reads it again.
+findings of some pods read. :class:`ReadBy` keeps, per entry, the pods that
+read it (each with what the keeper keeps of it there, if anything); an entry
+whose last reader went is an orphan, forgotten at :meth:`ReadBy.prune` unless a
+pod re-judged in the same batch reads it again.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ class ReadBy(Generic[K, P]):
 
     def __init__(self, table: MutableMapping[K, Any]) -> None:
         self.table = table
-        self.users: dict[K, set[P]] = {}  # the readers of each entry
+        self.users: dict[K, dict[P, Any]] = {}  # the readers of each entry, each with its value (own)
         self.orphans: set[K] = set()  # entries whose last reader went: forgotten at prune()
 
-    def own(self, key: K, reader: P) -> None:
-        """``reader`` reads entry ``key``."""
-        self.users.setdefault(key, set()).add(reader)
+    def own(self, key: K, reader: P, value: Any = None) -> None:
+        """``reader`` reads entry ``key``; ``value``: what the keeper keeps of it there (``users[key][reader]``)."""
+        self.users.setdefault(key, {})[reader] = value
 
     def disown(self, key: K, reader: P) -> None:
         """``reader`` no longer reads it: forgotten at :meth:`prune` if by then nothing does."""
         users = self.users.get(key)
         if users is not None:
-            users.discard(reader)
+            users.pop(reader, None)
             if not users:
                 del self.users[key]
                 self.orphans.add(key)

@@ -80,19 +80,22 @@ class Finding:
     def graded(self, severity: str) -> Finding:
         """This finding with ``severity``: what ``dataclasses.replace(self, severity=severity)`` gives, at a
         third of its cost (every finding a check makes is graded, and the monitor grades as it goes)."""
-        return self._as(self.pod, severity)
+        return self.varied(self.pod, severity, self.detail, self.sample, self.fits_elsewhere)
 
     def about(self, pod: str) -> Finding:
         """This finding about ``pod`` instead (a replica's: the same verdict, its own name): what
         ``dataclasses.replace(self, pod=pod)`` gives, at half its cost (a node's change re-tells every Pending
         pod of a spec at once)."""
-        return self._as(pod, self.severity)
+        return self.varied(pod, self.severity, self.detail, self.sample, self.fits_elsewhere)
 
-    def _as(self, pod: str, severity: str) -> Finding:
+    def varied(
+        self, pod: str, severity: str, detail: str, sample: tuple[str, ...], fits_elsewhere: int | None
+    ) -> Finding:
+        """This finding with these five fields, the ones the monitor's keepers tell again (a replica's pod, a
+        severity, a hazard's count of other nodes): ``dataclasses.replace`` of them, positionally."""
         return Finding(
-            self.check, self.reason, self.node, pod, self.operand, self.key, self.args, self.detail, self.value,
-            self.old, self.daemonset, self.count, self.sample, self.fits_elsewhere, self.change, severity,
-            self.baseline,
+            self.check, self.reason, self.node, pod, self.operand, self.key, self.args, detail, self.value,
+            self.old, self.daemonset, self.count, sample, fits_elsewhere, self.change, severity, self.baseline,
         )  # fmt: skip
 
     def line(self) -> str:

@@ -157,8 +157,7 @@ class _Pieces:
         # each rowed pod's piece with the record and the row's told it was made from (and the pod's message and
         # NFD hints): re-judged, a pod whose record and row's told are the same objects keeps it (a node's
         # change that moved no count of its spec); its row's told changed, its piece is told again from these
-        self.told_of: dict[ObjectKey, _Told] = {}
-        self.by_row: dict[tuple[Any, ...], dict[ObjectKey, _Told]] = {}  # the same, by the row (spec) telling them
+        self.told_of: dict[ObjectKey, _Told] = {}  # also each row's readers' values (rows.users), by row
         self.caveated: tuple[str, ...] | None = None  # its caveats, as long
         self.recount = False  # a pod came to or left Pending: the result counts the pods no piece tells
         self.joined = False  # a node came or went
@@ -195,7 +194,6 @@ class _Pieces:
         elif KIND[kind].field in ("dra", "nfd"):
             self.everything = True
             self.gpu, self.told_of = None, {}  # what a DeviceClass backs; NFD's hints, a pod's claims
-            self.by_row = {}
 
     def _refresh_capacities(self, fleet: Fleet) -> None:
         for name in self.capacities_dirty:
@@ -232,7 +230,7 @@ class _Pieces:
                 continue
             now, graded = row.told(), row.graded(self._grade)
             found = self.found
-            for key, told in self.by_row.get(spec, {}).items():
+            for key, told in self.rows.users.get(spec, {}).items():
                 if told.told is now:
                     continue
                 pod, piece = told.pod, told.piece
@@ -316,7 +314,7 @@ class _Pieces:
             self.recount = False
         if self.everything:  # which pods are GPU pods may have changed (columns: a node's GPU view, or none)
             self.caveated = None
-            earlier, self.found, self.row_of, self.by_row = self.found, {}, {}, {}
+            earlier, self.found, self.row_of = self.found, {}, {}
             self.told_of = {k: v for k, v in self.told_of.items() if k in self.unbound}
             self.rows.clear()
             return set(self.unbound), earlier
@@ -332,10 +330,6 @@ class _Pieces:
             spec = self.row_of.pop(key, None)
             if spec is not None:
                 self.rows.disown(spec, key)
-                told = self.by_row[spec]
-                del told[key]
-                if not told:
-                    del self.by_row[spec]
         return self.dirty & self.unbound, earlier
 
     def _judge(self, keys: Collection[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
@@ -399,8 +393,7 @@ class _Pieces:
                 )
                 kept = self.told_of[key] = _Told(pod, told, self.found[key], message, hints, row.graded(self._grade))
             self.row_of[key] = spec
-            self.rows.own(spec, key)
-            self.by_row.setdefault(spec, {})[key] = kept
+            self.rows.own(spec, key, kept)  # its row tells it again from the record (_retell)
 
     def caveats(self, fleet: Fleet, opts: CheckOptions) -> tuple[str, ...]:
         """The check's caveats from the Pending pods kept (the evaluator asks after :meth:`result`)."""

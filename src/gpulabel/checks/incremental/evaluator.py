@@ -50,7 +50,7 @@ class IncrementalEvaluator:
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
         self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
         self._changed: set[str] = set()  # the nodes whose record changed since the last assess
-        self._tuples: dict[str, tuple[Any, ...]] = {}  # the state's tuple of each kind, until the kind changes
+        self._tuples: dict[str, tuple[Any, ...]] = {}  # DaemonSets' and ClusterPolicies' tuple until the kind changes
         # the pods in parts of chunks.SIZE by their place (_seq), each part's tuple until one of its pods changes:
         # the state's pods are those tuples (model/chunks.py), so a pod's change remakes one part, not every pod's
         self._parts: list[dict[ObjectKey, Pod]] = []
