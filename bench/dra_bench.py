@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from bench import draobjects as dra
-from gpulabel.checks.dra import explain_pod
+from gpulabel.checks.dra.rules import explain_pod
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json

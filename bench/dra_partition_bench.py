@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from gpulabel.checks.dra import explain_pod
+from gpulabel.checks.dra.rules import explain_pod
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json

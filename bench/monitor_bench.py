@@ -335,7 +335,7 @@ def training_pods(cluster: LabCluster, client: KubeClient, nodes: int, seed: int
 
 def identities(dump: Path) -> set[tuple[str, ...]]:
     """The monitor's current findings, each by its identity."""
-    from gpulabel.checks.verdict import identity_of_json
+    from gpulabel.checks.engine.verdict import identity_of_json
 
     return {identity_of_json(f) for f in json.loads(dump.read_bytes())["findings"]}
 
@@ -502,7 +502,7 @@ def scraped_metrics(text: str) -> dict[str, Any]:
 def agree_with_check(monitor: Monitor, dump: Path, kubeconfig: Path, timeout: float = 300) -> dict[str, Any]:
     """Wait until two ``check`` runs in a row agree and the monitor's dump and ``/metrics``, read between
     them, equal them (``check``'s identities; its counts and problem series). The tries it took."""
-    from gpulabel.checks.verdict import identity_of_json
+    from gpulabel.checks.engine.verdict import identity_of_json
 
     tries, last = 0, {}
     deadline = time.monotonic() + timeout

@@ -256,8 +256,8 @@ def worker(
     (tracing slows every allocation, so those runs are not timed): what the evaluator allocates beyond
     the records it is given, kept (``kept_mb``) and at its peak (``traced_peak_mb``)."""
     from gpulabel.app.checks import check_options
-    from gpulabel.checks.assessment import FullEvaluator
-    from gpulabel.checks.incremental import IncrementalEvaluator
+    from gpulabel.checks.engine.assessment import FullEvaluator
+    from gpulabel.checks.engine.incremental import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
     try:

@@ -22,8 +22,8 @@ from dataclasses import replace
 from typing import Any
 
 from bench import synth
-from gpulabel.checks.assessment import Accepted, Assessment, judged
-from gpulabel.checks.registry import CheckOptions, run_checks
+from gpulabel.checks.engine.assessment import Accepted, Assessment, judged
+from gpulabel.checks.registry import BUILTIN, run_checks
 from gpulabel.controller.condition import ConditionSink
 from gpulabel.controller.events import EventPlanner, EventSink, EventSpec
 from gpulabel.controller.grace import NO_GRACE
@@ -40,7 +40,7 @@ class _Recorder:
 
 
 def _assess(state: ClusterState, at: float) -> Assessment:
-    result, causes = judged(run_checks(state, CheckOptions()), state, Accepted())
+    result, causes = judged(run_checks(state, BUILTIN.options()), state, Accepted())
     return Assessment(result, causes, state, at)
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gpulabel.checks.placement import NodeIndex, place, place_ungrouped
+from gpulabel.checks.placement.fit import NodeIndex, place, place_ungrouped
 from gpulabel.k8s.nodeaffinity import PodRequirements, Result, compile_pod_spec
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.cluster import Node

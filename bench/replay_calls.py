@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--per-kind", type=int, default=5)
     args = p.parse_args(argv)
     from gpulabel.app.checks import check_options
-    from gpulabel.checks.incremental import IncrementalEvaluator
+    from gpulabel.checks.engine.incremental import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
     objects = json.loads(args.snapshot.read_text())["items"]

@@ -32,7 +32,7 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str])
     """One incremental evaluator over the LIST of ``snapshot``, then one event of ``events_file`` per ``go``
     line read from ``commands``, its CPU milliseconds written to ``answers``."""
     from gpulabel.app.checks import check_options
-    from gpulabel.checks.incremental import IncrementalEvaluator
+    from gpulabel.checks.engine.incremental import IncrementalEvaluator
     from gpulabel.controller.heap import settle
     from gpulabel.model.cluster import KIND
 

@@ -11,6 +11,7 @@ contracts (``lint-imports``; it puts the working directory on ``sys.path``, so r
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.util
 import re
 from collections.abc import Iterator
@@ -20,7 +21,15 @@ from typing import Any
 from grimp import ImportGraph
 from importlinter import Contract, ContractCheck, fields, output
 
-__all__ = ["PrivateNamesContract", "SealedContract", "may_import_private", "private_imports"]
+__all__ = [
+    "PrivateNamesContract",
+    "RoomsContract",
+    "SealedContract",
+    "StaticImportsContract",
+    "dynamic_imports",
+    "may_import_private",
+    "private_imports",
+]
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -141,23 +150,111 @@ class PrivateNamesContract(_ListedContract):
 
 
 class SealedContract(_ListedContract):
-    """The modules of each package of ``packages`` are imported (directly, wherever the import is) only by
-    their package's own ``__init__`` and by ``importers``: a check's definition (``gpulabel.checks.builtin.x``)
-    is reached through the registry's ``Check`` values, never by importing its module."""
+    """The modules that match ``modules`` (fnmatch patterns: ``gpulabel.checks.*.check``) are imported (directly,
+    wherever the import is) only by their own package's ``__init__`` and by ``importers``: a check's definition is
+    reached through the registry's ``Check`` values, never by importing its module."""
 
-    packages = fields.ListField(subfield=fields.StringField())
+    modules = fields.ListField(subfield=fields.StringField())
     importers = fields.ListField(subfield=fields.StringField())
 
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
-        packages: list[str] = list(self.packages)  # type: ignore[call-overload]
+        patterns: list[str] = list(self.modules)  # type: ignore[call-overload]
         importers: set[str] = set(self.importers)  # type: ignore[call-overload]
         broken: list[str] = []
-        for package in packages:
-            for module in sorted(graph.find_descendants(package)):
-                for importer in sorted(graph.find_modules_that_directly_import(module)):
-                    if importer in importers or importer == package:
+        for module in sorted(m for m in graph.modules if any(fnmatch.fnmatchcase(m, p) for p in patterns)):
+            package = module.rpartition(".")[0]
+            for importer in sorted(graph.find_modules_that_directly_import(module)):
+                if importer in importers or importer == package:
+                    continue
+                lines = graph.get_import_details(importer=importer, imported=module)
+                where = ", ".join(str(d["line_number"]) for d in lines)
+                broken.append(f"{importer}:{where} imports {module} (sealed: only {', '.join(sorted(importers))})")
+        return ContractCheck(kept=not broken, metadata={"broken": broken})
+
+
+def _room(container: str, module: str) -> str | None:
+    """The room (``gpulabel.checks.pending``) of a module of ``container``, or None for a module of the container
+    itself (``gpulabel.checks.registry``: the roster, beside the rooms)."""
+    rest = module[len(container) + 1 :].split(".") if module.startswith(container + ".") else []
+    return f"{container}.{rest[0]}" if len(rest) > 1 else None
+
+
+class RoomsContract(_ListedContract):
+    """The folders of ``container`` are rooms: ``engine`` (what a check is and how checks are run, judged and kept)
+    imports no module of the container outside itself; any other room imports another room's module only when it
+    matches ``shared`` (fnmatch patterns: the named shared helpers). Modules of the container itself (the registry,
+    which names every check) are not rooms and may import any."""
+
+    container = fields.StringField()
+    engine = fields.StringField()
+    shared = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        container, engine = str(self.container), str(self.engine)
+        shared: list[str] = list(self.shared)  # type: ignore[call-overload]
+        broken: list[str] = []
+        for importer in sorted(graph.find_descendants(container)):
+            room = _room(container, importer)
+            if room is None:
+                continue
+            for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+                other = _room(container, imported) if imported.startswith(container + ".") else None
+                if imported.startswith(container + ".") and other != room:
+                    if room == engine:
+                        why = "the engine imports no check"
+                    elif other == engine or any(fnmatch.fnmatchcase(imported, p) for p in shared):
                         continue
-                    lines = graph.get_import_details(importer=importer, imported=module)
+                    else:
+                        why = "not a named shared helper"
+                    lines = graph.get_import_details(importer=importer, imported=imported)
                     where = ", ".join(str(d["line_number"]) for d in lines)
-                    broken.append(f"{importer}:{where} imports {module} (sealed: only {', '.join(sorted(importers))})")
+                    broken.append(f"{importer}:{where} imports {imported} ({why})")
+        return ContractCheck(kept=not broken, metadata={"broken": broken})
+
+
+_DYNAMIC = ("import_module", "__import__")
+
+
+def dynamic_imports(module: str, path: Path) -> list[str]:
+    """``module:line imports dynamically (...)`` for each ``importlib.import_module`` or ``__import__`` call and
+    each import of ``importlib`` other than ``importlib.resources``: an import the graph cannot see, so a circle it
+    closes would be hidden from the other contracts."""
+    text = path.read_text(encoding="utf-8")
+    if "import" not in text:
+        return []
+    found = []
+    for node in ast.walk(ast.parse(text, str(path))):
+        what = ""
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _DYNAMIC:
+                what = f"{name}()"
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name == "importlib" or a.name.startswith("importlib.")]
+            what = ", ".join(n for n in names if not n.startswith("importlib.resources"))
+        elif isinstance(node, ast.ImportFrom) and node.module in ("importlib", "importlib.util"):
+            names = [a.name for a in node.names if a.name != "resources"]
+            what = ", ".join(f"{node.module}.{n}" for n in names)
+        if what:
+            found.append(f"{module}:{node.lineno} imports dynamically ({what})")
+    return found
+
+
+class StaticImportsContract(_ListedContract):
+    """No module of ``containers`` imports a module by name at run time (``importlib.import_module``,
+    ``__import__``): every import is one the graph sees, so no circle hides from the layers and cycles contracts."""
+
+    containers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        containers: list[str] = list(self.containers)  # type: ignore[call-overload]
+        broken: list[str] = []
+        for module in sorted(graph.modules):
+            root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
+            if root is None:
+                continue
+            found = _source(root.split(".")[0], module)
+            if found is not None:
+                broken.extend(dynamic_imports(module, found[0]))
         return ContractCheck(kept=not broken, metadata={"broken": broken})

@@ -19,7 +19,7 @@ from draobjects_path import draobjects as dra  # bench/draobjects.py, shared wit
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.checks.dra import pod_claim_verdicts
+from gpulabel.checks.dra.rules import pod_claim_verdicts
 from gpulabel.cluster.client import KubeClient
 from gpulabel.model.cluster import ClusterState
 

@@ -31,8 +31,8 @@ from draobjects_path import draobjects as dra  # bench/draobjects.py, shared wit
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.checks.dra import REASONS
-from gpulabel.checks.migrate import migrate
+from gpulabel.checks.dra.rules import REASONS
+from gpulabel.checks.labels.migrate import migrate
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.cel import compile_selector
 from gpulabel.k8s.dra.evaluator import DraEvaluator

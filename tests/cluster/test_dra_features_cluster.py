@@ -27,7 +27,7 @@ from draobjects_path import draobjects as dra  # bench/draobjects.py, shared wit
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
 
-from gpulabel.checks.dra import REASONS, explain_node
+from gpulabel.checks.dra.rules import REASONS, explain_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims

@@ -29,8 +29,8 @@ from labcluster_support import LabCluster, gpu_node_manifest, node_is_ready, wai
 from test_standalone_cluster import DS, GFD, device_plugin_daemonset
 
 from gpulabel.app.session import Session, Source
-from gpulabel.checks.assessment import Accepted, Assessment, judged
-from gpulabel.checks.registry import CHECKS, CheckOptions, run_checks
+from gpulabel.checks.engine.assessment import Accepted, Assessment, judged
+from gpulabel.checks.registry import BUILTIN, CHECKS, run_checks
 from gpulabel.controller.condition import MANAGER, ApiConditionWriter, ConditionSink
 from gpulabel.controller.events import EventKey, EventPlanner, EventSink, EventWriter, Regarding, event_name
 from gpulabel.controller.grace import NO_GRACE
@@ -56,7 +56,7 @@ class Clock:
 def assess(session: Session, at: float) -> Assessment:
     """What ``check`` finds now, judged, as the monitor's evaluators make it."""
     state = session.state(sorted({k for c in CHECKS for k in c.kinds}))
-    result, causes = judged(run_checks(state, CheckOptions()), state, Accepted())
+    result, causes = judged(run_checks(state, BUILTIN.options()), state, Accepted())
     return Assessment(result, causes, state, at)
 
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from labcluster_support import LabCluster, delete_pods_now, wait_for
 
-from gpulabel.checks.placement import predict
+from gpulabel.checks.placement.fit import predict
 from gpulabel.cluster.client import KubeClient
 from gpulabel.k8s.podvalidation import validate_pod_spec
 from gpulabel.model.cluster import node_from_json

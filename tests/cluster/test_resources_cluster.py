@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from labcluster_support import LabCluster, delete_pods_now, no_pod_going, node_is_ready, wait_for
 
-from gpulabel.checks.placement import predict
+from gpulabel.checks.placement.fit import predict
 from gpulabel.cluster.client import KubeClient
 from gpulabel.model.cluster import Pod, node_from_json, pod_from_json
 

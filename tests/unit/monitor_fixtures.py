@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.rootcause import root_causes
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.rootcause import root_causes
 from gpulabel.model.cluster import ClusterState, Node, node_from_json
 from gpulabel.model.findings import Finding, Result
 

@@ -17,8 +17,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.advice import advise
-from gpulabel.checks.placement import NodeIndex, place
+from gpulabel.checks.placement.advice import advise
+from gpulabel.checks.placement.fit import NodeIndex, place
 from gpulabel.cluster.manifests import workload_from_object
 from gpulabel.errors import ManifestError
 from gpulabel.model.cluster import ClusterState
@@ -186,7 +186,7 @@ def test_place_wide_prints_the_hints_and_why_no_change_helps(tmp_path: Path) -> 
 
 
 def test_pending_wide_explains_a_group_by_its_best_node() -> None:
-    from gpulabel.checks.pending import pending
+    from gpulabel.checks.pending.rules import pending
 
     def gpu_node(name: str, gpus: str) -> dict[str, Any]:
         alloc = {"cpu": "8", "memory": "8Gi", "pods": "110", "nvidia.com/gpu": gpus}
@@ -205,7 +205,7 @@ def test_pending_wide_explains_a_group_by_its_best_node() -> None:
 
 
 def test_a_typo_is_a_near_spelling_with_the_same_numbers() -> None:
-    from gpulabel.checks.advice import _similar
+    from gpulabel.checks.placement.advice import _similar
 
     assert _similar("NVIDIA-A100-SXM4-80G", "NVIDIA-A100-SXM4-80GB")
     assert _similar("nvidia-a10", "NVIDIA-A10")

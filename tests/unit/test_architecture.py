@@ -39,13 +39,17 @@ def test_the_package_keeps_its_import_contracts() -> None:
     ("module", "planted", "broken"),
     [
         ("k8s/labels.py", "import argparse", "gpulabel.k8s is not allowed to import argparse"),
-        ("checks/audit.py", "from gpulabel.cluster import client", "gpulabel.checks.audit -> gpulabel.cluster.client"),
+        (
+            "checks/audit/rules.py",
+            "from gpulabel.cluster import client",
+            "gpulabel.checks.audit.rules -> gpulabel.cluster.client",
+        ),
         (
             "model/vocabulary.py",
-            "from gpulabel.checks import audit",
-            "gpulabel.model.vocabulary -> gpulabel.checks.audit",
+            "from gpulabel.checks.audit import rules",
+            "gpulabel.model.vocabulary -> gpulabel.checks.audit.rules",
         ),
-        ("checks/audit.py", "import kubernetes", "gpulabel.checks is not allowed to import kubernetes"),
+        ("checks/audit/rules.py", "import kubernetes", "gpulabel.checks is not allowed to import kubernetes"),
         ("render/text.py", "from gpulabel.cli import context", "gpulabel.render.text -> gpulabel.cli.context"),
     ],
     ids=[
@@ -96,9 +100,10 @@ def test_a_planted_import_cycle_breaks_the_contract(tmp_path: Path, module: str,
     ("module", "planted", "broken"),
     [
         (
-            "checks/incremental/evaluator.py",
-            "from gpulabel.checks.operands import _missing_cause",
-            "gpulabel.checks.incremental.evaluator:11 imports _missing_cause from gpulabel.checks.operands",
+            "checks/engine/incremental/evaluator.py",
+            "from gpulabel.checks.operands.rules import _missing_cause",
+            "gpulabel.checks.engine.incremental.evaluator:11 imports _missing_cause from "
+            "gpulabel.checks.operands.rules",
         ),
         (
             "render/report.py",
@@ -141,27 +146,55 @@ def _planted(tmp_path: Path, module: str, planted: str) -> subprocess.CompletedP
     [
         (
             "app/report.py",
-            "from gpulabel.checks.builtin import operands",
+            "from gpulabel.checks.operands import check",
             "definition is its own",
-            "gpulabel.app.report:5 imports gpulabel.checks.builtin.operands",
+            "gpulabel.app.report:5 imports gpulabel.checks.operands.check",
         ),
         (
-            "checks/builtin/upgrade.py",
-            "from gpulabel.checks.builtin import mig",
+            "checks/upgrade/check.py",
+            "from gpulabel.checks.mig import check",
             "definition is its own",
-            "gpulabel.checks.builtin.upgrade:6 imports gpulabel.checks.builtin.mig",
+            "gpulabel.checks.upgrade.check:6 imports gpulabel.checks.mig.check",
         ),
         (
-            "checks/incremental/evaluator.py",
-            "from gpulabel.checks import operands",
-            "evaluator knows no check",
-            "gpulabel.checks.incremental.evaluator -> gpulabel.checks.operands",
+            "checks/engine/incremental/evaluator.py",
+            "from gpulabel.checks.operands import rules",
+            "engine names no check",
+            "imports gpulabel.checks.operands.rules (the engine imports no check)",
+        ),
+        (
+            "checks/engine/judging.py",
+            "from gpulabel.checks.health import rules",
+            "engine names no check",
+            "imports gpulabel.checks.health.rules (the engine imports no check)",
+        ),
+        (
+            "checks/capacity/rules.py",
+            "from gpulabel.checks.pending import specrows",
+            "engine names no check",
+            "gpulabel.checks.capacity.rules:12 imports gpulabel.checks.pending.specrows (not a named shared helper)",
+        ),
+        (
+            "checks/engine/definition.py",
+            "BUILTIN = __import__('importlib').import_module('gpulabel.checks.registry')",
+            "graph sees",
+            "gpulabel.checks.engine.definition:22 imports dynamically (import_module())",
+        ),
+        (
+            "checks/engine/definition.py",
+            "from importlib import import_module",
+            "graph sees",
+            "gpulabel.checks.engine.definition:22 imports dynamically (importlib.import_module)",
         ),
     ],
     ids=[
         "a command reaching into a check's definition",
         "one definition importing another",
-        "the evaluator naming a check",
+        "the incremental evaluator naming a check",
+        "the judging naming a check's rules",
+        "a check's room reaching into another room's internals",
+        "the options finding the registry by name at run time (the old hidden circle)",
+        "importlib imported to import by name",
     ],
 )
 def test_a_planted_import_of_a_checks_internals_breaks_the_contract(
@@ -171,6 +204,17 @@ def test_a_planted_import_of_a_checks_internals_breaks_the_contract(
     out = " ".join(done.stdout.split())
     assert done.returncode != 0
     assert f"{contract}" in out and "BROKEN" in out and broken in out, done.stdout
+
+
+def test_the_rooms_of_checks_are_folders_and_the_registry_names_every_check() -> None:
+    """Each check is one folder under checks/ whose ``check`` module defines it; the registry lists exactly those."""
+    from gpulabel.checks.registry import CHECKS
+
+    checks = ROOT / "src" / "gpulabel" / "checks"
+    defined = sorted(p.parent.name for p in checks.glob("*/check.py"))
+    assert defined == sorted(c.name for c in CHECKS)
+    # beside the rooms only the roster: the registry, the catalogue of every reason, diff (runs the registry twice)
+    assert sorted(p.name for p in checks.glob("*.py")) == ["__init__.py", "diff.py", "reasons.py", "registry.py"]
 
 
 PRIVATE_IMPORTS = [

@@ -10,7 +10,7 @@ import pytest
 
 from gpulabel.app.checks import Verdict, check_options, run_all
 from gpulabel.app.session import Session, Source
-from gpulabel.checks.assessment import FullEvaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
 from gpulabel.checks.registry import CHECKS
 from gpulabel.model.cluster import ClusterState
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.audit import audit, audit_node
-from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
+from gpulabel.checks.audit.rules import audit, audit_node
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.incremental.evaluator import IncrementalEvaluator
 from gpulabel.checks.registry import BUILTIN, CheckOptions, Registry, run_checks
 from gpulabel.cli.main import main
 from gpulabel.model.cluster import ClusterState, daemonset_from_json, node_from_json, pod_from_json
@@ -153,7 +153,7 @@ def empty_driver(*more: dict[str, Any]) -> list[dict[str, Any]]:
 
 def said(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:
     state = ClusterState.from_objects(("t", o) for o in objects)
-    return [(f.check, f.line()) for f in run_checks(state, CheckOptions()).findings if f.reason == "empty-deploy"]
+    return [(f.check, f.line()) for f in run_checks(state, BUILTIN.options()).findings if f.reason == "empty-deploy"]
 
 
 def test_an_empty_deploy_label_is_one_finding_operands_where_operands_runs_else_audits() -> None:
@@ -208,7 +208,7 @@ def test_the_audit_command_says_it_on_a_snapshot_with_pods_as_live_where_it_read
 
 def test_the_monitor_moves_the_finding_to_operands_when_pods_and_daemonsets_arrive() -> None:
     nodes = [(("", "n"), node_from_json(node("n", {**GPU_LABELS, f"{DEPLOY}driver": ""})))]
-    full, incremental = FullEvaluator(CheckOptions()), IncrementalEvaluator(CheckOptions())
+    full, incremental = FullEvaluator(BUILTIN.options()), IncrementalEvaluator(BUILTIN.options())
     seen = []
     for ev in (full, incremental):
         ev.reset("Node", nodes)

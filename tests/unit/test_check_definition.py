@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.definition import Registry
-from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.definition import Registry
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
 from gpulabel.checks.registry import BUILTIN, run_checks
 from tests.unit.test_incremental import BASES, START, Pair, _sequences
 from tests.unit.toy_checks import CROWDED, PRODUCT, crowded_keeper

@@ -9,9 +9,9 @@ import random
 import pytest
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.incremental import IncrementalEvaluator
-from gpulabel.checks.incremental import evaluator as incremental_evaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.incremental import evaluator as incremental_evaluator
 from gpulabel.model.chunks import Chunks
 from tests.unit.pending_objects import node, pod
 from tests.unit.test_incremental import START, Pair

@@ -8,7 +8,7 @@ from typing import Any
 
 from bench import draobjects as dra
 
-from gpulabel.checks.devices import device_rows
+from gpulabel.checks.health.devices import device_rows
 from gpulabel.k8s.dra.plugin import DraState
 from tests.unit.test_dra_features import ANY, asks, held, run, share, shared_gpu
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 from tools import reasons
 
-from gpulabel.checks import dra
+from gpulabel.checks.dra import rules as dra
 from gpulabel.checks.reasons import catalogue
 from gpulabel.cli.main import main
 

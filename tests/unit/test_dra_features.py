@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench import draobjects as dra
 
-from gpulabel.checks.dra import explain_node
+from gpulabel.checks.dra.rules import explain_node
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
@@ -273,8 +273,8 @@ def test_derived_attributes_fail_with_the_schedulers_text() -> None:
 
 
 def test_an_allocated_claim_is_available_only_where_its_node_selector_says() -> None:
-    from gpulabel.checks.dra import pod_claim_verdicts
-    from gpulabel.checks.pending import pending_pods
+    from gpulabel.checks.dra.rules import pod_claim_verdicts
+    from gpulabel.checks.pending.rules import pending_pods
     from gpulabel.model.cluster import ClusterState
 
     claim = held("c", "gpu-0", pool="n1")
@@ -422,7 +422,7 @@ def _waiting_claim(conditions: list[dict[str, str]] | None) -> dict[str, Any]:
 def test_pending_says_which_binding_conditions_a_pod_waits_for(
     conditions: list[dict[str, str]] | None, reason: str | None, detail: str
 ) -> None:
-    from gpulabel.checks.dra import pod_claim_verdicts
+    from gpulabel.checks.dra.rules import pod_claim_verdicts
     from gpulabel.model.cluster import ClusterState
 
     pod = {**dra.dra_pod("p", [("gpu", "claim", "c")]), "status": {"phase": "Pending"}}
@@ -455,7 +455,7 @@ def _with_allocatable(n: dict[str, Any], resources: dict[str, str]) -> dict[str,
 
 
 def _pending(objects: list[dict[str, Any]]) -> Any:
-    from gpulabel.checks.pending import pending_pods
+    from gpulabel.checks.pending.rules import pending_pods
     from gpulabel.model.cluster import ClusterState
 
     state = ClusterState.from_objects((str(i), o) for i, o in enumerate(objects))
@@ -507,7 +507,7 @@ def test_of_two_classes_naming_one_resource_the_newer_wins() -> None:
 
 
 def test_devices_lists_a_per_device_node_selection_device_on_its_node() -> None:
-    from gpulabel.checks.devices import device_rows
+    from gpulabel.checks.health.devices import device_rows
 
     pool = dra.per_device_slice("pd", [dra.partition("g", "s", {"memory": "1Gi"}, node_name="n7")], pool="pd")
     state = DraState.from_objects([("s", pool), ("r", dra.taint_rule("ecc", XID, pool="pd"))])

@@ -9,7 +9,7 @@ from bench import draobjects as dra
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.dra import explain_node
+from gpulabel.checks.dra.rules import explain_node
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench import draobjects as dra
 
-from gpulabel.checks.migrate import migrate
+from gpulabel.checks.labels.migrate import migrate
 from gpulabel.k8s.dra.cel import compile_selector, device_input
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import node_from_json

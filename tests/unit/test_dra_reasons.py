@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from bench import draobjects as dra
 
-from gpulabel.checks.dra import REASONS, explain_node
+from gpulabel.checks.dra.rules import REASONS, explain_node
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.plugin import DraState, pod_claims
 from gpulabel.model.cluster import node_from_json
@@ -192,7 +192,7 @@ def test_a_node_that_fits_has_no_verdicts() -> None:
 
 
 def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None:
-    from gpulabel.checks.pending import pending_pods
+    from gpulabel.checks.pending.rules import pending_pods
     from gpulabel.cluster.snapshot import load_snapshots
     from gpulabel.render.text import finding_line
 
@@ -208,7 +208,7 @@ def test_claim_findings_group_into_one_line_per_pod_request_and_reason() -> None
 
 
 def test_a_missing_claim_is_named_not_the_pod() -> None:
-    from gpulabel.checks.dra import pod_claim_verdicts
+    from gpulabel.checks.dra.rules import pod_claim_verdicts
     from gpulabel.model.cluster import ClusterState
 
     pod = dra.dra_pod("p", [("gpu", "claim", "absent-claim")])

@@ -1,14 +1,14 @@
-"""NVIDIA's DRA driver's kubelet plugin as an operand (``checks/dradriver.py``): which GPU nodes its DaemonSet
+"""NVIDIA's DRA driver's kubelet plugin as an operand (``checks/operands/dradriver.py``): which GPU nodes its DaemonSet
 takes, its pods there, the NFD label mismatch as a root cause (the labcluster twin: test_dradriver_cluster.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpulabel.checks.dradriver import dra_plugin_daemonsets, dra_plugin_findings
-from gpulabel.checks.registry import CheckOptions, run_check
-from gpulabel.checks.rootcause import link_of, root_causes
-from gpulabel.checks.standalone import gpu_node, standalone_kind
+from gpulabel.checks.engine.rootcause import link_of, root_causes
+from gpulabel.checks.operands.dradriver import dra_plugin_daemonsets, dra_plugin_findings
+from gpulabel.checks.operands.standalone import gpu_node, standalone_kind
+from gpulabel.checks.registry import BUILTIN, run_check
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.dradriver import plugin_containers
 from tests.dradriver_chart import kubelet_plugin
@@ -98,7 +98,7 @@ def test_a_plugin_pod_not_ready_or_absent_on_a_taken_node() -> None:
 def test_the_operands_check_and_the_root_cause_count_the_mismatch_on_an_operator_managed_node() -> None:
     managed = {PCI_0302: "true", "nvidia.com/gpu.deploy.driver": "pre-installed", **GFD}
     st = state(plugin(), node("g", managed), pod("default", "web", "g"))
-    result = run_check("operands", st, CheckOptions())
+    result = run_check("operands", st, BUILTIN.options())
     found = [(f.node, f.reason, f.severity) for f in result.findings if f.operand == "dra-kubelet-plugin"]
     assert found == [("g", "nfd-label-mismatch", "error")]
     (cause,) = [c for c in root_causes(st.nodes, result.findings) if c.finding.operand == "dra-kubelet-plugin"]
@@ -106,10 +106,10 @@ def test_the_operands_check_and_the_root_cause_count_the_mismatch_on_an_operator
 
 
 def test_explain_node_names_the_plugin_daemonset_and_the_nfd_label_the_node_has() -> None:
-    from gpulabel.checks.explain import explain_node_chain
+    from gpulabel.checks.explain.chain import explain_node_chain
 
     st = state(plugin(), node("g", {PCI_0302: "true", **GFD}), node("ok", {PCI: "true", **GFD}), plugin_pod("ok"))
-    findings = run_check("operands", st, CheckOptions()).findings
+    findings = run_check("operands", st, BUILTIN.options()).findings
     links = {n.name: {link.name: link for link in explain_node_chain(st, n, findings)[1]} for n in st.nodes}
     ds = "nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin"
     assert links["g"]["nfd"].evidence == f"{PCI_0302}=true"

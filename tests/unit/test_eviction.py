@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpulabel.checks.eviction import noexecute_findings
-from gpulabel.checks.explain import explain_node_chain
-from gpulabel.checks.registry import CheckOptions, run_check, run_checks
-from gpulabel.checks.rootcause import link_of, root_causes
+from gpulabel.checks.engine.rootcause import link_of, root_causes
+from gpulabel.checks.explain.chain import explain_node_chain
+from gpulabel.checks.operands.eviction import noexecute_findings
+from gpulabel.checks.registry import BUILTIN, run_check, run_checks
 from gpulabel.model.cluster import ClusterState
 from tests.objects import daemonset, node, pod
 
@@ -74,7 +74,7 @@ def test_the_operator_namespace_of_the_config_limits_the_operators_daemonsets() 
 
 def test_the_operands_check_carries_it_as_an_error_after_the_nodes_missing_operands() -> None:
     state = state_of(*(gated(op) for op in CHAIN), tainted("a"), node("b", {**GPU, **deploy(driver="true")}))
-    result = run_check("operands", state, CheckOptions())
+    result = run_check("operands", state, BUILTIN.options())
     lines = [(f.severity, f.line()) for f in result.findings]
     assert lines == [
         ("error", "a driver missing"),
@@ -88,7 +88,7 @@ def test_the_operands_check_carries_it_as_an_error_after_the_nodes_missing_opera
 
 def test_the_node_link_is_broken_and_it_is_the_root_cause_with_the_gpus_when_nothing_earlier_is() -> None:
     state = state_of(*(gated(op) for op in CHAIN), tainted())
-    findings = run_checks(state, CheckOptions()).findings
+    findings = run_checks(state, BUILTIN.options()).findings
     (cause,) = root_causes(state.nodes, findings)
     assert (cause.link, cause.gpus, cause.also) == ("daemonset", 4, 4)  # the DaemonSet link comes first
     (n,) = state.nodes

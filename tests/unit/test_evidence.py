@@ -15,7 +15,7 @@ import orjson
 import pytest
 import yaml
 
-from gpulabel.checks.evidence import Blame, blamed
+from gpulabel.checks.explain.evidence import Blame, blamed
 from gpulabel.cli.main import main
 from gpulabel.cluster.bundle import make_bundle
 from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
@@ -376,7 +376,7 @@ def test_the_schema_rejects_an_evidence_object_without_its_line() -> None:
 def test_the_monitors_node_event_says_why_once_per_series() -> None:
     from gpulabel.app.checks import check_options
     from gpulabel.app.monitorevidence import ExplainingPlanner
-    from gpulabel.checks.assessment import Accepted, Assessment, judged
+    from gpulabel.checks.engine.assessment import Accepted, Assessment, judged
     from gpulabel.checks.registry import run_checks
     from gpulabel.cluster.snapshot import load_snapshots
     from gpulabel.controller.grace import NO_GRACE
@@ -409,7 +409,7 @@ def test_the_monitors_node_event_says_why_once_per_series() -> None:
 
 def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Path) -> None:
     from gpulabel.app.monitorevidence import live_explainer
-    from gpulabel.checks.rootcause import Cause
+    from gpulabel.checks.engine.rootcause import Cause
     from gpulabel.model.findings import Finding
 
     api = EvidenceApi(POD_JSON, f"2026-11-30T10:12:01Z {TOOLKIT_LINE}\n", [])

@@ -344,8 +344,8 @@ objects = st.lists(
 def test_near_objects_with_managed_fields_status_and_dra_load_and_check_without_a_traceback(items: list[Any]) -> None:
     """managedFields, status (allocatable, conditions, taints) and DRA objects: a state, or one line."""
     from gpulabel.app.report import report_html
-    from gpulabel.checks.registry import CheckOptions, run_checks
-    from gpulabel.checks.sources import node_sources
+    from gpulabel.checks.labels.sources import node_sources
+    from gpulabel.checks.registry import BUILTIN, run_checks
 
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         f.write(json.dumps({"kind": "List", "items": items}).encode())
@@ -357,7 +357,7 @@ def test_near_objects_with_managed_fields_status_and_dra_load_and_check_without_
             event("refused with one line")
             return
     event("loaded and checked")
-    run_checks(state, CheckOptions())
+    run_checks(state, BUILTIN.options())
     for n in state.nodes:
         for source in node_sources(n):
             source.line()

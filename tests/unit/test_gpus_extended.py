@@ -8,7 +8,7 @@ from typing import Any
 
 from bench import draobjects as dra
 
-from gpulabel.checks.gpus import inventory_result
+from gpulabel.checks.health.inventory import inventory_result
 from gpulabel.model.cluster import ClusterState
 from tests.objects import node
 from tests.unit.test_dra_features import A100, ANY, _ext_pod, _with_allocatable, held

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from gpulabel.app.checks import parse_duration
-from gpulabel.checks.capacity import capacity
-from gpulabel.checks.gpus import inventory
-from gpulabel.checks.mig import mig
+from gpulabel.checks.capacity.rules import capacity
+from gpulabel.checks.health.inventory import inventory
+from gpulabel.checks.mig.rules import mig
 from gpulabel.checks.registry import CHECKS
-from gpulabel.checks.sharing import sharing
-from gpulabel.checks.upgrade import upgrade
+from gpulabel.checks.sharing.rules import sharing
+from gpulabel.checks.upgrade.rules import upgrade
 from gpulabel.cli.main import main
 from gpulabel.errors import InputError
 from gpulabel.model import gpustack as G
@@ -554,7 +554,7 @@ MIXED_FLEET = Path(__file__).parents[2] / "examples" / "mixed-fleet.yaml"
 
 
 def test_the_inventory_of_the_mixed_fleet_counts_gpus_not_mig_devices_and_lists_the_unlabelled() -> None:
-    from gpulabel.checks.gpus import totals
+    from gpulabel.checks.health.inventory import totals
     from gpulabel.cluster.snapshot import load_snapshots
 
     rows = inventory(load_snapshots([str(MIXED_FLEET)]))

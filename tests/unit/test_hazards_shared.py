@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.pending import hazards
+from gpulabel.checks.pending.rules import hazards
 from gpulabel.k8s.nodeaffinity import compile_pod_spec
 from gpulabel.model.cluster import ClusterState
 from tests.objects import expr, node, pod, required, taint, term

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from bench import draobjects as dra
 
-from gpulabel.checks.health import DEFAULT_CONDITIONS
-from gpulabel.checks.registry import CheckOptions, run_check, run_checks
-from gpulabel.checks.rootcause import root_causes
+from gpulabel.checks.engine.rootcause import root_causes
+from gpulabel.checks.health.rules import DEFAULT_CONDITIONS
+from gpulabel.checks.registry import BUILTIN, run_check, run_checks
 from gpulabel.cli.main import main
 from gpulabel.model.cluster import ClusterState
 from tests.objects import as_list
@@ -95,7 +95,7 @@ def condition(kind: str, status: str, since: str = "2026-12-01T08:00:00Z", **mor
 
 def check(objects: list[dict[str, Any]], **opts: Any) -> list[str]:
     state = ClusterState.from_objects(("s.yaml", o) for o in objects)
-    result = run_check("health", state, CheckOptions(now=NOW, **opts))
+    result = run_check("health", state, BUILTIN.options(now=NOW, **opts))
     return [f"{f.severity} {f.line()}" for f in result.findings]
 
 
@@ -109,7 +109,7 @@ def test_a_lost_gpu_is_an_error_naming_the_device_and_the_pod_holding_it() -> No
         "error gpu-1 nvidia.com/gpu gpus-lost 1/8 GPU-3f2c4b7e-93d1-4e0c-8c4b-7a1e2d9f0b11",
     ]
     state = ClusterState.from_objects(("s.yaml", o) for o in objects)
-    result = run_checks(state, CheckOptions(now=NOW))
+    result = run_checks(state, BUILTIN.options(now=NOW))
     (finding,) = [f for f in result.findings if f.check == "health"]
     assert "held by ml/train-0 container trainer" in finding.detail
     # capacity no longer calls the gap a label mismatch: the labels say 8 and the node has 8
@@ -121,13 +121,13 @@ def test_a_lost_gpu_is_an_error_naming_the_device_and_the_pod_holding_it() -> No
 def test_allocatable_zero_is_the_plugin_gone_not_lost_gpus() -> None:
     # a stopped device plugin: the kubelet keeps capacity and advertises none (its grace period)
     state = ClusterState.from_objects([("s.yaml", node(allocatable=0))])
-    result = run_checks(state, CheckOptions(now=NOW))
+    result = run_checks(state, BUILTIN.options(now=NOW))
     assert [(f.check, f.reason) for f in result.findings] == [("capacity", "no-allocatable")]
 
 
 def test_a_lost_gpu_nobody_reports_says_so() -> None:
     state = ClusterState.from_objects([("s.yaml", node(allocatable=6))])
-    (f,) = run_check("health", state, CheckOptions(now=NOW)).findings
+    (f,) = run_check("health", state, BUILTIN.options(now=NOW)).findings
     assert f.args == ("2/8",) and "no pod reports which device" in f.detail
 
 
@@ -143,13 +143,13 @@ def test_a_gpu_condition_in_its_problem_state_is_an_error_said_with_its_age() ->
     xid = condition("GPUXIDErrors", "True", reason="XID79", message="GPU has fallen off the bus")
     assert check([node(conditions=[xid])]) == ["error gpu-1 condition GPUXIDErrors=True reason=XID79"]
     (said,) = run_check(
-        "health", ClusterState.from_objects([("s", node(conditions=[xid]))]), CheckOptions(now=NOW)
+        "health", ClusterState.from_objects([("s", node(conditions=[xid]))]), BUILTIN.options(now=NOW)
     ).findings
     assert said.detail == "GPU has fallen off the bus; since 2026-12-01T08:00:00Z, for 4h0m (more than 30m)"
     recent = condition("XIDErrors", "True", since="2026-12-01T11:55:00Z")
     assert check([node(conditions=[recent])]) == ["error gpu-1 condition XIDErrors=True"]
     (young,) = run_check(
-        "health", ClusterState.from_objects([("s", node(conditions=[recent]))]), CheckOptions(now=NOW)
+        "health", ClusterState.from_objects([("s", node(conditions=[recent]))]), BUILTIN.options(now=NOW)
     ).findings
     assert young.detail == "no message; since 2026-12-01T11:55:00Z"  # younger than --stuck-after: no age said
     (said,) = check([node(conditions=[condition("GpuXidError", "Unknown")])])
@@ -225,7 +225,7 @@ def test_every_default_condition_names_where_it_comes_from() -> None:
 
 
 def gpus_lines(objects: list[dict[str, Any]], by: str | None = None) -> list[str]:
-    from gpulabel.checks.gpus import inventory_result
+    from gpulabel.checks.health.inventory import inventory_result
 
     state = ClusterState.from_objects(("s.yaml", o) for o in objects)
     return list(inventory_result(state, by).sections[0].text)
@@ -265,7 +265,7 @@ def test_a_dra_only_cluster_is_counted_per_device_class() -> None:
     from gpulabel.cluster.snapshot import load_snapshots
 
     state = load_snapshots(["examples/dra-lab.json"])
-    from gpulabel.checks.gpus import inventory_result
+    from gpulabel.checks.health.inventory import inventory_result
 
     result = inventory_result(state)
     assert [s.name for s in result.sections] == ["inventory", "totals", "deviceclasses"]
@@ -277,7 +277,7 @@ def test_a_dra_only_cluster_is_counted_per_device_class() -> None:
 def test_a_label_selector_counts_only_the_selected_nodes_devices() -> None:
     from dataclasses import replace
 
-    from gpulabel.checks.gpus import inventory_result
+    from gpulabel.checks.health.inventory import inventory_result
     from gpulabel.cluster.snapshot import load_snapshots
 
     state = load_snapshots(["examples/dra-lab.json"])
@@ -307,7 +307,7 @@ def test_mig_profiles_the_labels_and_the_device_plugin_name_differently_are_one_
     for part in ("capacity", "allocatable"):
         mig["status"][part].update({"nvidia.com/mig-3g.20gb": "2", "nvidia.com/mig-1g.10gb": "1"})
     state = ClusterState.from_objects([("s.yaml", mig)])
-    found = run_check("capacity", state, CheckOptions(now=NOW)).findings
+    found = run_check("capacity", state, BUILTIN.options(now=NOW)).findings
     assert [f"{f.severity} {f.line()}" for f in found] == [
         "warning gpu-1 mig-profile-mismatch labels: mig-3g.21gb (2); advertised: mig-3g.20gb (2)"
     ]
@@ -327,7 +327,7 @@ def _pending_pod(name: str, selector: dict[str, str]) -> dict[str, Any]:
 
 
 def test_a_pod_selecting_a_key_the_gpu_stack_manages_or_only_gpu_nodes_carry_is_a_gpu_pod() -> None:
-    from gpulabel.checks.pending import GpuPods
+    from gpulabel.checks.pending.rules import GpuPods
 
     gpu = node("gpu-1")
     gpu["metadata"]["labels"]["example.com/accelerator-pool"] = "a"
@@ -360,7 +360,7 @@ def test_pending_help_says_the_gpu_pod_rule(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_the_monitors_gpu_split_reads_the_configs_condition_types() -> None:
-    from gpulabel.checks.health import condition_table
+    from gpulabel.checks.health.rules import condition_table
     from gpulabel.controller.monitor_metrics import node_gpus
     from gpulabel.model.cluster import node_from_json
 
@@ -436,8 +436,8 @@ def test_the_unplaced_device_is_in_check_with_its_reason_and_not_with_l_which_le
 
 
 def test_the_monitor_places_the_device_as_nodes_and_pods_come_and_go() -> None:
-    from gpulabel.checks.assessment import FullEvaluator
-    from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
+    from gpulabel.checks.engine.assessment import FullEvaluator
+    from gpulabel.checks.engine.incremental.evaluator import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
     def record(obj: dict[str, Any]) -> tuple[str, tuple[str, str], Any]:
@@ -452,7 +452,7 @@ def test_the_monitor_places_the_device_as_nodes_and_pods_come_and_go() -> None:
     ]
     at = NOW.timestamp()
     seen = []
-    for ev in (FullEvaluator(CheckOptions(now=NOW)), IncrementalEvaluator(CheckOptions(now=NOW))):
+    for ev in (FullEvaluator(BUILTIN.options(now=NOW)), IncrementalEvaluator(BUILTIN.options(now=NOW))):
         lines = []
         kinds = {"Node", "Pod", "ResourceSlice", "ResourceClaim"}
         for kind in sorted(kinds):

@@ -38,8 +38,8 @@ LONG_FUNCTIONS: dict[str, str] = {
     "gpulabel.cli.monitorcmds:add_monitor_command": "a list of argparse flag definitions, one statement each",
     "gpulabel.cli.nodecmds:add_node_commands": "a list of command and flag definitions, one statement each",
     "gpulabel.cli.toolcmds:add_tool_commands": "a list of command and flag definitions, one statement each",
-    "gpulabel.checks.dra:_explain_request": "deferred: the dra branch rewrites this module at the same time",
-    "gpulabel.checks.dra:explain_node": "deferred: the dra branch rewrites this module at the same time",
+    "gpulabel.checks.dra.rules:_explain_request": "deferred: the dra branch rewrites this module at the same time",
+    "gpulabel.checks.dra.rules:explain_node": "deferred: the dra branch rewrites this module at the same time",
     "gpulabel.k8s.resources:pod_requests": "a transcription of resource.PodRequests, kept in its upstream order "
     "so that it can be read beside it",
     "gpulabel.k8s.nfd.gotemplate:_parse": "a recursive-descent parser's one dispatch over Go template actions",

@@ -28,16 +28,18 @@ import yaml
 from bench import synth
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import judging, placement, specrows
-from gpulabel.checks import pending as pending_module
-from gpulabel.checks.assessment import Accepted, Assessment, Evaluator, FullEvaluator
-from gpulabel.checks.builtin import health as health_definition
-from gpulabel.checks.builtin import operands as operands_definition
-from gpulabel.checks.definition import Check, CheckOptions, NodePieces
-from gpulabel.checks.incremental import IncrementalEvaluator, scope
+from gpulabel.checks.engine import judging
+from gpulabel.checks.engine.assessment import Accepted, Assessment, Evaluator, FullEvaluator
+from gpulabel.checks.engine.definition import Check, CheckOptions, NodePieces
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.rootcause import node_findings
+from gpulabel.checks.engine.verdict import IgnoreRule
+from gpulabel.checks.health import check as health_definition
+from gpulabel.checks.operands import check as operands_definition
+from gpulabel.checks.pending import rules as pending_module
+from gpulabel.checks.pending import scope, specrows
+from gpulabel.checks.placement import fit as placement
 from gpulabel.checks.registry import BUILTIN, Registry
-from gpulabel.checks.rootcause import node_findings
-from gpulabel.checks.verdict import IgnoreRule
 from gpulabel.k8s.selectors import parse_selector
 from gpulabel.model.cluster import KIND
 

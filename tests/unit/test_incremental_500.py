@@ -13,7 +13,7 @@ from bench import synth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
 from tests.unit.test_incremental import _sequences
 
 BASE = {"synth-500": synth.objects(500, seed=11, problem_rate=0.03, workloads_per_gpu_node=0.3)}

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import columns
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.pending import columns
 from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair, _differs
 

@@ -22,10 +22,11 @@ import pytest
 from bench import synth
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import capacity, operands
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.builtin import operands as operands_definition
-from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.capacity import rules as capacity
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.operands import check as operands_definition
+from gpulabel.checks.operands import rules as operands
 from tests.unit.test_incremental import START, Pair
 
 JSON = dict[str, Any]

@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import placement, specrows
-from gpulabel.checks.assessment import FullEvaluator
-from gpulabel.checks.builtin import hazards
-from gpulabel.checks.builtin import pending as pending_check
-from gpulabel.checks.incremental import IncrementalEvaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.hazards import check as hazards
+from gpulabel.checks.pending import check as pending_check
+from gpulabel.checks.pending import specrows
+from gpulabel.checks.placement import fit as placement
 from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair, _differs
 

@@ -18,10 +18,10 @@ from dataclasses import replace
 import pytest
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks import specrows
-from gpulabel.checks.assessment import Assessment, FullEvaluator
-from gpulabel.checks.builtin import pending as pending_definition
-from gpulabel.checks.incremental import IncrementalEvaluator, scope
+from gpulabel.checks.engine.assessment import Assessment, FullEvaluator
+from gpulabel.checks.engine.incremental import IncrementalEvaluator
+from gpulabel.checks.pending import check as pending_definition
+from gpulabel.checks.pending import scope, specrows
 from gpulabel.model.findings import Result
 from tests.unit.pending_objects import JSON, node, pod
 from tests.unit.test_incremental import START, Pair

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpulabel.checks.isolate import plan_isolation
+from gpulabel.checks.labels.isolate import plan_isolation
 from gpulabel.model.cluster import node_from_json, pod_from_json
 from tests.objects import node, pod
 

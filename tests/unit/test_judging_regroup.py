@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from gpulabel.checks.judging import _regroup
-from gpulabel.checks.rootcause import node_findings
+from gpulabel.checks.engine.judging import _regroup
+from gpulabel.checks.engine.rootcause import node_findings
 from gpulabel.model.findings import Finding
 
 POOL = [

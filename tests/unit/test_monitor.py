@@ -23,10 +23,10 @@ import orjson
 import pytest
 
 from gpulabel.app.monitor import MonitorOptions, monitored_kinds
-from gpulabel.checks.assessment import Accepted, Assessment, FullEvaluator, ObjectKey, judged
-from gpulabel.checks.incremental.evaluator import IncrementalEvaluator
-from gpulabel.checks.registry import CheckOptions, run_checks
-from gpulabel.checks.verdict import identity
+from gpulabel.checks.engine.assessment import Accepted, Assessment, FullEvaluator, ObjectKey, judged
+from gpulabel.checks.engine.incremental.evaluator import IncrementalEvaluator
+from gpulabel.checks.engine.verdict import identity
+from gpulabel.checks.registry import BUILTIN, run_checks
 from gpulabel.cluster.live import load_cluster, served_kinds
 from gpulabel.cluster.retry import RetryPolicy
 from gpulabel.cluster.snapshot import load_snapshots
@@ -249,7 +249,7 @@ def test_a_bug_in_an_informer_stops_the_monitor_with_its_traceback(
     tmp_path: Path, api: FakeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = fake_client(tmp_path, api, FakeClock(), FAST)
-    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [])
+    m = Monitor(client, ("Node",), FullEvaluator(BUILTIN.options()), [])
 
     def broken(self: Informer) -> None:
         raise ZeroDivisionError("planted")
@@ -265,7 +265,7 @@ def test_a_bug_in_an_informer_stops_the_monitor_with_its_traceback(
 
 class CountingEvaluator(FullEvaluator):
     def __init__(self) -> None:
-        super().__init__(CheckOptions())
+        super().__init__(BUILTIN.options())
         self.assessed = 0
         self.applied: list[tuple[str, ObjectKey]] = []
 
@@ -404,7 +404,9 @@ def test_the_first_evaluation_waits_for_every_kind_then_a_burst_costs_one(tmp_pa
 # -- leadership and stopping ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [lambda: FullEvaluator(CheckOptions()), lambda: IncrementalEvaluator(CheckOptions())])
+@pytest.mark.parametrize(
+    "make", [lambda: FullEvaluator(BUILTIN.options()), lambda: IncrementalEvaluator(BUILTIN.options())]
+)
 def test_both_evaluators_say_whether_an_event_changed_their_records(make: Callable[[], Any]) -> None:
     from dataclasses import replace
 
@@ -494,7 +496,13 @@ def test_a_standby_exports_its_findings_and_writes_only_once_it_leads(tmp_path: 
             written.append(a)
 
     m = Monitor(
-        client, ("Node",), FullEvaluator(CheckOptions()), [Sink()], leader_sinks=[Writes()], lock=lock, say=said.append
+        client,
+        ("Node",),
+        FullEvaluator(BUILTIN.options()),
+        [Sink()],
+        leader_sinks=[Writes()],
+        lock=lock,
+        say=said.append,
     )
     api.watches = [Watch([lambda: api.event("MODIFIED", "n1", {"changed": "while standby"})])]
     released: list[bool] = []
@@ -555,7 +563,13 @@ def test_a_stop_between_taking_the_lease_and_leading_still_releases_it(tmp_path:
         def publish(self, a: Assessment) -> None: ...
 
     m = Monitor(
-        client, ("Node",), FullEvaluator(CheckOptions()), [], leader_sinks=[SlowTakeOver()], lock=lock, health=Health()
+        client,
+        ("Node",),
+        FullEvaluator(BUILTIN.options()),
+        [],
+        leader_sinks=[SlowTakeOver()],
+        lock=lock,
+        health=Health(),
     )
     assert m.run() == 0
     assert stepped_down.is_set()
@@ -567,7 +581,7 @@ def test_the_leader_that_cannot_renew_stops_publishing_and_exits_1(tmp_path: Pat
     client = fake_client(tmp_path, api, FakeClock(), FAST)
     lock = LeaseLock(client, "gpulabel", "gpulabel-monitor", "a", retry_seconds=0.01, renew_deadline=0.05)
     said: list[str] = []
-    m = Monitor(client, ("Node",), FullEvaluator(CheckOptions()), [], lock=lock, say=said.append)
+    m = Monitor(client, ("Node",), FullEvaluator(BUILTIN.options()), [], lock=lock, say=said.append)
 
     def outage() -> None:
         if m.evaluations:
@@ -585,7 +599,7 @@ def test_the_leader_that_cannot_renew_stops_publishing_and_exits_1(tmp_path: Pat
 
 def test_the_log_says_each_finding_once_when_it_appears_and_when_it_is_resolved(tmp_path: Path) -> None:
     state = load_snapshots([str(REPO / "examples" / "drifted-lab.yaml")])
-    evaluator = FullEvaluator(CheckOptions())
+    evaluator = FullEvaluator(BUILTIN.options())
     for kind in ("Node", "Pod", "DaemonSet"):
         evaluator.reset(kind, records_of(state, kind))
     lines: list[str] = []
@@ -662,7 +676,7 @@ def check_now(api: FakeApi, tmp_path: Path) -> Assessment:
     """What ``check`` answers on the fake server now: its LISTs, its checks, its judgement."""
     client = fake_client(tmp_path, api, FakeClock(), FAST)
     state = load_cluster(client, served_kinds(client, monitored_kinds()))
-    opts = CheckOptions(now=datetime.fromtimestamp(AT, UTC))
+    opts = BUILTIN.options(now=datetime.fromtimestamp(AT, UTC))
     result, causes = judged(run_checks(state, opts), state, Accepted())
     return Assessment(result, causes, state, AT)
 
@@ -757,7 +771,7 @@ def test_after_random_events_the_monitor_agrees_with_check(
     api.kind_watches["/api/v1/pods"] = [Watch(pod_events[i : i + 3]) for i in range(0, len(pod_events), 3)]
     client = fake_client(tmp_path, api, FakeClock(), FAST)
     kinds = served_kinds(client, monitored_kinds())
-    m = Monitor(client, kinds, FullEvaluator(CheckOptions()), [], clock=lambda: AT, batch_seconds=0.002)
+    m = Monitor(client, kinds, FullEvaluator(BUILTIN.options()), [], clock=lambda: AT, batch_seconds=0.002)
     expected: list[Assessment] = []
 
     def agreed() -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.assessment import Assessment
+from gpulabel.checks.engine.assessment import Assessment
 from gpulabel.cluster.client import KubeClient
 from gpulabel.controller.events import (
     EventKey,

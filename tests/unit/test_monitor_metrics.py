@@ -208,7 +208,7 @@ def test_sync_metrics_serve_no_findings_endpoint() -> None:
 
 
 def test_a_lost_gpu_is_published_per_node_and_the_device_a_pod_reports_unhealthy_is_named() -> None:
-    from gpulabel.checks.assessment import Assessment
+    from gpulabel.checks.engine.assessment import Assessment
     from gpulabel.model.cluster import ClusterState
     from gpulabel.model.findings import Result
     from gpulabel.model.readers import node_from_json, pod_from_json

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gpulabel.app.checks import check_options
-from gpulabel.checks.assessment import FullEvaluator
+from gpulabel.checks.engine.assessment import FullEvaluator
 from gpulabel.model import readers
 from gpulabel.model.readers import node_from_json
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.operands import check_operands, operand_of_daemonset, untolerated_taints
+from gpulabel.checks.operands.rules import check_operands, operand_of_daemonset, untolerated_taints
 from gpulabel.model.cluster import ClusterState, daemonset_from_json, node_from_json
 from tests.objects import daemonset, node, pod
 
@@ -191,7 +191,7 @@ def test_a_pre_installed_driver_with_its_pod_still_running_is_unexpected_not_pre
 
 
 def test_disabled_and_pre_installed_are_info_in_the_reason_table() -> None:
-    from gpulabel.checks.operands import REASONS
+    from gpulabel.checks.operands.rules import REASONS
 
     assert (REASONS["disabled"].severity, REASONS["pre-installed"].severity) == ("info", "info")
 

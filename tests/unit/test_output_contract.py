@@ -364,7 +364,7 @@ def test_help_shows_examples_valid_values_and_exit_codes(capsys: pytest.CaptureF
 
 
 def test_the_operand_names_in_help_are_the_catalogue() -> None:
-    from gpulabel.checks.operands import CATALOGUE
+    from gpulabel.checks.operands.rules import CATALOGUE
     from gpulabel.cli.flags import OPERAND_NAMES
 
     assert OPERAND_NAMES.split(", ") == list(CATALOGUE)
@@ -492,7 +492,7 @@ def test_a_finding_about_another_pod_or_graded_is_dataclasses_replace_of_that_fi
     assert f.varied("p", "info", "d", ("s",), 7) == replace(
         f, pod="p", severity="info", detail="d", sample=("s",), fits_elsewhere=7
     )
-    from gpulabel.checks.pending import hazard_fate, hazard_recounted
+    from gpulabel.checks.pending.rules import hazard_fate, hazard_recounted
 
     told = replace(f, detail=f"why; {hazard_fate(f.fits_elsewhere or 0)}")  # and a hazard's count told again
     again = replace(told, detail=f"why; {hazard_fate(3)}", fits_elsewhere=3, sample=("a", "b"))

@@ -14,7 +14,7 @@ import pytest
 from bench.measure import measure_module
 from bench.place_manifest_bench import manifest
 
-from gpulabel.checks import placeview
+from gpulabel.checks.pending import placeview
 from gpulabel.cli.main import main
 from gpulabel.cluster.manifests import workload_from_object, workloads_from_bytes
 

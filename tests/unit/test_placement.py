@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.pending import hazard_recounted, hazards, pending, pending_pods
-from gpulabel.checks.placement import (
+from gpulabel.checks.pending.rules import hazard_recounted, hazards, pending, pending_pods
+from gpulabel.checks.placement.fit import (
     NodeIndex,
     closest_fix,
     fitting_nodes,

@@ -14,7 +14,7 @@ import pytest
 from bench.synth import generate
 
 from gpulabel.app.report import report_doc, report_html
-from gpulabel.checks.registry import CheckOptions, run_checks
+from gpulabel.checks.registry import BUILTIN, run_checks
 from gpulabel.cli.main import main
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model.cluster import ClusterState
@@ -104,7 +104,7 @@ def test_a_problem_cell_carries_its_cause_for_the_hover_text(
 
 def test_the_summary_counts_are_what_check_counts(drifted: dict[str, Any]) -> None:
     state = load_snapshots([DRIFTED])
-    expected = run_checks(state, CheckOptions()).parts
+    expected = run_checks(state, BUILTIN.options()).parts
     got = {check: (s["findings"], s["reasons"]) for check, s in drifted["summary"].items()}
     assert got == {p.command: (len(p.findings), _reasons(p.findings)) for p in expected}
     assert drifted["summary"]["pending"]["pods"] == 1
@@ -120,7 +120,7 @@ def test_a_synthetic_clusters_pending_verdicts_add_up_to_every_node_once() -> No
     synth = generate(300, seed=7, problem_rate=0.02)
     state = ClusterState.from_objects(("synth", o) for o in synth.objects)
     doc = report_doc(state)
-    expected = {p.command: p.findings for p in run_checks(state, CheckOptions()).parts}
+    expected = {p.command: p.findings for p in run_checks(state, BUILTIN.options()).parts}
     assert doc["summary"]["pending"]["findings"] == len(expected["pending"])
     assert doc["summary"]["pending"]["reasons"] == _reasons(expected["pending"])
     pods = [ref for entry in doc["pending"] for ref in entry["pods"]]

@@ -17,9 +17,9 @@ import pytest
 from bench.synth import generate
 
 from gpulabel.app.report import report_doc
-from gpulabel.checks.operands import disabled_by_cluster_policy, operand_of_daemonset
-from gpulabel.checks.registry import CheckOptions, run_check
-from gpulabel.checks.standalone import standalone_kind
+from gpulabel.checks.operands.rules import disabled_by_cluster_policy, operand_of_daemonset
+from gpulabel.checks.operands.standalone import standalone_kind
+from gpulabel.checks.registry import BUILTIN, run_check
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState
@@ -35,7 +35,7 @@ _STATE_OF = {"disabled": "not-expected", "pre-installed": "not-expected"}
 
 def _expected_cells(state: ClusterState, columns: list[str]) -> dict[tuple[str, str], str]:
     """(node, operand) -> the cell's state as the operands check and the pods say it."""
-    report = run_check("operands", state, CheckOptions())  # the operator's operands, standalone plugins, DRA's
+    report = run_check("operands", state, BUILTIN.options())  # the operator's operands, standalone plugins, DRA's
     found: dict[tuple[str, str], list[str]] = {}
     for f in report.findings:
         if f.reason != "isolated":

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.pending import pending_pods
-from gpulabel.checks.placement import predict
+from gpulabel.checks.pending.rules import pending_pods
+from gpulabel.checks.placement.fit import predict
 from gpulabel.k8s.resources import (
     NodeCapacity,
     QuantityError,

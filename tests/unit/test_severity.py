@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.registry import CHECKS, CheckOptions, reason_table, run_check, run_checks
-from gpulabel.checks.verdict import grade, regrade
+from gpulabel.checks.engine.verdict import grade, regrade
+from gpulabel.checks.registry import BUILTIN, CHECKS, reason_table, run_check, run_checks
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding, Result
@@ -56,7 +56,7 @@ def test_the_severities_the_issue_names(check: str, reason: str, severity: str) 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_every_finding_of_every_example_is_graded_from_its_table(path: Path) -> None:
     state = load_snapshots([str(path)])
-    result = run_checks(state, CheckOptions(all_pods=True))
+    result = run_checks(state, BUILTIN.options(all_pods=True))
     for part in result.parts:
         table = reason_table(part.command)
         for f in part.findings:
@@ -118,7 +118,7 @@ def test_pending_looks_at_gpu_pods_and_counts_the_others_as_info() -> None:
         _pending("claims", CLAIM),
         _pending("cpu-on-pvc"),
     )
-    result = run_check("pending", state, CheckOptions())
+    result = run_check("pending", state, BUILTIN.options())
     assert {f.pod for f in result.findings} == {"ml/wants-gpu", "ml/wants-amd", "ml/selects-gpu", "ml/claims"}
     assert result.counts == {"pods": 4, "other_pending": 1}
     assert result.severities()["info"] >= 1
@@ -127,7 +127,7 @@ def test_pending_looks_at_gpu_pods_and_counts_the_others_as_info() -> None:
     assert line.endswith(
         "(claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured))"
     )
-    widened = run_check("pending", state, CheckOptions(all_pods=True))
+    widened = run_check("pending", state, BUILTIN.options(all_pods=True))
     assert {f.pod for f in widened.findings} >= {"ml/cpu-on-pvc"} and "other_pending" not in widened.counts
     (cpu,) = [f for f in widened.findings if f.pod == "ml/cpu-on-pvc"]
     assert (cpu.reason, cpu.severity) == ("fits", "info")  # the node filters pass: it waits for its volume
@@ -139,7 +139,7 @@ def test_a_cordoned_or_not_ready_gpu_node_is_a_warning_a_cpu_node_nothing() -> N
         objects.node("g2", dict(objects.GPU_LABELS), ready=False),
         objects.node("cpu", {}, unschedulable=True, ready=False),
     )
-    found = run_check("capacity", state, CheckOptions()).findings
+    found = run_check("capacity", state, BUILTIN.options()).findings
     assert [(f.node, f.reason, f.severity) for f in found] == [
         ("g1", "cordoned", "warning"),
         ("g2", "node-not-ready", "warning"),
@@ -168,10 +168,10 @@ def test_check_help_lists_every_reason_with_its_severity(capsys: pytest.CaptureF
 
 
 def test_root_causes_of_the_drifted_lab_name_the_first_broken_link_most_gpus_first() -> None:
-    from gpulabel.checks.rootcause import root_causes
+    from gpulabel.checks.engine.rootcause import root_causes
 
     state = load_snapshots([str(ROOT / "examples/drifted-lab.yaml")])
-    result = run_checks(state, CheckOptions())
+    result = run_checks(state, BUILTIN.options())
     causes = root_causes(state.nodes, result.findings)
     assert [(c.node, c.link, c.gpus, c.finding.check, c.finding.reason) for c in causes] == [
         ("lab-node-0", "operand-pod", 4, "operands", "not-ready"),  # the toolkit: before the device plugin
@@ -189,7 +189,7 @@ def test_root_causes_of_the_drifted_lab_name_the_first_broken_link_most_gpus_fir
 
 
 def test_info_findings_are_no_root_cause() -> None:
-    from gpulabel.checks.rootcause import root_causes
+    from gpulabel.checks.engine.rootcause import root_causes
 
     node = objects.node("iso", {**objects.GPU_LABELS, "nvidia.com/gpu.deploy.operands": "false"})
     state = _state(node)
@@ -198,12 +198,12 @@ def test_info_findings_are_no_root_cause() -> None:
 
 
 def test_explain_walks_every_link_with_its_evidence() -> None:
-    from gpulabel.checks.explain import explain_node_chain
-    from gpulabel.checks.rootcause import CHAIN
+    from gpulabel.checks.engine.rootcause import CHAIN
+    from gpulabel.checks.explain.chain import explain_node_chain
 
     state = load_snapshots([str(ROOT / "examples/drifted-lab.yaml")])
     (node,) = [n for n in state.nodes if n.name == "lab-node-3"]
-    findings = run_checks(state, CheckOptions()).findings
+    findings = run_checks(state, BUILTIN.options()).findings
     gpus, links = explain_node_chain(state, node, findings)
     assert gpus == 4 and [link.name for link in links] == list(CHAIN)
     status = {link.name: link.status for link in links}
@@ -230,7 +230,7 @@ def test_a_standalone_device_plugin_is_checked_per_gpu_node_without_deploy_label
         _plugin_ds(),
         objects.pod("kube-system", "dp-1", "g-ok", owner_uid="uid-dp"),
     )
-    found = run_check("operands", state, CheckOptions()).findings
+    found = run_check("operands", state, BUILTIN.options()).findings
     assert [(f.node, f.operand, f.reason, f.severity, f.daemonset) for f in found] == [
         ("g-none", "device-plugin", "missing", "error", "kube-system/nvidia-device-plugin-daemonset"),
         ("g-taint", "device-plugin", "missing", "error", "kube-system/nvidia-device-plugin-daemonset"),
@@ -239,7 +239,7 @@ def test_a_standalone_device_plugin_is_checked_per_gpu_node_without_deploy_label
         "kube-system/nvidia-device-plugin-daemonset does not tolerate taint dedicated=batch:NoSchedule"
     )
     # GKE's own plugin, and GFD from the device plugin's image, are recognised too
-    from gpulabel.checks.standalone import standalone_kind
+    from gpulabel.checks.operands.standalone import standalone_kind
     from gpulabel.model.cluster import daemonset_from_json
 
     gke = _plugin_ds("nvidia-gpu-device-plugin-small-cos")
@@ -253,7 +253,7 @@ def test_a_standalone_device_plugin_is_checked_per_gpu_node_without_deploy_label
 def test_a_pause_after_its_change_ended_waits_for_the_threshold() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from gpulabel.checks.upgrade import upgrade_node
+    from gpulabel.checks.upgrade.rules import upgrade_node
     from gpulabel.model.cluster import node_from_json
 
     now = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpulabel.checks.evidence import Blame, diagnose
+from gpulabel.checks.explain.evidence import Blame, diagnose
 from gpulabel.model.evidence import EventNote, Evidence, LogLine, LogTail, containers_to_read, parse_log
 from gpulabel.model.signatures import SIGNATURES
 

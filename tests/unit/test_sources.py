@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpulabel.checks.sources import node_sources
+from gpulabel.checks.labels.sources import node_sources
 from gpulabel.model.cluster import node_from_json
 from gpulabel.model.vocabulary import nfd_owned_keys, owner_of
 from tests.objects import node

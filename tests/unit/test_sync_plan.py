@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulabel.checks.sync import owned_keys, plan_node
+from gpulabel.checks.labels.sync import owned_keys, plan_node
 from gpulabel.model.cluster import node_from_json
 from tests.objects import node
 

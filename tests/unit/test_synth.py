@@ -9,9 +9,9 @@ import pytest
 from bench.synth import DEFAULT_OPERANDS, Synth, generate
 from bench.synth import main as synth_main
 
-from gpulabel.checks.audit import audit
-from gpulabel.checks.operands import check_operands
-from gpulabel.checks.pending import hazards, pending_pods
+from gpulabel.checks.audit.rules import audit
+from gpulabel.checks.operands.rules import check_operands
+from gpulabel.checks.pending.rules import hazards, pending_pods
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.model.cluster import ClusterState
 

@@ -2,7 +2,7 @@
 tests/unit/test_check_definition.py to show that ``check`` and both of the monitor's evaluators run a
 definition they have never heard of, and agree on it.
 
-- ``product``: one node at a time (:func:`~gpulabel.checks.definition.node_check`): a GPU node's product
+- ``product``: one node at a time (:func:`~gpulabel.checks.engine.definition.node_check`): a GPU node's product
   label, read against whether the cluster has a ClusterPolicy (the rule's context);
 - ``crowded``: a node with more than two pods bound to it, with a hand-written keeper of pieces (a node's
   finding reads the node and the pods bound to it).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gpulabel.checks.definition import Check, CheckOptions, Fleet, NodeRule, ObjectKey, graded, node_check
+from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, NodeRule, ObjectKey, graded, node_check
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding, Result

@@ -15,7 +15,7 @@ from gpulabel.app.baseline import load_baseline
 from gpulabel.app.config import Config, load_config, parse_duration
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, Registry, run_check, run_checks
+from gpulabel.checks.registry import BUILTIN, DEFAULT_STUCK_AFTER, CheckOptions, Registry, run_check, run_checks
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Result, Section
@@ -88,7 +88,7 @@ def check_options(
         seconds = parse_duration(stuck_after)
     else:
         seconds = DEFAULT_STUCK_AFTER if config.stuck_after is None else config.stuck_after
-    opts = CheckOptions(
+    opts = BUILTIN.options(
         strict=strict,
         disabled=disabled,
         namespace=namespace,
@@ -113,8 +113,8 @@ def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:
     finding not in the baseline is at or above the fail level, 0 otherwise."""
     from functools import partial
 
-    from gpulabel.checks.assessment import Accepted, judged
-    from gpulabel.checks.verdict import apply_baseline, counted
+    from gpulabel.checks.engine.assessment import Accepted, judged
+    from gpulabel.checks.engine.verdict import apply_baseline, counted
     from gpulabel.model.severity import fails
 
     config = verdict.config
@@ -150,7 +150,7 @@ def run_all(
 ) -> Outcome:
     """Every registered check over one load of the union of their kinds (``check``); with ``evidence``, why the
     blamed operand pods fail (wide: after each root cause; JSON: ``evidence``)."""
-    from gpulabel.checks.evidence import with_evidence
+    from gpulabel.checks.explain.evidence import with_evidence
 
     kinds = opts.registry.kinds
     state = session.state(kinds)
@@ -163,8 +163,8 @@ def run_all(
 
 def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """The operands check; live, only the operand DaemonSets' pods are listed (by selector), not every pod."""
-    from gpulabel.checks.operands import operand_of_daemonset
-    from gpulabel.checks.standalone import standalone_kind
+    from gpulabel.checks.operands.rules import operand_of_daemonset
+    from gpulabel.checks.operands.standalone import standalone_kind
 
     if session.source.offline:
         state = session.state(["Node", "DaemonSet", "ClusterPolicy", "Pod"])
@@ -217,8 +217,8 @@ def run_explain(
 ) -> Outcome:
     """The node's chain, link by link, with the evidence of the operand pods its findings blame under their link;
     exit 1 when a link is broken at or above the fail level."""
-    from gpulabel.checks.evidence import evidence_section
-    from gpulabel.checks.explain import explain_node_chain
+    from gpulabel.checks.explain.chain import explain_node_chain
+    from gpulabel.checks.explain.evidence import evidence_section
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()

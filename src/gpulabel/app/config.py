@@ -16,7 +16,7 @@ The file is YAML (``docs/config.md``; schema ``docs/schema/gpulabel-config-v1.js
     thresholds:
       stuck-after: 45m
       operator-namespace: gpu-operator
-    health:                       # the health check's inputs besides its defaults (checks/health.py)
+    health:                       # the health check's inputs besides its defaults (checks/health/rules.py)
       conditions:                 # node condition type -> the status that means a problem (None: drop a default)
         ExampleGPUHealthy: "False"
       taints: [example.com/gpu-quarantine]   # taint keys a health agent sets
@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulabel.checks.verdict import IgnoreRule
+from gpulabel.checks.engine.verdict import IgnoreRule
 from gpulabel.errors import InputError
 from gpulabel.model.severity import SEVERITIES, Severity
 

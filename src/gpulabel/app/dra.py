@@ -25,7 +25,7 @@ class MigrateOptions:
 
 def run_devices(session: Session) -> Outcome:
     """Every DRA device per node and pool; informational: exit 0."""
-    from gpulabel.checks.devices import device_rows
+    from gpulabel.checks.health.devices import device_rows
 
     state = session.state(DRA_READ)
     if "ResourceSlice" not in state.kinds:
@@ -42,7 +42,7 @@ def run_devices(session: Session) -> Outcome:
 
 def run_cel(session: Session, opts: CelOptions) -> Outcome:
     """Which devices ``opts.expression`` selects; exit 0 if some, 1 if none."""
-    from gpulabel.checks.devices import select
+    from gpulabel.checks.health.devices import select
 
     found = select(session.state(DRA_READ).dra, opts.expression, opts.device_class)
     selected = sum(s.verdict == "yes" for s in found)
@@ -59,8 +59,8 @@ def run_cel(session: Session, opts: CelOptions) -> Outcome:
 
 def run_migrate(session: Session, opts: MigrateOptions) -> Outcome:
     """Per workload, the DRA selector for its GFD node affinity; names come from the fleet's devices."""
-    from gpulabel.checks.devices import device_rows
-    from gpulabel.checks.migrate import migrate
+    from gpulabel.checks.health.devices import device_rows
+    from gpulabel.checks.labels.migrate import migrate
     from gpulabel.cluster.manifests import load_workloads
 
     workloads = load_workloads(opts.manifests)

@@ -4,7 +4,7 @@ Live, the log tails and Events of the pods the findings blame are read
 (``cluster/evidence.py``, bounded by :class:`EvidenceOptions`); from
 ``--snapshot`` files, what a support bundle (``snapshot --bundle``) carries;
 from a plain snapshot, nothing (there is no log in it). The matching is pure
-(``checks/evidence.py``).
+(``checks/explain/evidence.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpulabel.app.session import Session
-from gpulabel.checks.evidence import Diagnosis, blamed, diagnose_all
+from gpulabel.checks.explain.evidence import Diagnosis, blamed, diagnose_all
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from gpulabel.app.checks import Verdict
     from gpulabel.app.evidence import EvidenceOptions
     from gpulabel.app.report import ReportOptions
-    from gpulabel.checks.evidence import Diagnosis
+    from gpulabel.checks.explain.evidence import Diagnosis
     from gpulabel.checks.registry import CheckOptions
     from gpulabel.model.cluster import ClusterState
 
@@ -94,8 +94,8 @@ def run_fleet_check(
 def fleet_row(name: str, state: ClusterState, checked: Result, doc: dict[str, Any]) -> dict[str, Any]:
     """The fleet summary's row of one cluster: GPU nodes, its GPUs by what a new pod can use and those
     lost to a root cause, findings by severity, the worst root causes (as ``check`` words them)."""
-    from gpulabel.checks.rootcause import root_causes
-    from gpulabel.checks.usable import node_use
+    from gpulabel.checks.engine.rootcause import root_causes
+    from gpulabel.checks.health.usable import node_use
     from gpulabel.model.severity import SEVERITIES
 
     usable = unhealthy = unschedulable = 0

@@ -20,7 +20,7 @@ class GpusOptions:
 
 def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     """One row per group, then the totals; informational: exit 0."""
-    from gpulabel.checks.gpus import check_by, inventory_result
+    from gpulabel.checks.health.inventory import check_by, inventory_result
 
     check_by(opts.by)  # before anything is read
     from gpulabel.k8s.dra.objects import DRA_KINDS
@@ -28,6 +28,6 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))
-    from gpulabel.checks.health import condition_table
+    from gpulabel.checks.health.rules import condition_table
 
     return Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))

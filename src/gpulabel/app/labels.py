@@ -88,7 +88,7 @@ class SourcesOptions:
 def run_sources(session: Session, opts: SourcesOptions) -> Outcome:
     """Who owns each key; with ``node``, that node's labels with owner and last writer."""
     if opts.node:
-        from gpulabel.checks.sources import node_sources
+        from gpulabel.checks.labels.sources import node_sources
         from gpulabel.k8s.nfd.objects import NFD_KINDS
 
         state = session.state(["Node", *NFD_KINDS])
@@ -97,7 +97,7 @@ def run_sources(session: Session, opts: SourcesOptions) -> Outcome:
             raise InputError(f"node {opts.node}", "not found")
         produced: dict[str, str] = {}
         if state.nfd.nodefeatures or state.nfd.rules:
-            from gpulabel.checks.nfdrules import producers
+            from gpulabel.checks.nfd.rules import producers
 
             produced = producers(state, opts.nfd, node.name)
         wanted = set(opts.keys)

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 from gpulabel.app.config import parse_duration
 from gpulabel.app.defaults import METRICS_PORT, MONITOR_LEASE_NAME
 from gpulabel.app.session import WRITER_BUDGET, Outcome, Session, lease_defaults, refuse_bad_controller_flags
-from gpulabel.checks.assessment import Accepted
+from gpulabel.checks.engine.assessment import Accepted
 from gpulabel.checks.registry import BUILTIN, CheckOptions, Registry
 from gpulabel.controller.grace import FAULT, Grace
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Result
 
 if TYPE_CHECKING:
-    from gpulabel.checks.assessment import Evaluator
+    from gpulabel.checks.engine.assessment import Evaluator
     from gpulabel.cluster.client import KubeClient
     from gpulabel.controller.monitor import Health
     from gpulabel.controller.sinks import Sink
@@ -49,7 +49,7 @@ class MonitorOptions:
     only what a change touches; both always answer the same (tests/unit/test_incremental.py).
     """
 
-    checks: CheckOptions = field(default_factory=CheckOptions)
+    checks: CheckOptions = field(default_factory=BUILTIN.options)
     accepted: Accepted = field(default_factory=Accepted)
     leader_elect: bool = False
     lease_namespace: str | None = None
@@ -143,8 +143,8 @@ def monitored_kinds(registry: Registry | None = None) -> list[str]:
 
 def _evaluator(opts: MonitorOptions, source: str) -> tuple[Evaluator, str]:
     """The evaluator and its scope name for the metrics (``incremental``, the default, or ``full``)."""
-    from gpulabel.checks.assessment import FullEvaluator
-    from gpulabel.checks.incremental import IncrementalEvaluator
+    from gpulabel.checks.engine.assessment import FullEvaluator
+    from gpulabel.checks.engine.incremental import IncrementalEvaluator
 
     if opts.evaluator == "full":
         return FullEvaluator(opts.checks, opts.accepted, source), "full"
@@ -174,7 +174,7 @@ def _sinks(
     health: Health | None = None
     metrics = None
     if opts.metrics_port is not None:
-        from gpulabel.checks.health import condition_table
+        from gpulabel.checks.health.rules import condition_table
         from gpulabel.controller.metrics import listen
         from gpulabel.controller.monitor_metrics import MonitorMetrics
 

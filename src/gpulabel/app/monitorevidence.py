@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.evidence import blamed, diagnose
-from gpulabel.checks.rootcause import Cause
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.rootcause import Cause
+from gpulabel.checks.explain.evidence import blamed, diagnose
 from gpulabel.cluster.client import KubeClient
 from gpulabel.controller.events import NOTE_LIMIT, EventKey, EventPlanner, Plan
 from gpulabel.controller.grace import Grace

@@ -48,7 +48,7 @@ class RulesOptions:
 
 def run_rules(session: Session, opts: RulesOptions) -> Outcome:
     """Per node, what nfd-master would write and why a rule did not match; exit 0 (drift is ``check``'s)."""
-    from gpulabel.checks.nfdrules import rules_result
+    from gpulabel.checks.nfd.rules import rules_result
 
     state = session.state(["Node", *NFD_KINDS])
     if opts.node and state.node(opts.node) is None:

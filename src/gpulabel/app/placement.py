@@ -24,7 +24,7 @@ class PlaceOptions:
 
 def run_place(session: Session, opts: PlaceOptions) -> Outcome:
     """Every workload against every node; exit 0 when each fits some node, 1 otherwise."""
-    from gpulabel.checks.placeview import place_result
+    from gpulabel.checks.pending.placeview import place_result
     from gpulabel.cluster.manifests import load_workloads
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import CheckOptions
+from gpulabel.checks.registry import BUILTIN, CheckOptions
 from gpulabel.model.findings import Result, Section
 
 if TYPE_CHECKING:
-    from gpulabel.checks.evidence import Diagnosis
+    from gpulabel.checks.explain.evidence import Diagnosis
     from gpulabel.model.cluster import ClusterState
 
 __all__ = ["ReportOptions", "report_doc", "report_html", "run_report"]
@@ -21,7 +21,7 @@ __all__ = ["ReportOptions", "report_doc", "report_html", "run_report"]
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
     html: str  # the page to write; - for stdout
-    checks: CheckOptions = field(default_factory=CheckOptions)
+    checks: CheckOptions = field(default_factory=BUILTIN.options)
     generated: str = ""  # when, as the page's header says it
     evidence: EvidenceOptions = field(default_factory=EvidenceOptions)
     force: bool = False  # replace an existing file gpulabel did not write (cluster/files.py)
@@ -41,12 +41,12 @@ def report_doc(
     ``evidence`` (findings in, diagnoses out): an operand cell's cause ends with why its pod fails.
     ``checked``: the checks' result over ``state`` when the caller has it already (the fleet report).
     """
-    from gpulabel.checks.gpus import inventory
-    from gpulabel.checks.operands import disabled_by_cluster_policy
+    from gpulabel.checks.health.inventory import inventory
+    from gpulabel.checks.operands.rules import disabled_by_cluster_policy
     from gpulabel.checks.registry import run_checks
     from gpulabel.render.report import collect
 
-    opts = CheckOptions() if opts is None else opts
+    opts = BUILTIN.options() if opts is None else opts
     checked = run_checks(state, opts) if checked is None else checked
     off = set(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)
     doc = collect(state, checked, inventory(state), switched_off=sorted(off), generated=generated, source=source)

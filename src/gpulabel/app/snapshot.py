@@ -62,7 +62,7 @@ def _bundle(
     import time
 
     from gpulabel.app.checks import Verdict, check_options, judge
-    from gpulabel.checks.evidence import blamed
+    from gpulabel.checks.explain.evidence import blamed
     from gpulabel.checks.registry import run_checks
     from gpulabel.cluster.bundle import BUNDLE_MARK, make_bundle
     from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence

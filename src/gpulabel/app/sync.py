@@ -87,7 +87,7 @@ def sync_result(
     changes: list[LabelChange], problems: list[str], dry_run: bool, extra: tuple[Section, ...] = ()
 ) -> Result:
     """The changes and problems of one pass as the one ``sync`` result."""
-    from gpulabel.checks.sync import change_finding
+    from gpulabel.checks.labels.sync import change_finding
 
     findings = tuple(change_finding(c) for c in changes)
     sections = (Section("problems", tuple({"problem": p} for p in problems)), *extra)

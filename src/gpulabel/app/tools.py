@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from gpulabel.app.session import Outcome, Session
-from gpulabel.checks.registry import CheckOptions
+from gpulabel.checks.registry import BUILTIN, CheckOptions
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Result
 
@@ -18,7 +18,7 @@ __all__ = ["DiffOptions", "VersionOptions", "run_diff", "run_version"]
 class DiffOptions:
     old: str
     new: str | None = None  # None: the live cluster
-    checks: CheckOptions = field(default_factory=CheckOptions)
+    checks: CheckOptions = field(default_factory=BUILTIN.options)
     offline: bool = False  # --snapshot given: refused, diff takes its inputs as OLD and NEW
 
     def __post_init__(self) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpulabel.checks.registry import CheckOptions, run_check
+from gpulabel.checks.registry import BUILTIN, CheckOptions, run_check
 from gpulabel.k8s.resources import QuantityError, parse_quantity
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, Section
@@ -78,7 +78,7 @@ def _amount(text: str) -> object:
 
 def diff_states(old: ClusterState, new: ClusterState, opts: CheckOptions | None = None) -> Result:
     """Nodes, labels, cordons, taints, Ready and allocatable that changed, and the check findings that changed."""
-    opts = opts or CheckOptions()
+    opts = opts or BUILTIN.options()
     findings = _label_changes(old, new)
     # One file given twice is one state (the CLI reads it once): each check runs once.
     same = all(getattr(old, f.name) is getattr(new, f.name) for f in dataclasses.fields(old) if f.name != "source")

@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpulabel.checks import audit, capacity, dra, health, mig, nfdrules, operands, pending, placement, sharing, upgrade
+from gpulabel.checks.audit import rules as audit
+from gpulabel.checks.capacity import rules as capacity
+from gpulabel.checks.dra import rules as dra
+from gpulabel.checks.health import rules as health
+from gpulabel.checks.mig import rules as mig
+from gpulabel.checks.nfd import rules as nfdrules
+from gpulabel.checks.operands import rules as operands
+from gpulabel.checks.pending import rules as pending
+from gpulabel.checks.placement import fit as placement
+from gpulabel.checks.sharing import rules as sharing
+from gpulabel.checks.upgrade import rules as upgrade
 from gpulabel.model.severity import Reason
 
 __all__ = ["ReasonRow", "catalogue", "markdown_table"]

@@ -1,11 +1,11 @@
 """The registry of read-only checks that ``check``, ``report`` and their own commands run.
 
-Each check is one definition (:class:`~gpulabel.checks.definition.Check`, in its
+Each check is one definition (:class:`~gpulabel.checks.engine.definition.Check`, in its
 own module under :mod:`gpulabel.checks.builtin`): what it reads, its full run,
 its reasons, its caveats and its pieces for the monitor's incremental evaluator.
 When the input holds no object of a kind it ``requires`` (a nodes-only
 snapshot), the check is *skipped*, which is neither OK nor a finding. Options
-are one plain dataclass (:class:`~gpulabel.checks.definition.CheckOptions`),
+are one plain dataclass (:class:`~gpulabel.checks.engine.definition.CheckOptions`),
 validated when built: the CLI turns flags into it, and nothing below the CLI
 knows about argparse.
 
@@ -19,10 +19,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from gpulabel.checks.builtin import audit, capacity, hazards, health, mig, nfd, operands, pending, sharing, upgrade
-from gpulabel.checks.definition import DEFAULT_STUCK_AFTER, Check, CheckOptions, Registry, skip_reason
-from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result
+from gpulabel.checks.audit import check as audit
+from gpulabel.checks.capacity import check as capacity
+from gpulabel.checks.engine.definition import (
+    DEFAULT_STUCK_AFTER,
+    Check,
+    CheckOptions,
+    Registry,
+    run_check,
+    run_checks,
+    skip_reason,
+)
+from gpulabel.checks.hazards import check as hazards
+from gpulabel.checks.health import check as health
+from gpulabel.checks.mig import check as mig
+from gpulabel.checks.nfd import check as nfd
+from gpulabel.checks.operands import check as operands
+from gpulabel.checks.pending import check as pending
+from gpulabel.checks.sharing import check as sharing
+from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
 
 __all__ = [
@@ -77,19 +92,3 @@ def severity_help(checks: Sequence[Check] | None = None) -> str:
             if names:
                 lines.append(f"  {level:<7} {c.name}: {' '.join(names)}")
     return "\n".join(lines)
-
-
-def run_check(check: Check | str, state: ClusterState, opts: CheckOptions) -> Result:
-    """One check's graded result, or a skipped result when its inputs are absent."""
-    c = opts.registry.named(check) if isinstance(check, str) else check
-    why = skip_reason(c, state)
-    if why:
-        return Result(c.name, skipped=why)
-    return c.result(state, opts)
-
-
-def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] | None = None) -> Result:
-    """Every check of ``opts.registry`` (or ``checks``) over ``state``: one ``check`` result whose parts are
-    the checks' results."""
-    parts = tuple(run_check(c, state, opts) for c in (opts.registry if checks is None else checks))
-    return Result("check", tuple(f for p in parts for f in p.findings), parts=parts, graded=True)

@@ -163,7 +163,7 @@ def cmd_kubeconfig(ctx: Context) -> int:
 def cmd_monitor(ctx: Context) -> int:
     from gpulabel.app.checks import check_options
     from gpulabel.app.monitor import MonitorOptions, run_monitor
-    from gpulabel.checks.assessment import Accepted
+    from gpulabel.checks.engine.assessment import Accepted
 
     a = ctx.args
     config = ctx.verdict().config

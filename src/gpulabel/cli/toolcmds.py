@@ -90,10 +90,10 @@ def add_tool_commands(add: AddCommand) -> None:
 
 def cmd_diff(ctx: Context) -> int:
     from gpulabel.app.tools import DiffOptions, run_diff
-    from gpulabel.checks.registry import CheckOptions
+    from gpulabel.checks.registry import BUILTIN
 
     a = ctx.args
-    checks = CheckOptions(strict=a.strict, namespace=a.namespace)
+    checks = BUILTIN.options(strict=a.strict, namespace=a.namespace)
     opts = DiffOptions(old=a.old, new=a.new, checks=checks, offline=bool(a.snapshot))
     return ctx.finish(run_diff(ctx.session(), opts))
 

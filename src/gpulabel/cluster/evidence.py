@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from gpulabel.checks.evidence import Blame
+from gpulabel.checks.explain.evidence import Blame
 from gpulabel.cluster.client import KubeClient, status_message
 from gpulabel.errors import ClusterError
 from gpulabel.model.evidence import EventNote, Evidence, LogTail, containers_to_read, event_from_json, parse_log

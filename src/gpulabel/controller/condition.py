@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpulabel.checks.assessment import Assessment
+from gpulabel.checks.engine.assessment import Assessment
 from gpulabel.controller.events import camel
 from gpulabel.controller.sinks import BackgroundSink, GpuNodes, NodeFacts, same_findings
 from gpulabel.errors import ClusterError

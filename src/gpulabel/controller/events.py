@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.rootcause import Cause
-from gpulabel.checks.verdict import Identity, identity
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.rootcause import Cause
+from gpulabel.checks.engine.verdict import Identity, identity
 from gpulabel.controller.grace import Grace
 from gpulabel.controller.sinks import BackgroundSink, same_findings
 from gpulabel.errors import ClusterError

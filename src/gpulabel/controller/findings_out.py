@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.verdict import Identity, identity
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.verdict import Identity, identity
 from gpulabel.model.findings import Finding
 from gpulabel.render.text import finding_line
 

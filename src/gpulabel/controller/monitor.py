@@ -6,7 +6,7 @@ first LIST of every kind (then evaluates and publishes once), and from then
 on drains the queue in batches: a batch is the first delta and every delta
 that arrives within ``batch_seconds`` (20 ms) of it, so a burst (a node
 added with its operand pods, a relist) costs one evaluation, not one per
-event. Each delta goes to the :class:`~gpulabel.checks.assessment.Evaluator`
+event. Each delta goes to the :class:`~gpulabel.checks.engine.assessment.Evaluator`
 (``reset`` for a LIST, ``apply`` for an event); then ``assess(now)`` and every
 sink's ``publish``. An event that changes no record (a node status heartbeat:
 kwok's or a kubelet's, thousands a minute on a large cluster) is assessed only
@@ -42,7 +42,7 @@ from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Prob
 from gpulabel.controller.loop import await_lease, keep_lease
 
 if TYPE_CHECKING:
-    from gpulabel.checks.assessment import Assessment, Evaluator
+    from gpulabel.checks.engine.assessment import Assessment, Evaluator
     from gpulabel.cluster.client import KubeClient
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.sinks import Sink

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.rootcause import CHAIN
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.rootcause import CHAIN
 from gpulabel.controller.sinks import GpuNodes, NodeFacts, same_findings
 from gpulabel.model.cluster import Node, Pod
 from gpulabel.model.findings import Finding
@@ -116,7 +116,7 @@ def node_gpus(
     """The fleet's GPU devices by what a new pod can use; per node only where some device cannot take a new
     pod (the most unhealthy, then unschedulable, first, at most ``cap`` nodes); the devices pods report
     Unhealthy (allocatedResourcesStatus), at most ``cap``."""
-    from gpulabel.checks.usable import node_use
+    from gpulabel.checks.health.usable import node_use
 
     fleet = [0, 0, 0]
     troubled: dict[str, GpuSplit] = {}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.checks.sync import FIELD_MANAGER, plan_node
+from gpulabel.checks.labels.sync import FIELD_MANAGER, plan_node
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.featurefiles import read_feature_dir
 from gpulabel.cluster.progress import Progress
@@ -32,8 +32,8 @@ from gpulabel.model.featurefile import FeatureFile, Problem
 from gpulabel.model.findings import Finding
 
 if TYPE_CHECKING:
-    from gpulabel.checks.assessment import Assessment
-    from gpulabel.checks.registry import Registry
+    from gpulabel.checks.engine.assessment import Assessment
+    from gpulabel.checks.registry import BUILTIN, Registry
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.metrics import Metrics
 
@@ -193,7 +193,7 @@ class Reconciler:
         self.metrics.last_resync.set(time.time())
         # Every registered check that needs nothing but nodes: audit, capacity, mig, sharing, upgrade.
         state = ClusterState(nodes=tuple(sorted(nodes.values(), key=lambda n: n.name)), kinds=frozenset({"Node"}))
-        opts = CheckOptions() if self.registry is None else CheckOptions(registry=self.registry)
+        opts = BUILTIN.options() if self.registry is None else CheckOptions(registry=self.registry)
         checks = [c for c in opts.registry if set(c.kinds) <= set(NODE_ONLY)]
         findings = [f for c in checks for f in run_check(c, state, opts).findings]
         findings += [Finding("sync", "invalid-entry", detail=str(p)) for p in result.problems if p.severity == "error"]
@@ -249,7 +249,7 @@ class WatchedSync:
         return True  # sync judges after every event (a write that failed is tried again then)
 
     def assess(self, at: float) -> Assessment:
-        from gpulabel.checks.assessment import Assessment
+        from gpulabel.checks.engine.assessment import Assessment
         from gpulabel.model.cluster import ClusterState
         from gpulabel.model.findings import Result
 

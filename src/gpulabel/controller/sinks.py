@@ -2,9 +2,9 @@
 
 The monitor calls each sink's :meth:`Sink.publish` after every evaluation
 (and once after the initial LISTs) with the full current
-:class:`~gpulabel.checks.assessment.Assessment`. A sink keeps the previous one
+:class:`~gpulabel.checks.engine.assessment.Assessment`. A sink keeps the previous one
 itself and finds what appeared, what resolved and what stayed by finding
-identity (:func:`changes`, by :func:`gpulabel.checks.verdict.identity`).
+identity (:func:`changes`, by :func:`gpulabel.checks.engine.verdict.identity`).
 
 Sinks that write to the API server (Events, the node condition) must not hold
 the monitor's loop while they write: :class:`Background` runs their writes on
@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from gpulabel.checks.assessment import Assessment
-from gpulabel.checks.standalone import gpu_node
-from gpulabel.checks.verdict import Identity, identity
+from gpulabel.checks.engine.assessment import Assessment
+from gpulabel.checks.engine.verdict import Identity, identity
+from gpulabel.checks.operands.standalone import gpu_node
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Finding

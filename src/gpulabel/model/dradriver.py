@@ -22,7 +22,7 @@ moved to kubernetes-sigs/dra-driver-nvidia-gpu; read at tag v25.12.0 and at the 
 
 gpulabel carries these facts over, not the chart: it recognises the DaemonSet by the plugin its
 containers run (or, failing that, by the chart's DaemonSet names) and judges it with the DaemonSet
-controller's own node selection (``checks/dradriver.py``).
+controller's own node selection (``checks/operands/dradriver.py``).
 """
 
 from __future__ import annotations

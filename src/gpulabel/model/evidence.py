@@ -2,7 +2,7 @@
 
 These records are what a live read (``cluster/evidence.py``) or a support
 bundle (``cluster/bundle.py``) hands to the pure matcher
-(``checks/evidence.py``). Which containers of a pod are worth reading is
+(``checks/explain/evidence.py``). Which containers of a pod are worth reading is
 decided here from the pod's status, the way a person would: the ones that are
 not done or not ready, the previous instance of one that restarted.
 """

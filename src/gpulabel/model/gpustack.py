@@ -38,6 +38,7 @@ __all__ = [
     "driver_major",
     "gpu_resources",
     "label_age",
+    "lost_gpus",
     "mig_device_labels",
     "mig_enabled",
     "mig_profile_counts",
@@ -172,3 +173,22 @@ def format_age(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60}m"
     return f"{seconds // 60}m" + (f"{seconds % 60}s" if seconds % 60 else "")
+
+
+def lost_gpus(node: Node) -> dict[str, tuple[int, int]]:
+    """``resource -> (lost, capacity)`` for each GPU resource whose capacity exceeds its allocatable while
+    the plugin still advertises some of its devices. Allocatable 0 is not a loss of devices but of the
+    plugin: the kubelet marks every device of a stopped or unregistered plugin unhealthy for its grace
+    period (pkg/kubelet/cm/devicemanager, markResourceUnhealthy), which capacity's no-allocatable says."""
+    if node.amounts is None:
+        return {}
+    advertised = gpu_resources(node.amounts)
+    out = {}
+    for resource, raw in node.capacity.items():
+        if resource not in (GPU_RESOURCE, SHARED_RESOURCE) and not resource.startswith(MIG_RESOURCE_PREFIX):
+            continue
+        cap = whole_number(str(raw).strip())
+        got = advertised.get(resource, 0)
+        if cap is not None and cap > got > 0:
+            out[resource] = (cap - got, cap)
+    return out

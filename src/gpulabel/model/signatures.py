@@ -3,7 +3,7 @@
 Each :class:`Signature` says which operand's pod prints it (``*``: any), where
 it is seen (a container's log or an Event), the pattern searched in each line,
 the cause in a sentence, the fix, and where upstream the message comes from.
-The matcher is :mod:`gpulabel.checks.evidence`; the rows and their real lines
+The matcher is :mod:`gpulabel.checks.explain.evidence`; the rows and their real lines
 are tested in ``tests/unit/test_signatures.py``.
 """
 

@@ -103,7 +103,7 @@ def has_nvidia_pci(labels: Mapping[str, str]) -> bool:
     return any(labels.get(k) == "true" for k in PCI_PRESENT)
 
 
-# What makes a pod a GPU pod (checks/pending.py GpuPods; said in pending --help).
+# What makes a pod a GPU pod (checks/pending/rules.py GpuPods; said in pending --help).
 GPU_POD_RULE = (
     "A GPU pod: it requests nvidia.com/* or another extended resource the GPU nodes advertise, holds a DRA "
     "claim, or its nodeSelector or node affinity names a key the GPU stack manages (nvidia.com/*: GFD and the "

@@ -27,7 +27,7 @@ from gpulabel.model.operands import CATALOGUE, deploy_key, gating_keys, labelled
 from gpulabel.render.assets import CSS, JS
 
 if TYPE_CHECKING:
-    from gpulabel.checks.gpus import InventoryRow
+    from gpulabel.checks.health.inventory import InventoryRow
 
 __all__ = ["CELL_STATES", "GENERATOR_MARK", "collect", "render_fleet_html", "render_html"]
 
@@ -63,7 +63,7 @@ def _status(node: Node) -> str:
 
 
 def _operand_columns(state: ClusterState, findings: Iterable[Finding]) -> list[str]:
-    from gpulabel.checks.operands import operand_of_daemonset, operand_order
+    from gpulabel.checks.operands.rules import operand_of_daemonset, operand_order
 
     present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
     # an isolated node's finding, and one without an operand (a NoExecute taint's), is about the node: no column
@@ -79,7 +79,7 @@ def _cell(node: Node, op: str, found: list[Finding], off: set[str]) -> tuple[str
         return CELL_STATES[state], "\n".join(f"{f.reason}: {f.detail}" if f.detail else f.reason for f in found)
     # No finding: check_operands found the operand running and ready where expected, and nothing where not.
     if op == DRA_PLUGIN:  # NVIDIA's DRA driver's kubelet plugin: expected on every GPU node, deploy labels or not
-        from gpulabel.checks.standalone import gpu_node
+        from gpulabel.checks.operands.standalone import gpu_node
 
         return CELL_STATES["running" if gpu_node(node) else "not-expected"], ""
     labels = node.labels

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulabel.checks.nfdrules import predict
+from gpulabel.checks.nfd.rules import predict
 from gpulabel.cluster.snapshot import load_snapshots
 from gpulabel.k8s.nfd.master import NfdConfig, NodeResult
 

@@ -4,7 +4,7 @@ A pod's claims come from ``spec.resourceClaims``: a ``resourceClaimName``, or a
 ``resourceClaimTemplateName`` whose generated claim is named in the pod's
 ``status.resourceClaimStatuses`` (before the resourceclaim controller has made
 it, the template's spec stands in for it). Claims that are already allocated
-are not allocated again (``checks/dra.py`` checks their allocation's node
+are not allocated again (``checks/dra/rules.py`` checks their allocation's node
 selector and binding conditions); the unallocated ones are allocated together
 on each node, against the devices every other claim already holds.
 DeviceTaintRules' taints are added to the devices they select when the state is made.

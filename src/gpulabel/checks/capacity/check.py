@@ -1,0 +1,43 @@
+"""The ``capacity`` check, defined once: GPUs advertised against the labels, one node at a time, given the
+operands disabled (flags, ClusterPolicy) and whether the GPU Operator manages the cluster (a ClusterPolicy, or
+any node with a deploy label: the one fact that spans nodes, kept as the rule's ``mark``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpulabel.checks.capacity import rules as capacity
+from gpulabel.checks.engine.definition import Check, CheckOptions, Facts, NodeRule, node_check
+from gpulabel.checks.operands.rules import disabled_by_cluster_policy
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding
+
+__all__ = ["CHECK"]
+
+
+def _find(node: Node, context: Any, opts: CheckOptions) -> list[Finding]:
+    off, operator = context
+    return capacity.capacity_node(node, off, operator)
+
+
+def _deployed(node: Node) -> bool:
+    return any(k.startswith(V.DEPLOY_PREFIX) for k in node.labels)
+
+
+def _context(state: ClusterState, opts: CheckOptions, facts: Facts) -> tuple[frozenset[str], bool]:
+    # only the switches capacity_node reads: another operand switched off reruns no node (the rule's context)
+    # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
+    # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
+    off = (frozenset(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)) & capacity.READS_DISABLED
+    return off, bool(state.cluster_policies) or "deployed" in facts
+
+
+CHECK: Check = node_check(
+    "capacity",
+    ("Node", "ClusterPolicy"),
+    ("Node",),
+    NodeRule(_find, context=_context, facts={"deployed": _deployed}),
+    "GPUs advertised against the labels",
+    reasons=lambda: capacity.REASONS,
+)

@@ -1,0 +1,214 @@
+"""``gpulabel capacity``: do the GPUs a node's labels describe match what it advertises?
+
+The device plugin advertises ``gpu.count x gpu.replicas`` devices as
+``nvidia.com/gpu`` (``nvidia.com/gpu.shared`` when renamed) in
+``status.allocatable``; with MIG ``mixed``, ``mig-<profile>.count x replicas``
+as ``nvidia.com/mig-<profile>``. Nodes whose ``status.allocatable`` is not in
+the input (hand-written snapshots) are only checked for the labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from gpulabel.model import gpustack as G
+from gpulabel.model import vocabulary as V
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.operands import CATALOGUE
+from gpulabel.model.severity import Reason
+
+__all__ = ["READS_DISABLED", "REASONS", "capacity", "capacity_node"]
+
+REASONS: dict[str, Reason] = {
+    "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
+    "allocatable-mismatch": Reason("warning", "status.allocatable differs from count x replicas in the labels"),
+    "mig-profile-mismatch": Reason(
+        "warning", "the MIG labels name profiles status.allocatable does not advertise, and the reverse"
+    ),
+    "unlabelled-gpus": Reason(
+        "warning", "GPUs are advertised but nvidia.com/gpu.present is not true, so label selectors miss the node"
+    ),
+    "missing": Reason("error", "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node"),
+    "node-not-ready": Reason("warning", "a GPU node whose Ready condition is not True: its GPUs take no new pods"),
+    "cordoned": Reason("warning", "a GPU node marked unschedulable (kubectl cordon): its GPUs take no new pods"),
+}
+DEVICE_PLUGIN = CATALOGUE["device-plugin"].deploy_key
+
+
+def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
+    return label_finding("capacity", reason, node, key, detail)
+
+
+# The operands whose being switched off capacity's findings read (:func:`plugin_meant_to_run`, the only reader
+# of ``disabled``): switching another one off or on changes no capacity finding.
+READS_DISABLED = frozenset({"device-plugin"})
+
+
+def plugin_meant_to_run(node: Node, disabled: Iterable[str] = ()) -> bool:
+    """The device plugin should run here: deploy label true (or pre-installed), node not isolated, not disabled."""
+    labels = node.labels
+    return (
+        labels.get(V.GPU_PRESENT) == "true"
+        and labels.get(DEVICE_PLUGIN) in ("true", "pre-installed")
+        and labels.get(V.DEPLOY_OPERANDS) != "false"
+        and "device-plugin" not in (disabled if isinstance(disabled, (set, frozenset)) else set(disabled))
+    )
+
+
+def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -> dict[str, int] | None:
+    """``resource -> count x replicas`` from the labels; ``None`` when the labels do not say (not numbers).
+
+    With the ``mixed`` strategy and MIG devices labelled, only the MIG
+    resources are derived: the GPUs left out of MIG mode are advertised as
+    ``nvidia.com/gpu`` while ``gpu.count`` counts every parent GPU, so that
+    resource is not compared. Without MIG devices, ``mixed`` advertises whole
+    GPUs like ``none``.
+    """
+    profiles = G.mig_profile_counts(labels)
+    if labels.get(G.MIG_STRATEGY) == "mixed" and any(G.whole_number(v) for v in profiles.values()):
+        out: dict[str, int] = {}
+        for profile, count in profiles.items():
+            n = G.whole_number(count)
+            replicas = G.whole_number(labels.get(f"nvidia.com/mig-{profile}.replicas", "1"))
+            if n is None or replicas is None:
+                return None
+            out[f"nvidia.com/mig-{profile}"] = n * replicas
+        return out
+    gpus = G.whole_number(labels.get(V.GPU_COUNT))
+    per_gpu = G.whole_number(labels.get(G.GPU_REPLICAS, "1"))
+    if gpus is None or per_gpu is None:
+        return None
+    renamed = G.SHARED_RESOURCE in advertised and G.GPU_RESOURCE not in advertised
+    return {G.SHARED_RESOURCE if renamed else G.GPU_RESOURCE: gpus * per_gpu}
+
+
+def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = True) -> list[Finding]:
+    """``operator``: the GPU Operator manages the cluster, so it owes every NVIDIA node ``gpu.present``."""
+    labels = node.labels
+    found: list[Finding] = []
+    if operator and labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
+        pci = next(k for k in V.PCI_PRESENT if labels.get(k) == "true")
+        found.append(
+            _finding(node, V.GPU_PRESENT, "missing", f"{pci}=true but no {V.GPU_PRESENT}: no operand will run here")
+        )
+    advertised = G.gpu_resources(node.amounts)
+    # a device the plugin took out stays in status.capacity: the health check names that gap (gpus-lost),
+    # so the labels are compared with what the node has, lost devices included
+    for resource, (lost, _) in G.lost_gpus(node).items():
+        advertised[resource] = advertised.get(resource, 0) + lost
+    total = sum(advertised.values())
+    found.extend(_node_health(node, total))
+    if node.amounts is None:
+        return found
+    if operator and total > 0 and labels.get(V.GPU_PRESENT) != "true":
+        value = labels.get(V.GPU_PRESENT)
+        now = "absent" if value is None else f"{value!r}"
+        found.append(
+            _finding(
+                node,
+                G.GPU_RESOURCE,
+                "unlabelled-gpus",
+                f"allocatable {_shown(advertised)} but {V.GPU_PRESENT} is {now}",
+            )
+        )
+    meant = plugin_meant_to_run(node, disabled)
+    if meant and total == 0:
+        detail = f"allocatable has {_shown(advertised)}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
+        if V.GPU_COUNT in labels:
+            detail += f", {V.GPU_COUNT}={labels[V.GPU_COUNT]}"
+        found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail))
+        return found
+    if not meant and total == 0:
+        return found
+    found.extend(_mismatches(node, advertised, found))
+    return found
+
+
+def _mismatches(node: Node, advertised: dict[str, int], found: list[Finding]) -> list[Finding]:
+    """What the node advertises against what its labels say it has (a MIG profile pair once, in ``found``)."""
+    labels = node.labels
+    expected = expected_devices(labels, advertised)
+    if expected is None:
+        return []
+    mig_only = any(r.startswith("nvidia.com/mig-") for r in expected)
+    paired: set[str] = set()
+    if mig_only:
+        paired = _profile_pair(found, node, expected, advertised)
+    out: list[Finding] = []
+    for resource in sorted(set(expected) | set(advertised)):
+        if mig_only and resource in (G.GPU_RESOURCE, G.SHARED_RESOURCE):
+            continue
+        if resource in paired:
+            continue
+        want, got = expected.get(resource, 0), advertised.get(resource, 0)
+        if want != got:
+            out.append(
+                _finding(
+                    node,
+                    resource,
+                    "allocatable-mismatch",
+                    f"allocatable {got}, labels say {want} ({_why(labels, resource)})",
+                )
+            )
+    return out
+
+
+def _profile_pair(
+    found: list[Finding], node: Node, expected: Mapping[str, int], advertised: Mapping[str, int]
+) -> set[str]:
+    """MIG profiles the labels name that the node does not advertise, and the reverse (GFD and the device
+    plugin disagreeing on a profile's name, 3g.21gb against 3g.20gb): one finding naming both sides.
+    Returns the resources it names."""
+    mig = G.MIG_RESOURCE_PREFIX
+    labelled = {r: n for r, n in expected.items() if r.startswith(mig) and n and r not in advertised}
+    shown = {r: n for r, n in advertised.items() if r.startswith(mig) and n and r not in expected}
+    if not labelled or not shown:
+        return set()
+
+    def side(counts: Mapping[str, int]) -> str:
+        return ", ".join(f"{r.removeprefix('nvidia.com/')} ({n})" for r, n in sorted(counts.items()))
+
+    pair = f"labels: {side(labelled)}; advertised: {side(shown)}"
+    detail = "GFD's labels and the device plugin name different MIG profiles: a pod asking for the labelled one waits"
+    found.append(Finding("capacity", "mig-profile-mismatch", node=node.name, args=(pair,), detail=detail))
+    return {*labelled, *shown}
+
+
+def _shown(advertised: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(advertised.items())) or "no GPU resource"
+
+
+def _node_health(node: Node, devices: int) -> list[Finding]:
+    """A GPU node that is NotReady or cordoned (a node without conditions in the input is not judged);
+    ``devices``: how many GPU devices the node advertises."""
+    if node.labels.get(V.GPU_PRESENT) != "true" and not devices:
+        return []
+    found = []
+    if node.conditions and not node.ready:
+        status = node.conditions.get("Ready", "absent")
+        found.append(Finding("capacity", "node-not-ready", node=node.name, detail=f"condition Ready is {status}"))
+    if node.unschedulable:
+        found.append(Finding("capacity", "cordoned", node=node.name, detail="spec.unschedulable is true"))
+    return found
+
+
+def _why(labels: Mapping[str, str], resource: str) -> str:
+    if resource.startswith("nvidia.com/mig-") and labels.get(G.MIG_STRATEGY) == "mixed":
+        profile = resource.removeprefix("nvidia.com/mig-")
+        count = labels.get(f"nvidia.com/mig-{profile}.count", "absent")
+        return f"mig-{profile}.count={count} x replicas={labels.get(f'nvidia.com/mig-{profile}.replicas', '1')}"
+    return f"gpu.count={labels.get(V.GPU_COUNT, 'absent')} x gpu.replicas={labels.get(G.GPU_REPLICAS, '1')}"
+
+
+def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]:
+    """Every node's capacity findings, by node."""
+    from gpulabel.checks.operands.rules import disabled_by_cluster_policy
+
+    off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
+    # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
+    # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
+    operator = bool(state.cluster_policies) or any(
+        k.startswith(V.DEPLOY_PREFIX) for node in state.nodes for k in node.labels
+    )
+    return [f for node in state.nodes for f in capacity_node(node, off, operator)]

@@ -1,0 +1,256 @@
+"""IncrementalEvaluator: the records, a few indexes every check may read, and each check's keeper of pieces.
+
+It knows no check by name: every change goes to every check's keeper
+(:meth:`gpulabel.checks.engine.definition.Pieces.touched`), and each check's result is
+what its keeper answers (:meth:`~gpulabel.checks.engine.definition.Pieces.result`),
+with the check's own caveats, in the registry's order.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, Pieces, caveated, skip_reason
+from gpulabel.checks.engine.judging import Accepted, Assessment, KeptJudgment, ObjectKey
+from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.nfd.objects import NfdState
+from gpulabel.model.chunks import SIZE, Chunks
+from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
+from gpulabel.model.findings import Result
+
+__all__ = ["IncrementalEvaluator"]
+
+
+class IncrementalEvaluator:
+    """An :class:`~gpulabel.checks.engine.judging.Evaluator` that reruns only what the events since the last
+    :meth:`assess` touched, and answers exactly what
+    :class:`~gpulabel.checks.engine.assessment.FullEvaluator` answers."""
+
+    def __init__(self, opts: CheckOptions, accepted: Accepted | None = None, source: str = "") -> None:
+        self.opts = opts
+        self.accepted = accepted or Accepted()
+        self.source = source
+        self.records: dict[str, dict[ObjectKey, Any]] = {}  # as FullEvaluator keeps them: the same order
+        # indexes
+        self._nodes: dict[str, Node] = {}
+        self._names: list[str] = []  # sorted: the state's node order
+        self._order: list[Node] = []  # the nodes in that order
+        # the state's nodes: _order in parts of chunks.SIZE, each part's tuple until a node in it changes (a node
+        # that comes or goes moves every later one: their parts are made again)
+        self._node_parts: list[tuple[Node, ...] | None] = []
+        self._nodes_seq: Chunks[Node] | None = None
+        self._seq: dict[ObjectKey, int] = {}  # a pod's place in the pod store's order
+        self._next = 0
+        self._bound: dict[str, dict[ObjectKey, None]] = {}  # node -> the pods bound to it
+        self._dra: DraState | None = None
+        self._nfd: NfdState | None = None
+        self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
+        self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
+        self._changed: set[str] = set()  # the nodes whose record changed since the last assess
+        self._tuples: dict[str, tuple[Any, ...]] = {}  # DaemonSets' and ClusterPolicies' tuple until the kind changes
+        # the pods in parts of chunks.SIZE by their place (_seq), each part's tuple until one of its pods changes:
+        # the state's pods are those tuples (model/chunks.py), so a pod's change remakes one part, not every pod's
+        self._parts: list[dict[ObjectKey, Pod]] = []
+        self._made: list[tuple[Pod, ...] | None] = []
+        self._pods: Chunks[Pod] | None = None
+
+    # -- the Evaluator protocol ---------------------------------------------------------------------------------
+
+    def reset(self, kind: str, records: Iterable[tuple[ObjectKey, Any]]) -> None:
+        if kind not in KIND:
+            raise KeyError(kind)
+        self.records[kind] = dict(records)
+        self._reindex(kind)
+        self._keepers = {}
+        self._judgment = KeptJudgment(self.accepted)
+        self._tuples.pop(kind, None)
+
+    def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
+        if kind not in KIND:
+            raise KeyError(kind)
+        known = kind in self.records
+        store = self.records.setdefault(kind, {})
+        old = store.get(key)
+        if record is None:
+            store.pop(key, None)
+        else:
+            store[key] = record
+        self._tuples.pop(kind, None)
+        if not known:  # a kind new to the state: what is skipped and every caveat may change
+            self._reindex(kind)
+            self._keepers = {}
+            return True
+        if (old is None and record is None) or (old is not None and old == record):
+            return False
+        if kind == "Node":
+            self._node_changed(old, record)
+        elif kind == "Pod":
+            self._pod_changed(key, old, record)
+        elif KIND[kind].field == "dra":
+            self._dra = None
+        elif KIND[kind].field == "nfd":
+            self._nfd = None
+        for keeper in self._keepers.values():
+            keeper.touched(kind, key, old, record)
+        return True
+
+    def assess(self, at: float) -> Assessment:
+        """Ages (stuck states) are measured at ``at``; the pieces that read the clock are remade every time."""
+        opts = replace(self.opts, now=datetime.fromtimestamp(at, UTC))
+        state = self._state()
+        fleet = Fleet(state, self._nodes, self._names, self.records.get("Pod", {}), self._seq.__getitem__, self._on)
+        parts = [self._part(c, fleet, opts) for c in opts.registry]
+        changed, self._changed = self._changed, set()
+        judged_result, causes = self._judgment.judged(parts, self._nodes, changed)
+        return Assessment(judged_result, causes, state, at)
+
+    def _part(self, check: Check, fleet: Fleet, opts: CheckOptions) -> Result:
+        why = skip_reason(check, fleet.state)
+        if why:
+            self._keepers.pop(check.name, None)  # made whole again when it runs
+            return Result(check.name, skipped=why)
+        keeper = self._keepers.get(check.name)
+        if keeper is None:
+            keeper = self._keepers[check.name] = check.keeper()
+        result = keeper.result(fleet, opts)
+        kept = getattr(keeper, "caveats", None)  # the check's caveats from what its keeper keeps (the same rule)
+        if kept is None:
+            return caveated(result, check, fleet.state, opts)
+        caveats = kept(fleet, opts)
+        return replace(result, caveats=caveats) if caveats else result
+
+    # -- indexes --------------------------------------------------------------------------------------------------
+
+    def _on(self, name: str) -> list[ObjectKey]:
+        """The pods bound to node ``name``, in the state's order."""
+        return sorted(self._bound.get(name, ()), key=self._seq.__getitem__)
+
+    def _reindex(self, kind: str) -> None:
+        store = self.records[kind]
+        if kind == "Node":
+            self._nodes = {node.name: node for node in store.values()}
+            self._names = sorted(self._nodes)
+            self._order = [self._nodes[n] for n in self._names]
+            self._node_moved(0, shifted=True)
+        elif kind == "Pod":
+            self._seq = {key: i for i, key in enumerate(store)}
+            self._next = len(store)
+            self._parts, self._made, self._pods = [], [], None
+            for i, (key, pod) in enumerate(store.items()):
+                self._part_of(i)[key] = pod
+            self._bound = {}
+            for key, pod in store.items():
+                if pod.node_name:
+                    self._bound.setdefault(pod.node_name, {})[key] = None
+        elif KIND[kind].field == "dra":
+            self._dra = None
+        elif KIND[kind].field == "nfd":
+            self._nfd = None
+
+    def _node_changed(self, old: Node | None, new: Node | None) -> None:
+        names, order = self._names, self._order
+        self._changed.update(n.name for n in (old, new) if n is not None)
+        if old is not None:
+            del self._nodes[old.name]
+            i = bisect.bisect_left(names, old.name)
+            if new is not None and new.name == old.name:
+                order[i] = new
+                self._node_moved(i, shifted=False)
+            else:
+                del names[i], order[i]
+                self._node_moved(i, shifted=True)
+        if new is not None:
+            if old is None or new.name != old.name:
+                i = bisect.bisect_left(names, new.name)
+                names.insert(i, new.name)
+                order.insert(i, new)
+                self._node_moved(i, shifted=True)
+            self._nodes[new.name] = new
+
+    def _node_moved(self, index: int, shifted: bool) -> None:
+        """The node at ``index`` of the order changed; ``shifted``: it came or went (the later ones moved)."""
+        self._nodes_seq = None
+        part, parts = index // SIZE, self._node_parts
+        if shifted:
+            del parts[part:]
+        elif part < len(parts):
+            parts[part] = None
+
+    def _part_of(self, seq: int) -> dict[ObjectKey, Pod]:
+        """The part of the pods holding place ``seq`` (made if new), its tuple to be made again."""
+        i = seq // SIZE
+        while len(self._parts) <= i:
+            self._parts.append({})
+            self._made.append(None)
+        self._made[i] = self._pods = None
+        return self._parts[i]
+
+    def _pod_changed(self, key: ObjectKey, old: Pod | None, new: Pod | None) -> None:
+        if old is None:
+            self._seq[key] = self._next
+            self._next += 1
+        elif old.node_name:
+            self._bound[old.node_name].pop(key, None)
+        part = self._part_of(self._seq[key])
+        if new is None:
+            del self._seq[key], part[key]
+        else:
+            part[key] = new
+            if new.node_name:
+                self._bound.setdefault(new.node_name, {})[key] = None
+
+    def _node_chunks(self) -> Chunks[Node]:
+        """The state's nodes: the parts of the order, each made again only if a node in it changed."""
+        if self._nodes_seq is None:
+            order, parts, made = self._order, self._node_parts, []
+            for start in range(0, len(order), SIZE):
+                i = start // SIZE
+                if i == len(parts):
+                    parts.append(None)
+                kept = parts[i]
+                if kept is None:
+                    kept = parts[i] = tuple(order[start : start + SIZE])
+                made.append(kept)
+            self._nodes_seq = Chunks(made)
+        return self._nodes_seq
+
+    def _pod_chunks(self) -> Chunks[Pod]:
+        """The state's pods: the parts by place, each made again only if a pod in it changed."""
+        if self._pods is None:
+            made: list[tuple[Pod, ...]] = []
+            for i, part in enumerate(self._parts):
+                kept = self._made[i]
+                if kept is None:
+                    kept = self._made[i] = tuple(part.values())
+                made.append(kept)
+            self._pods = Chunks(made)
+        return self._pods
+
+    def _state(self) -> ClusterState:
+        """The records as one ClusterState, equal to FullEvaluator's (built without sorting every node again)."""
+
+        def records(field: str) -> list[Any]:
+            return [r for k, store in self.records.items() if KIND[k].field == field for r in store.values()]
+
+        if self._dra is None:
+            self._dra = DraState.from_objects(records("dra"))
+        if self._nfd is None:
+            self._nfd = NfdState.of_records(records("nfd"))
+        tuples = self._tuples
+        for kind in ("DaemonSet", "ClusterPolicy"):
+            if kind not in tuples:
+                tuples[kind] = tuple(self.records.get(kind, {}).values())
+        return ClusterState(
+            nodes=self._node_chunks(),
+            pods=self._pod_chunks(),
+            daemonsets=tuples["DaemonSet"],
+            cluster_policies=tuples["ClusterPolicy"],
+            source=self.source,
+            kinds=frozenset(self.records),
+            dra=self._dra,
+            nfd=self._nfd,
+        )

@@ -1,0 +1,302 @@
+"""Pending's kept rows: each distinct Pending spec's verdict on every node, and the counts pending tells from them.
+
+A Pending pod's part of the pending result (``checks/pending/rules.py``: its grouped
+findings and the scheduler's message predicted for it) is a sum over nodes of
+what its verdict on each node gives: per reason, how many nodes give it, the
+first few in the nodes' order and the closest one (the least ``shortfall``,
+whose explanation the finding shows); per scheduler reason, how many nodes; how
+many nodes fit, how many only lack resources preemption could free, and how
+many of those hold a pod of lower priority (``placement.message_part``). Pods
+of one distinct spec (``pending.spec_key``: compiled spec, pin, requests,
+priority; replicas) share all of it.
+
+:class:`SpecRow` keeps, for one such spec, the verdict on every node (a *cell*)
+and those sums, so that one node's change (its labels, taints, cordon,
+allocatable, or what its bound pods take of it) recomputes that node's cell
+alone: the old cell's part is taken out of the sums and the new one's put in.
+A node that joins adds a cell, one that leaves takes its cell out. A cell is
+placement's own verdict for that node (``place`` over a one-node index: what a
+full run gives it, since a full run evaluates each group of equal nodes once,
+with the node's capacity). :class:`SpecRows` holds the rows of the specs some
+Pending pod still has, and counts every cell it computes (``cells``), so that a
+test can tell one node's change from a row's rebuild.
+
+The nodes' order is their names' (the incremental evaluator's state lists
+nodes sorted by name), so a reason's nodes are kept as a sorted list of names.
+Pods with claims or DeviceClass-backed requests (DRA reads every node's
+capacity and devices) are not kept here; nor is ``--per-node`` (one finding
+per node: the output itself grows with the nodes).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpulabel.checks.engine.readby import ReadBy
+from gpulabel.checks.pending.rules import PENDING_SAMPLE, PendingPod
+from gpulabel.checks.placement.fit import MessagePart, NodeIndex, message_of, message_part, place, shortfall
+from gpulabel.k8s.nodeaffinity import Result
+from gpulabel.model.cluster import Node, NodeCapacity, Pod
+from gpulabel.model.findings import Finding
+
+__all__ = ["Cell", "SpecRow", "SpecRows", "told_to"]
+
+Score = tuple[int, int]
+
+
+class _Group:
+    """The nodes that give one reason: their names in order, and by shortfall (each list in order too)."""
+
+    __slots__ = ("names", "scores")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.scores: dict[Score, list[str]] = {}
+
+
+Cell = tuple[Result, Score, MessagePart | None]  # a node's verdict, its shortfall, its part of the message
+
+
+class SpecRow:
+    """One distinct Pending spec's verdict on every node (its cells) and the sums pending tells from them."""
+
+    def __init__(self, pod: Pod) -> None:
+        self.pending = PendingPod(pod, (), None)  # a pod of the spec: the findings' wording
+        self.req = pod.requirements
+        self.request = pod.requests
+        self.priority = pod.priority
+        self.policy = pod.spec.preemption_policy
+        self.prefilter = self.req.prefilter_names()
+        # a node's cell is its index in ``table``, the row's distinct cells: a dictionary of names to numbers,
+        # which the garbage collector never walks (20,000 nodes, a few rows: no 100,000 objects to visit)
+        self.cells: dict[str, int] = {}
+        self.table: list[Cell] = []
+        self.uses: list[int] = []  # how many nodes have each cell of the table (0: its slot is free)
+        self._free: list[int] = []
+        self._same: dict[tuple[str, Score, MessagePart | None], list[int]] = {}  # the table by all but the result
+        self.groups: dict[str, _Group] = {}
+        self.counts: dict[str, int] = {}  # the scheduler's reasons, over refusing nodes
+        self.fits = self.resolvable = self.victims = 0
+        self._told: tuple[tuple[Finding, ...], str | None] | None = None
+        self._last: tuple[tuple[Finding, ...], str | None] | None = None  # the last told, while equal
+        self._graded: tuple[Any, tuple[Finding, ...]] | None = None  # the findings told, graded
+
+    def verdict(self, node: Node, cap: NodeCapacity | None) -> Result:
+        """The spec's verdict on ``node`` as a full run gives it (placement's own code, one node)."""
+        index = NodeIndex((node,), {node.name: cap} if cap is not None else None)
+        return place(self.req, index, full=True, request=self.request)[0]
+
+    def _intern(self, cell: Cell, n: int = 1) -> int:
+        """``cell``'s index in the table (a cell equal to it, or a new one), used by ``n`` more nodes."""
+        result, score, part = cell
+        same = self._same.setdefault((result.reason, score, part), [])
+        for i in same:
+            if self.table[i][0] == result:
+                self.uses[i] += n
+                return i
+        if self._free:
+            i = self._free.pop()
+            self.table[i], self.uses[i] = cell, n
+        else:
+            i = len(self.table)
+            self.table.append(cell)
+            self.uses.append(n)
+        same.append(i)
+        return i
+
+    def _release(self, i: int) -> None:
+        self.uses[i] -= 1
+        if not self.uses[i]:
+            result, score, part = self.table[i]
+            key = (result.reason, score, part)
+            self._same[key].remove(i)
+            if not self._same[key]:
+                del self._same[key]
+            self._free.append(i)
+
+    def _group(self, reason: str) -> _Group:
+        """The nodes that give ``reason`` (a new, empty group for the first)."""
+        group = self.groups.get(reason)
+        if group is None:
+            group = self.groups[reason] = _Group()
+        return group
+
+    def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
+        """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
+        sharing one result share (its score, group, part of the message) worked out once, and the sums
+        added once per distinct part."""
+        known: dict[int, tuple[Score, MessagePart | None, _Group, list[str]]] = {}
+        tally: dict[MessagePart | None, int] = {}
+        interned: dict[tuple[int, MessagePart | None], int] = {}  # (id of a result, part) -> its table index
+        by_name = self.prefilter is not None  # the part names the node: not shared
+        cells = self.cells
+        for name, result in zip(names, results, strict=True):
+            shared = known.get(id(result))
+            if shared is None or by_name:
+                score = shortfall(result)
+                base = None if result.fits else message_part(self.prefilter, name, result, None, self.priority)
+                group = self._group(result.reason)
+                shared = known[id(result)] = (score, base, group, group.scores.setdefault(score, []))
+            score, part, group, same = shared
+            if part is not None and part.resolvable:  # its own preemption answer
+                part = message_part(self.prefilter, name, result, capacities.get(name), self.priority)
+            i = interned.get((id(result), part))
+            if i is None:
+                i = interned[(id(result), part)] = self._intern((result, score, part), 0)
+            self.uses[i] += 1
+            cells[name] = i
+            group.names.append(name)
+            same.append(name)
+            tally[part] = tally.get(part, 0) + 1
+        for part, n in tally.items():
+            self._add(part, n)
+        self._told = None
+
+    def put(self, name: str, result: Result, cap: NodeCapacity | None) -> bool:
+        """Node ``name``'s cell is ``result`` (with ``cap``, its capacity, for preemption): whether it changed."""
+        part = None if result.fits else message_part(self.prefilter, name, result, cap, self.priority)
+        old = self.cells.get(name)
+        if old is not None:
+            was = self.table[old]
+            if was[0] == result and was[2] == part:
+                return False
+            self.drop(name)
+        score = shortfall(result)
+        self.cells[name] = self._intern((result, score, part))
+        group = self._group(result.reason)
+        bisect.insort(group.names, name)
+        bisect.insort(group.scores.setdefault(score, []), name)
+        self._add(part, 1)
+        self._told = None
+        return True
+
+    def drop(self, name: str) -> None:
+        """Node ``name`` left: its cell out of every sum."""
+        i = self.cells.pop(name, None)
+        if i is None:
+            return
+        result, score, part = self.table[i]
+        self._release(i)
+        group = self.groups[result.reason]
+        del group.names[bisect.bisect_left(group.names, name)]
+        same = group.scores[score]
+        del same[bisect.bisect_left(same, name)]
+        if not same:
+            del group.scores[score]
+        if not group.names:
+            del self.groups[result.reason]
+        self._add(part, -1)
+        self._told = None
+
+    def _add(self, part: MessagePart | None, n: int) -> None:
+        """``n`` nodes (negative: taken out) whose part of the message is ``part`` (``None``: they fit)."""
+        if part is None:
+            self.fits += n
+            return
+        for reason in part.reasons:
+            count = self.counts.get(reason, 0) + n
+            if count:
+                self.counts[reason] = count
+            else:
+                del self.counts[reason]
+        self.resolvable += n * part.resolvable
+        self.victims += n * part.victim
+
+    def told(self) -> tuple[tuple[Finding, ...], str | None]:
+        """The grouped findings (for the row's own pod; :meth:`findings` names another) and the predicted
+        scheduler's message, as ``PendingPod.grouped`` and ``scheduler_message`` give them over every node."""
+        if self._told is None:
+            found = []
+            for group in sorted(self.groups.values(), key=lambda g: g.names[0]):  # by their first node
+                best = group.scores[min(group.scores)][0]  # the least shortfall, the first such node
+                shown = (best, *[n for n in group.names[: PENDING_SAMPLE + 1] if n != best][: PENDING_SAMPLE - 1])
+                found.append(self.pending.group_finding(self.table[self.cells[best]][0], len(group.names), shown))
+            message = (
+                None
+                if self.fits
+                else message_of(
+                    len(self.cells), self.prefilter, self.counts, self.resolvable, self.victims, self.policy
+                )
+            )
+            told = (tuple(found), message)
+            # told as before (a node's change that moved no count): the same object, so its pods keep their pieces
+            self._told = self._last = self._last if self._last == told else told
+        return self._told
+
+    def graded(self, grade: Callable[[Sequence[Finding]], Sequence[Finding]]) -> tuple[Finding, ...]:
+        """:meth:`told`'s findings graded by ``grade``, once per change of the row; a finding equal to one graded
+        before is that same object (the groups a node's change did not move: their pods keep their findings)."""
+        told = self.told()
+        if self._graded is None or self._graded[0] is not told:
+            now = tuple(grade(told[0]))
+            if self._graded is not None:
+                was = {f: f for f in self._graded[1]}
+                now = tuple(was.get(f, f) for f in now)
+            self._graded = (told, now)
+        return self._graded[1]
+
+    def findings(
+        self,
+        pod: Pod,
+        grade: Callable[[Sequence[Finding]], Sequence[Finding]],
+        before: tuple[tuple[Finding, ...], tuple[Finding, ...]] | None = None,
+    ) -> tuple[Finding, ...]:
+        """:meth:`graded`'s findings for ``pod`` (of this spec); ``before``: the graded findings the pod's last
+        findings were made from, and those (a graded finding still there gives the pod's own again)."""
+        return told_to(self.graded(grade), pod.ref, before)
+
+
+def told_to(
+    graded: tuple[Finding, ...], ref: str, before: tuple[tuple[Finding, ...], tuple[Finding, ...]] | None = None
+) -> tuple[Finding, ...]:
+    """A row's ``graded`` findings about the pod ``ref``; ``before``: the graded findings the pod's last findings
+    were made from, and those (a graded finding still there gives the pod's own again)."""
+    mine = dict(zip(map(id, before[0]), before[1], strict=True)) if before else {}
+    return tuple(mine.get(id(f)) or (f if f.pod == ref else f.about(ref)) for f in graded)
+
+
+class SpecRows(ReadBy[tuple[Any, ...], Any]):
+    """The rows of the distinct specs of the Pending pods kept, by ``pending.spec_key``."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[Any, ...], SpecRow] = {}
+        super().__init__(self.rows)  # the pods whose piece each row tells
+        self.cells = 0  # cells computed, ever: one node's change computes one per row
+        self.moved: set[tuple[Any, ...]] = set()  # the rows a cell of changed in, since :meth:`settled`
+
+    def row(
+        self,
+        key: tuple[Any, ...],
+        pod: Pod,
+        names: Sequence[str],
+        capacities: Mapping[str, NodeCapacity],
+        index: Callable[[], NodeIndex],
+    ) -> SpecRow:
+        """``pod``'s row (``key``: its ``spec_key``), made over every node (``names`` in order; ``index`` over
+        them) if its spec has none."""
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = SpecRow(pod)
+            results = place(row.req, index(), full=True, request=row.request)
+            row.fill(names, results, capacities)
+            self.cells += len(results)
+        return row
+
+    def node(self, name: str, node: Node | None, cap: NodeCapacity | None) -> None:
+        """Node ``name`` is now ``node`` (``None``: gone) with ``cap``: its cell in every row, and no other."""
+        for key, row in self.rows.items():
+            if node is None:
+                if name in row.cells:
+                    row.drop(name)
+                    self.moved.add(key)
+            else:
+                if row.put(name, row.verdict(node, cap), cap):
+                    self.moved.add(key)
+                self.cells += 1
+
+    def settled(self) -> set[tuple[Any, ...]]:
+        """The rows (spec keys) whose cells changed since the last call: their pods' pieces may be told again."""
+        moved, self.moved = self.moved, set()
+        return moved
