@@ -6,7 +6,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from gpulabel.checks.operands.rules import check_operands, disabled_by_cluster_policy
+from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
+from gpulabel.checks.operands.rules import check_operands
 from gpulabel.cluster.snapshot import iter_objects, read_documents
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.operands import CATALOGUE, OPERATOR_VERSION, PolicyView

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from gpulabel.checks.operands.rules import check_operands, operand_of_daemonset, untolerated_taints
+from gpulabel.checks.operands.daemonsets import operand_of_daemonset, untolerated_taints
+from gpulabel.checks.operands.rules import check_operands
 from gpulabel.model.cluster import ClusterState, daemonset_from_json, node_from_json
 from tests.objects import daemonset, node, pod
 

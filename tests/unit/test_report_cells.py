@@ -17,7 +17,7 @@ import pytest
 from bench.synth import generate
 
 from gpulabel.app.report import report_doc
-from gpulabel.checks.operands.rules import disabled_by_cluster_policy, operand_of_daemonset
+from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy, operand_of_daemonset
 from gpulabel.checks.operands.standalone import standalone_kind
 from gpulabel.checks.registry import BUILTIN, run_check
 from gpulabel.cluster.snapshot import load_snapshots

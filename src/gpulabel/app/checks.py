@@ -163,7 +163,7 @@ def run_all(
 
 def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
     """The operands check; live, only the operand DaemonSets' pods are listed (by selector), not every pod."""
-    from gpulabel.checks.operands.rules import operand_of_daemonset
+    from gpulabel.checks.operands.daemonsets import operand_of_daemonset
     from gpulabel.checks.operands.standalone import standalone_kind
 
     if session.source.offline:

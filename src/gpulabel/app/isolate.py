@@ -45,7 +45,7 @@ def run_isolate(session: Session, opts: IsolateOptions, on_node: Callable[[Resul
     """Read what isolating needs (the nodes, operand pods, the pods on each named node) and :func:`isolate`."""
     from functools import partial
 
-    from gpulabel.checks.operands.rules import operand_of_daemonset
+    from gpulabel.checks.operands.daemonsets import operand_of_daemonset
     from gpulabel.cluster.writes import ApiWriter, PlanWriter
     from gpulabel.model.cluster import pod_from_json
 
@@ -85,7 +85,7 @@ def isolate(
 ) -> Outcome:
     """Plan and write: each node's result goes to ``on_node`` once written; ``warn`` gets refusals and failures."""
     from gpulabel.checks.labels.isolate import FIELD_MANAGER, plan_isolation
-    from gpulabel.checks.operands.rules import operand_of_daemonset
+    from gpulabel.checks.operands.daemonsets import operand_of_daemonset
     from gpulabel.model.vocabulary import DEPLOY_OPERANDS
 
     operand_uids = {d.uid for d in state.daemonsets if operand_of_daemonset(d)}

@@ -42,7 +42,7 @@ def report_doc(
     ``checked``: the checks' result over ``state`` when the caller has it already (the fleet report).
     """
     from gpulabel.checks.health.inventory import inventory
-    from gpulabel.checks.operands.rules import disabled_by_cluster_policy
+    from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
     from gpulabel.checks.registry import run_checks
     from gpulabel.render.report import collect
 

@@ -1,18 +1,16 @@
-"""The registry of read-only checks that ``check``, ``report`` and their own commands run.
+"""The registry of read-only checks that ``check``, ``report`` and their own commands run: the one place that
+names every check.
 
-Each check is one definition (:class:`~gpulabel.checks.engine.definition.Check`, in its
-own module under :mod:`gpulabel.checks.builtin`): what it reads, its full run,
-its reasons, its caveats and its pieces for the monitor's incremental evaluator.
-When the input holds no object of a kind it ``requires`` (a nodes-only
-snapshot), the check is *skipped*, which is neither OK nor a finding. Options
-are one plain dataclass (:class:`~gpulabel.checks.engine.definition.CheckOptions`),
-validated when built: the CLI turns flags into it, and nothing below the CLI
-knows about argparse.
+Each check is one folder, ``gpulabel.checks.<name>``, whose ``check`` module defines it
+(:class:`~gpulabel.checks.engine.definition.Check`): what it reads, its full run, its reasons, its caveats
+and its pieces for the monitor's incremental evaluator. When the input holds no object of a kind it
+``requires`` (a nodes-only snapshot), the check is *skipped*, which is neither OK nor a finding. Options
+are one plain dataclass (:class:`~gpulabel.checks.engine.definition.CheckOptions`) that always says which
+checks run: ``BUILTIN.options(...)`` for gpulabel's own. The engine names no check; this module does.
 
-To add a check: one module defining its ``Check`` (see ``docs/architecture.md``),
-and its row in :data:`CHECKS`; or, without changing what anyone else runs, a
-:class:`Registry` of your own (``BUILTIN.with_check(c)``) passed in as
-``CheckOptions.registry``.
+To add a check: one folder defining its ``Check`` (see ``docs/architecture.md``), and its import and row in
+:data:`CHECKS` here; or, without changing what anyone else runs, a :class:`Registry` of your own
+(``BUILTIN.with_check(c)``) whose ``options()`` run it.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from gpulabel.model.findings import Finding
 
 if TYPE_CHECKING:
     from gpulabel.checks.engine.assessment import Assessment
-    from gpulabel.checks.registry import BUILTIN, Registry
+    from gpulabel.checks.registry import Registry
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.metrics import Metrics
 
@@ -185,7 +185,7 @@ class Reconciler:
             self.metrics.reconcile.labels("node").observe(time.perf_counter() - started)
 
     def _record_pass(self, nodes: dict[str, Node], result: PassResult, seconds: float) -> None:
-        from gpulabel.checks.registry import NODE_ONLY, CheckOptions, run_check
+        from gpulabel.checks.registry import BUILTIN, NODE_ONLY, run_check
         from gpulabel.model.cluster import ClusterState
 
         assert self.metrics is not None
@@ -193,7 +193,7 @@ class Reconciler:
         self.metrics.last_resync.set(time.time())
         # Every registered check that needs nothing but nodes: audit, capacity, mig, sharing, upgrade.
         state = ClusterState(nodes=tuple(sorted(nodes.values(), key=lambda n: n.name)), kinds=frozenset({"Node"}))
-        opts = BUILTIN.options() if self.registry is None else CheckOptions(registry=self.registry)
+        opts = (self.registry or BUILTIN).options()
         checks = [c for c in opts.registry if set(c.kinds) <= set(NODE_ONLY)]
         findings = [f for c in checks for f in run_check(c, state, opts).findings]
         findings += [Finding("sync", "invalid-entry", detail=str(p)) for p in result.problems if p.severity == "error"]

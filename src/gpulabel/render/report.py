@@ -63,7 +63,7 @@ def _status(node: Node) -> str:
 
 
 def _operand_columns(state: ClusterState, findings: Iterable[Finding]) -> list[str]:
-    from gpulabel.checks.operands.rules import operand_of_daemonset, operand_order
+    from gpulabel.checks.operands.daemonsets import operand_of_daemonset, operand_order
 
     present = {op for ds in state.daemonsets if (op := operand_of_daemonset(ds))}
     # an isolated node's finding, and one without an operand (a NoExecute taint's), is about the node: no column

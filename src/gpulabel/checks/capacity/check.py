@@ -8,7 +8,7 @@ from typing import Any
 
 from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.engine.definition import Check, CheckOptions, Facts, NodeRule, node_check
-from gpulabel.checks.operands.rules import disabled_by_cluster_policy
+from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding

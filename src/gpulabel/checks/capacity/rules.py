@@ -203,7 +203,7 @@ def _why(labels: Mapping[str, str], resource: str) -> str:
 
 def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]:
     """Every node's capacity findings, by node."""
-    from gpulabel.checks.operands.rules import disabled_by_cluster_policy
+    from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
 
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
     # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device

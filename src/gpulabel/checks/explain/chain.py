@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpulabel.checks.engine.rootcause import CHAIN, node_gpus, node_links
-from gpulabel.checks.operands.rules import daemonset_requirements, operand_of_daemonset, untolerated_taints
+from gpulabel.checks.operands.daemonsets import daemonset_requirements, operand_of_daemonset, untolerated_taints
 from gpulabel.checks.operands.standalone import standalone_kind
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from gpulabel.checks.engine.rootcause import link_of
-from gpulabel.checks.operands.rules import operand_of_daemonset, target_node
+from gpulabel.checks.operands.daemonsets import operand_of_daemonset, target_node
 from gpulabel.model.cluster import ClusterState, DaemonSet, Pod
 from gpulabel.model.evidence import EventNote, Evidence, LogTail
 from gpulabel.model.findings import Cell, Finding, Result, Section

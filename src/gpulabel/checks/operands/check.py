@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
+from gpulabel.checks.operands import daemonsets
 from gpulabel.checks.operands import rules as operands
 from gpulabel.checks.operands.eviction import noexecute_findings
 from gpulabel.checks.operands.standalone import standalone_findings
@@ -28,7 +29,7 @@ __all__ = ["CHECK", "Accounts"]
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:
     result = operands.operands_result(state, opts.disabled, opts.operator_namespace)
-    gated = [ds for ds in state.daemonsets if operands.operand_of_daemonset(ds)]
+    gated = [ds for ds in state.daemonsets if daemonsets.operand_of_daemonset(ds)]
     found = [*result.findings, *standalone_findings(state, gated), *noexecute_findings(state, opts.operator_namespace)]
     order = {n.name: i for i, n in enumerate(state.nodes)}
     findings = tuple(sorted(found, key=lambda f: order.get(f.node, len(order))))  # by node, each node's as found
@@ -37,7 +38,7 @@ def _run(state: ClusterState, opts: CheckOptions) -> Result:
 
 def _caveats(state: ClusterState, opts: CheckOptions) -> tuple[str, ...]:
     """With operand DaemonSets but no ClusterPolicy and no --disabled, every operand counts as on."""
-    gated = any(operands.operand_of_daemonset(ds) for ds in state.daemonsets)
+    gated = any(daemonsets.operand_of_daemonset(ds) for ds in state.daemonsets)
     if "ClusterPolicy" not in state.kinds and not opts.disabled and gated:
         return ("no ClusterPolicy in the input: every operand counts as enabled (--disabled says otherwise)",)
     return ()
@@ -101,7 +102,7 @@ class Accounts:
     lines: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.reqs = {ds.ref: operands.daemonset_requirements(ds) for dss in self.by_operand.values() for ds in dss}
+        self.reqs = {ds.ref: daemonsets.daemonset_requirements(ds) for dss in self.by_operand.values() for ds in dss}
 
     def _share(self, node: Node) -> tuple[tuple[str, ...], dict[str, list[str]]]:
         labelled: list[str] = []
@@ -111,7 +112,7 @@ class Accounts:
                 continue
             labelled.append(name)
             for ds in dss:
-                taints = operands.untolerated_taints(ds, node, self.reqs[ds.ref])
+                taints = daemonsets.untolerated_taints(ds, node, self.reqs[ds.ref])
                 if taints:
                     excluded[ds.ref] = taints
         return tuple(labelled), excluded
@@ -231,10 +232,10 @@ class _Pieces:
                 self.deployed.add(new.name)
         elif kind == "Pod":
             for pod in (old, new):
-                if pod is not None and _daemon(pod) and operands.target_node(pod):
-                    self.dirty.add(operands.target_node(pod))  # the operands of the node it is aimed at
+                if pod is not None and _daemon(pod) and daemonsets.target_node(pod):
+                    self.dirty.add(daemonsets.target_node(pod))  # the operands of the node it is aimed at
             if old is not None and _daemon(old):
-                self.aimed.get(operands.target_node(old), {}).pop(key, None)
+                self.aimed.get(daemonsets.target_node(old), {}).pop(key, None)
                 for uid in _owner_uids(old):
                     self.owned.get(uid, {}).pop(key, None)
             if new is not None and _daemon(new):
@@ -246,7 +247,7 @@ class _Pieces:
         # a ClusterPolicy's spec is read through the context (``result``): what it switches off, its workloads
 
     def _aim(self, key: ObjectKey, pod: Pod) -> None:
-        target = operands.target_node(pod)
+        target = daemonsets.target_node(pod)
         self.aimed.setdefault(target, {})[key] = None
         for uid in _owner_uids(pod):
             self.owned.setdefault(uid, {})[key] = target
@@ -262,7 +263,7 @@ class _Pieces:
         """The nodes whose findings read whether an operand of ``switched`` is off: the operands a node's
         findings speak of are those with its deploy label on the node or a pod of its DaemonSets there
         (``check_operands``), and each reads ``off`` for itself and for what it needs."""
-        reading = operands.reading_off(switched)
+        reading = daemonsets.reading_off(switched)
         keys = {deploy_key(name) for name in reading}
         out = {name for name, node in fleet.nodes.items() if not keys.isdisjoint(node.labels)}
         for name in reading:
@@ -276,8 +277,8 @@ class _Pieces:
         if self.accounts is None:
             self._start(fleet)
         policies = state.cluster_policies
-        off = frozenset(set(opts.disabled) | operands.disabled_by_cluster_policy(policies))
-        context = (off, bool(policies) or bool(self.deployed), operands.policy_reading(policies))
+        off = frozenset(set(opts.disabled) | daemonsets.disabled_by_cluster_policy(policies))
+        context = (off, bool(policies) or bool(self.deployed), daemonsets.policy_reading(policies))
         everything = self.everything or self.accounts is None or self.context is None
         switch = not everything and context != self.context
         if switch and self.context is not None and context[1:] != self.context[1:]:
@@ -285,8 +286,8 @@ class _Pieces:
         was = self.context
         self.context, self.everything = context, False
         if self.daemonsets is None or everything:
-            gated = [ds for ds in state.daemonsets if operands.operand_of_daemonset(ds)]
-            self.daemonsets = (operands.operand_daemonsets(state, opts.operator_namespace), gated)
+            gated = [ds for ds in state.daemonsets if daemonsets.operand_of_daemonset(ds)]
+            self.daemonsets = (daemonsets.operand_daemonsets(state, opts.operator_namespace), gated)
         by_operand, gated = self.daemonsets
         changed = self.dirty
         if everything or self.accounts is None:

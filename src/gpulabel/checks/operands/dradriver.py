@@ -22,12 +22,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from gpulabel.checks.operands.rules import (
-    daemonset_requirements,
-    not_ready,
-    target_node,
-    why_not_placed,
-)
+from gpulabel.checks.operands.daemonsets import daemonset_requirements, target_node, why_not_placed
+from gpulabel.checks.operands.rules import not_ready
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpulabel.checks.operands.rules import daemonset_requirements, operand_of_daemonset
+from gpulabel.checks.operands.daemonsets import daemonset_requirements, operand_of_daemonset
 from gpulabel.checks.operands.standalone import gpu_node, standalone_kind
 from gpulabel.model.cluster import ClusterState, DaemonSet
 from gpulabel.model.findings import Finding

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gpulabel.checks.operands.daemonsets import daemonset_requirements, why_not_placed
 from gpulabel.checks.operands.dradriver import dra_plugin_findings
-from gpulabel.checks.operands.rules import daemonset_requirements, not_ready, why_not_placed
+from gpulabel.checks.operands.rules import not_ready
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
