@@ -34,10 +34,6 @@ def test_benchmarks_import_only_the_product_and_their_own_helpers() -> None:
 LONG_FUNCTIONS: dict[str, str] = {
     "gpulabel.cluster.yamlstream:stream_documents": "one loop over libyaml's parse events whose state is its "
     "locals (the YAML snapshot reader's hot loop, bench/parse_bench.py)",
-    "gpulabel.cli.context:shared_flags": "a list of argparse flag definitions, one statement each",
-    "gpulabel.cli.monitorcmds:add_monitor_command": "a list of argparse flag definitions, one statement each",
-    "gpulabel.cli.nodecmds:add_node_commands": "a list of command and flag definitions, one statement each",
-    "gpulabel.cli.toolcmds:add_tool_commands": "a list of command and flag definitions, one statement each",
     "gpulabel.checks.dra.rules:_explain_request": "deferred: the dra branch rewrites this module at the same time",
     "gpulabel.checks.dra.rules:explain_node": "deferred: the dra branch rewrites this module at the same time",
     "gpulabel.k8s.resources:pod_requests": "a transcription of resource.PodRequests, kept in its upstream order "
