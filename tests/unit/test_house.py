@@ -39,9 +39,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "gpulabel.k8s.resources:pod_requests": "a transcription of resource.PodRequests, kept in its upstream order "
     "so that it can be read beside it",
     "gpulabel.k8s.nfd.gotemplate:_parse": "a recursive-descent parser's one dispatch over Go template actions",
-    "gpulabel.cluster.client:KubeClient.list_objects": "deferred: the paged LIST with its 410 restart, not split yet",
-    "gpulabel.cluster.decode:check_yaml_tree": "one iterative walk whose state is its locals (hostile-input limits)",
-    "gpulabel.app.isolate:isolate": "deferred: not split yet",
     "gpulabel.k8s.dra.allocator:Allocator._allocate_device": "a transcription of the structured allocator's "
     "allocateDevice (v0.37.2), its steps and each step's rollback in upstream's order, to be read beside it",
 }
