@@ -25,7 +25,8 @@ from bench import synth
 from gpulabel.checks.engine.assessment import Accepted, Assessment, judged
 from gpulabel.checks.registry import BUILTIN, run_checks
 from gpulabel.controller.condition import ConditionSink
-from gpulabel.controller.events import EventPlanner, EventSink, EventSpec
+from gpulabel.controller.events import EventPlanner, EventSpec
+from gpulabel.controller.eventsink import EventSink
 from gpulabel.controller.grace import NO_GRACE
 from gpulabel.controller.monitor_metrics import MonitorMetrics
 from gpulabel.model.cluster import ClusterState, node_from_json

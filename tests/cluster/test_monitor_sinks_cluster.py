@@ -32,7 +32,8 @@ from gpulabel.app.session import Session, Source
 from gpulabel.checks.engine.assessment import Accepted, Assessment, judged
 from gpulabel.checks.registry import BUILTIN, CHECKS, run_checks
 from gpulabel.controller.condition import MANAGER, ApiConditionWriter, ConditionSink
-from gpulabel.controller.events import EventKey, EventPlanner, EventSink, EventWriter, Regarding, event_name
+from gpulabel.controller.events import EventKey, EventPlanner, Regarding, event_name
+from gpulabel.controller.eventsink import EventSink, EventWriter
 from gpulabel.controller.grace import NO_GRACE
 
 NODE = "ms-gpu"

@@ -20,7 +20,7 @@ from tests.slice_rows import ROWS as SLICE_ROWS
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.manifests import workload_from_object
 from gpulabel.errors import ManifestError, SnapshotError
-from gpulabel.k8s.dra.objects import slice_from_json
+from gpulabel.k8s.dra.readers import slice_from_json
 
 PLURALS = {"Pod": "pods", "Deployment": "deployments", "Job": "jobs"}
 

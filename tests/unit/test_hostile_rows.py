@@ -17,7 +17,7 @@ import yaml
 from gpulabel.cluster.manifests import workload_from_object
 from gpulabel.errors import ManifestError, SnapshotError
 from gpulabel.k8s.containerresources import quantity_string
-from gpulabel.k8s.dra.objects import slice_from_json
+from gpulabel.k8s.dra.readers import slice_from_json
 from tests.resource_rows import ROWS as RESOURCE_ROWS
 from tests.slice_rows import ROWS as SLICE_ROWS
 from tests.unit.test_placecmds import run

@@ -34,16 +34,9 @@ def test_benchmarks_import_only_the_product_and_their_own_helpers() -> None:
 LONG_FUNCTIONS: dict[str, str] = {
     "gpulabel.cluster.yamlstream:stream_documents": "one loop over libyaml's parse events whose state is its "
     "locals (the YAML snapshot reader's hot loop, bench/parse_bench.py)",
-    "gpulabel.cli.context:shared_flags": "a list of argparse flag definitions, one statement each",
-    "gpulabel.cli.monitorcmds:add_monitor_command": "a list of argparse flag definitions, one statement each",
-    "gpulabel.cli.nodecmds:add_node_commands": "a list of command and flag definitions, one statement each",
-    "gpulabel.cli.toolcmds:add_tool_commands": "a list of command and flag definitions, one statement each",
     "gpulabel.k8s.resources:pod_requests": "a transcription of resource.PodRequests, kept in its upstream order "
     "so that it can be read beside it",
     "gpulabel.k8s.nfd.gotemplate:_parse": "a recursive-descent parser's one dispatch over Go template actions",
-    "gpulabel.cluster.client:KubeClient.list_objects": "deferred: the paged LIST with its 410 restart, not split yet",
-    "gpulabel.cluster.decode:check_yaml_tree": "one iterative walk whose state is its locals (hostile-input limits)",
-    "gpulabel.app.isolate:isolate": "deferred: not split yet",
     "gpulabel.k8s.dra.allocator:Allocator._allocate_device": "a transcription of the structured allocator's "
     "allocateDevice (v0.37.2), its steps and each step's rollback in upstream's order, to be read beside it",
 }

@@ -16,7 +16,7 @@ import pytest
 from gpulabel.cli.main import main
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.dra.limits import LIMITS
-from gpulabel.k8s.dra.objects import claim_from_json, class_from_json, slice_from_json, template_from_json
+from gpulabel.k8s.dra.readers import claim_from_json, class_from_json, slice_from_json, template_from_json
 from tests.limit_rows import ROWS, UNENFORCED
 
 READERS = {

@@ -12,14 +12,13 @@ from gpulabel.cluster.client import KubeClient
 from gpulabel.controller.events import (
     EventKey,
     EventPlanner,
-    EventSink,
     EventSpec,
-    EventWriter,
     Regarding,
     TokenBuckets,
     event_name,
     event_reason,
 )
+from gpulabel.controller.eventsink import EventSink, EventWriter
 from gpulabel.controller.grace import NO_GRACE
 from gpulabel.controller.monitor_metrics import MonitorMetrics
 from gpulabel.errors import ClusterError, ConflictError
@@ -342,7 +341,8 @@ def test_a_warning_waits_out_its_grace_and_a_transient_writes_nothing() -> None:
 
 
 def test_the_next_leader_adopts_open_warnings_keeps_their_counts_and_resolves_the_gone() -> None:
-    from gpulabel.controller.events import Written, open_warnings
+    from gpulabel.controller.events import Written
+    from gpulabel.controller.eventsink import open_warnings
 
     node = Regarding("Node", "", "gpu-a")
     cordon = Regarding("Node", "", "gpu-b")

@@ -17,6 +17,7 @@ from gpulabel.errors import GpulabelError, InputError
 from gpulabel.model.findings import Cell, Finding, Result, Section
 
 if TYPE_CHECKING:
+    from gpulabel.checks.labels.isolate import Isolation
     from gpulabel.cluster.writes import Writer
     from gpulabel.model.cluster import ClusterState, Pod
 
@@ -118,22 +119,29 @@ def isolate(
             warn(f"node {change.node}: not written: {err}")
             failed = True
             continue
-        leaving = ", ".join(item.leaving) or "no operand pods"
-        mine = [
-            Finding(
-                "isolate",
-                "isolated" if item.isolate else "returned",
-                node=change.node,
-                key=change.key,
-                value=change.value,
-                old=change.previous,
-                sample=item.leaving,
-                detail=f"was {change.previous or 'absent'}; leaving: {leaving}" if item.isolate else "",
-            ),
-            *(Finding("isolate", "gpu-pod", node=change.node, pod=ref, args=tuple(res)) for ref, res in item.gpu_pods),
-        ]
+        mine = _written(item)
         done.extend(mine)
         on_node(Result("isolate", tuple(mine), ok=""))
     sections = (Section("unknown", tuple({"node": n} for n in unknown)), Section("refused", tuple(refused)))
     result = Result("isolate", tuple(done), sections, ok="", fields={"dry_run": opts.dry_run})
     return Outcome(result, 1 if failed else 0)
+
+
+def _written(item: Isolation) -> list[Finding]:
+    """A node's change once written: isolated (with the operand pods leaving it) or returned, and the GPU pods
+    it runs (isolated anyway: ``--force``)."""
+    change = item.change
+    leaving = ", ".join(item.leaving) or "no operand pods"
+    return [
+        Finding(
+            "isolate",
+            "isolated" if item.isolate else "returned",
+            node=change.node,
+            key=change.key,
+            value=change.value,
+            old=change.previous,
+            sample=item.leaving,
+            detail=f"was {change.previous or 'absent'}; leaving: {leaving}" if item.isolate else "",
+        ),
+        *(Finding("isolate", "gpu-pod", node=change.node, pod=ref, args=tuple(res)) for ref, res in item.gpu_pods),
+    ]

@@ -159,7 +159,8 @@ def _sinks(
 
     The one place sinks are wired: metrics (``--metrics-port``: controller/monitor_metrics.py, served
     with ``/findings``), the findings log (stderr), ``--dump``, Events (``--events``,
-    controller/events.py) and the node condition (``--node-condition``, controller/condition.py).
+    controller/events.py, controller/eventsink.py) and the node condition (``--node-condition``,
+    controller/condition.py).
     Events name the monitor's pod (``$POD_NAME``) or host as their ``reportingInstance``.
     """
     import os
@@ -191,7 +192,8 @@ def _sinks(
 
     client.on_error = ApiErrors(metrics.api_error if metrics is not None else None, say)
     if opts.events:
-        from gpulabel.controller.events import EventPlanner, EventSink, EventWriter
+        from gpulabel.controller.events import EventPlanner
+        from gpulabel.controller.eventsink import EventSink, EventWriter
 
         instance = os.environ.get("POD_NAME") or socket.gethostname()
         planner: EventPlanner

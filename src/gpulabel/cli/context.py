@@ -71,91 +71,113 @@ def shared_flags(
     After the command name, the flags of the other groups are accepted too, unshown, so that a flag
     the command does not use is refused in one line (``-A: not used by audit``) on either side of it.
     """
-    # default=SUPPRESS on every shared flag lets the same flag be given before
-    # or after the subcommand without the subparser's default wiping it out.
     p = argparse.ArgumentParser(add_help=False)
     offered = set(groups)
     groups = (set(ALL_GROUPS) - set(omit)) if after else offered  # omit: groups whose flags the command reuses
-
-    def shown(group: str, text: str) -> str:
-        """The help of a flag, hidden where the command does not use it."""
-        return text if group in offered else argparse.SUPPRESS
-
-    default = argparse.SUPPRESS
     if "cluster" in groups:
-        g = p.add_argument_group("cluster (default: the current kubeconfig context)")
-        g.add_argument(
-            "--snapshot",
-            action="append",
-            metavar="FILE",
-            dest="snapshot_after" if after else "snapshot",
-            default=default,
-            help=shown(
-                "cluster",
-                "read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
-                "objects are merged by kind, namespace and name, the later file winning",
-            ),
-        )
-        g.add_argument(
-            "--kubeconfig",
-            metavar="FILE",
-            default=default,
-            help=shown("cluster", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"),
-        )
-        g.add_argument(
-            "--context",
-            metavar="NAME",
-            action=_Contexts,
-            default=default,
-            help=shown("cluster", "kubeconfig context to use (check and report: repeatable, one cluster each)"),
-        )
+        _cluster_flags(p, "cluster" in offered, after=after)
     if "nodes" in groups:
-        g = p.add_argument_group("nodes")
-        g.add_argument(
-            "-l",
-            "--selector",
-            metavar="SELECTOR",
-            default=default,
-            help=shown(
-                "nodes",
-                "only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
-                "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
-            ),
-        )
+        _node_flags(p, "nodes" in offered)
     if "pods" in groups:
-        g = p.add_argument_group("pods")
-        # hidden, they are plain flags: argparse 3.11 cannot wrap a usage line with a hidden exclusive group
-        ns = g.add_mutually_exclusive_group() if "pods" in offered else g
-        ns.add_argument(
-            "-n", "--namespace", metavar="NS", default=default, help=shown("pods", "only pods in this namespace")
-        )
-        ns.add_argument(
-            "-A",
-            "--all-namespaces",
-            action="store_true",
-            default=default,
-            help=shown("pods", "pods in every namespace (the default)"),
-        )
+        _pod_flags(p, "pods" in offered)
     if "output" in groups:
-        g = p.add_argument_group("output")
-        g.add_argument(
-            "-o",
-            "--output",
-            choices=FORMATS,
-            default=default,
-            help=shown(
-                "output",
-                "text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
-                "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
-            ),
-        )
-        g.add_argument(
-            "--no-headers",
-            action="store_true",
-            default=default,
-            help=shown("output", "tables without their header lines"),
-        )
+        _output_flags(p, "output" in offered)
     return p
+
+
+# default=SUPPRESS on every shared flag lets the same flag be given before
+# or after the subcommand without the subparser's default wiping it out.
+_UNSET = argparse.SUPPRESS
+
+
+def _shown(offered: bool, text: str) -> str:
+    """The help of a flag, hidden where the command does not use it."""
+    return text if offered else argparse.SUPPRESS
+
+
+def _cluster_flags(p: argparse.ArgumentParser, offered: bool, *, after: bool) -> None:
+    """Where the objects come from: snapshots, or a kubeconfig and its context."""
+    g = p.add_argument_group("cluster (default: the current kubeconfig context)")
+    g.add_argument(
+        "--snapshot",
+        action="append",
+        metavar="FILE",
+        dest="snapshot_after" if after else "snapshot",
+        default=_UNSET,
+        help=_shown(
+            offered,
+            "read this snapshot (what kubectl get -o json|yaml writes) instead of a cluster; repeatable: "
+            "objects are merged by kind, namespace and name, the later file winning",
+        ),
+    )
+    g.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        default=_UNSET,
+        help=_shown(offered, "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)"),
+    )
+    g.add_argument(
+        "--context",
+        metavar="NAME",
+        action=_Contexts,
+        default=_UNSET,
+        help=_shown(offered, "kubeconfig context to use (check and report: repeatable, one cluster each)"),
+    )
+
+
+def _node_flags(p: argparse.ArgumentParser, offered: bool) -> None:
+    """Which nodes: a label selector."""
+    g = p.add_argument_group("nodes")
+    g.add_argument(
+        "-l",
+        "--selector",
+        metavar="SELECTOR",
+        default=_UNSET,
+        help=_shown(
+            offered,
+            "only nodes with these labels, in the API server's syntax (-l 'nvidia.com/gpu.present=true,"
+            "nvidia.com/gpu.product in (NVIDIA-A10,NVIDIA-L4),!node-role.kubernetes.io/control-plane')",
+        ),
+    )
+
+
+def _pod_flags(p: argparse.ArgumentParser, offered: bool) -> None:
+    """Which pods: one namespace, or every one."""
+    g = p.add_argument_group("pods")
+    # hidden, they are plain flags: argparse 3.11 cannot wrap a usage line with a hidden exclusive group
+    ns = g.add_mutually_exclusive_group() if offered else g
+    ns.add_argument(
+        "-n", "--namespace", metavar="NS", default=_UNSET, help=_shown(offered, "only pods in this namespace")
+    )
+    ns.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        default=_UNSET,
+        help=_shown(offered, "pods in every namespace (the default)"),
+    )
+
+
+def _output_flags(p: argparse.ArgumentParser, offered: bool) -> None:
+    """How the result is printed: the format, and tables' headers."""
+    g = p.add_argument_group("output")
+    g.add_argument(
+        "-o",
+        "--output",
+        choices=FORMATS,
+        default=_UNSET,
+        help=_shown(
+            offered,
+            "text (default, one finding per line, for scripts), wide (with explanations), json or yaml "
+            "(the gpulabel/v1 envelope), table (for people), name (node/NAME, pod/NS/NAME)",
+        ),
+    )
+    g.add_argument(
+        "--no-headers",
+        action="store_true",
+        default=_UNSET,
+        help=_shown(offered, "tables without their header lines"),
+    )
 
 
 class _Contexts(argparse.Action):

@@ -18,6 +18,7 @@ __all__ = ["add_kubeconfig_command", "add_monitor_command", "log_lines"]
 
 
 def add_monitor_command(add: AddCommand) -> None:
+    """``monitor``: its flags in groups, in the order its help lists them."""
     p = add(
         "monitor",
         cmd_monitor,
@@ -29,6 +30,14 @@ def add_monitor_command(add: AddCommand) -> None:
         ),
         exits="0 stopped by SIGTERM/SIGINT, 1 the Lease was lost (restart as a standby), 2 bad input or cluster error",
     )
+    _leader_election_flags(p)
+    _sink_flags(p)
+    _judgement_flags(p)
+    _evaluation_flags(p)
+
+
+def _leader_election_flags(p: argparse.ArgumentParser) -> None:
+    """Several replicas, one publisher: the Lease they elect it by."""
     p.add_argument("--leader-elect", action="store_true", help="only the Lease holder publishes; a standby stays warm")
     p.add_argument(
         "--lease-namespace",
@@ -39,6 +48,10 @@ def add_monitor_command(add: AddCommand) -> None:
     p.add_argument(
         "--identity", metavar="ID", help="with --leader-elect: this instance's name in the Lease (default host_pid)"
     )
+
+
+def _sink_flags(p: argparse.ArgumentParser) -> None:
+    """Where the findings are published: the metrics server, Events, the node condition."""
     p.add_argument(
         "--metrics-port",
         type=int,
@@ -70,6 +83,10 @@ def add_monitor_command(add: AddCommand) -> None:
         metavar="N",
         help="at most N gpulabel_problem series, worst first (default 1000; the rest is counted)",
     )
+
+
+def _judgement_flags(p: argparse.ArgumentParser) -> None:
+    """What counts as a finding, as for check: the config, the stuck threshold, the operands turned off."""
     p.add_argument(
         "--config",
         metavar="FILE",
@@ -81,6 +98,11 @@ def add_monitor_command(add: AddCommand) -> None:
         help="a MIG or driver-upgrade state older than this is stuck, as for check (default: the config's, else 30m)",
     )
     disabled_flag(p, "an operand turned off on purpose, as for operands")
+
+
+def _evaluation_flags(p: argparse.ArgumentParser) -> None:
+    """When and how each evaluation runs (resync, evaluator, batching, watch streams), and what it leaves
+    besides the sinks (the dump file, the Event grace, the log's form, the cluster label)."""
     p.add_argument(
         "--resync",
         default="30m",

@@ -12,6 +12,14 @@ __all__ = ["add_node_commands"]
 
 
 def add_node_commands(add: AddCommand) -> None:
+    _add_audit(add)
+    _add_sources(add)
+    _add_operands(add)
+    _add_check(add)
+    _add_explain(add)
+
+
+def _add_audit(add: AddCommand) -> None:
     p = add(
         "audit",
         cmd_audit,
@@ -27,6 +35,8 @@ def add_node_commands(add: AddCommand) -> None:
 
     nfd_config_flag(p)
 
+
+def _add_sources(add: AddCommand) -> None:
     p = add(
         "sources",
         cmd_sources,
@@ -44,6 +54,8 @@ def add_node_commands(add: AddCommand) -> None:
 
     nfd_config_flag(p)
 
+
+def _add_operands(add: AddCommand) -> None:
     p = add(
         "operands",
         cmd_operands,
@@ -54,6 +66,8 @@ def add_node_commands(add: AddCommand) -> None:
     add_verdict_flags(p)
     _disabled_flag(p, "operand switched off cluster-wide (when there is no ClusterPolicy); repeatable")
 
+
+def _add_check(add: AddCommand) -> None:
     p = add(
         "check",
         cmd_check,
@@ -80,6 +94,9 @@ def add_node_commands(add: AddCommand) -> None:
     from gpulabel.cli.fleet import add_cluster_flag
 
     add_cluster_flag(p)
+
+
+def _add_explain(add: AddCommand) -> None:
     p = add(
         "explain",
         cmd_explain,
@@ -92,6 +109,8 @@ def add_node_commands(add: AddCommand) -> None:
     p.add_argument("target", metavar="node/NAME")
     p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     _disabled_flag(p, "as for operands")
+    from gpulabel.cli.gpucmds import add_stuck_after
+
     add_stuck_after(p)
     add_verdict_flags(p)
     from gpulabel.cli.nfdcmds import nfd_config_flag

@@ -8,6 +8,13 @@ __all__ = ["add_tool_commands"]
 
 
 def add_tool_commands(add: AddCommand) -> None:
+    _add_diff(add)
+    _add_snapshot(add)
+    _add_version(add)
+    _add_completion(add)
+
+
+def _add_diff(add: AddCommand) -> None:
     p = add(
         "diff",
         cmd_diff,
@@ -27,6 +34,8 @@ def add_tool_commands(add: AddCommand) -> None:
     )
     p.add_argument("--strict", action="store_true", help="audit with --strict on both sides")
 
+
+def _add_snapshot(add: AddCommand) -> None:
     p = add(
         "snapshot",
         cmd_snapshot,
@@ -64,6 +73,8 @@ def add_tool_commands(add: AddCommand) -> None:
 
     add_evidence_flags(p)
 
+
+def _add_version(add: AddCommand) -> None:
     add(
         "version",
         cmd_version,
@@ -73,6 +84,8 @@ def add_tool_commands(add: AddCommand) -> None:
         exits="0 done (an unreachable cluster only leaves out the server line), 2 bad flags",
     ).add_argument("--client", action="store_true", help="only the client version: contact no cluster")
 
+
+def _add_completion(add: AddCommand) -> None:
     p = add(
         "completion",
         cmd_completion,

@@ -228,48 +228,57 @@ class KubeClient:
         drops what was read, so a restart never hands out a partial or
         duplicated result.
         """
-        import orjson
-
         from gpulabel.cluster.progress import Progress
 
         progress = Progress(f"listing {path.rsplit('/', 1)[-1]}") if on_page is None else None
+        told = on_page if progress is None else lambda objects, _pages: progress.update(objects)
+        query = [("limit", str(limit))]
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
         restarts = 0
         while True:
-            out: list[T] = []
-            token = version = ""
-            gone = False
-            pages = 0
-            while True:
-                query = [("limit", str(limit))]
-                if label_selector:
-                    query.append(("labelSelector", label_selector))
-                if field_selector:
-                    query.append(("fieldSelector", field_selector))
-                if token:
-                    query.append(("continue", token))
-                status, data = self.request_raw("GET", path, query=query)
-                if status == 410 and token and restarts < max_restarts:
-                    gone = True
-                    break
-                if status >= 400:
-                    raise self.error(status, data, "LIST", path)
-                page = orjson.loads(data)
-                del data
-                out.extend(transform(item) for item in page.get("items") or ())
-                pages += 1
-                if progress is not None:
-                    progress.update(len(out))
-                elif on_page is not None:
-                    on_page(len(out), pages)
-                meta = page.get("metadata") or {}
-                token, version = meta.get("continue") or "", meta.get("resourceVersion") or version
-                if not token:
-                    break
-            if not gone:
+            listed = self._list_pages(path, transform, query, restartable=restarts < max_restarts, told=told)
+            if listed is not None:
                 if progress is not None:
                     progress.done()
-                return out, version
+                return listed
             restarts += 1
+
+    def _list_pages(
+        self,
+        path: str,
+        transform: Callable[[dict[str, Any]], T],
+        query: list[tuple[str, str]],
+        *,
+        restartable: bool,
+        told: Callable[[int, int], None] | None,
+    ) -> tuple[list[T], str] | None:
+        """One pass of a paged LIST from its first page: every object through ``transform``, and the list's
+        resourceVersion; ``told(objects, pages)`` after each page. None when a continuation is 410 Gone and
+        ``restartable``: what was read is dropped, and the caller starts over."""
+        import orjson
+
+        out: list[T] = []
+        token = version = ""
+        pages = 0
+        while True:
+            status, data = self.request_raw("GET", path, query=[*query, ("continue", token)] if token else query)
+            if status == 410 and token and restartable:
+                return None
+            if status >= 400:
+                raise self.error(status, data, "LIST", path)
+            page = orjson.loads(data)
+            del data
+            out.extend(transform(item) for item in page.get("items") or ())
+            pages += 1
+            if told is not None:
+                told(len(out), pages)
+            meta = page.get("metadata") or {}
+            token, version = meta.get("continue") or "", meta.get("resourceVersion") or version
+            if not token:
+                return out, version
 
     def list(self, kind: str, namespace: str | None = None, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
         """All objects of ``kind`` (in ``namespace``, if given) as JSON, and the list's resourceVersion."""

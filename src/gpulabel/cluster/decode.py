@@ -206,24 +206,35 @@ def check_yaml_tree(root: Any, aliases_possible: bool) -> None:
     computed once (a DAG walk), which bounds the cost by the file, not by the
     expansion.
     """
-    if not aliases_possible:
-        stack = [(root, 1)]
-        while stack:
-            node, depth = stack.pop()
-            if node.id == "scalar" or not node.value:
-                continue
-            if depth >= MAX_DEPTH:
-                raise _Refused(None, _depth_message())
-            if node.id == "mapping":
-                _duplicate_key(node)
-                for key, value in node.value:
-                    if key.id != "scalar":
-                        stack.append((key, depth + 1))
-                    if value.id != "scalar":
-                        stack.append((value, depth + 1))
-            else:
-                stack.extend((child, depth + 1) for child in node.value if child.id != "scalar")
-        return
+    if aliases_possible:
+        _check_graph(root)
+    else:
+        _check_tree(root)
+
+
+def _check_tree(root: Any) -> None:
+    """Depth and duplicate keys of a document without anchors: one walk, no memory of nodes."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if node.id == "scalar" or not node.value:
+            continue
+        if depth >= MAX_DEPTH:
+            raise _Refused(None, _depth_message())
+        if node.id == "mapping":
+            _duplicate_key(node)
+            for key, value in node.value:
+                if key.id != "scalar":
+                    stack.append((key, depth + 1))
+                if value.id != "scalar":
+                    stack.append((value, depth + 1))
+        else:
+            stack.extend((child, depth + 1) for child in node.value if child.id != "scalar")
+
+
+def _check_graph(root: Any) -> None:
+    """Depth, duplicate keys and alias expansion of a document that may have aliases: each distinct node's
+    expanded size and height computed once, a cycle refused."""
     done: dict[int, tuple[int, int]] = {}  # id -> (expanded node count, height)
     active: set[int] = set()
     aliased = 0  # nodes that alias expansion adds

@@ -19,12 +19,8 @@ from typing import Any
 
 from gpulabel.k8s.dra.allocator import DeviceID, in_use_devices, shared_use
 from gpulabel.k8s.dra.extended import extended_classes
-from gpulabel.k8s.dra.objects import (
-    DeviceClass,
-    DeviceTaintRule,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
+from gpulabel.k8s.dra.objects import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from gpulabel.k8s.dra.readers import (
     claim_from_json,
     class_from_json,
     slice_from_json,
