@@ -256,10 +256,15 @@ def worker(
     (tracing slows every allocation, so those runs are not timed): what the evaluator allocates beyond
     the records it is given, kept (``kept_mb``) and at its peak (``traced_peak_mb``)."""
     from gpulabel.app.checks import check_options
-    from gpulabel.checks.engine.assessment import FullEvaluator
-    from gpulabel.checks.engine.incremental import IncrementalEvaluator
     from gpulabel.model.cluster import KIND
 
+    try:
+        from gpulabel.checks.engine.assessment import FullEvaluator
+        from gpulabel.checks.engine.incremental import IncrementalEvaluator
+    except ImportError:  # a tree from before checks/engine (bench/replay_before_after.py): the same classes
+        from gpulabel.checks.assessment import FullEvaluator
+
+        from gpulabel.checks.incremental import IncrementalEvaluator
     try:
         from gpulabel.controller.heap import settle
     except ImportError:  # a tree from before it (bench/replay_before_after.py): its monitor did not settle
