@@ -15,6 +15,7 @@ from gpulabel.checks.audit import rules as audit
 from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.dra import rules as dra
 from gpulabel.checks.health import rules as health
+from gpulabel.checks.managed import rules as managed
 from gpulabel.checks.mig import rules as mig
 from gpulabel.checks.nfd import rules as nfdrules
 from gpulabel.checks.operands import rules as operands
@@ -66,6 +67,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("upgrade",), upgrade.REASONS),
         *_rows(("nfd",), nfdrules.REASONS),
         *_rows(("health",), health.REASONS),
+        *_rows(("managed",), managed.REASONS),
     )
 
 

@@ -30,6 +30,7 @@ from gpulabel.checks.engine.definition import (
 )
 from gpulabel.checks.hazards import check as hazards
 from gpulabel.checks.health import check as health
+from gpulabel.checks.managed import check as managed
 from gpulabel.checks.mig import check as mig
 from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
@@ -67,6 +68,7 @@ CHECKS: tuple[Check, ...] = (
     upgrade.CHECK,
     nfd.CHECK,
     health.CHECK,
+    managed.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
