@@ -283,6 +283,11 @@ PLANTED = {
     "event-token": "ghp_PlantedGitHubToken0123456789ab",
     "last-applied": "last-applied-secret-5555",
     "secret-data": "c2VjcmV0LWRhdGEtcGxhbnRlZA==",
+    "annotation-key": "plain words planted under a password key",
+    "label-key": "pl4nted-label-value",
+    "url-userinfo": "pl4nted-url-password",
+    "shell-flag": "pl4nted-shell-flag",
+    "log-url": "pl4nted-log-url-password",
 }
 
 
@@ -298,6 +303,14 @@ def _planted_document() -> dict[str, Any]:
     ctr["args"] = [f"--token={PLANTED['arg']}", "--password", PLANTED["flag"], "--verbose"]
     pod["metadata"].setdefault("annotations", {})["example.com/auth"] = PLANTED["annotation"]
     pod["metadata"]["annotations"]["example.com/header"] = f"Authorization: Bearer {PLANTED['bearer']}"
+    pod["metadata"]["annotations"]["example.com/password"] = PLANTED["annotation-key"]
+    pod["metadata"].setdefault("labels", {})["secret-token"] = PLANTED["label-key"]
+    ctr["command"] = [
+        "sh",
+        "-c",
+        f"ctk --registry https://admin:{PLANTED['url-userinfo']}@registry.example.com/v2 "
+        f"--password {PLANTED['shell-flag']} && exec toolkit",
+    ]
     pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
         {"spec": {"containers": [{"env": [{"name": "X", "value": PLANTED["last-applied"]}]}]}}
     )
@@ -322,7 +335,9 @@ def _planted_document() -> dict[str, Any]:
 
 
 def test_a_bundle_holds_none_of_the_planted_secrets(tmp_path: Path) -> None:
-    ev = _toolkit_evidence(f"login with password={PLANTED['log-password']} failed")
+    ev = _toolkit_evidence(
+        f"login with password={PLANTED['log-password']} to https://u:{PLANTED['log-url']}@repo.example.com failed"
+    )
     event = EventNote("Node", "", "lab-node-0", "Warning", "Leak", f"token: {PLANTED['event-token']}", "t")
     ev = Evidence(ev.logs, (*ev.events, event))
     data, report = make_bundle(_planted_document(), ev)
@@ -344,7 +359,14 @@ def test_a_bundle_holds_none_of_the_planted_secrets(tmp_path: Path) -> None:
         {"name": "FROM_SECRET", "valueFrom": {"secretKeyRef": {"name": "ngc", "key": "key"}}},
     ]
     assert ctr["args"] == ["--token=<redacted>", "--password", "<redacted>", "--verbose"]
-    for rule in ("env-value: 2", "last-applied: 1", "secret-data: 1", "secret-argument: 1", "bearer: 1", "jwt: 1"):
+    assert ctr["command"] == [
+        "sh",
+        "-c",
+        "ctk --registry https://admin:<redacted>@registry.example.com/v2 --password <redacted> && exec toolkit",
+    ]
+    assert pod["metadata"]["annotations"]["example.com/password"] == "<redacted>"
+    rules = ("env-value: 2", "last-applied: 1", "secret-data: 1", "secret-argument: 1", "bearer: 1", "jwt: 1")
+    for rule in (*rules, "secret-key-value: 2", "url-password: 2", "secret-flag: 1"):
         assert f"  {rule}\n" in report, rule
     # and the bundle still reads: the redacted snapshot gives the findings of the unredacted one
     path, plain = tmp_path / "p.tar.gz", tmp_path / "p.json"
