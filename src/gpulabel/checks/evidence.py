@@ -6,7 +6,8 @@ pod that did not start, or the MIG manager of a MIG finding), with their
 DaemonSet. :func:`diagnose` matches what was read about one of them (its
 containers' log tails and the Events of the pod, its DaemonSet and its node)
 against ``model/signatures.toml``: the first row found in a line names the
-cause, with that line as evidence. When no row matches, the last lines are
+cause, with that line as evidence. Every line is redacted (``model/redaction.py``) before it is
+matched or shown, whatever read it (live, a bundle). When no row matches, the last lines are
 the evidence and there is no cause: gpulabel does not guess.
 """
 
@@ -20,6 +21,7 @@ from gpulabel.checks.rootcause import link_of
 from gpulabel.model.cluster import ClusterState, DaemonSet, Pod
 from gpulabel.model.evidence import EventNote, Evidence, LogTail
 from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.redaction import redact_line
 from gpulabel.model.signatures import SIGNATURES, Signature
 
 __all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "evidence_section", "with_evidence"]
@@ -161,7 +163,7 @@ def _event_lines(b: Blame, events: Sequence[EventNote]) -> list[tuple[EventNote,
         keys.add(("DaemonSet", b.daemonset.namespace, b.daemonset.name))
     mine = [e for e in events if (e.kind, e.namespace if e.kind != "Node" else "", e.name) in keys]
     mine.sort(key=lambda e: e.time)
-    return [(e, Line("event", e.about, e.text, e.time)) for e in mine]
+    return [(e, Line("event", e.about, redact_line(e.text), e.time)) for e in mine]
 
 
 def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Line]]]:
@@ -171,7 +173,7 @@ def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Li
     for t in logs:
         if t.pod == b.pod.ref:
             where = t.container + (" (previous)" if t.previous else "") + (" (init)" if t.init else "")
-            out.append((t, [Line("log", where, ln.text, ln.time) for ln in t.lines]))
+            out.append((t, [Line("log", where, redact_line(ln.text), ln.time) for ln in t.lines]))
     return out
 
 
@@ -205,7 +207,8 @@ def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
     """What could not be read about this pod, and what could be read for no pod (a refused kind)."""
     ref = b.pod.ref if b.pod is not None else None
     general = ("pods/log:", "events:")
-    return tuple(u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
+    mine = (u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
+    return tuple(redact_line(u) for u in mine)
 
 
 def diagnose_all(blames: Iterable[Blame], evidence: Evidence) -> tuple[Diagnosis, ...]:
