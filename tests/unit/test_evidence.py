@@ -252,7 +252,7 @@ def test_an_unknown_failure_from_a_bundle_shows_the_last_lines_without_a_guess(t
     path = tmp_path / "u.tar.gz"
     path.write_bytes(data)
     _, out, _ = run("explain", "node/lab-node-0", "--snapshot", str(path))
-    assert "no known signature; the last lines" in out and "panic: something nobody has seen" in out
+    assert "no known signature; the lines that matter" in out and "panic: something nobody has seen" in out
     assert "fix:" not in out
     _, out, _ = run("check", "--snapshot", str(path), "-o", "json")
     assert {r["signature"] for r in json.loads(out)["evidence"]} == {None}

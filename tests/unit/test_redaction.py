@@ -92,6 +92,7 @@ LOG_SECRETS = {
     "url": "pl4nted-in-url",
     "event": "ghp_Pl4ntedGitHubToken0123456789ab",
     "unread": "pl4nted-in-unread",
+    "panic": "pl4nted-in-panic",
 }
 
 
@@ -101,9 +102,9 @@ def _leaky_evidence() -> Evidence:
         "nvidia-container-toolkit-ctr",
         previous=True,
         lines=(
-            LogLine("2026-11-30T10:12:00Z", f"running sh -c 'install --password {LOG_SECRETS['shell']}'"),
-            LogLine("2026-11-30T10:12:01Z", f"fetching https://ci:{LOG_SECRETS['url']}@repo.example.com/x"),
-            LogLine("2026-11-30T10:12:02Z", "panic: nobody has seen this one"),
+            LogLine("2026-11-30T10:12:00Z", f"error running sh -c 'install --password {LOG_SECRETS['shell']}'"),
+            LogLine("2026-11-30T10:12:01Z", f"failed fetching https://ci:{LOG_SECRETS['url']}@repo.example.com/x"),
+            LogLine("2026-11-30T10:12:02Z", f"panic: login --token {LOG_SECRETS['panic']} refused"),
         ),
     )
     event = EventNote("Node", "", "lab-node-0", "Warning", "Leak", f"token {LOG_SECRETS['event']}", "t")
@@ -187,4 +188,8 @@ def test_the_json_evidence_rows_hold_the_redacted_line(tmp_path: Path) -> None:
     bundle = _unredacted_bundle(tmp_path / "old.tar.gz")
     _, out, _ = run("check", "-o", "json", "--snapshot", bundle)
     lines = [r["line"] for r in json.loads(out)["evidence"]]
-    assert f"running sh -c 'install --password {REDACTED}'" in lines
+    assert lines[:3] == [
+        f"error running sh -c 'install --password {REDACTED}'",
+        f"failed fetching https://ci:{REDACTED}@repo.example.com/x",
+        f"panic: login --token {REDACTED} refused",
+    ]

@@ -164,7 +164,7 @@ def test_an_unknown_failure_shows_the_last_lines_and_no_cause() -> None:
         "BackOff: Back-off restarting failed container",
     ]
     assert d.lines[0].where == "ctr (previous)" and d.lines[0].time == "2026-11-30T10:00:03Z"
-    assert d.summary() == 'no known signature; last line: "BackOff: Back-off restarting failed container"'
+    assert d.summary() == 'no known signature; "step 5"'
 
 
 def test_a_row_of_another_operand_is_not_taken() -> None:

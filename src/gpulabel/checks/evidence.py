@@ -6,9 +6,11 @@ pod that did not start, or the MIG manager of a MIG finding), with their
 DaemonSet. :func:`diagnose` matches what was read about one of them (its
 containers' log tails and the Events of the pod, its DaemonSet and its node)
 against ``model/signatures.toml``: the first row found in a line names the
-cause, with that line as evidence. Every line is redacted (``model/redaction.py``) before it is
-matched or shown, whatever read it (live, a bundle). When no row matches, the last lines are
-the evidence and there is no cause: gpulabel does not guess.
+cause, with that line as evidence. Every line is made readable and redacted
+(``model/loglines.py`` ``shown``) before it is matched or shown, whatever read
+it (live, a bundle). When no row matches, the lines that matter (the fatal line
+and the errors before it, not the stack trace) are the evidence and there is no
+cause: gpulabel does not guess.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from gpulabel.checks.rootcause import link_of
 from gpulabel.model.cluster import ClusterState, DaemonSet, Pod
 from gpulabel.model.evidence import EventNote, Evidence, LogTail
 from gpulabel.model.findings import Cell, Finding, Result, Section
-from gpulabel.model.redaction import redact_line
+from gpulabel.model.loglines import decisive, shown
 from gpulabel.model.signatures import SIGNATURES, Signature
 
 __all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "evidence_section", "with_evidence"]
 
-UNKNOWN_LINES = 3  # the last lines shown when no signature matches
+UNKNOWN_LINES = 3  # the lines shown when no signature matches: the fatal one and the errors before it
 _BLAMING = {("operands", "not-ready"), ("operands", "missing")}
 
 
@@ -87,7 +89,7 @@ class Diagnosis:
         if self.signature is not None:
             out = [f"{indent}evidence {self.blame.operand} {who}: {self.signature.cause} [{self.signature.id}]"]
         elif self.lines:
-            out = [f"{indent}evidence {self.blame.operand} {who}: no known signature; the last lines"]
+            out = [f"{indent}evidence {self.blame.operand} {who}: no known signature; the lines that matter"]
         else:
             out = [f"{indent}evidence {self.blame.operand} {who}: nothing read"]
         for ln in self.lines:
@@ -103,7 +105,8 @@ class Diagnosis:
         if self.signature is not None:
             return f"{self.signature.cause} [{self.signature.id}]"
         if self.lines:
-            return f'no known signature; last line: "{self.lines[-1].text}"'
+            said = next((ln for ln in reversed(self.lines) if ln.source == "log"), self.lines[-1])
+            return f'no known signature; "{said.text}"'
         return ""
 
 
@@ -163,7 +166,7 @@ def _event_lines(b: Blame, events: Sequence[EventNote]) -> list[tuple[EventNote,
         keys.add(("DaemonSet", b.daemonset.namespace, b.daemonset.name))
     mine = [e for e in events if (e.kind, e.namespace if e.kind != "Node" else "", e.name) in keys]
     mine.sort(key=lambda e: e.time)
-    return [(e, Line("event", e.about, redact_line(e.text), e.time)) for e in mine]
+    return [(e, Line("event", e.about, shown(e.text), e.time)) for e in mine]
 
 
 def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Line]]]:
@@ -173,13 +176,14 @@ def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Li
     for t in logs:
         if t.pod == b.pod.ref:
             where = t.container + (" (previous)" if t.previous else "") + (" (init)" if t.init else "")
-            out.append((t, [Line("log", where, redact_line(ln.text), ln.time) for ln in t.lines]))
+            out.append((t, [Line("log", where, shown(ln.text), ln.time) for ln in t.lines]))
     return out
 
 
 def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
     """The first signature (table order) found in the blamed pod's log lines or Events, with the line; else the
-    last lines of the first container read and its Warning Events, and no cause."""
+    lines that matter of the first container read (``model/loglines.py`` decisive) and its Warning Events, and no
+    cause."""
     logs = _log_lines(b, evidence.logs)
     events = _event_lines(b, evidence.events)
     for s in SIGNATURES:
@@ -197,7 +201,7 @@ def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
     last: list[Line] = []
     for _, lines in logs:
         if lines:
-            last = lines[-UNKNOWN_LINES:]
+            last = [lines[i] for i in decisive([ln.text for ln in lines], UNKNOWN_LINES)]
             break
     warnings = [ln for e, ln in events if e.type == "Warning"][-UNKNOWN_LINES:]
     return Diagnosis(b, None, (*last, *warnings), _unread(b, evidence))
@@ -208,7 +212,7 @@ def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
     ref = b.pod.ref if b.pod is not None else None
     general = ("pods/log:", "events:")
     mine = (u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
-    return tuple(redact_line(u) for u in mine)
+    return tuple(shown(u) for u in mine)
 
 
 def diagnose_all(blames: Iterable[Blame], evidence: Evidence) -> tuple[Diagnosis, ...]:
