@@ -204,15 +204,32 @@ def test_which_containers_are_read() -> None:
                     "lastState": {"terminated": {"exitCode": 1}},
                 },
                 {"name": "later-init", "state": {"waiting": {"reason": "PodInitializing"}}},
+                {"name": "running-init", "state": {"running": {}}},
+                {"name": "no-image-init", "state": {"waiting": {"reason": "ImagePullBackOff"}}},
             ],
             "containerStatuses": [
                 {"name": "main", "ready": False, "state": {"waiting": {"reason": "PodInitializing"}}},
+                {"name": "creating", "ready": False, "state": {"waiting": {"reason": "ContainerCreating"}}},
                 {"name": "fine", "ready": True, "state": {"running": {}}},
+                {"name": "unready", "ready": False, "state": {"running": {}}},
+                {
+                    "name": "crashing",
+                    "ready": False,
+                    "restartCount": 2,
+                    "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                    "lastState": {"terminated": {"exitCode": 2}},
+                },
             ],
         }
     }
     got = [(c.name, c.init, c.previous) for c in containers_to_read(pod)]
-    assert got == [("bad-init", True, True), ("main", False, False)]
+    # the containers still waiting to start (behind the init containers, on an image) have no log: not asked
+    assert got == [
+        ("bad-init", True, True),
+        ("running-init", True, False),
+        ("unready", False, False),
+        ("crashing", False, True),
+    ]
 
 
 def test_a_log_body_with_timestamps() -> None:
