@@ -19,7 +19,7 @@ from gpulabel.cluster.redact import Redactor
 from gpulabel.model.evidence import EventNote, Evidence, LogLine, LogTail
 from gpulabel.model.redaction import REDACTED, names_secret, redact_text
 from gpulabel.model.signatures import SIGNATURES
-from tests.unit.test_signatures import EXCERPTS
+from tests.signature_lines import LINES, TWINS
 
 ROOT = Path(__file__).parents[2]
 DRIFTED = ROOT / "examples" / "drifted-lab.yaml"
@@ -49,7 +49,8 @@ def test_each_text_rule_takes_its_secret_and_leaves_the_name(text: str, secret: 
 def test_ordinary_lines_are_left_alone() -> None:
     """The table's real lines and the usual startup and Event lines carry no secret and are not touched."""
     ordinary = [
-        *(line for line, _ in EXCERPTS.values()),
+        *(line for lines in LINES.values() for line, _ in lines),
+        *(line for lines in TWINS.values() for line in lines),
         'MountVolume.SetUp failed for volume "ngc-secret" : secret "ngc-secret" not found',
         'Successfully pulled image "nvcr.io/nvidia/k8s-device-plugin:v0.17.0" in 1.2s',
         "https://github.com/NVIDIA/gpu-operator/issues/266",
@@ -181,7 +182,8 @@ def test_the_monitors_event_says_no_planted_secret(tmp_path: Path) -> None:
 def test_the_signature_table_still_names_its_rows_after_redaction() -> None:
     """Redaction runs before matching: no row's pattern may depend on a value the rules take."""
     for s in SIGNATURES:
-        assert s.found_in(redact_text(EXCERPTS[s.id][0])), s.id
+        for line, _ in LINES[s.id]:
+            assert s.found_in(redact_text(line)), s.id
 
 
 def test_the_json_evidence_rows_hold_the_redacted_line(tmp_path: Path) -> None:
