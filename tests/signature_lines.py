@@ -56,12 +56,20 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "FATAL: failed to install kernel packages. Ensure SLES subscription is available.",
             "composed: gpu-driver-container sle15/nvidia-driver _install_prerequisites (25.01.21)",
         ),
+        (
+            "Error: Unable to find a match: elfutils-libelf-devel.aarch64",
+            "composed: gpu-driver-container rhel8/nvidia-driver _install_prerequisites (dnf's error, arm64 node)",
+        ),
     ],
     "driver-kernel-headers": [
         (
             "Unable to open the file '/lib/modules/3.10.0-862.el7.x86_64/proc/version' (No such file or directory)."
             "Could not resolve Linux kernel version",
             "https://github.com/NVIDIA/gpu-operator/issues/155 (nvidia-driver pod log)",
+        ),
+        (
+            "Error: Unable to find a match: kernel-headers-4.18.0-305.el8.x86_64 kernel-devel-4.18.0-305.el8.x86_64",
+            "composed: gpu-driver-container 22.04.19 rhel8/nvidia-driver _install_prerequisites (dnf's error)",
         ),
     ],
     "driver-kernel-too-new": [
@@ -76,6 +84,10 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "ERROR: The kernel module failed to load, because it was not signed by a key that is trusted by the "
             "kernel. Please try installing the driver again, and sign the kernel module when prompted to do so.",
             "https://github.com/NVIDIA/gpu-operator/issues/266 (driver container log)",
+        ),
+        (
+            "Kernel module load error: Required key not available",
+            "composed: nvidia-installer's 'Kernel module load error: %s' with the kernel's EKEYREJECTED",
         ),
     ],
     "driver-module-load": [
@@ -210,6 +222,15 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "ERROR_LIBRARY_NOT_FOUND",
             "composed: k8s-device-plugin internal/resource/fallback.go withFallBack.Init (klog format)",
         ),
+        (
+            "gpu-feature-discovery: 2022/01/10 10:00:00 Error: error creating NVML labeler: failed to initialize "
+            "NVML: could not load NVML library",
+            "composed: gpu-feature-discovery v0.6.1 internal/lm/labeler.go and nvml.go (log format of v0.6)",
+        ),
+        (
+            "2021/06/01 10:00:00 Warning: no labels generated from any source",
+            "composed: gpu-feature-discovery v0.4.1 main.go (the lower-case wording before v0.8)",
+        ),
     ],
     "validator-driver-not-ready": [
         (
@@ -220,6 +241,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'time="2025-04-24T07:21:08Z" level=warning '
             'msg="failed to validate the driver, retrying after 5 seconds\\n"',
             "https://github.com/cozystack/cozystack/pull/863 (toolkit's driver-validation init container)",
+        ),
+        (
+            "[pod/nvidia-operator-validator-x1/driver-validation] chroot: failed to run command 'nvidia-smi': "
+            "No such file or directory",
+            "composed: gpu-operator v22.9 validator/main.go runCommandWithWait (kubectl logs --prefix)",
         ),
     ],
     "validator-no-gpu-resources": [
@@ -279,6 +305,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'time=2026-11-30T10:12:01.123Z level=ERROR msg="Failed to connect to remote hostengine" '
             'address=10.0.0.7:5555 error="Host engine connection invalid/disconnected"',
             "composed: dcgm-exporter 4.x internal/pkg/dcgmprovider/dcgm.go (slog text format)",
+        ),
+        (
+            'time="2021-03-01T10:00:00Z" level=error msg="Failed to collect metrics with error: Error getting the '
+            'latest value for fields: Host engine connection invalid/disconnected"',
+            "composed: dcgm-exporter 2.x pkg/dcgmexporter/pipeline.go with DCGM's connection error",
         ),
     ],
     "dcgm-exporter-profiling": [

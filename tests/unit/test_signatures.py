@@ -64,9 +64,15 @@ def test_every_operand_with_a_log_row_has_twins() -> None:
     assert "*" in TWINS
 
 
+# operands built from one code base print the same library's words (NVML loading): a line of one names the
+# same cause in the other's pod
+_SIBLINGS = {"device-plugin": "gpu-feature-discovery", "gpu-feature-discovery": "device-plugin"}
+
+
 @pytest.mark.parametrize("row", [s for s in SIGNATURES if s.where == "log"], ids=lambda s: s.id)
 def test_no_line_names_a_cause_for_another_operands_pod(row: Signature) -> None:
-    for other in sorted({s.operand for s in SIGNATURES if s.operand not in ("*", row.operand)}):
+    others = {s.operand for s in SIGNATURES} - {"*", row.operand, _SIBLINGS.get(row.operand, "")}
+    for other in sorted(others):
         for line, _ in LINES[row.id]:
             named = _named(other, "log", [line])
             assert named is None, f"{line!r} names {named and named.id} for {other}"
