@@ -193,6 +193,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "2023/10/19 03:11:54 Failed to initialize NVML: could not load NVML library.",
             "https://github.com/NVIDIA/k8s-device-plugin/issues/444 (device plugin log)",
         ),
+        (
+            "E1130 10:12:01.000000       1 main.go:173] error starting plugins: error getting plugins: unable to "
+            "create plugins: failed to construct resource managers: nvml init failed: ERROR_DRIVER_NOT_LOADED",
+            "composed: k8s-device-plugin v0.16 internal/plugin/manager/factory.go (klog format)",
+        ),
     ],
     "device-plugin-no-runtime": [
         (
@@ -260,6 +265,10 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "Failed to allocate device vector A (error code no CUDA-capable device is detected)!",
             "https://github.com/NVIDIA/gpu-operator/issues/253 and #1900 (cuda-validation log)",
         ),
+        (
+            "Failed to allocate vector A (error code no CUDA-capable device is detected)!",
+            "composed: the older vectorAdd's wording around a CUDA error",
+        ),
     ],
     "mig-config-not-present": [
         (
@@ -323,6 +332,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'third-party Profiling module returned an unrecoverable error"',
             "composed: dcgm-exporter 4.x internal/pkg/collector/expcollector.go (slog text format)",
         ),
+        (
+            'time="2020-10-27T20:31:42Z" level=fatal msg="Error watching fields: This request is serviced by a '
+            'module of DCGM that is not currently loaded"',
+            "https://github.com/NVIDIA/gpu-monitoring-tools/issues/120 (dcgm-exporter 2.0 log)",
+        ),
     ],
     "dcgm-exporter-listen": [
         (
@@ -345,6 +359,10 @@ LINES: dict[str, list[tuple[str, str]]] = {
         (
             'time="2020-07-21T18:49:33Z" level=fatal msg="Error starting nv-hostengine: DCGM initialization error"',
             "https://github.com/NVIDIA/gpu-monitoring-tools/issues/96 (dcgm-exporter log)",
+        ),
+        (
+            'time=2026-11-30T10:12:01.000Z level=ERROR msg="Cannot init NVML library; err: ERROR_DRIVER_NOT_LOADED"',
+            "composed: dcgm-exporter 4.x internal/pkg/nvmlprovider/provider.go (slog text format)",
         ),
     ],
     "image-pull": [
