@@ -87,7 +87,8 @@ def test_no_case_names_a_wrong_cause() -> None:
 
 
 def test_every_unknown_failure_is_shown_by_its_decisive_line() -> None:
-    assert [v.case for v in VERDICTS if v.outcome == "hidden"] == []
+    """In the fitted sets; a held-out set's misses are what its figure in the docs says."""
+    assert [v.case for v, c in zip(VERDICTS, CASES, strict=True) if v.outcome == "hidden" and not _held(c)] == []
 
 
 def _set(name: str) -> list[Verdict]:
@@ -141,7 +142,12 @@ def test_the_corpus_spans_every_operand_and_two_distribution_families() -> None:
         assert c["expected"] or c["decisive"], c["id"]
 
 
-@pytest.mark.parametrize("verdict", VERDICTS, ids=lambda v: v.case)
-def test_each_case(verdict: Verdict) -> None:
-    """One line per case, so a run says which ones a change moved (a miss is allowed, a wrong cause is not)."""
-    assert verdict.outcome in ("right", "missed", "shown")
+@pytest.mark.parametrize(("verdict", "case"), list(zip(VERDICTS, CASES, strict=True)), ids=[c["id"] for c in CASES])
+def test_each_case(verdict: Verdict, case: dict[str, Any]) -> None:
+    """One line per case, so a run says which ones a change moved (a miss is allowed, a wrong cause is not; a
+    held-out unknown failure may be shown without its decisive line: its set's figure says so)."""
+    assert verdict.outcome in ("right", "missed", "shown", *(("hidden",) if _held(case) else ()))
+
+
+def _held(case: dict[str, Any]) -> bool:
+    return case.get("set", "") == "held-out"
