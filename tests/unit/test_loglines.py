@@ -108,3 +108,22 @@ def test_a_coloured_line_still_names_its_signature() -> None:
     d = diagnose(Blame("gpu-1", "driver", "operand-pod", _pod(), None), Evidence((tail,)))
     assert d.signature is not None and d.signature.id == "driver-package-cache"
     assert "\x1b" not in d.lines[0].text
+
+
+def test_a_cpp_abort_in_a_go_program_is_shown_by_its_abort_not_the_raw_stack() -> None:
+    lines = [
+        'time="2021-01-01T00:00:00Z" level=info msg="Starting"',
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "  what():  something failed",
+        "SIGABRT: abort",
+        "PC=0x7f1c2a3b4c5d m=0 sigcode=18446744073709551610",
+        "",
+        "goroutine 0 [idle]:",
+        "runtime: unknown pc 0x7f1c2a3b4c5d",
+        "stack: frame={sp:0x7ffc1e2d3c40, fp:0x0} stack=[0x7ffc1d5e0a88,0x7ffc1e2dfac0)",
+        "00007ffc1e2d3b40:  0000000000000000  0000000000000001",
+        "00007ffc1e2d3b50:  00007f1c2a3b4c5d  0000000000000000",
+        "rax    0x0",
+        "rip    0x7f1c2a3b4c5d",
+    ]
+    assert _texts(lines) == [lines[1], lines[2], lines[3]]  # the abort, its message, the signal

@@ -9,8 +9,9 @@ text) written as a backslash escape. :func:`shown` is that, redacted
 
 :func:`decisive` picks, for a failure no signature knows, the lines a support
 engineer would quote: the panic or fatal line and the error lines before it,
-never the frames of the stack trace that follows (Go goroutine dumps, Python
-tracebacks, Java frames); without a fatal line the last error lines; without
+never the frames of the stack trace that follows (Go goroutine and signal
+dumps, Python tracebacks, Java frames; a C++ abort's ``terminate called``
+counts as fatal); without a fatal line the last error lines; without
 an error line the last lines that are not frames.
 """
 
@@ -31,6 +32,11 @@ _FRAME = re.compile(
       | (?:[\w.\-]+/)*[\w.\-]+\.(?:\(\*?\w+\)\.)?[\w.\-]+(?:\[[^\]]*\])?\(.*\)$  # Go: a frame's function
       | created\ by\ \S+
       | \[signal\ .*\]$
+      | PC=0x[0-9a-f]+\ .*                           # Go: a signal's dump (registers, raw stack)
+      | runtime:\ unknown\ pc\ .*
+      | stack:\ frame=\{.*
+      | [0-9a-f]{8,16}:(?:\s+[0-9a-f]{8,16})+\s*$
+      | r(?:[a-z]{2}|\d{1,2})\s+0x[0-9a-f]+$
       | Traceback\ \(most\ recent\ call\ last\):$      # Python
       | \s+File\ ".*",\ line\ \d+
       | \s+at\ [\w$.<>]+\(.*\)$                        # Java
@@ -39,8 +45,8 @@ _FRAME = re.compile(
     re.VERBOSE,
 )
 _FATAL = re.compile(
-    r"^(?:panic: |fatal error: |F\d{4} \d\d:\d\d:\d\d|FATAL|Fatal[: ])|level=(?:fatal|panic)\b|\[(?:FATAL|fatal)\]"
-    r"|\bcritical error\b",
+    r"^(?:panic: |fatal error: |F\d{4} \d\d:\d\d:\d\d|FATAL|Fatal[: ]|SIG[A-Z]+: |terminate called after throwing)"
+    r"|level=(?:fatal|panic)\b|\[(?:FATAL|fatal)\]|\bcritical error\b",
 )
 _ERROR = re.compile(
     r"(?i)^(?:E\d{4} \d\d:\d\d:\d\d|error\b|\w*(?:error|exception)\b:)|level=error\b|\b(?:ERROR|ERR)\b|\[error\]"
