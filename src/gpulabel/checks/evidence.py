@@ -2,8 +2,10 @@
 
 :func:`blamed` names, for the findings about a node, the operand pods behind
 them (not every pod: those of an operand that is not ready, missing with a
-pod that did not start, or the MIG manager of a MIG finding), with their
-DaemonSet. :func:`diagnose` matches what was read about one of them (its
+pod that did not start, the MIG manager of a MIG finding, GFD when its labels
+are missing or wrong), with their DaemonSet; the last two may be Running and
+Ready while they fail, so their running containers are read too.
+:func:`diagnose` matches what was read about one of them (its
 containers' log tails and the Events of the pod, its DaemonSet and its node)
 against ``model/signatures.toml``: the first row found in a line names the
 cause, with that line as evidence. Every line is made readable and redacted
@@ -30,6 +32,7 @@ __all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "
 
 UNKNOWN_LINES = 3  # the lines shown when no signature matches: the fatal one and the errors before it
 _BLAMING = {("operands", "not-ready"), ("operands", "missing")}
+_EFFECT = {"gfd-labels": "gpu-feature-discovery", "mig": "mig-manager"}  # a link whose operand may look healthy
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,7 @@ class Blame:
     link: str  # the chain link the finding breaks
     pod: Pod | None
     daemonset: DaemonSet | None
+    ready_read: bool = False  # the pod may be Running and Ready while its effect is missing: read it all the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +133,8 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
             continue
         if (f.check, f.reason) in _BLAMING and f.operand:
             op = f.operand
-        elif f.check == "mig":
-            op = "mig-manager"
+        elif link_of(f) in _EFFECT:
+            op = _EFFECT[str(link_of(f))]
         else:
             continue
         wanted.setdefault((f.node, op), link_of(f) or "operand")
@@ -154,7 +158,7 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
         ds_of: DaemonSet | None = by_operand.get(op)
         if first is not None:
             ds_of = next((sets[uid][1] for k, uid in first.owners if k == "DaemonSet" and uid in sets), ds_of)
-        out.append(Blame(node, op, link, first, ds_of))
+        out.append(Blame(node, op, link, first, ds_of, ready_read=link in _EFFECT))
     return tuple(out)
 
 
@@ -235,7 +239,7 @@ def with_evidence(result: Result, diagnoses: Sequence[Diagnosis]) -> Result:
         if s.name == "causes":
             wide = []
             for row, line in zip(s.rows, s.text, strict=True):
-                operand = str(row.get("operand") or ("mig-manager" if row.get("link") == "mig" else ""))
+                operand = str(row.get("operand") or _EFFECT.get(str(row.get("link")), ""))
                 d = by.get((str(row.get("node")), operand))
                 said = d.summary() if d is not None else ""
                 wide.append(f"{line} -- {said}" if said else line)
