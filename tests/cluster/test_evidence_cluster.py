@@ -182,3 +182,58 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
     events = json.loads(gpulabel(gpu_operator.kubeconfig, "check", "--snapshot", str(bundle), "-o", "json").stdout)
     rows = [r for r in events["evidence"] if r["node"] == NODE]
     assert {r["signature"] for r in rows} == {"device-plugin-nvml"} and rows[0]["line"].endswith(NVML)
+
+
+# GFD Running and Ready while it writes no labels: its own warning (k8s-device-plugin cmd/gpu-feature-discovery)
+GFD_WARNING = "No labels generated from any source"
+GFD_LOG = (
+    "2026-12-04T16:00:00.000000001Z I1204 16:00:00.000000       1 main.go:163] Start running\n"
+    f"2026-12-04T16:00:00.000000002Z W1204 16:00:00.000000       1 main.go:278] {GFD_WARNING}\n"
+    "2026-12-04T16:00:00.000000003Z I1204 16:00:00.000000       1 main.go:290] Sleeping for 60000000000\n"
+)
+READY_NODE = "ev-gfd"
+
+
+def test_a_ready_gfd_without_labels_on_its_node_is_explained_from_its_log(
+    gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
+) -> None:
+    make_gpu_node(READY_NODE)  # NFD's labels, no GFD label
+
+    def ready_gfd() -> dict[str, Any] | None:
+        pods = gpu_operator.get("pods", "-n", NS, "--field-selector", f"spec.nodeName={READY_NODE}")["items"]
+        for p in pods:
+            statuses = p["status"].get("containerStatuses") or []
+            if (
+                p["metadata"]["ownerReferences"][0]["name"] == "gpu-feature-discovery"
+                and p["status"].get("phase") == "Running"
+                and statuses
+                and all(s.get("ready") for s in statuses)
+            ):
+                return p
+        return None
+
+    pod = wait_for(ready_gfd, timeout=90, message="for the operator's GFD pod on the node, Running and Ready")
+    name = pod["metadata"]["name"]
+    container = pod["spec"]["containers"][0]["name"]
+    proxy = LogProxy(gpu_operator.kubeconfig)
+    try:
+        proxy.logs[(NS, name)] = GFD_LOG
+        kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
+
+        def explained() -> str:
+            out = gpulabel(kubeconfig, "explain", f"node/{READY_NODE}").stdout
+            return out if "[gfd-nvml]" in out else ""
+
+        out = wait_for(explained, timeout=60, message="for explain to name why GFD wrote no labels")
+        print(out)
+        lines = out.splitlines()
+        broken = next(i for i, ln in enumerate(lines) if ln.startswith("broken gfd-labels"))
+        below = "\n".join(lines[broken:])
+        assert f"evidence gpu-feature-discovery {NS}/{name}: GPU Feature Discovery cannot initialise NVML" in below
+        assert f"log {container} 2026-12-04T16:00:00.000000002Z: W1204 16:00:00.000000       1 main.go:278] " in below
+        # the Ready container's current log, not a previous instance (there is none)
+        asked = proxy.requests(lambda r: r.path.endswith(f"/pods/{name}/log"))
+        assert asked and all("previous" not in r.query and r.query["container"] == [container] for r in asked)
+        assert not proxy.requests(lambda r: r.method != "GET")  # read-only
+    finally:
+        proxy.close()
