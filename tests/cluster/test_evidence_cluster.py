@@ -66,6 +66,20 @@ class LogProxy(FaultProxy):
         super().handle(h)
 
 
+def _explained(kubeconfig: Path, node: str, marker: str, link: str, waiting: str) -> tuple[list[str], str]:
+    """``explain node/NODE``'s lines once they hold ``marker``, and its text from the broken ``link`` down."""
+
+    def explained() -> str:
+        out = str(gpulabel(kubeconfig, "explain", f"node/{node}").stdout)
+        return out if marker in out else ""
+
+    out = wait_for(explained, timeout=60, message=f"for explain {waiting}")
+    print(out)
+    lines = out.splitlines()
+    broken = next(i for i, ln in enumerate(lines) if ln.startswith(f"broken {link}"))
+    return lines, "\n".join(lines[broken:])
+
+
 def _crash(cluster: LabCluster, pod: dict[str, Any]) -> None:
     """The pod's status as a kubelet reports a crash-looping container (kwok cannot crash one)."""
     name = pod["metadata"]["name"]
@@ -136,15 +150,9 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
         proxy.logs[(NS, name)] = LOG
         kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
 
-        def explained() -> str:
-            run = gpulabel(kubeconfig, "explain", f"node/{NODE}")
-            return run.stdout if "not-ready" in run.stdout else ""
-
-        out = wait_for(explained, timeout=60, message="for explain to see the crash-looping device plugin")
-        print(out)
-        lines = out.splitlines()
-        broken = next(i for i, ln in enumerate(lines) if ln.startswith("broken operand-pod"))
-        below = "\n".join(lines[broken:])
+        lines, below = _explained(
+            kubeconfig, NODE, "not-ready", "operand-pod", "to see the crash-looping device plugin"
+        )
         assert f"evidence device-plugin {NS}/{name}: the device plugin cannot load NVML" in below
         assert "[device-plugin-nvml]" in below
         container = pod["spec"]["containers"][0]["name"]
@@ -220,15 +228,7 @@ def test_a_ready_gfd_without_labels_on_its_node_is_explained_from_its_log(
         proxy.logs[(NS, name)] = GFD_LOG
         kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
 
-        def explained() -> str:
-            out = gpulabel(kubeconfig, "explain", f"node/{READY_NODE}").stdout
-            return out if "[gfd-nvml]" in out else ""
-
-        out = wait_for(explained, timeout=60, message="for explain to name why GFD wrote no labels")
-        print(out)
-        lines = out.splitlines()
-        broken = next(i for i, ln in enumerate(lines) if ln.startswith("broken gfd-labels"))
-        below = "\n".join(lines[broken:])
+        _, below = _explained(kubeconfig, READY_NODE, "[gfd-nvml]", "gfd-labels", "to name why GFD wrote no labels")
         assert f"evidence gpu-feature-discovery {NS}/{name}: GPU Feature Discovery cannot initialise NVML" in below
         assert f"log {container} 2026-12-04T16:00:00.000000002Z: W1204 16:00:00.000000       1 main.go:278] " in below
         # the Ready container's current log, not a previous instance (there is none)
