@@ -105,6 +105,29 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "https://github.com/NVIDIA/gpu-operator/issues/126 (driver container log)",
         ),
     ],
+    "driver-manager-drain": [
+        (
+            "error: cannot delete Pods with local storage (use --delete-emptydir-data to override): "
+            "ml/notebook-0, ml/notebook-1",
+            "composed: k8s-driver-manager v0.6 driver-manager _drain_k8s_node (kubectl drain's error)",
+        ),
+        (
+            "Cannot proceed until all GPU pods are drained from the node. Exiting.",
+            "composed: k8s-driver-manager v0.6.5 driver-manager (the main flow)",
+        ),
+        (
+            "Cleanup could not automatically proceed on node gpu-1 because both GPU pod eviction and auto-drain "
+            "are disabled.",
+            "composed: k8s-driver-manager v0.12 cmd/driver-manager/messages.go",
+        ),
+    ],
+    "driver-manager-nouveau": [
+        ("Failed to unload nouveau driver", "composed: k8s-driver-manager v0.6.5 driver-manager _unload_nouveau"),
+        (
+            'time="2026-11-30T10:12:01Z" level=error msg="failed to unload nouveau driver: device or resource busy"',
+            "composed: k8s-driver-manager v0.12 cmd/driver-manager/main.go (logrus text format)",
+        ),
+    ],
     "toolkit-runtime-config": [
         (
             'time="2023-06-01T08:00:00Z" level=fatal msg="Error: unable to load config: failed to load config: '
@@ -397,6 +420,12 @@ _DRIVER_OK = [  # a driver pod that builds, loads and waits (NVIDIA/gpu-operator
     "Loading NVIDIA driver kernel modules...",
     "Cleaning up the package cache...",
     "RHEL VERSION successfully resolved from kernel: 8.6",  # rhel8/nvidia-driver _resolve_rhel_version
+    # k8s-driver-manager (v0.6.5 driver-manager, v0.12 main.go) doing its work
+    "Draining node gpu-1 of any GPU pods...",
+    "Auto drain of the node gpu-1 is disabled",
+    "Unloading nouveau driver...",
+    "Successfully unloaded nouveau driver",
+    "nvidia driver module is already loaded with refcount 236",
     "Done, now waiting for signal",
 ]
 _TOOLKIT_OK = [  # nvidia-container-toolkit v1.17 Info lines (tools/container/runtime) and #448 as posted
