@@ -82,7 +82,12 @@ def figure(verdicts: list[Verdict]) -> str:
 
 
 def test_no_case_names_a_wrong_cause() -> None:
-    wrong = [(v.case, v.diagnosis.signature and v.diagnosis.signature.id) for v in VERDICTS if v.outcome == "wrong"]
+    """In the fitted sets; a held-out set is a measurement, and its figure in the docs says what it found."""
+    wrong = [
+        (v.case, v.diagnosis.signature and v.diagnosis.signature.id)
+        for v, c in zip(VERDICTS, CASES, strict=True)
+        if v.outcome == "wrong" and not _held(c)
+    ]
     assert wrong == []
 
 
@@ -144,9 +149,9 @@ def test_the_corpus_spans_every_operand_and_two_distribution_families() -> None:
 
 @pytest.mark.parametrize(("verdict", "case"), list(zip(VERDICTS, CASES, strict=True)), ids=[c["id"] for c in CASES])
 def test_each_case(verdict: Verdict, case: dict[str, Any]) -> None:
-    """One line per case, so a run says which ones a change moved (a miss is allowed, a wrong cause is not; a
-    held-out unknown failure may be shown without its decisive line: its set's figure says so)."""
-    assert verdict.outcome in ("right", "missed", "shown", *(("hidden",) if _held(case) else ()))
+    """One line per case, so a run says which ones a change moved (a miss is allowed, a wrong cause is not; in
+    a held-out set both are measured, and its figure in the docs says so)."""
+    assert verdict.outcome in ("right", "missed", "shown", *(("hidden", "wrong") if _held(case) else ()))
 
 
 def _held(case: dict[str, Any]) -> bool:
