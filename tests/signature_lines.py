@@ -26,6 +26,15 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "repomd.xml [Could not resolve host: base-4-12-rhel8.ocp.svc]",
             "https://github.com/openshift/jenkins/issues/1774 (dnf on RHEL 8)",
         ),
+        (
+            '14: curl#28 - "Operation timed out after 30001 milliseconds with 0 out of 0 bytes received"',
+            "composed: yum's urlgrabber error in the centos7 driver image (curl's timeout)",
+        ),
+        (
+            "E: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease  Clearsigned file isn't "
+            "valid, got 'NOSPLIT' (does the network require authentication?)",
+            "composed: apt-get update in the ubuntu22.04 driver image behind a captive page",
+        ),
     ],
     "driver-package-cache": [
         (
@@ -126,6 +135,14 @@ LINES: dict[str, list[tuple[str, str]]] = {
         (
             'time="2026-11-30T10:12:01Z" level=error msg="failed to unload nouveau driver: device or resource busy"',
             "composed: k8s-driver-manager v0.12 cmd/driver-manager/main.go (logrus text format)",
+        ),
+    ],
+    "toolkit-config-version": [
+        (
+            'time="2026-11-30T10:12:01Z" level=error msg="error running nvidia-toolkit: unable to setup runtime: '
+            'unable to load config: unable to load containerd config: unsupported config version: 3"',
+            "composed: nvidia-container-toolkit v1.17.0 tools/container/nvidia-toolkit/run.go and "
+            "pkg/config/engine/containerd/containerd.go",
         ),
     ],
     "toolkit-runtime-config": [
@@ -432,6 +449,7 @@ _TOOLKIT_OK = [  # nvidia-container-toolkit v1.17 Info lines (tools/container/ru
     'time="2026-11-30T10:12:01Z" level=info msg="Starting \'setup\' for nvidia-toolkit"',
     'time="2026-11-30T10:12:01Z" level=info msg="Loading config from /runtime/config-dir/config.toml"',
     'time="2026-11-30T10:12:01Z" level=info msg="Config file does not exist; using empty config"',
+    'time="2026-11-30T10:12:01Z" level=info msg="Using config version 3"',  # v1.17.4+ reads containerd 2's
     'time="2026-11-30T10:12:01Z" level=info msg="Sending SIGHUP signal to containerd"',
     'time="2026-11-30T10:12:01Z" level=info msg="Successfully signaled containerd"',
     'time="2022-11-24T02:13:36Z" level=info msg="Skipping library candidate '

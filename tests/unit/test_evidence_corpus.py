@@ -100,7 +100,13 @@ def _set(name: str) -> list[Verdict]:
     return [v for v, c in zip(VERDICTS, CASES, strict=True) if c.get("set", "") == name]
 
 
-SETS = {"": "Measured", "fitted-2": "Second corpus", "fitted-3": "Third corpus", "held-out": "Held out"}
+SETS = {
+    "": "Measured",
+    "fitted-2": "Second corpus",
+    "fitted-3": "Third corpus",
+    "fitted-4": "Fourth corpus",
+    "held-out": "Held out",
+}
 
 
 @pytest.mark.parametrize("name", sorted({c.get("set", "") for c in CASES}))
