@@ -215,7 +215,7 @@ def test_explain_from_a_bundle_names_the_cause_and_the_line_under_the_broken_lin
     at = lines.index(next(ln for ln in lines if ln.startswith("broken operand-pod")))
     below = "\n".join(lines[at:])
     assert (
-        f"evidence container-toolkit {TOOLKIT}: the toolkit cannot read the container runtime's configuration" in below
+        f"evidence container-toolkit {TOOLKIT}: the toolkit cannot load the container runtime's configuration" in below
     )
     assert "[toolkit-runtime-config]" in below
     assert f"log nvidia-container-toolkit-ctr (previous) 2026-11-30T10:12:01Z: {TOOLKIT_LINE}" in below
@@ -232,8 +232,9 @@ def test_check_from_a_bundle_adds_the_cause_in_wide_output_and_json_only(bundle:
     _, wide, _ = run("check", "--snapshot", bundle, "-o", "wide")
     cause = next(ln for ln in wide.splitlines() if ln.startswith("cause lab-node-0 "))
     assert cause.endswith(
-        "-- the toolkit cannot read the container runtime's configuration at the path it was "
-        "given, so it cannot add the nvidia runtime [toolkit-runtime-config]"
+        "-- the toolkit cannot load the container runtime's configuration from the path it was given (missing "
+        "there, unreadable, or a template it cannot parse, as k3s and RKE2 keep), so it cannot add the nvidia "
+        "runtime [toolkit-runtime-config]"
     )
     _, out, _ = run("check", "--snapshot", bundle, "-o", "json")
     doc = json.loads(out)
@@ -456,7 +457,7 @@ def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Pa
 def test_the_report_from_a_bundle_says_why_in_the_operand_cell(bundle: str) -> None:
     code, page, err = run("report", "--snapshot", bundle, "--html", "-")
     assert code == 0, err
-    assert "why: the toolkit cannot read the container runtime" in page and "[toolkit-runtime-config]" in page
+    assert "why: the toolkit cannot load the container runtime" in page and "[toolkit-runtime-config]" in page
     _, plain, _ = run("report", "--snapshot", str(DRIFTED), "--html", "-")
     assert "why:" not in plain
 
