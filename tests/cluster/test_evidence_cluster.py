@@ -66,6 +66,20 @@ class LogProxy(FaultProxy):
         super().handle(h)
 
 
+def _explained(kubeconfig: Path, node: str, marker: str, link: str, waiting: str) -> tuple[list[str], str]:
+    """``explain node/NODE``'s lines once they hold ``marker``, and its text from the broken ``link`` down."""
+
+    def explained() -> str:
+        out = str(gpulabel(kubeconfig, "explain", f"node/{node}").stdout)
+        return out if marker in out else ""
+
+    out = wait_for(explained, timeout=60, message=f"for explain {waiting}")
+    print(out)
+    lines = out.splitlines()
+    broken = next(i for i, ln in enumerate(lines) if ln.startswith(f"broken {link}"))
+    return lines, "\n".join(lines[broken:])
+
+
 def _crash(cluster: LabCluster, pod: dict[str, Any]) -> None:
     """The pod's status as a kubelet reports a crash-looping container (kwok cannot crash one)."""
     name = pod["metadata"]["name"]
@@ -136,15 +150,9 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
         proxy.logs[(NS, name)] = LOG
         kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
 
-        def explained() -> str:
-            run = gpulabel(kubeconfig, "explain", f"node/{NODE}")
-            return run.stdout if "not-ready" in run.stdout else ""
-
-        out = wait_for(explained, timeout=60, message="for explain to see the crash-looping device plugin")
-        print(out)
-        lines = out.splitlines()
-        broken = next(i for i, ln in enumerate(lines) if ln.startswith("broken operand-pod"))
-        below = "\n".join(lines[broken:])
+        lines, below = _explained(
+            kubeconfig, NODE, "not-ready", "operand-pod", "to see the crash-looping device plugin"
+        )
         assert f"evidence device-plugin {NS}/{name}: the device plugin cannot load NVML" in below
         assert "[device-plugin-nvml]" in below
         container = pod["spec"]["containers"][0]["name"]
@@ -182,3 +190,50 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
     events = json.loads(gpulabel(gpu_operator.kubeconfig, "check", "--snapshot", str(bundle), "-o", "json").stdout)
     rows = [r for r in events["evidence"] if r["node"] == NODE]
     assert {r["signature"] for r in rows} == {"device-plugin-nvml"} and rows[0]["line"].endswith(NVML)
+
+
+# GFD Running and Ready while it writes no labels: its own warning (k8s-device-plugin cmd/gpu-feature-discovery)
+GFD_WARNING = "No labels generated from any source"
+GFD_LOG = (
+    "2026-12-04T16:00:00.000000001Z I1204 16:00:00.000000       1 main.go:163] Start running\n"
+    f"2026-12-04T16:00:00.000000002Z W1204 16:00:00.000000       1 main.go:278] {GFD_WARNING}\n"
+    "2026-12-04T16:00:00.000000003Z I1204 16:00:00.000000       1 main.go:290] Sleeping for 60000000000\n"
+)
+READY_NODE = "ev-gfd"
+
+
+def test_a_ready_gfd_without_labels_on_its_node_is_explained_from_its_log(
+    gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
+) -> None:
+    make_gpu_node(READY_NODE)  # NFD's labels, no GFD label
+
+    def ready_gfd() -> dict[str, Any] | None:
+        pods = gpu_operator.get("pods", "-n", NS, "--field-selector", f"spec.nodeName={READY_NODE}")["items"]
+        for p in pods:
+            statuses = p["status"].get("containerStatuses") or []
+            if (
+                p["metadata"]["ownerReferences"][0]["name"] == "gpu-feature-discovery"
+                and p["status"].get("phase") == "Running"
+                and statuses
+                and all(s.get("ready") for s in statuses)
+            ):
+                return p
+        return None
+
+    pod = wait_for(ready_gfd, timeout=90, message="for the operator's GFD pod on the node, Running and Ready")
+    name = pod["metadata"]["name"]
+    container = pod["spec"]["containers"][0]["name"]
+    proxy = LogProxy(gpu_operator.kubeconfig)
+    try:
+        proxy.logs[(NS, name)] = GFD_LOG
+        kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
+
+        _, below = _explained(kubeconfig, READY_NODE, "[gfd-nvml]", "gfd-labels", "to name why GFD wrote no labels")
+        assert f"evidence gpu-feature-discovery {NS}/{name}: GPU Feature Discovery cannot initialise NVML" in below
+        assert f"log {container} 2026-12-04T16:00:00.000000002Z: W1204 16:00:00.000000       1 main.go:278] " in below
+        # the Ready container's current log, not a previous instance (there is none)
+        asked = proxy.requests(lambda r: r.path.endswith(f"/pods/{name}/log"))
+        assert asked and all("previous" not in r.query and r.query["container"] == [container] for r in asked)
+        assert not proxy.requests(lambda r: r.method != "GET")  # read-only
+    finally:
+        proxy.close()

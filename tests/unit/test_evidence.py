@@ -215,7 +215,7 @@ def test_explain_from_a_bundle_names_the_cause_and_the_line_under_the_broken_lin
     at = lines.index(next(ln for ln in lines if ln.startswith("broken operand-pod")))
     below = "\n".join(lines[at:])
     assert (
-        f"evidence container-toolkit {TOOLKIT}: the toolkit cannot read the container runtime's configuration" in below
+        f"evidence container-toolkit {TOOLKIT}: the toolkit cannot load the container runtime's configuration" in below
     )
     assert "[toolkit-runtime-config]" in below
     assert f"log nvidia-container-toolkit-ctr (previous) 2026-11-30T10:12:01Z: {TOOLKIT_LINE}" in below
@@ -232,8 +232,9 @@ def test_check_from_a_bundle_adds_the_cause_in_wide_output_and_json_only(bundle:
     _, wide, _ = run("check", "--snapshot", bundle, "-o", "wide")
     cause = next(ln for ln in wide.splitlines() if ln.startswith("cause lab-node-0 "))
     assert cause.endswith(
-        "-- the toolkit cannot read the container runtime's configuration at the path it was "
-        "given, so it cannot add the nvidia runtime [toolkit-runtime-config]"
+        "-- the toolkit cannot load the container runtime's configuration from the path it was given (missing "
+        "there, unreadable, or a template it cannot parse, as k3s and RKE2 keep), so it cannot add the nvidia "
+        "runtime [toolkit-runtime-config]"
     )
     _, out, _ = run("check", "--snapshot", bundle, "-o", "json")
     doc = json.loads(out)
@@ -252,7 +253,7 @@ def test_an_unknown_failure_from_a_bundle_shows_the_last_lines_without_a_guess(t
     path = tmp_path / "u.tar.gz"
     path.write_bytes(data)
     _, out, _ = run("explain", "node/lab-node-0", "--snapshot", str(path))
-    assert "no known signature; the last lines" in out and "panic: something nobody has seen" in out
+    assert "no known signature; the lines that matter" in out and "panic: something nobody has seen" in out
     assert "fix:" not in out
     _, out, _ = run("check", "--snapshot", str(path), "-o", "json")
     assert {r["signature"] for r in json.loads(out)["evidence"]} == {None}
@@ -283,6 +284,11 @@ PLANTED = {
     "event-token": "ghp_PlantedGitHubToken0123456789ab",
     "last-applied": "last-applied-secret-5555",
     "secret-data": "c2VjcmV0LWRhdGEtcGxhbnRlZA==",
+    "annotation-key": "plain words planted under a password key",
+    "label-key": "pl4nted-label-value",
+    "url-userinfo": "pl4nted-url-password",
+    "shell-flag": "pl4nted-shell-flag",
+    "log-url": "pl4nted-log-url-password",
 }
 
 
@@ -298,6 +304,14 @@ def _planted_document() -> dict[str, Any]:
     ctr["args"] = [f"--token={PLANTED['arg']}", "--password", PLANTED["flag"], "--verbose"]
     pod["metadata"].setdefault("annotations", {})["example.com/auth"] = PLANTED["annotation"]
     pod["metadata"]["annotations"]["example.com/header"] = f"Authorization: Bearer {PLANTED['bearer']}"
+    pod["metadata"]["annotations"]["example.com/password"] = PLANTED["annotation-key"]
+    pod["metadata"].setdefault("labels", {})["secret-token"] = PLANTED["label-key"]
+    ctr["command"] = [
+        "sh",
+        "-c",
+        f"ctk --registry https://admin:{PLANTED['url-userinfo']}@registry.example.com/v2 "
+        f"--password {PLANTED['shell-flag']} && exec toolkit",
+    ]
     pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = json.dumps(
         {"spec": {"containers": [{"env": [{"name": "X", "value": PLANTED["last-applied"]}]}]}}
     )
@@ -322,7 +336,9 @@ def _planted_document() -> dict[str, Any]:
 
 
 def test_a_bundle_holds_none_of_the_planted_secrets(tmp_path: Path) -> None:
-    ev = _toolkit_evidence(f"login with password={PLANTED['log-password']} failed")
+    ev = _toolkit_evidence(
+        f"login with password={PLANTED['log-password']} to https://u:{PLANTED['log-url']}@repo.example.com failed"
+    )
     event = EventNote("Node", "", "lab-node-0", "Warning", "Leak", f"token: {PLANTED['event-token']}", "t")
     ev = Evidence(ev.logs, (*ev.events, event))
     data, report = make_bundle(_planted_document(), ev)
@@ -344,7 +360,14 @@ def test_a_bundle_holds_none_of_the_planted_secrets(tmp_path: Path) -> None:
         {"name": "FROM_SECRET", "valueFrom": {"secretKeyRef": {"name": "ngc", "key": "key"}}},
     ]
     assert ctr["args"] == ["--token=<redacted>", "--password", "<redacted>", "--verbose"]
-    for rule in ("env-value: 2", "last-applied: 1", "secret-data: 1", "secret-argument: 1", "bearer: 1", "jwt: 1"):
+    assert ctr["command"] == [
+        "sh",
+        "-c",
+        "ctk --registry https://admin:<redacted>@registry.example.com/v2 --password <redacted> && exec toolkit",
+    ]
+    assert pod["metadata"]["annotations"]["example.com/password"] == "<redacted>"
+    rules = ("env-value: 2", "last-applied: 1", "secret-data: 1", "secret-argument: 1", "bearer: 1", "jwt: 1")
+    for rule in (*rules, "secret-key-value: 2", "url-password: 2", "secret-flag: 1"):
         assert f"  {rule}\n" in report, rule
     # and the bundle still reads: the redacted snapshot gives the findings of the unredacted one
     path, plain = tmp_path / "p.tar.gz", tmp_path / "p.json"
@@ -434,7 +457,7 @@ def test_the_live_explainer_reads_the_blamed_pod_and_says_its_cause(tmp_path: Pa
 def test_the_report_from_a_bundle_says_why_in_the_operand_cell(bundle: str) -> None:
     code, page, err = run("report", "--snapshot", bundle, "--html", "-")
     assert code == 0, err
-    assert "why: the toolkit cannot read the container runtime" in page and "[toolkit-runtime-config]" in page
+    assert "why: the toolkit cannot load the container runtime" in page and "[toolkit-runtime-config]" in page
     _, plain, _ = run("report", "--snapshot", str(DRIFTED), "--html", "-")
     assert "why:" not in plain
 

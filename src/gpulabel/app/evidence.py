@@ -17,6 +17,7 @@ from gpulabel.checks.explain.evidence import Diagnosis, blamed, diagnose_all
 from gpulabel.errors import InputError
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding
+from gpulabel.model.redaction import redact_line
 
 __all__ = ["EvidenceOptions", "gather_evidence"]
 
@@ -59,4 +60,4 @@ def gather_evidence(
         limits = EvidenceLimits(tail_lines=opts.log_lines, limit_bytes=opts.log_bytes)
         evidence = collect_evidence(session.client(), blames, limits, note=line.show)
         line.done()
-    return diagnose_all(blames, evidence), tuple(f"evidence: {u}" for u in evidence.unread)
+    return diagnose_all(blames, evidence), tuple(f"evidence: {redact_line(u)}" for u in evidence.unread)

@@ -18,6 +18,7 @@ from gpulabel.controller.events import NOTE_LIMIT, EventKey, EventPlanner, Plan
 from gpulabel.controller.grace import Grace
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding
+from gpulabel.model.redaction import redact_line
 
 __all__ = ["ExplainingPlanner", "live_explainer"]
 
@@ -36,7 +37,7 @@ def live_explainer(client: KubeClient, warn: Callable[[str], None]) -> Callable[
         for u in evidence.unread:
             if u.split(":")[0] not in said:
                 said.add(u.split(":")[0])
-                warn(f"evidence: {u}")
+                warn(f"evidence: {redact_line(u)}")
         return diagnose(blames[0], evidence).summary()
 
     return why

@@ -1,11 +1,12 @@
 """Reading the evidence of failing operand pods from a live cluster: log tails and Events, bounded.
 
-For each pod a finding blames (``checks.evidence.blamed``), and only those:
+For each pod a finding blames (``checks.explain.evidence.blamed``), and only those:
 
 - ``GET /api/v1/namespaces/NS/pods/NAME`` for its container statuses, then
   ``GET .../pods/NAME/log`` for each container worth reading
   (``model.evidence.containers_to_read``: init containers included, the
-  ``previous`` instance of one that restarted), with ``tailLines``,
+  ``previous`` instance of one that restarted; the running ones too when the
+  pod may be Ready while its effect is missing), with ``tailLines``,
   ``limitBytes`` and ``timestamps=true``;
 - the Events of the pod, of its DaemonSet and of its node: paged LISTs of
   core/v1 Events with ``fieldSelector=involvedObject.kind=K,involvedObject.name=N``
@@ -75,7 +76,7 @@ class _Reader:
                 self.events_off = True
         self.unread.append(line)
 
-    def pod_logs(self, namespace: str, name: str) -> None:
+    def pod_logs(self, namespace: str, name: str, ready_too: bool = False) -> None:
         if self.logs_off or self._spent(f"pods/log {namespace}/{name}"):
             return
         import orjson
@@ -86,7 +87,7 @@ class _Reader:
             self.unread.append(f"pods {namespace}/{name}: {status} {_short(body)}")
             return
         pod = orjson.loads(body)
-        for c in containers_to_read(pod):
+        for c in containers_to_read(pod, ready_too):
             what = f"pods/log {namespace}/{name} {c.name}"
             if self.logs_off or self._spent(what):
                 return
@@ -164,7 +165,7 @@ def collect_evidence(
         r.unread.append(f"{len(blames) - limits.max_blamed} more blamed pod(s) not read (at most {limits.max_blamed})")
     for b in blames[: limits.max_blamed]:
         if b.pod is not None:
-            r.pod_logs(b.pod.namespace, b.pod.name)
+            r.pod_logs(b.pod.namespace, b.pod.name, b.ready_read)
             r.object_events("Pod", b.pod.namespace, b.pod.name)
         if b.daemonset is not None:
             r.object_events("DaemonSet", b.daemonset.namespace, b.daemonset.name)

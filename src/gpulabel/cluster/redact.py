@@ -12,13 +12,15 @@ redacted by ``<redacted>``. Exactly these are redacted:
    repeats the whole object, env values included);
 3. the ``data`` and ``stringData`` values of any Secret (the capture reads no
    Secret; this holds if a merged file brings one);
-4. in every other string (arguments, commands, annotations, labels, log lines,
-   Event messages): bearer tokens (``Bearer <token>``), JSON Web Tokens
-   (``eyJ...``), NGC, GitHub, GitLab, Slack and AWS access keys by their
-   prefixes, and the value of anything shaped ``<name>=<value>`` or
-   ``<name>: <value>`` whose name contains token, password, passwd, secret,
-   apikey, api_key or credential; in argument lists, the element after a flag
-   with such a name (``--token abc``).
+4. the value of every annotation and label whose key names a secret
+   (``example.com/password``, ``secret-token``: :func:`gpulabel.model.redaction.names_secret`);
+5. in every other string (arguments, commands, annotations, labels, log lines,
+   Event messages) the text rules of :mod:`gpulabel.model.redaction`: bearer
+   tokens, JSON Web Tokens, access keys by their prefixes, a URL's userinfo
+   password, the value after a secret-named flag inside a string (``sh -c
+   '... --password X'``) and of ``<name>=<value>`` / ``<name>: <value>`` with a
+   secret-named name; in argument lists, the element after a flag with such a
+   name (``--token abc``).
 
 Names of things (variables, keys, flags) stay, so a reader still sees what was there.
 """
@@ -29,29 +31,13 @@ import re
 from collections import Counter
 from typing import Any
 
+from gpulabel.model.redaction import REDACTED, SECRET_NAME, TEXT_RULES, names_secret, redact_text
+
 __all__ = ["REDACTED", "Redactor"]
 
-REDACTED = "<redacted>"
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-_SECRET_NAME = r"[A-Za-z0-9_.\-]*(?:token|password|passwd|secret|api[_-]?key|apikey|credential)[A-Za-z0-9_.\-]*"
-_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("bearer", re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9\-._~+/]+=*"), r"\1 " + REDACTED),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
-    (
-        "access-key",
-        re.compile(
-            r"\b(?:nvapi-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-            r"|glpat-[A-Za-z0-9_-]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16})"
-        ),
-        REDACTED,
-    ),
-    (
-        "secret-value",
-        re.compile(r"(?i)(" + _SECRET_NAME + r"""["']?\s*[=:]\s*["']?)(?!<redacted>)([^\s"',;&]+)"""),
-        r"\1" + REDACTED,
-    ),
-)
-_SECRET_FLAG = re.compile(r"(?i)^--?" + _SECRET_NAME + "$")
+_SECRET_FLAG = re.compile(r"(?i)^--?" + SECRET_NAME + "$")
+_KEYED = ("annotations", "labels")  # maps whose keys name what their values are
 
 
 class Redactor:
@@ -61,10 +47,7 @@ class Redactor:
         self.counts: Counter[str] = Counter()
 
     def redact_text(self, text: str) -> str:
-        for name, pattern, replacement in _PATTERNS:
-            text, n = pattern.subn(replacement, text)
-            self.counts[name] += n
-        return text
+        return redact_text(text, self.counts)
 
     def redact_document(self, doc: Any) -> Any:
         """A copy of ``doc`` (JSON) with the rules above applied."""
@@ -86,15 +69,17 @@ class Redactor:
                     if isinstance(value.get(part), dict):
                         self.counts["secret-data"] += len(value[part])
                         value[part] = {k: REDACTED for k in value[part]}
-            out = {}
-            for k, v in value.items():
-                if k == _LAST_APPLIED and isinstance(v, str):
-                    self.counts["last-applied"] += 1
-                    out[k] = REDACTED
-                else:
-                    out[k] = self._walk(v, k)
-            return out
+            return {k: self._entry(k, v, key in _KEYED) for k, v in value.items()}
         return value
+
+    def _entry(self, k: str, v: Any, keyed: bool) -> Any:
+        if k == _LAST_APPLIED and isinstance(v, str):
+            self.counts["last-applied"] += 1
+            return REDACTED
+        if keyed and isinstance(v, str) and names_secret(k):
+            self.counts["secret-key-value"] += 1
+            return REDACTED
+        return self._walk(v, k)
 
     def _env(self, item: Any) -> Any:
         if isinstance(item, dict) and isinstance(item.get("value"), str):
@@ -117,6 +102,6 @@ class Redactor:
     def report(self) -> str:
         """What was redacted, one line per rule with its count (the rules: this module's docstring)."""
         lines = ["redacted by gpulabel snapshot --bundle (rules: gpulabel/cluster/redact.py):"]
-        for rule in ("env-value", "last-applied", "secret-data", "secret-argument", *(p[0] for p in _PATTERNS)):
+        for rule in ("env-value", "last-applied", "secret-data", "secret-key-value", "secret-argument", *TEXT_RULES):
             lines.append(f"  {rule}: {self.counts[rule]}")
         return "\n".join(lines) + "\n"

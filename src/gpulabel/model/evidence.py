@@ -154,18 +154,28 @@ def _bad(status: Mapping[str, Any], init: bool) -> bool:
     return not status.get("ready")
 
 
-def containers_to_read(pod: Mapping[str, Any]) -> list[ContainerToRead]:
+def containers_to_read(pod: Mapping[str, Any], ready_too: bool = False) -> list[ContainerToRead]:
     """The containers of a pod (its JSON) whose log says why it is not ready: init containers that have not
-    finished well (not those still waiting their turn), then containers that are not ready. A container that is
-    waiting or terminated after a restart is read as its previous instance (the one that failed)."""
+    finished well, then containers that are not ready. A container that is waiting or terminated after a
+    restart is read as its previous instance (the one that failed); one waiting that never ran (its turn after
+    the init containers, its image, its volumes) is not read: the API server would answer 400, and its
+    Events say why it waits. With ``ready_too`` (an operand Running and Ready whose effect is missing: GFD's
+    labels, the MIG manager's layout), its running containers are read as well."""
     status = pod.get("status") or {}
     out = []
     for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
         for cs in status.get(key) or ():
-            if not isinstance(cs, dict) or not cs.get("name") or not _bad(cs, init):
+            if not isinstance(cs, dict) or not cs.get("name"):
                 continue
-            running = "running" in (cs.get("state") or {})
+            if not _bad(cs, init):
+                if ready_too and not init and "running" in (cs.get("state") or {}):
+                    out.append(ContainerToRead(str(cs["name"]), False, False))
+                continue
+            state = cs.get("state") or {}
+            running = "running" in state
             previous = bool(cs.get("restartCount")) and "terminated" in (cs.get("lastState") or {}) and not running
+            if "waiting" in state and not previous:
+                continue  # never started (waiting on init containers, an image, a volume): it has no log to read
             out.append(ContainerToRead(str(cs["name"]), init, previous))
     return out
 

@@ -2,12 +2,17 @@
 
 :func:`blamed` names, for the findings about a node, the operand pods behind
 them (not every pod: those of an operand that is not ready, missing with a
-pod that did not start, or the MIG manager of a MIG finding), with their
-DaemonSet. :func:`diagnose` matches what was read about one of them (its
+pod that did not start, the MIG manager of a MIG finding, GFD when its labels
+are missing or wrong), with their DaemonSet; the last two may be Running and
+Ready while they fail, so their running containers are read too.
+:func:`diagnose` matches what was read about one of them (its
 containers' log tails and the Events of the pod, its DaemonSet and its node)
 against ``model/signatures.toml``: the first row found in a line names the
-cause, with that line as evidence. When no row matches, the last lines are
-the evidence and there is no cause: gpulabel does not guess.
+cause, with that line as evidence. Every line is made readable and redacted
+(``model/loglines.py`` ``shown``) before it is matched or shown, whatever read
+it (live, a bundle). When no row matches, the lines that matter (the fatal line
+and the errors before it, not the stack trace) are the evidence and there is no
+cause: gpulabel does not guess.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from gpulabel.checks.operands.daemonsets import operand_of_daemonset, target_nod
 from gpulabel.model.cluster import ClusterState, DaemonSet, Pod
 from gpulabel.model.evidence import EventNote, Evidence, LogTail
 from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.loglines import decisive, shown
 from gpulabel.model.signatures import SIGNATURES, Signature
 
 __all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "evidence_section", "with_evidence"]
 
-UNKNOWN_LINES = 3  # the last lines shown when no signature matches
+UNKNOWN_LINES = 3  # the lines shown when no signature matches: the fatal one and the errors before it
 _BLAMING = {("operands", "not-ready"), ("operands", "missing")}
+_EFFECT = {"gfd-labels": "gpu-feature-discovery", "mig": "mig-manager"}  # a link whose operand may look healthy
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,7 @@ class Blame:
     link: str  # the chain link the finding breaks
     pod: Pod | None
     daemonset: DaemonSet | None
+    ready_read: bool = False  # the pod may be Running and Ready while its effect is missing: read it all the same
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +93,7 @@ class Diagnosis:
         if self.signature is not None:
             out = [f"{indent}evidence {self.blame.operand} {who}: {self.signature.cause} [{self.signature.id}]"]
         elif self.lines:
-            out = [f"{indent}evidence {self.blame.operand} {who}: no known signature; the last lines"]
+            out = [f"{indent}evidence {self.blame.operand} {who}: no known signature; the lines that matter"]
         else:
             out = [f"{indent}evidence {self.blame.operand} {who}: nothing read"]
         for ln in self.lines:
@@ -101,7 +109,8 @@ class Diagnosis:
         if self.signature is not None:
             return f"{self.signature.cause} [{self.signature.id}]"
         if self.lines:
-            return f'no known signature; last line: "{self.lines[-1].text}"'
+            said = next((ln for ln in reversed(self.lines) if ln.source == "log"), self.lines[-1])
+            return f'no known signature; "{said.text}"'
         return ""
 
 
@@ -124,8 +133,8 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
             continue
         if (f.check, f.reason) in _BLAMING and f.operand:
             op = f.operand
-        elif f.check == "mig":
-            op = "mig-manager"
+        elif link_of(f) in _EFFECT:
+            op = _EFFECT[str(link_of(f))]
         else:
             continue
         wanted.setdefault((f.node, op), link_of(f) or "operand")
@@ -149,7 +158,7 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
         ds_of: DaemonSet | None = by_operand.get(op)
         if first is not None:
             ds_of = next((sets[uid][1] for k, uid in first.owners if k == "DaemonSet" and uid in sets), ds_of)
-        out.append(Blame(node, op, link, first, ds_of))
+        out.append(Blame(node, op, link, first, ds_of, ready_read=link in _EFFECT))
     return tuple(out)
 
 
@@ -161,7 +170,7 @@ def _event_lines(b: Blame, events: Sequence[EventNote]) -> list[tuple[EventNote,
         keys.add(("DaemonSet", b.daemonset.namespace, b.daemonset.name))
     mine = [e for e in events if (e.kind, e.namespace if e.kind != "Node" else "", e.name) in keys]
     mine.sort(key=lambda e: e.time)
-    return [(e, Line("event", e.about, e.text, e.time)) for e in mine]
+    return [(e, Line("event", e.about, shown(e.text), e.time)) for e in mine]
 
 
 def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Line]]]:
@@ -171,13 +180,14 @@ def _log_lines(b: Blame, logs: Sequence[LogTail]) -> list[tuple[LogTail, list[Li
     for t in logs:
         if t.pod == b.pod.ref:
             where = t.container + (" (previous)" if t.previous else "") + (" (init)" if t.init else "")
-            out.append((t, [Line("log", where, ln.text, ln.time) for ln in t.lines]))
+            out.append((t, [Line("log", where, shown(ln.text), ln.time) for ln in t.lines]))
     return out
 
 
 def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
     """The first signature (table order) found in the blamed pod's log lines or Events, with the line; else the
-    last lines of the first container read and its Warning Events, and no cause."""
+    lines that matter of the first container read (``model/loglines.py`` decisive) and its Warning Events, and no
+    cause."""
     logs = _log_lines(b, evidence.logs)
     events = _event_lines(b, evidence.events)
     for s in SIGNATURES:
@@ -195,7 +205,7 @@ def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
     last: list[Line] = []
     for _, lines in logs:
         if lines:
-            last = lines[-UNKNOWN_LINES:]
+            last = [lines[i] for i in decisive([ln.text for ln in lines], UNKNOWN_LINES)]
             break
     warnings = [ln for e, ln in events if e.type == "Warning"][-UNKNOWN_LINES:]
     return Diagnosis(b, None, (*last, *warnings), _unread(b, evidence))
@@ -205,7 +215,8 @@ def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
     """What could not be read about this pod, and what could be read for no pod (a refused kind)."""
     ref = b.pod.ref if b.pod is not None else None
     general = ("pods/log:", "events:")
-    return tuple(u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
+    mine = (u for u in evidence.unread if (ref is not None and ref in u) or u.startswith(general))
+    return tuple(shown(u) for u in mine)
 
 
 def diagnose_all(blames: Iterable[Blame], evidence: Evidence) -> tuple[Diagnosis, ...]:
@@ -228,7 +239,7 @@ def with_evidence(result: Result, diagnoses: Sequence[Diagnosis]) -> Result:
         if s.name == "causes":
             wide = []
             for row, line in zip(s.rows, s.text, strict=True):
-                operand = str(row.get("operand") or ("mig-manager" if row.get("link") == "mig" else ""))
+                operand = str(row.get("operand") or _EFFECT.get(str(row.get("link")), ""))
                 d = by.get((str(row.get("node")), operand))
                 said = d.summary() if d is not None else ""
                 wide.append(f"{line} -- {said}" if said else line)

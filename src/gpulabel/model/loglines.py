@@ -1,0 +1,114 @@
+"""A log line as a person reads it, and which lines of a failed container's log say why it failed.
+
+:func:`readable` is what a terminal would have shown: colour and cursor
+escapes dropped, a carriage return's overwrite kept as its last text, tabs
+expanded, any other control character (and the format characters that reorder
+text) written as a backslash escape. :func:`shown` is that, redacted
+(``model/redaction.py``): every line of evidence is matched and printed as
+:func:`shown` makes it.
+
+:func:`decisive` picks, for a failure no signature knows, the lines a support
+engineer would quote: the panic or fatal line and the error lines before it,
+never the frames of the stack trace that follows (Go goroutine and signal
+dumps, Python tracebacks, Java frames; a C++ abort's ``terminate called``
+counts as fatal); without a fatal line the last error lines; without
+an error line the last lines that are not frames.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gpulabel.model.redaction import redact_text
+
+__all__ = ["decisive", "is_error", "is_fatal", "is_frame", "readable", "shown"]
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_FRAME = re.compile(
+    r"""^(?:
+        goroutine\ \d+\ \[.*\]:?$                      # Go: a goroutine's header
+      | \s+\S+\.go:\d+(?:\ \+0x[0-9a-f]+)?$            # Go: file:line of a frame
+      | (?:[\w.\-]+/)*[\w.\-]+\.(?:\(\*?\w+\)\.)?[\w.\-]+(?:\[[^\]]*\])?\(.*\)$  # Go: a frame's function
+      | created\ by\ \S+
+      | \[signal\ .*\]$
+      | PC=0x[0-9a-f]+\ .*                           # Go: a signal's dump (registers, raw stack)
+      | runtime:\ unknown\ pc\ .*
+      | stack:\ frame=\{.*
+      | [0-9a-f]{8,16}:(?:\s+[0-9a-f]{8,16})+\s*$
+      | r(?:[a-z]{2}|\d{1,2})\s+0x[0-9a-f]+$
+      | Traceback\ \(most\ recent\ call\ last\):$      # Python
+      | \s+File\ ".*",\ line\ \d+
+      | \s+at\ [\w$.<>]+\(.*\)$                        # Java
+      | \s*\.\.\.\ \d+\ more$
+    )""",
+    re.VERBOSE,
+)
+_FATAL = re.compile(
+    r"^(?:panic: |fatal error: |F\d{4} \d\d:\d\d:\d\d|FATAL|Fatal[: ]|SIG[A-Z]+: |terminate called after throwing)"
+    r"|level=(?:fatal|panic)\b|\[(?:FATAL|fatal)\]|\bcritical error\b",
+)
+_ERROR = re.compile(
+    r"(?i)^(?:E\d{4} \d\d:\d\d:\d\d|error\b|\w*(?:error|exception)\b:)|level=error\b|\b(?:ERROR|ERR)\b|\[error\]"
+    r"|\bfailed\b|\bunable to\b|\bcannot\b|\bcould not\b"
+)
+
+
+def readable(text: str) -> str:
+    """What a terminal shows of ``text``: no colour escapes, the last overwrite of a carriage return, tabs as
+    spaces, other control and bidirectional characters as escapes (``\\x07``, ``\\u202e``)."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        parts = [p for p in text.split("\r") if p]
+        text = parts[-1] if parts else ""
+    if "\t" in text:
+        text = text.expandtabs(4)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if n < 0x100:
+        return f"\\x{n:02x}"
+    return f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def shown(text: str) -> str:
+    """A line of evidence as it is matched and printed: :func:`readable`, then redacted."""
+    return redact_text(readable(text))
+
+
+def is_frame(line: str) -> bool:
+    return _FRAME.match(line) is not None
+
+
+def is_fatal(line: str) -> bool:
+    return _FATAL.search(line) is not None
+
+
+def is_error(line: str) -> bool:
+    return is_fatal(line) or _ERROR.search(line) is not None
+
+
+def _in_trace(lines: Sequence[str], i: int) -> bool:
+    """A frame, or the source line Python prints indented under a frame's ``File "...", line N``."""
+    if is_frame(lines[i]):
+        return True
+    return i > 0 and lines[i][:1].isspace() and lines[i - 1].lstrip().startswith('File "') and is_frame(lines[i - 1])
+
+
+def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
+    """The indices (ascending) of at most ``keep`` lines that say why the program stopped: the last panic or
+    fatal line with the error lines before it; else the last error lines; else the last lines; never a frame
+    of a stack trace."""
+    told = [i for i, line in enumerate(lines) if line.strip() and not _in_trace(lines, i)]
+    fatal = [i for i in told if is_fatal(lines[i])]
+    if fatal:
+        last = fatal[-1]
+        before = [i for i in told if i < last and is_error(lines[i])]
+        return [*before[-(keep - 1) :], last] if keep > 1 else [last]
+    errors = [i for i in told if is_error(lines[i])]
+    return (errors or told)[-keep:]

@@ -1,0 +1,129 @@
+"""The line that matters: a failure no signature knows is shown by its panic or fatal line and the errors
+before it, not by the last frames of its stack trace; lines are shown as a terminal would show them."""
+
+from __future__ import annotations
+
+from gpulabel.checks.explain.evidence import Blame, diagnose
+from gpulabel.model.evidence import EventNote, Evidence, LogLine, LogTail
+from gpulabel.model.loglines import decisive, readable, shown
+from tests.unit.test_signatures import _pod
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/338 (device plugin log, as posted)
+GO_PANIC = [
+    "2022/10/19 18:51:07 Retreiving plugins.",
+    "panic: Unable to load resource managers to manage plugin devices: error building device map: error building "
+    "device map from config.resources: error building GPU device map: error getting device handle for index '0': "
+    "Unknown Error",
+    "",
+    "goroutine 1 [running]:",
+    "main.(*migStrategyNone).GetPlugins(0xc00011c278)",
+    "        /build/cmd/nvidia-device-plugin/mig-strategy.go:57 +0x1a5",
+    "main.startPlugins(0xc0000e3c58?, {0xc0001ce460, 0x9, 0xe}, 0x9?)",
+    "        /build/cmd/nvidia-device-plugin/main.go:247 +0x4bd",
+    "github.com/urfave/cli/v2.(*App).Run(...)",
+    "        /build/vendor/github.com/urfave/cli/v2/app.go:224",
+    "main.main()",
+    "        /build/cmd/nvidia-device-plugin/main.go:91 +0x665",
+]
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/140 (a nil dereference; frames indented with tabs)
+GO_SEGV = [
+    "2019/10/09 10:00:00 Loading NVML",
+    "panic: runtime error: invalid memory address or nil pointer dereference",
+    "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x8414d7]",
+    "",
+    "goroutine 1 [running]:",
+    "main.getDevices(0xc4200c3e38, 0x1, 0x1)",
+    "\t/go/src/nvidia-device-plugin/nvidia.go:49 +0x177",
+    "main.main()",
+    "\t/go/src/nvidia-device-plugin/main.go:42 +0x111",
+]
+
+PY_TRACEBACK = [  # the shape of a Python operand's crash (a MIG manager hook, a validator script)
+    "INFO starting",
+    "ERROR could not read /etc/nvidia-mig-manager/config.yaml",
+    "Traceback (most recent call last):",
+    '  File "/usr/bin/hook.py", line 12, in <module>',
+    "    main()",
+    '  File "/usr/bin/hook.py", line 9, in main',
+    "    raise RuntimeError('no config')",
+    "RuntimeError: no config",
+]
+
+
+def _texts(lines: list[str]) -> list[str]:
+    return [lines[i] for i in decisive(lines)]
+
+
+def test_a_go_panic_is_shown_by_its_panic_line_not_its_frames() -> None:
+    assert _texts(GO_PANIC) == [GO_PANIC[1]]
+    assert _texts(GO_SEGV) == [GO_SEGV[1]]
+
+
+def test_the_error_lines_before_a_fatal_one_are_kept() -> None:
+    lines = [
+        'time="t" level=info msg="Starting"',
+        'time="t" level=error msg="failed to open /host/etc/os-release"',
+        'time="t" level=info msg="retrying"',
+        'time="t" level=error msg="unable to detect the distribution"',
+        'time="t" level=fatal msg="giving up"',
+        'time="t" level=info msg="after"',
+    ]
+    assert _texts(lines) == [lines[1], lines[3], lines[4]]
+
+
+def test_a_python_traceback_is_shown_by_its_error_lines() -> None:
+    assert _texts(PY_TRACEBACK) == [PY_TRACEBACK[1], PY_TRACEBACK[7]]
+
+
+def test_without_an_error_the_last_lines_are_shown() -> None:
+    lines = ["one", "two", "three", "four"]
+    assert _texts(lines) == ["two", "three", "four"]
+
+
+def test_a_line_is_shown_as_a_terminal_shows_it() -> None:
+    assert readable("\x1b[31mERROR\x1b[0m: failed") == "ERROR: failed"
+    assert readable("downloading 10%\rdownloading 100%\r") == "downloading 100%"
+    assert readable("\tat main.go:1") == "    at main.go:1"
+    assert readable("bell\x07 nul\x00 rtl\u202e") == "bell\\x07 nul\\x00 rtl\\u202e"
+    assert shown("\x1b[1m--password hunter2\x1b[0m") == "--password <redacted>"
+
+
+def test_an_unknown_panic_is_the_evidence_and_the_summary_says_it() -> None:
+    tail = LogTail(
+        "gpu-operator/p-1", "nvidia-device-plugin", previous=True, lines=tuple(LogLine("", t) for t in GO_PANIC)
+    )
+    backoff = EventNote("Pod", "gpu-operator", "p-1", "Warning", "BackOff", "Back-off restarting failed container", "t")
+    d = diagnose(Blame("gpu-1", "device-plugin", "operand-pod", _pod(), None), Evidence((tail,), (backoff,)))
+    assert d.signature is None
+    assert [ln.text for ln in d.lines] == [GO_PANIC[1], "BackOff: Back-off restarting failed container"]
+    assert d.summary() == f'no known signature; "{GO_PANIC[1]}"'
+
+
+def test_a_coloured_line_still_names_its_signature() -> None:
+    line = (
+        "\x1b[31mERROR: Failed to update package cache.\x1b[0m  Ensure that the cluster can access the proper networks."
+    )
+    tail = LogTail("gpu-operator/p-1", "nvidia-driver-ctr", lines=(LogLine("", line),))
+    d = diagnose(Blame("gpu-1", "driver", "operand-pod", _pod(), None), Evidence((tail,)))
+    assert d.signature is not None and d.signature.id == "driver-package-cache"
+    assert "\x1b" not in d.lines[0].text
+
+
+def test_a_cpp_abort_in_a_go_program_is_shown_by_its_abort_not_the_raw_stack() -> None:
+    lines = [
+        'time="2021-01-01T00:00:00Z" level=info msg="Starting"',
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "  what():  something failed",
+        "SIGABRT: abort",
+        "PC=0x7f1c2a3b4c5d m=0 sigcode=18446744073709551610",
+        "",
+        "goroutine 0 [idle]:",
+        "runtime: unknown pc 0x7f1c2a3b4c5d",
+        "stack: frame={sp:0x7ffc1e2d3c40, fp:0x0} stack=[0x7ffc1d5e0a88,0x7ffc1e2dfac0)",
+        "00007ffc1e2d3b40:  0000000000000000  0000000000000001",
+        "00007ffc1e2d3b50:  00007f1c2a3b4c5d  0000000000000000",
+        "rax    0x0",
+        "rip    0x7f1c2a3b4c5d",
+    ]
+    assert _texts(lines) == [lines[1], lines[2], lines[3]]  # the abort, its message, the signal
