@@ -121,6 +121,18 @@ def _source(root: str, module: str) -> tuple[Path, bool] | None:
     return None
 
 
+def _sources(graph: ImportGraph, containers: list[str]) -> Iterator[tuple[str, str, Path, bool]]:
+    """Each module of the graph under one of ``containers``: its name, its container, its file and whether it is a
+    package (read from the container's top package's directory, without importing it)."""
+    for module in sorted(graph.modules):
+        root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
+        if root is None:
+            continue
+        found = _source(root.split(".")[0], module)
+        if found is not None:
+            yield module, root, found[0], found[1]
+
+
 class _ListedContract(Contract):
     """A contract whose check lists each broken import as one line in ``metadata["broken"]``."""
 
@@ -139,13 +151,8 @@ class PrivateNamesContract(_ListedContract):
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
         containers: list[str] = list(self.containers)  # type: ignore[call-overload]
         broken: list[str] = []
-        for module in sorted(graph.modules):
-            root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
-            if root is None:
-                continue
-            found = _source(root, module)
-            if found is not None:
-                broken.extend(private_imports(module, found[0], found[1], root))
+        for module, root, path, is_package in _sources(graph, containers):
+            broken.extend(private_imports(module, path, is_package, root))
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
 
@@ -250,11 +257,6 @@ class StaticImportsContract(_ListedContract):
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
         containers: list[str] = list(self.containers)  # type: ignore[call-overload]
         broken: list[str] = []
-        for module in sorted(graph.modules):
-            root = next((c for c in containers if module == c or module.startswith(c + ".")), None)
-            if root is None:
-                continue
-            found = _source(root.split(".")[0], module)
-            if found is not None:
-                broken.extend(dynamic_imports(module, found[0]))
+        for module, _, path, _ in _sources(graph, containers):
+            broken.extend(dynamic_imports(module, path))
         return ContractCheck(kept=not broken, metadata={"broken": broken})
