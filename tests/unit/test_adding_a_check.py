@@ -75,10 +75,13 @@ def _tree_with_the_room(tmp_path: Path, planted: str = "") -> Path:
         rules.write_text(rules.read_text().replace("from __future__ import annotations\n", f"{planted}\n", 1))
     registry = src / "gpulabel" / "checks" / "registry.py"
     text = registry.read_text()
-    anchor = "from gpulabel.checks.upgrade import check as upgrade\n"
-    assert anchor in text and "    health.CHECK,\n)" in text
-    text = text.replace(anchor, anchor + "from gpulabel.checks.productless import check as productless\n")
-    registry.write_text(text.replace("    health.CHECK,\n)", "    health.CHECK,\n    productless.CHECK,\n)"))
+    # its import beside the other checks' (the first), and its row last in CHECKS
+    anchor = "from gpulabel.checks.audit import check as audit\n"
+    start = text.index("CHECKS: tuple[Check, ...] = (\n")
+    end = text.index("\n)", start)
+    assert anchor in text
+    text = text[:end] + "\n    productless.CHECK," + text[end:]
+    registry.write_text(text.replace(anchor, anchor + "from gpulabel.checks.productless import check as productless\n"))
     return src
 
 
