@@ -430,9 +430,11 @@ def test_the_unplaced_device_is_in_check_with_its_reason_and_not_with_l_which_le
         "gpu-9, which is not in the input)"
     ]
     out = io.StringIO()
-    selected = ["check", "--snapshot", str(snapshot), "-l", "kubernetes.io/hostname=gpu-1"]
+    # -l selects gpu-1 (a selector that selected no node would exit 2: app/selected.py)
+    selected = ["check", "--snapshot", str(snapshot), "-l", "nvidia.com/gpu.present=true", "-o", "json"]
     assert main(selected, out, io.StringIO()) == 0
-    assert "health: OK" in out.getvalue().splitlines(), out.getvalue()
+    doc = json.loads(out.getvalue())
+    assert doc["summary"]["checks"]["health"]["findings"] == 0, doc["summary"]
 
 
 def test_the_monitor_places_the_device_as_nodes_and_pods_come_and_go() -> None:

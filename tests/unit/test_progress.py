@@ -117,7 +117,7 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     out = io.StringIO()
     notes: list[str] = []
     doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
-    assert len(doc["items"]) == 7
+    assert len(doc["items"]) == 8  # 5 nodes, 2 pods and the empty DaemonSetList
     shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
     assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/3"
     assert "snapshot: Node 5 object(s), 3 page(s); kind 1/3" in shown
@@ -127,3 +127,33 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     ]
     assert err.getvalue() == ""
     assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet; not served: ClusterPolicy")
+
+
+def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpulabel.cli.main import main
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    client = KubeClient(str(kubeconfig))
+    monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 2, "pods": 0}, limit=2))
+    doc = capture(client)
+    empty = [item for item in doc["items"] if item["kind"].endswith("List")]
+    assert empty == [
+        {"apiVersion": "v1", "kind": "PodList", "items": []},
+        {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
+    ]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(doc))
+    # the live load's kinds are the kinds listed: the snapshot's are the same, empty ones included
+    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet"})
+    out = io.StringIO()
+    main(["check", "--snapshot", str(path)], out, io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert not [line for line in lines if "no daemonsets" in line or "no pods" in line], lines

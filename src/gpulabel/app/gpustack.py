@@ -19,15 +19,18 @@ class GpusOptions:
 
 
 def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
-    """One row per group, then the totals; informational: exit 0."""
+    """One row per group, then the totals; informational: exit 0 (2 when the input selects nothing: app/selected.py)."""
     from gpulabel.checks.gpus import check_by, inventory_result
 
     check_by(opts.by)  # before anything is read
+    from gpulabel.app.selected import nothing_selected
     from gpulabel.k8s.dra.objects import DRA_KINDS
 
     state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
+    empty = nothing_selected(session.source, state, opts.namespace)
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))
     from gpulabel.checks.health import condition_table
 
-    return Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
+    outcome = Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
+    return outcome if empty is None else dataclasses.replace(outcome, code=2, warnings=(empty,))
