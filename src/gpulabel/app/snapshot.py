@@ -25,6 +25,10 @@ class SnapshotOptions:
             raise InputError("--bundle", "writes its own file: give --bundle FILE or -o FILE, not both")
         if self.bundle == "-" or self.bundle == "":
             raise InputError("--bundle", "needs a file name (FILE.tar.gz)")
+        if self.bundle is not None and not self.bundle.endswith((".tar.gz", ".tgz")):
+            raise InputError(
+                f"--bundle {self.bundle}", f"a bundle is a gzipped tar archive: name it {self.bundle}.tar.gz"
+            )
 
 
 GENERATOR_MARK = b'"generator": "gpulabel"'  # a top-level key of every snapshot gpulabel writes (before its items)
