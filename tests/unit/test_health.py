@@ -183,7 +183,7 @@ def test_a_configured_health_taint_is_an_error_and_others_are_not() -> None:
     quarantined = [{"key": "nvidia.com/gpu-xid-error", "value": "true", "effect": "NoSchedule"}]
     assert check([node(taints=quarantined)]) == ["error gpu-1 health-taint nvidia.com/gpu-xid-error=true:NoSchedule"]
     total = gpus_lines([node(taints=quarantined)])[-1]
-    assert total.startswith("total nodes=1 gpus=8 allocatable=8 usable=0 unhealthy=8")
+    assert total.startswith("total nodes=1 gpus=8 mig_devices=- allocatable=8 usable=0 unhealthy=8")
 
 
 def test_a_dra_device_the_claim_says_is_not_ready_is_named() -> None:
@@ -244,8 +244,9 @@ def test_gpus_free_counts_only_usable_unrequested_gpus() -> None:
     lines = gpus_lines([lost, cordoned, not_ready, gke, dedicated, sick, pod("train-0", "Unhealthy")])
     product = "product=NVIDIA-H100-80GB-HBM3 driver=- mig=- sharing=-"
     assert lines == [
-        f"{product} nodes=6 gpus=48 allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
-        "total nodes=6 gpus=48 allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
+        f"{product} nodes=6 gpus=48 mig_devices=- allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 "
+        "free=15",
+        "total nodes=6 gpus=48 mig_devices=- allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
     ]
 
 
