@@ -81,6 +81,10 @@ def test_gpus_over_a_fleet_is_each_clusters_inventory_led_by_its_name() -> None:
     alone = {name: run("gpus", "--snapshot", path)[1].splitlines() for name, path in (("health", HEALTH), ("lab", LAB))}
     assert out.splitlines() == [f"{name}: {line}" for name in ("health", "lab") for line in alone[name]]
     doc = json.loads(run("gpus", "--cluster", f"health={HEALTH}", "--cluster", f"lab={LAB}", "-o", "json")[1])
+    import jsonschema
+
+    schema = json.loads((EXAMPLES.parent / "docs" / "schema" / "gpulabel-v1.json").read_text())
+    jsonschema.validate(doc, schema)  # the fleet's List, as check's
     assert doc["kind"] == "List" and [(i["cluster"], i["kind"]) for i in doc["items"]] == [
         ("health", "GpusResult"),
         ("lab", "GpusResult"),
