@@ -18,8 +18,8 @@ from gpulabel.app.selected import refuse_empty
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import DEFAULT_STUCK_AFTER, CheckOptions, Registry, run_check, run_checks
 from gpulabel.errors import InputError
-from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result, Section
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import Severity
 
@@ -235,7 +235,7 @@ def run_explain(
         raise InputError(f"node/{target.node}", "not found")
     one = replace(state, nodes=(node,))
     judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
-    findings = tuple(f for f in judged.result.findings if f.node == node.name and not f.pod)
+    findings = _cordon_tied(node, tuple(f for f in judged.result.findings if f.node == node.name and not f.pod))
     gpus, links = explain_node_chain(one, node, findings)
     first = next((link.name for link in links if link.status == "broken"), None)
     head = f"node/{node.name}: {'?' if gpus is None else gpus} GPU(s); " + (
@@ -253,3 +253,13 @@ def run_explain(
     fields = {"node": node.name, "gpus": gpus, "first_broken": first}
     result = Result("explain", (), tuple(sections), ok="", fields=fields)
     return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0, warnings=unread)
+
+
+def _cordon_tied(node: Node, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The node's findings, its ``cordoned`` one saying who cordoned it when the input tells (model/repairs.py)."""
+    from gpulabel.model.repairs import cordon_cause
+
+    cause = cordon_cause(node, findings)
+    if not cause:
+        return findings
+    return tuple(replace(f, detail=f"{f.detail}; {cause}") if f.reason == "cordoned" else f for f in findings)
