@@ -115,5 +115,7 @@ def test_a_lost_gpu_a_health_condition_and_an_unhealthy_device_live_and_in_a_sna
     assert {f["reason"] for f in found} == {"gpus-lost", "condition"}
     said = next(f for f in found if f["reason"] == "condition")
     assert said["args"] == ["GPUXIDErrors=True", "reason=XID79"], said
-    assert said["detail"].endswith("since 2026-12-01T08:00:00Z, for 4h0m (more than 30m)"), said
+    said_, repair = said["detail"].split("; repair: ")
+    assert said_.endswith("since 2026-12-01T08:00:00Z, for 4h0m (more than 30m)"), said
+    assert repair.startswith("Xid 79 (the GPU fell off the bus, its reason): cordon and drain the node"), said
     print(f"allocatedResourcesStatus kept by the API server: {kept}")
