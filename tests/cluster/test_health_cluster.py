@@ -98,7 +98,9 @@ def test_a_lost_gpu_a_health_condition_and_an_unhealthy_device_live_and_in_a_sna
     assert gpus.returncode == 0, gpus.stderr
     # the condition makes all of the node's GPUs unhealthy (7 advertised + 1 lost); the healthy node's 8 are free
     total = gpus.stdout.splitlines()[-1]
-    assert total.startswith("total nodes=2 gpus=16 allocatable=15 usable=8 unhealthy=8 unschedulable=0 "), gpus.stdout
+    assert total.startswith(
+        "total nodes=2 gpus=16 mig_devices=- allocatable=15 usable=8 unhealthy=8 unschedulable=0 "
+    ), gpus.stdout
 
     # check live equals check on a snapshot of the same moment, whatever kinds the cluster holds none of (a
     # kind listed empty is an empty typed List in the snapshot: no DaemonSet is made here to keep the two equal)
