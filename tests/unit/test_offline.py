@@ -14,6 +14,7 @@ from gpulabel.app.evidence import RECORDED
 from gpulabel.cli.main import main
 from gpulabel.cluster.bundle import make_bundle
 from gpulabel.model.evidence import Evidence
+from tests.objects import kubeconfig as kubeconfig_file
 
 DRIFTED = Path(__file__).parents[2] / "examples" / "drifted-lab.yaml"
 # what a capture without the pods/log right records (cluster/evidence.py's line for a 403)
@@ -66,14 +67,9 @@ def test_the_capture_progress_line_is_on_stderr_and_stdout_holds_only_the_docume
     from gpulabel.cluster.client import KubeClient
     from tests.unit.test_progress import PagedServer
 
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    )
+    config = kubeconfig_file(tmp_path)
     monkeypatch.setattr(KubeClient, "request_raw", PagedServer({"nodes": 3, "pods": 1}, limit=2))
-    code = main(["snapshot", "--progress", "--kubeconfig", str(kubeconfig)])
+    code = main(["snapshot", "--progress", "--kubeconfig", config])
     out, err = capfd.readouterr()
     assert code == 0
     assert json.loads(out)["generator"] == "gpulabel"  # stdout: the document alone

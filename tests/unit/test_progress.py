@@ -12,6 +12,7 @@ import pytest
 from gpulabel.cluster.capture import capture
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.progress import Progress
+from tests.objects import kubeconfig as kubeconfig_file
 
 Response = tuple[int, bytes]
 
@@ -104,13 +105,8 @@ class PagedServer:
 def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothing_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    )
-    client = KubeClient(str(kubeconfig))
+    config = kubeconfig_file(tmp_path)
+    client = KubeClient(config)
     monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 5, "pods": 2}, limit=2))
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)  # where the client's own line would go (not a terminal: none)
@@ -135,13 +131,8 @@ def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_
     from gpulabel.cli.main import main
     from gpulabel.cluster.snapshot import load_snapshots
 
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    )
-    client = KubeClient(str(kubeconfig))
+    config = kubeconfig_file(tmp_path)
+    client = KubeClient(config)
     monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 2, "pods": 0}, limit=2))
     doc = capture(client)
     empty = [item for item in doc["items"] if item["kind"].endswith("List")]
