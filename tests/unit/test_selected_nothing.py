@@ -116,3 +116,11 @@ def test_live_an_empty_cluster_and_a_selector_are_named_without_a_snapshot() -> 
     assert (
         nothing_selected(Source(selector="a=b"), empty) == "-l a=b: selects no node in the cluster; nothing was checked"
     )
+
+
+def test_a_fleet_report_member_that_selects_nothing_is_named_and_fails_the_run(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(POD)
+    code, page, err = run("report", "--html", "-", "--cluster", f"a={pod}", "--cluster", f"b={LAB}")
+    assert code == 2 and "<html" in page  # the page is still written: cluster b's report is in it
+    assert err == [f"gpulabel: cluster a: --snapshot {pod}: holds no Node (1 Pod); nothing was checked"]

@@ -28,7 +28,7 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     from gpulabel.checks.gpus import check_by, inventory_result
 
     check_by(opts.by)  # before anything is read
-    from gpulabel.app.selected import nothing_selected
+    from gpulabel.app.selected import EMPTY_EXIT, nothing_selected
     from gpulabel.k8s.dra.objects import DRA_KINDS
 
     state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
@@ -38,7 +38,7 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     from gpulabel.checks.health import condition_table
 
     outcome = Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
-    return outcome if empty is None else dataclasses.replace(outcome, code=2, warnings=(empty,))
+    return outcome if empty is None else dataclasses.replace(outcome, code=EMPTY_EXIT, warnings=(empty,))
 
 
 def run_fleet_gpus(members: Sequence[Member], opts: GpusOptions) -> FleetCheck:
