@@ -171,3 +171,10 @@ def test_a_wrong_usage_ends_in_one_line_naming_the_mistake(
     # stderr is that usage, wrapped: one error line in all
     assert lines[0].startswith(f"usage: gpulabel {usage} [-h]" if usage else "usage: gpulabel [-h]"), lines[0]
     assert [x for x in lines[1:-1] if not x.startswith(" ")] == [], lines
+
+
+def test_a_mistake_that_carries_control_characters_is_echoed_escaped() -> None:
+    err = io.StringIO()
+    assert main(["check", "--snap\x1b[2Jx"], io.StringIO(), err) == 2
+    last = err.getvalue().splitlines()[-1]
+    assert "\x1b" not in last and last.startswith("gpulabel check: error: --snap")

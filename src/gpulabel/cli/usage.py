@@ -30,8 +30,10 @@ _REQUIRED = "the following arguments are required: "
 
 def mistake(top: Parser, exc: UsageError, argv: list[str], args: argparse.Namespace | None) -> str:
     """The usage and the one line (``<prog>: error: <what>: <why>``) saying ``exc``, for stderr."""
+    from gpulabel.render.escape import printable
+
     parser, line = _said(top, exc, argv, args)
-    return f"{parser.format_usage()}{parser.prog}: error: {line}\n"
+    return f"{parser.format_usage()}{parser.prog}: error: {printable(line)}\n"  # the line echoes what was typed
 
 
 def _said(
