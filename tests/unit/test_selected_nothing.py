@@ -124,3 +124,15 @@ def test_a_fleet_report_member_that_selects_nothing_is_named_and_fails_the_run(t
     code, page, err = run("report", "--html", "-", "--cluster", f"a={pod}", "--cluster", f"b={LAB}")
     assert code == 2 and "<html" in page  # the page is still written: cluster b's report is in it
     assert err == [f"gpulabel: cluster a: --snapshot {pod}: holds no Node (1 Pod); nothing was checked"]
+
+
+def test_place_and_diff_over_no_node_are_refused_too(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(POD)
+    code, _, err = run("place", str(pod), "--snapshot", LAB, "-l", "pool=none")
+    assert (code, err) == (2, [f"gpulabel: -l pool=none: selects no node of --snapshot {LAB}; nothing was checked"])
+    code, _, err = run("diff", LAB, DRIFTED, "-l", "pool=none")
+    assert (code, err) == (2, [f"gpulabel: -l pool=none: selects no node of {LAB} and {DRIFTED}; nothing was compared"])
+    code, _, err = run("diff", str(pod), str(pod))
+    assert (code, err) == (2, [f"gpulabel: {pod} and {pod} hold no Node; nothing was compared"])
+    assert run("diff", LAB, DRIFTED, "-l", "nvidia.com/gpu.present=true")[0] == 1  # a selector that selects: compared
