@@ -102,12 +102,17 @@ class PagedServer:
         return 200, json.dumps({"items": items, "metadata": {"continue": token, "resourceVersion": "7"}}).encode()
 
 
+def paged_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counts: dict[str, int]) -> KubeClient:
+    """A client whose LISTs :class:`PagedServer` answers, two objects a page."""
+    client = KubeClient(kubeconfig_file(tmp_path))
+    monkeypatch.setattr(client, "request_raw", PagedServer(counts, limit=2))
+    return client
+
+
 def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothing_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = kubeconfig_file(tmp_path)
-    client = KubeClient(config)
-    monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 5, "pods": 2}, limit=2))
+    client = paged_client(tmp_path, monkeypatch, {"nodes": 5, "pods": 2})
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)  # where the client's own line would go (not a terminal: none)
     out = io.StringIO()
@@ -131,9 +136,7 @@ def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_
     from gpulabel.cli.main import main
     from gpulabel.cluster.snapshot import load_snapshots
 
-    config = kubeconfig_file(tmp_path)
-    client = KubeClient(config)
-    monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 2, "pods": 0}, limit=2))
+    client = paged_client(tmp_path, monkeypatch, {"nodes": 2, "pods": 0})
     doc = capture(client)
     empty = [item for item in doc["items"] if item["kind"].endswith("List")]
     assert empty == [
