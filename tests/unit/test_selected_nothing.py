@@ -41,6 +41,7 @@ NODE_COMMANDS = [
     ["upgrade"],
     ["gpus"],
     ["report", "--html", "-"],
+    ["rules"],
 ]
 
 

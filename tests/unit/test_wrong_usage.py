@@ -178,3 +178,12 @@ def test_a_mistake_that_carries_control_characters_is_echoed_escaped() -> None:
     assert main(["check", "--snap\x1b[2Jx"], io.StringIO(), err) == 2
     last = err.getvalue().splitlines()[-1]
     assert "\x1b" not in last and last.startswith("gpulabel check: error: --snap")
+
+
+def test_a_node_name_misspelled_names_the_nearest_node() -> None:
+    err = io.StringIO()
+    assert main(["explain", "node/lab-nod-1", *S], io.StringIO(), err) == 2
+    assert err.getvalue() == "gpulabel: node/lab-nod-1: not found (did you mean node/lab-node-1?)\n"
+    err = io.StringIO()
+    assert main(["explain", "node/zzz", *S], io.StringIO(), err) == 2
+    assert err.getvalue() == "gpulabel: node/zzz: not found\n"  # nothing near: no guess

@@ -232,7 +232,9 @@ def run_explain(
     state = session.state(kinds)
     node = state.node(target.node)
     if node is None:
-        raise InputError(f"node/{target.node}", "not found")
+        from gpulabel.app.selected import not_found
+
+        raise InputError(f"node/{target.node}", not_found(target.node, state))
     one = replace(state, nodes=(node,))
     judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
     findings = _cordon_tied(node, tuple(f for f in judged.result.findings if f.node == node.name and not f.pod))

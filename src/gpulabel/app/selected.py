@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gpulabel.app.session import Outcome, Source
     from gpulabel.model.cluster import ClusterState
 
-__all__ = ["EMPTY_EXIT", "nothing_selected", "refuse_empty"]
+__all__ = ["EMPTY_EXIT", "not_found", "nothing_selected", "refuse_empty"]
 
 EMPTY_EXIT = 2  # the exit code of a run whose input selected nothing (README's exit codes)
 _NAMED = 5  # namespaces named in the line when -n names none of them
@@ -76,3 +76,9 @@ def refuse_empty(outcome: Outcome, source: Source, state: ClusterState, namespac
     if line is None:
         return outcome
     return replace(outcome, code=EMPTY_EXIT, warnings=(line, *outcome.warnings))
+
+
+def not_found(name: str, state: ClusterState) -> str:
+    """``not found``, with the nearest node name of ``state`` when one is close (a typo of a node)."""
+    near = difflib.get_close_matches(name, [n.name for n in state.nodes], 1, 0.75)
+    return f"not found (did you mean node/{near[0]}?)" if near else "not found"
