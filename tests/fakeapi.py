@@ -182,6 +182,7 @@ class FakeApi:
         content_type: str | None = None,
         read_timeout: float | None = None,
         stream: bool = False,
+        connect_timeout: float = 10.0,
     ) -> FakeResponse:
         q = dict(query or [])
         with self.lock:

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+
+def kubeconfig(tmp_path: Path, server: str = "https://127.0.0.1:6443") -> str:
+    """A kubeconfig file with one context (a token user) for ``server``, written in ``tmp_path``; its path."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        f"clusters: [{{name: c, cluster: {{server: '{server}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    return str(path)
 
 
 def node(

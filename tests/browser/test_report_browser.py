@@ -239,3 +239,23 @@ def test_a_5000_node_screenshot_is_a_full_window(chromium: Chromium, synthetic: 
     assert page.errors() == []
     assert png_size(png) == (1400, 1000)
     assert png.stat().st_size > 30_000
+
+
+def test_the_gpu_health_page_keeps_the_condition_the_lost_gpus_and_the_usable_split(
+    chromium: Chromium, tmp_path: Path
+) -> None:
+    """What ``check`` and ``gpus`` say in text is on the page: the condition's type and reason, the lost GPU's
+    count and device, and usable/unhealthy/unschedulable on every inventory row, zeros included."""
+    target = tmp_path / "gpu-health.html"
+    report(str(ROOT / "examples" / "gpu-health.yaml"), target)
+    page = chromium.dump_dom(target.as_uri())
+    assert page.errors() == []
+    stack = {(row[0], row[2], row[4]) for row in page.rows("gpustack-table")}
+    assert ("h100-0", "health", "condition GPUXIDErrors=True reason=XID79") in stack
+    assert ("h100-0", "health", "gpus-lost 1/8 GPU-3f2c4b7e-93d1-4e0c-8c4b-7a1e2d9f0b11") in stack
+    gpus = {row[0]: row[-3:] for row in page.rows("gpus-table")}  # usable, unhealthy, unschedulable
+    assert gpus == {
+        "NVIDIA-H100-80GB-HBM3": ["0", "8", "8"],
+        "NVIDIA-A100-SXM4-40GB": ["2", "0", "0"],
+        "NVIDIA-L4": ["0", "0", "0"],
+    }

@@ -77,8 +77,9 @@ def test_live_capacity_upgrade_and_inventory(labcluster: LabCluster, ns: str) ->
         assert len(found) == 2
 
         inventory = gpulabel(labcluster.kubeconfig, "gpus", "--by", "example.com/gstest")
-        assert f"example.com/gstest={tag} product=NVIDIA-A10 nodes=3 gpus=12 allocatable=8 requested=3 free=5" in (
-            inventory.stdout.splitlines()
-        )
+        assert (
+            f"example.com/gstest={tag} product=NVIDIA-A10 nodes=3 gpus=12 mig_devices=- allocatable=8 usable=8 "
+            "unhealthy=0 unschedulable=0 requested=3 free=5"
+        ) in inventory.stdout.splitlines()
     finally:
         labcluster.kubectl("delete", "node", *names, "--wait=false", "--ignore-not-found")

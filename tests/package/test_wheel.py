@@ -124,3 +124,16 @@ def test_the_wheel_installed_in_a_fresh_venv_outside_the_repository_runs_check(
     plugin = run(bin_dir / "kubectl-gpulabel", "--help", cwd=place, env=env)
     assert plugin.returncode == 0, plugin.stderr
     assert plugin.stdout.startswith("usage: ")
+
+    # a new user's first mistakes, on the installed commands: one wrong usage per command family of
+    # tests/unit/test_wrong_usage.py, each ending in the one line that names it (cli/usage.py is in the wheel)
+    from tests.unit.test_wrong_usage import ROWS
+
+    firsts = {family: (argv, line) for family, argv, line, _ in reversed(ROWS)}
+    for family, (argv, line) in firsts.items():
+        wrong = run(bin_dir / "gpulabel", *argv, cwd=place, env=env)
+        assert (wrong.returncode, wrong.stderr.splitlines()[-1]) == (2, line), (family, wrong.stderr)
+    kubectl_style = run(bin_dir / "kubectl-gpulabel", "chekc", cwd=place, env=env)
+    assert (
+        kubectl_style.stderr.splitlines()[-1] == "kubectl gpulabel: error: chekc: no such command (did you mean check?)"
+    )

@@ -14,6 +14,7 @@ from gpulabel.cli.main import main
 from gpulabel.cluster import client
 from gpulabel.cluster.retry import Retrier, RetryPolicy
 from tests.objects import as_list, gpu_node, node
+from tests.objects import kubeconfig as kubeconfig_file
 
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "lab-cluster.yaml")
 
@@ -189,19 +190,47 @@ def test_an_unreachable_cluster_is_one_line_and_exit_two(tmp_path: Path, monkeyp
         return Retrier(policy, clock=time.clock, rand=lambda: 0.0, sleep=time.sleep)
 
     monkeypatch.setattr(client, "Retrier", retrier)
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    )
-    code, out, err = run("audit", "--kubeconfig", str(kubeconfig))
+    config = kubeconfig_file(tmp_path, "https://127.0.0.1:1")
+    code, out, err = run("audit", "--kubeconfig", config)
     assert (code, out) == (2, "")
-    assert err.startswith("gpulabel: https://127.0.0.1:1: unreachable:")
-    assert err.count("\n") == 1
+    assert err == "gpulabel: https://127.0.0.1:1: unreachable: connection refused (6 attempt(s) in 10.0 s)\n"
     # Read-only commands retry for 10 s (0.5 s doubling), then give up: here in virtual time.
     assert time.slept == [0.5, 1.0, 2.0, 4.0, 2.5]
     assert time.now == 10.0
+
+
+def test_a_server_that_never_answers_is_given_up_on_within_the_budget_and_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that neither opens nor is refused (a dropped SYN) costs its whole connect timeout; no attempt
+    waits past the operation's deadline (at least 1 s), so a read command ends within 11 s, naming the wait."""
+    import urllib3
+
+    time = VirtualTime()
+    waited: list[float] = []
+
+    def retrier(policy: RetryPolicy) -> Retrier:
+        return Retrier(policy, clock=time.clock, rand=lambda: 0.0, sleep=time.sleep)
+
+    def never_answers(*args: object, connect_timeout: float = client.CONNECT_TIMEOUT, **kwargs: object) -> object:
+        waited.append(connect_timeout)
+        if len(waited) <= 2:  # refused at once at first (the server restarting), then its packets dropped
+            raise urllib3.exceptions.NewConnectionError(None, "Failed to establish a new connection: [Errno 111] x")
+        time.now += connect_timeout
+        raise urllib3.exceptions.ConnectTimeoutError(None, f"timed out. (connect timeout={connect_timeout})")
+
+    monkeypatch.setattr(client, "Retrier", retrier)
+    monkeypatch.setattr(client.KubeClient, "open", never_answers)
+    config = kubeconfig_file(tmp_path, "https://127.0.0.1:1")
+    code, _, err = run("audit", "--kubeconfig", config)
+    assert code == 2
+    # refused at 0 s and 0.5 s (0.5 s, then 1 s of backoff); at 1.5 s the third attempt waits out the deadline
+    assert waited == [10.0, 9.5, 8.5]  # each attempt is given what is left of the 10 s
+    assert time.now == 10.0
+    assert err == (
+        "gpulabel: https://127.0.0.1:1: unreachable: no connection within the connect timeout (8.5 s) "
+        "(3 attempt(s) in 10.0 s)\n"
+    )
 
 
 def test_a_missing_kubeconfig_is_one_line_and_exit_two(tmp_path: Path) -> None:

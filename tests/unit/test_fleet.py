@@ -156,7 +156,7 @@ def test_a_command_that_reads_one_cluster_refuses_two_contexts() -> None:
     code, _, err = run("audit", "--context", "a", "--context", "b")
     assert (code, err) == (
         2,
-        "gpulabel: --context: given more than once: only check and report read several clusters\n",
+        "gpulabel: --context: given more than once: only check, report and gpus read several clusters\n",
     )
 
 

@@ -541,12 +541,15 @@ def test_the_inventory_counts_gpus_allocatable_and_requests_per_kind_and_pool() 
     ]
     (row,) = inventory(state(*objs))
     assert row.line() == (
-        "product=NVIDIA-A100-SXM4-80GB driver=550 mig=- sharing=none nodes=3 gpus=18 allocatable=18 requested=3 free=15"
+        "product=NVIDIA-A100-SXM4-80GB driver=550 mig=- sharing=none nodes=3 gpus=18 mig_devices=- allocatable=18 "
+        "usable=18 unhealthy=0 unschedulable=0 requested=3 free=15"
     )
     by_pool = inventory(state(*objs), by="pool")
     assert [r.line() for r in by_pool] == [
-        "pool=train product=NVIDIA-A100-SXM4-80GB nodes=2 gpus=16 allocatable=16 requested=3 free=13",
-        "pool=infer product=NVIDIA-A100-SXM4-80GB nodes=1 gpus=2 allocatable=2 requested=0 free=2",
+        "pool=train product=NVIDIA-A100-SXM4-80GB nodes=2 gpus=16 mig_devices=- allocatable=16 usable=16 unhealthy=0 "
+        "unschedulable=0 requested=3 free=13",
+        "pool=infer product=NVIDIA-A100-SXM4-80GB nodes=1 gpus=2 mig_devices=- allocatable=2 usable=2 unhealthy=0 "
+        "unschedulable=0 requested=0 free=2",
     ]
 
 
@@ -562,13 +565,13 @@ def test_the_inventory_of_the_mixed_fleet_counts_gpus_not_mig_devices_and_lists_
     # MIG single: GFD's gpu.count (56) counts 1g.10gb devices, 7 to an H100: 8 GPUs
     assert (
         "product=NVIDIA-H100-80GB-HBM3-MIG-1g.10gb driver=550 mig=single sharing=none nodes=1 gpus=8 mig_devices=56 "
-        "allocatable=56 requested=14 free=42"
+        "allocatable=56 usable=56 unhealthy=0 unschedulable=0 requested=14 free=42"
     ) in lines
     # the MIG strategy label on GPUs that cannot do MIG is not shown
     # a10-0 is cordoned: its 4 GPUs take no new pod, and free counts only usable GPUs
     assert (
-        "product=NVIDIA-A10 driver=535 mig=- sharing=none nodes=2 gpus=8 allocatable=8 usable=4 unhealthy=0 "
-        "unschedulable=4 requested=2 free=2"
+        "product=NVIDIA-A10 driver=535 mig=- sharing=none nodes=2 gpus=8 mig_devices=- allocatable=8 usable=4 "
+        "unhealthy=0 unschedulable=4 requested=2 free=2"
     ) in lines
     # NFD saw the NVIDIA PCI device on gpu-new-0; nothing of the GPU stack labelled it
     unlabelled = next(r for r in rows if r.group["product"] == "(unlabelled)")

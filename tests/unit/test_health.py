@@ -145,13 +145,15 @@ def test_a_gpu_condition_in_its_problem_state_is_an_error_said_with_its_age() ->
     (said,) = run_check(
         "health", ClusterState.from_objects([("s", node(conditions=[xid]))]), BUILTIN.options(now=NOW)
     ).findings
-    assert said.detail == "GPU has fallen off the bus; since 2026-12-01T08:00:00Z, for 4h0m (more than 30m)"
+    said_, _ = said.detail.split("; repair: ")  # the repair line: model/repairs.py (test_repairs.py)
+    assert said_ == "GPU has fallen off the bus; since 2026-12-01T08:00:00Z, for 4h0m (more than 30m)"
     recent = condition("XIDErrors", "True", since="2026-12-01T11:55:00Z")
     assert check([node(conditions=[recent])]) == ["error gpu-1 condition XIDErrors=True"]
     (young,) = run_check(
         "health", ClusterState.from_objects([("s", node(conditions=[recent]))]), BUILTIN.options(now=NOW)
     ).findings
-    assert young.detail == "no message; since 2026-12-01T11:55:00Z"  # younger than --stuck-after: no age said
+    # younger than --stuck-after: no age said
+    assert young.detail.split("; repair: ")[0] == "no message; since 2026-12-01T11:55:00Z"
     (said,) = check([node(conditions=[condition("GpuXidError", "Unknown")])])
     assert said.startswith("warning gpu-1 condition-unknown GpuXidError=Unknown")
 
@@ -183,7 +185,7 @@ def test_a_configured_health_taint_is_an_error_and_others_are_not() -> None:
     quarantined = [{"key": "nvidia.com/gpu-xid-error", "value": "true", "effect": "NoSchedule"}]
     assert check([node(taints=quarantined)]) == ["error gpu-1 health-taint nvidia.com/gpu-xid-error=true:NoSchedule"]
     total = gpus_lines([node(taints=quarantined)])[-1]
-    assert total.startswith("total nodes=1 gpus=8 allocatable=8 usable=0 unhealthy=8")
+    assert total.startswith("total nodes=1 gpus=8 mig_devices=- allocatable=8 usable=0 unhealthy=8")
 
 
 def test_a_dra_device_the_claim_says_is_not_ready_is_named() -> None:
@@ -244,8 +246,9 @@ def test_gpus_free_counts_only_usable_unrequested_gpus() -> None:
     lines = gpus_lines([lost, cordoned, not_ready, gke, dedicated, sick, pod("train-0", "Unhealthy")])
     product = "product=NVIDIA-H100-80GB-HBM3 driver=- mig=- sharing=-"
     assert lines == [
-        f"{product} nodes=6 gpus=48 allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
-        "total nodes=6 gpus=48 allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
+        f"{product} nodes=6 gpus=48 mig_devices=- allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 "
+        "free=15",
+        "total nodes=6 gpus=48 mig_devices=- allocatable=47 usable=15 unhealthy=9 unschedulable=24 requested=0 free=15",
     ]
 
 
@@ -430,9 +433,11 @@ def test_the_unplaced_device_is_in_check_with_its_reason_and_not_with_l_which_le
         "gpu-9, which is not in the input)"
     ]
     out = io.StringIO()
-    selected = ["check", "--snapshot", str(snapshot), "-l", "kubernetes.io/hostname=gpu-1"]
+    # -l selects gpu-1 (a selector that selected no node would exit 2: app/selected.py)
+    selected = ["check", "--snapshot", str(snapshot), "-l", "nvidia.com/gpu.present=true", "-o", "json"]
     assert main(selected, out, io.StringIO()) == 0
-    assert "health: OK" in out.getvalue().splitlines(), out.getvalue()
+    doc = json.loads(out.getvalue())
+    assert doc["summary"]["checks"]["health"]["findings"] == 0, doc["summary"]
 
 
 def test_the_monitor_places_the_device_as_nodes_and_pods_come_and_go() -> None:

@@ -173,6 +173,7 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         f"upgrade: OK ({NO_MANAGED_FIELDS})\n"
         "nfd: skipped (no nodefeatures in the input)\n"
         "health: OK\n"
+        "managed: OK\n"
         "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")
@@ -298,8 +299,9 @@ def test_check_wide_prints_each_checks_findings_below_the_summary() -> None:
 def test_all_namespaces_is_accepted_and_exclusive_with_a_namespace() -> None:
     assert run("hazards", "-A", "--snapshot", DRIFTED)[0] == 0  # a hazard is a warning
     assert run("hazards", "-A", "--snapshot", DRIFTED, "--fail-level", "warning")[0] == 1
-    with pytest.raises(SystemExit):
-        run("hazards", "-A", "-n", "ml", "--snapshot", DRIFTED)
+    code, out, err = run("hazards", "-A", "-n", "ml", "--snapshot", DRIFTED)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1] == "gpulabel hazards: error: -n/--namespace: not allowed with -A/--all-namespaces"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 from gpulabel.cluster.capture import capture
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.progress import Progress
+from tests.objects import kubeconfig as kubeconfig_file
 
 Response = tuple[int, bytes]
 
@@ -101,23 +102,23 @@ class PagedServer:
         return 200, json.dumps({"items": items, "metadata": {"continue": token, "resourceVersion": "7"}}).encode()
 
 
+def paged_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counts: dict[str, int]) -> KubeClient:
+    """A client whose LISTs :class:`PagedServer` answers, two objects a page."""
+    client = KubeClient(kubeconfig_file(tmp_path))
+    monkeypatch.setattr(client, "request_raw", PagedServer(counts, limit=2))
+    return client
+
+
 def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothing_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
-    )
-    client = KubeClient(str(kubeconfig))
-    monkeypatch.setattr(client, "request_raw", PagedServer({"nodes": 5, "pods": 2}, limit=2))
+    client = paged_client(tmp_path, monkeypatch, {"nodes": 5, "pods": 2})
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)  # where the client's own line would go (not a terminal: none)
     out = io.StringIO()
     notes: list[str] = []
     doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
-    assert len(doc["items"]) == 7
+    assert len(doc["items"]) == 8  # 5 nodes, 2 pods and the empty DaemonSetList
     shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
     assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/3"
     assert "snapshot: Node 5 object(s), 3 page(s); kind 1/3" in shown
@@ -127,3 +128,26 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     ]
     assert err.getvalue() == ""
     assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet; not served: ClusterPolicy")
+
+
+def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpulabel.cli.main import main
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    client = paged_client(tmp_path, monkeypatch, {"nodes": 2, "pods": 0})
+    doc = capture(client)
+    empty = [item for item in doc["items"] if item["kind"].endswith("List")]
+    assert empty == [
+        {"apiVersion": "v1", "kind": "PodList", "items": []},
+        {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
+    ]
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(doc))
+    # the live load's kinds are the kinds listed: the snapshot's are the same, empty ones included
+    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet"})
+    out = io.StringIO()
+    main(["check", "--snapshot", str(path)], out, io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert not [line for line in lines if "no daemonsets" in line or "no pods" in line], lines

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 from gpulabel.app.baseline import load_baseline
 from gpulabel.app.config import Config, load_config, parse_duration
 from gpulabel.app.evidence import EvidenceOptions, gather_evidence
+from gpulabel.app.selected import refuse_empty
 from gpulabel.app.session import Outcome, Session
 from gpulabel.checks.registry import BUILTIN, DEFAULT_STUCK_AFTER, CheckOptions, Registry, run_check, run_checks
 from gpulabel.errors import InputError
-from gpulabel.model.cluster import ClusterState
-from gpulabel.model.findings import Result, Section
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Finding, Result, Section
 from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import Severity
 
@@ -127,7 +128,8 @@ def run_named(session: Session, name: str, opts: CheckOptions, verdict: Verdict 
     """One registered check over the kinds it reads."""
     check = opts.registry.named(name)
     state = session.state(check.kinds)
-    return judge(run_check(check, state, opts), state, verdict or Verdict())
+    outcome = judge(run_check(check, state, opts), state, verdict or Verdict())
+    return refuse_empty(outcome, session.source, state, opts.namespace)
 
 
 def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = None) -> Outcome:
@@ -142,7 +144,7 @@ def run_audit(session: Session, opts: CheckOptions, verdict: Verdict | None = No
     result = run_check("audit", state, opts)
     if state.nfd.nodefeatures:
         result = replace(result, findings=result.findings + run_check("nfd", state, opts).findings)
-    return judge(result, state, verdict or Verdict())
+    return refuse_empty(judge(result, state, verdict or Verdict()), session.source, state)
 
 
 def run_all(
@@ -154,7 +156,9 @@ def run_all(
 
     kinds = opts.registry.kinds
     state = session.state(kinds)
-    outcome = judge(run_checks(state, opts), state, verdict or Verdict())
+    outcome = refuse_empty(
+        judge(run_checks(state, opts), state, verdict or Verdict()), session.source, state, opts.namespace
+    )
     diagnoses, unread = gather_evidence(session, state, outcome.result.findings, evidence)
     if not diagnoses and not unread:
         return outcome
@@ -176,7 +180,7 @@ def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None =
         operand_sets = [ds for ds in state.daemonsets if operand_of_daemonset(ds) or standalone_kind(ds)]
         with collector.kept():  # the pods join the state for the rest of the run, as session.state's objects do
             state = with_daemonset_pods(session.client(), state, operand_sets)
-    return judge(run_check("operands", state, opts), state, verdict or Verdict())
+    return refuse_empty(judge(run_check("operands", state, opts), state, verdict or Verdict()), session.source, state)
 
 
 def run_pending(
@@ -191,7 +195,9 @@ def run_pending(
 
     kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
     state = session.state(kinds, pod_field_selector="status.phase=Pending")
-    return judge(run_check("pending", state, opts), state, verdict or Verdict())
+    outcome = judge(run_check("pending", state, opts), state, verdict or Verdict())
+    # live, only Pending pods are listed: a namespace without one is an answer, not a mistake
+    return refuse_empty(outcome, session.source, state, opts.namespace if session.source.offline else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +232,12 @@ def run_explain(
     state = session.state(kinds)
     node = state.node(target.node)
     if node is None:
-        raise InputError(f"node/{target.node}", "not found")
+        from gpulabel.app.selected import not_found
+
+        raise InputError(f"node/{target.node}", not_found(target.node, state))
     one = replace(state, nodes=(node,))
     judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
-    findings = tuple(f for f in judged.result.findings if f.node == node.name and not f.pod)
+    findings = _cordon_tied(node, tuple(f for f in judged.result.findings if f.node == node.name and not f.pod))
     gpus, links = explain_node_chain(one, node, findings)
     first = next((link.name for link in links if link.status == "broken"), None)
     head = f"node/{node.name}: {'?' if gpus is None else gpus} GPU(s); " + (
@@ -247,3 +255,13 @@ def run_explain(
     fields = {"node": node.name, "gpus": gpus, "first_broken": first}
     result = Result("explain", (), tuple(sections), ok="", fields=fields)
     return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0, warnings=unread)
+
+
+def _cordon_tied(node: Node, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The node's findings, its ``cordoned`` one saying who cordoned it when the input tells (model/repairs.py)."""
+    from gpulabel.model.repairs import cordon_cause
+
+    cause = cordon_cause(node, findings)
+    if not cause:
+        return findings
+    return tuple(replace(f, detail=f"{f.detail}; {cause}") if f.reason == "cordoned" else f for f in findings)

@@ -4,13 +4,14 @@ Live, the log tails and Events of the pods the findings blame are read
 (``cluster/evidence.py``, bounded by :class:`EvidenceOptions`); from
 ``--snapshot`` files, what a support bundle (``snapshot --bundle``) carries;
 from a plain snapshot, nothing (there is no log in it). The matching is pure
-(``checks/explain/evidence.py``).
+(``checks/explain/evidence.py``). What a bundle's capture could not read is said as recorded then
+(:data:`RECORDED`), never as a failure of the offline run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpulabel.app.session import Session
 from gpulabel.checks.explain.evidence import Diagnosis, blamed, diagnose_all
@@ -19,7 +20,9 @@ from gpulabel.model.cluster import ClusterState
 from gpulabel.model.findings import Finding
 from gpulabel.model.redaction import redact_line
 
-__all__ = ["EvidenceOptions", "gather_evidence"]
+__all__ = ["RECORDED", "EvidenceOptions", "gather_evidence"]
+
+RECORDED = "(recorded when the bundle was captured; nothing is read now)"  # after a bundle's unread lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ def gather_evidence(
         evidence = bundle_evidence(session.source.snapshots)
         if evidence is None:
             return (), ()
+        # what the capture could not read is history, not a failure of this run: said so wherever it is shown
+        evidence = replace(evidence, unread=tuple(f"{u} {RECORDED}" for u in evidence.unread))
     else:
         from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
         from gpulabel.cluster.progress import Progress

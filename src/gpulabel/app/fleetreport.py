@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.app.fleet import Member, in_parallel
@@ -126,13 +126,18 @@ def run_fleet_report(members: Sequence[Member], opts: ReportOptions) -> Outcome:
     """One page: the fleet summary and each cluster's report (its data exactly the single-cluster report's)."""
     from gpulabel.app.evidence import gather_evidence
     from gpulabel.app.report import report_doc
+    from gpulabel.app.selected import EMPTY_EXIT, nothing_selected
     from gpulabel.checks.registry import run_checks
 
     said = _Said()
+    empty: list[str] = []  # the members whose input selects nothing (app/selected.py): exit 2
 
     def one(m: Member) -> tuple[dict[str, Any], dict[str, Any]]:
         session = Session(m.source, said.of(m.name))
         state = session.state(opts.checks.registry.kinds)
+        if (line := nothing_selected(m.source, state, opts.checks.namespace)) is not None:
+            said.of(m.name)(line)
+            empty.append(m.name)
         checked = run_checks(state, opts.checks)
         unread: list[str] = []
 
@@ -155,7 +160,8 @@ def run_fleet_report(members: Sequence[Member], opts: ReportOptions) -> Outcome:
         "fleet": [row for row, _ in answers],
         "clusters": [{"name": m.name, "doc": doc} for m, (_, doc) in zip(members, answers, strict=True)],
     }
-    return _written(fleet, opts, tuple(said.lines))
+    written = _written(fleet, opts, tuple(said.lines))
+    return replace(written, code=EMPTY_EXIT) if empty else written
 
 
 def _written(fleet: dict[str, Any], opts: ReportOptions, warnings: tuple[str, ...]) -> Outcome:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpulabel.app.session import Outcome, Session
 
-__all__ = ["GpusOptions", "run_gpus"]
+if TYPE_CHECKING:
+    from gpulabel.app.fleet import Member
+    from gpulabel.app.fleetreport import FleetCheck
+
+__all__ = ["GpusOptions", "run_fleet_gpus", "run_gpus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,15 +24,33 @@ class GpusOptions:
 
 
 def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
-    """One row per group, then the totals; informational: exit 0."""
+    """One row per group, then the totals; informational: exit 0 (2 when the input selects nothing: app/selected.py)."""
     from gpulabel.checks.health.inventory import check_by, inventory_result
 
     check_by(opts.by)  # before anything is read
+    from gpulabel.app.selected import EMPTY_EXIT, nothing_selected
     from gpulabel.k8s.dra.objects import DRA_KINDS
 
     state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
+    empty = nothing_selected(session.source, state, opts.namespace)
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))
     from gpulabel.checks.health.rules import condition_table
 
-    return Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
+    outcome = Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
+    return outcome if empty is None else dataclasses.replace(outcome, code=EMPTY_EXIT, warnings=(empty,))
+
+
+def run_fleet_gpus(members: Sequence[Member], opts: GpusOptions) -> FleetCheck:
+    """``gpus`` on each cluster of a fleet (``--cluster NAME=SNAPSHOT``, ``--context`` repeated), a few at once,
+    as ``check`` over a fleet: one inventory per cluster, each warning naming its cluster."""
+    from gpulabel.app.fleet import in_parallel
+    from gpulabel.app.fleetreport import FleetCheck
+
+    said: list[str] = []  # the sessions' warnings (a snapshot's duplicates), from every thread
+
+    def one(m: Member) -> tuple[str, Outcome]:
+        return m.name, run_gpus(Session(m.source, lambda text: said.append(f"cluster {m.name}: {text}")), opts)
+
+    outcomes = in_parallel(members, one)
+    return FleetCheck(tuple(outcomes), (*said, *(f"cluster {name}: {w}" for name, o in outcomes for w in o.warnings)))

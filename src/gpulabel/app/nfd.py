@@ -47,10 +47,12 @@ class RulesOptions:
 
 
 def run_rules(session: Session, opts: RulesOptions) -> Outcome:
-    """Per node, what nfd-master would write and why a rule did not match; exit 0 (drift is ``check``'s)."""
+    """Per node, what nfd-master would write and why a rule did not match; exit 0 (drift is ``check``'s), 2 when
+    the input holds no node (app/selected.py)."""
+    from gpulabel.app.selected import not_found, refuse_empty
     from gpulabel.checks.nfd.rules import rules_result
 
     state = session.state(["Node", *NFD_KINDS])
     if opts.node and state.node(opts.node) is None:
-        raise InputError(f"node {opts.node}", "not found")
-    return Outcome(rules_result(state, opts.config, opts.node))
+        raise InputError(f"node {opts.node}", not_found(opts.node, state))
+    return refuse_empty(Outcome(rules_result(state, opts.config, opts.node)), session.source, state)

@@ -23,7 +23,8 @@ class PlaceOptions:
 
 
 def run_place(session: Session, opts: PlaceOptions) -> Outcome:
-    """Every workload against every node; exit 0 when each fits some node, 1 otherwise."""
+    """Every workload against every node; exit 0 when each fits some node, 1 otherwise, 2 when the input holds no
+    node (app/selected.py)."""
     from gpulabel.checks.pending.placeview import place_result
     from gpulabel.cluster.manifests import load_workloads
 
@@ -44,4 +45,6 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
         # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
         state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ())])
     result, all_fit = place_result(state, workloads, full=opts.explain, per_node=opts.per_node)
-    return Outcome(result, 0 if all_fit else 1)
+    from gpulabel.app.selected import refuse_empty
+
+    return refuse_empty(Outcome(result, 0 if all_fit else 1), session.source, state)

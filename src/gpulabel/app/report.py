@@ -76,7 +76,8 @@ def report_html(
 
 
 def run_report(session: Session, opts: ReportOptions) -> Outcome:
-    """Write the page (or, ``html`` is ``-``, answer it as the outcome's page); informational: exit 0."""
+    """Write the page (or, ``html`` is ``-``, answer it as the outcome's page); informational: exit 0 (2 when the
+    input selects nothing: app/selected.py)."""
     from gpulabel.render.report import render_html
 
     # what every check reads (the DRA kinds only where the server serves them)
@@ -90,10 +91,13 @@ def run_report(session: Session, opts: ReportOptions) -> Outcome:
         warnings.extend(unread)
         return diagnoses
 
+    from gpulabel.app.selected import refuse_empty
+
     doc = report_doc(state, opts.checks, generated=opts.generated, source=source, evidence=evidence)
     page = render_html(doc)
     if opts.html == "-":
-        return Outcome(Result("report", ok=""), page=page, warnings=tuple(warnings))
+        said = Outcome(Result("report", ok=""), page=page, warnings=tuple(warnings))
+        return refuse_empty(said, session.source, state, opts.checks.namespace)
     from gpulabel.cluster.files import write_file
     from gpulabel.render.report import GENERATOR_MARK
 
@@ -108,4 +112,4 @@ def run_report(session: Session, opts: ReportOptions) -> Outcome:
     )
     fields = {"file": opts.html, "bytes": len(data), "nodes": doc["totals"]["nodes"]}
     result = Result("report", sections=(Section("checks", checks, (line,)),), ok="", fields=fields)
-    return Outcome(result, warnings=tuple(warnings))
+    return refuse_empty(Outcome(result, warnings=tuple(warnings)), session.source, state, opts.checks.namespace)

@@ -25,6 +25,10 @@ class SnapshotOptions:
             raise InputError("--bundle", "writes its own file: give --bundle FILE or -o FILE, not both")
         if self.bundle == "-" or self.bundle == "":
             raise InputError("--bundle", "needs a file name (FILE.tar.gz)")
+        if self.bundle is not None and not self.bundle.endswith((".tar.gz", ".tgz")):
+            raise InputError(
+                f"--bundle {self.bundle}", f"a bundle is a gzipped tar archive: name it {self.bundle}.tar.gz"
+            )
 
 
 GENERATOR_MARK = b'"generator": "gpulabel"'  # a top-level key of every snapshot gpulabel writes (before its items)
@@ -68,12 +72,13 @@ def _bundle(
     from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
     from gpulabel.cluster.files import write_file
     from gpulabel.cluster.progress import Progress
+    from gpulabel.cluster.snapshot import iter_objects
     from gpulabel.model.cluster import ClusterState
     from gpulabel.model.evidence import Evidence
 
-    items = doc.get("items")
-    assert isinstance(items, list)
-    state = ClusterState.from_objects(((f"capture: items[{i}]", o) for i, o in enumerate(items)), "capture")
+    kinds: set[str] = set()  # with the kinds listed empty (their empty typed Lists), as a read of the file has them
+    objects = list(iter_objects(doc, "capture", kinds))
+    state = ClusterState.from_objects(objects, "capture", kinds)
     judged = judge(run_checks(state, check_options()), state, Verdict())
     blames = blamed(state, judged.result.findings)
     line = progress if isinstance(progress, Progress) else Progress("snapshot")

@@ -27,7 +27,8 @@ class DiffOptions:
 
 
 def run_diff(session: Session, opts: DiffOptions) -> Outcome:
-    """What changed from OLD to NEW: nodes, labels and findings; exit 1 if anything did."""
+    """What changed from OLD to NEW: nodes, labels and findings; exit 1 if anything did, 2 when neither side holds
+    a node (``-l`` selecting none, or snapshots without nodes: app/selected.py)."""
     from gpulabel.checks.diff import diff_states
 
     old = session.snapshot(opts.old)
@@ -36,7 +37,15 @@ def run_diff(session: Session, opts: DiffOptions) -> Outcome:
         new = dataclasses.replace(old, source=opts.new)  # one file read once: diff_states sees one state
     else:
         new = session.snapshot(opts.new) if opts.new is not None else session.state(kinds)
-    return Outcome.of_findings(diff_states(old, new, opts.checks))
+    outcome = Outcome.of_findings(diff_states(old, new, opts.checks))
+    if old.nodes or new.nodes:
+        return outcome
+    from gpulabel.app.selected import EMPTY_EXIT
+
+    sides = f"{opts.old} and {opts.new or 'the cluster'}"
+    selector = session.source.selector
+    line = f"-l {selector}: selects no node of {sides}" if selector is not None else f"{sides} hold no Node"
+    return dataclasses.replace(outcome, code=EMPTY_EXIT, warnings=(f"{line}; nothing was compared",))
 
 
 def _same_file(old: str, new: str) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-__all__ = ["COMMANDS", "GROUPS", "Commands"]
+__all__ = ["COMMANDS", "GROUPS", "Commands", "Parser", "UsageError"]
 
 # (command, group, summary) in the order of the top-level help; the group names the module that adds
 # the command (gpulabel.cli.main.add_group), the summary is the command's help_ there
@@ -83,6 +83,28 @@ GROUPS: dict[str, tuple[str, ...]] = {}
 for _name, _group, _ in COMMANDS:
     GROUPS[_group] = (*GROUPS.get(_group, ()), _name)
 
+
+class UsageError(Exception):
+    """A command line argparse refused: the parser that refused it and argparse's message
+    (cli/usage.py turns it into the command's usage and one line naming the mistake)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str, extras: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+        self.extras = tuple(extras)  # what no parser took (argparse's "unrecognized arguments")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are raised (:class:`UsageError`) instead of printed with the usage of
+    whichever parser met them: ``main`` says the mistake with the usage of the command it belongs to."""
+
+    commands: Commands | None = None  # the top-level parser's COMMAND argument
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)
+
+
 if TYPE_CHECKING:
     _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 else:
@@ -102,10 +124,16 @@ class Commands(_SubParsers):
 
     def command_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
         """The parser of command ``name``, in place of the stand-in the table gave it (``add_parser``'s work)."""
-        parser = argparse.ArgumentParser(prog=f"{self._prog_prefix} {name}", **kwargs)
+        parser = Parser(prog=f"{self._prog_prefix} {name}", **kwargs)
         self._name_parser_map[name] = parser
         self.built.add(name)
         return parser
+
+    def parser_of(self, name: str) -> argparse.ArgumentParser:
+        """Command ``name``'s parser, built now if it was not."""
+        if name not in self.built:
+            self.build(GROUP_OF[name], (name,))
+        return self._name_parser_map[name]
 
     def build_every(self) -> None:
         """Build every command's parser (shell completion reads them all)."""

@@ -228,7 +228,7 @@ class Context:
         if len(getattr(a, "contexts", ())) > 1:
             from gpulabel.errors import InputError
 
-            raise InputError("--context", "given more than once: only check and report read several clusters")
+            raise InputError("--context", "given more than once: only check, report and gpus read several clusters")
         return Source(
             snapshots=tuple(a.snapshot or ()),
             kubeconfig=a.kubeconfig,

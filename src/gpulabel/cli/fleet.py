@@ -1,4 +1,5 @@
-"""The fleet flags of ``check`` and ``report``: ``--cluster NAME=SNAPSHOT`` (repeatable) and ``--context`` repeated.
+"""The fleet flags of ``check``, ``report`` and ``gpus``: ``--cluster NAME=SNAPSHOT`` (repeatable), ``--context``
+repeated.
 
 A fleet is asked for by any ``--cluster`` or by more than one ``--context``; each cluster is then read and
 checked as it would be alone (app/fleet.py). ``--snapshot`` does not mix with ``--cluster`` (which snapshot

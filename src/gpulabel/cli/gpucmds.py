@@ -102,12 +102,21 @@ def add_gpu_commands(add: AddCommand) -> None:
     )
     add_verdict_flags(p)
     add_stuck_after(p)
+    _add_gpus(add)
+
+
+def _add_gpus(add: AddCommand) -> None:
     p = add(
         "gpus",
         cmd_gpus,
         "the fleet inventory: nodes, GPUs, allocatable, usable, requested, free per kind of node",
-        examples=("gpus --by node.kubernetes.io/instance-type", "gpus --by namespace", "gpus -o table"),
-        exits="0 done, 2 bad input or an unusable cluster",
+        examples=(
+            "gpus --by node.kubernetes.io/instance-type",
+            "gpus --by namespace",
+            "gpus -o table",
+            "gpus --context gpu-east --context gpu-west   # one inventory per cluster, each line led by its name",
+        ),
+        exits="0 done, 2 bad input, an unusable cluster or input that selects no node (-l, --snapshot, -n)",
     )
     p.add_argument(
         "--by",
@@ -117,6 +126,9 @@ def add_gpu_commands(add: AddCommand) -> None:
         "(capacity minus allocatable), not on a node with a GPU health condition, cordoned, NotReady or "
         "tainted NoSchedule/NoExecute (but nvidia.com/gpu)",
     )
+    from gpulabel.cli.fleet import add_cluster_flag
+
+    add_cluster_flag(p)
 
 
 def _run(ctx: Context, name: str, opts: CheckOptions) -> int:
@@ -150,4 +162,12 @@ def cmd_gpus(ctx: Context) -> int:
 
     conditions = ctx.verdict().config.health_conditions  # the config file's GPU health condition types
     opts = GpusOptions(by=ctx.args.by, namespace=ctx.args.namespace, health_conditions=conditions)
+    from gpulabel.cli.fleet import members_of
+
+    members = members_of(ctx)
+    if members is not None:  # several clusters: one inventory each (cli/fleet.py)
+        from gpulabel.app.gpustack import run_fleet_gpus
+        from gpulabel.cli.fleet import finish_fleet_check
+
+        return finish_fleet_check(ctx, run_fleet_gpus(members, opts))
     return ctx.finish(run_gpus(ctx.session(), opts))

@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import IO, cast
 
 from gpulabel import __version__
-from gpulabel.cli.commands import Commands
+from gpulabel.cli.commands import Commands, Parser, UsageError
 from gpulabel.cli.context import (
     ALL_GROUPS,
     GROUP_FLAGS,
@@ -56,10 +56,10 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
 
-def build_parser(prog: str = "gpulabel", *, every: bool = True) -> argparse.ArgumentParser:
+def build_parser(prog: str = "gpulabel", *, every: bool = True) -> Parser:
     """The command line's parser; ``every=False``: a command's parser is built only when it is chosen
     (what a run needs: ``gpulabel --help`` lists the commands from :data:`~gpulabel.cli.commands.COMMANDS`)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=prog,
         parents=[shared_flags()],
         formatter_class=_Formatter,
@@ -71,6 +71,7 @@ def build_parser(prog: str = "gpulabel", *, every: bool = True) -> argparse.Argu
     parser.add_argument("--version", action="version", version=f"gpulabel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, action=Commands)
     assert isinstance(sub, Commands)
+    parser.commands = sub
 
     def build(group: str, names: Collection[str]) -> None:
         def add(
@@ -214,6 +215,22 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+def _parse(parser: Parser, argv: list[str], err: IO[str]) -> argparse.Namespace | None:
+    """The parsed command line, or None when it was refused: then the usage of the command the mistake belongs
+    to and one line naming the mistake (its nearest spelling where there is one) are on ``err``."""
+    args: argparse.Namespace | None = None
+    try:
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            raise UsageError(parser, f"unrecognized arguments: {' '.join(extras)}", extras)
+    except UsageError as exc:
+        from gpulabel.cli.usage import mistake
+
+        err.write(mistake(parser, exc, argv, args))
+        return None
+    return args
+
+
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Run one command; a write error on ``out`` is one line and exit 2, a closed pipe ends quietly (exit 0)."""
     raw = out or sys.stdout
@@ -221,7 +238,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, err: IO[
     err = err or sys.stderr
     prog = prog_name()
     parser = build_parser(prog, every=False)
-    args = parser.parse_args(argv)
+    args = _parse(parser, list(sys.argv[1:] if argv is None else argv), err)
+    if args is None:
+        return 2
     ctx = Context(args, out, err, parser=parser)
     name = prog.split()[-1]
     try:

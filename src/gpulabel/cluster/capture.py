@@ -17,7 +17,7 @@ from typing import Any
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.live import served_kinds
 from gpulabel.cluster.progress import Progress
-from gpulabel.model.cluster import KINDS
+from gpulabel.model.cluster import KIND, KINDS
 
 __all__ = ["capture"]
 
@@ -45,6 +45,10 @@ def capture(
 ) -> dict[str, Any]:
     """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` of every kind the checks read that is served.
 
+    A kind listed empty is one empty typed List among the items (``{"kind": "DaemonSetList", "items": []}``),
+    as the snapshot reader knows it: the input has that kind, none of its objects. So ``check`` on the file says
+    what it says live (``operands: OK``, not ``skipped (no daemonsets in the input)``).
+
     ``progress``: the line to draw on (default: stderr's, on a terminal only).
     """
     items: list[dict[str, Any]] = []
@@ -56,7 +60,7 @@ def capture(
         found, _ = client.list(kind, on_page=listing)
         listing.objects = len(found)
         listing.show(final=True)
-        items.extend(found)
+        items.extend(found if found else [_empty_list(kind)])
         counts[kind] = len(found)
     line.done()
     skipped = [k.kind for k in KINDS if k.kind not in counts]
@@ -65,3 +69,10 @@ def capture(
         + (f"; not served: {', '.join(skipped)}" if skipped else "")
     )
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _empty_list(kind: str) -> dict[str, Any]:
+    """The typed List of ``kind`` with no items (the API server's answer to its LIST, less the metadata)."""
+    k = KIND[kind]
+    api_version = f"{k.group}/{k.version}" if k.group else k.version
+    return {"apiVersion": api_version, "kind": f"{kind}List", "items": []}

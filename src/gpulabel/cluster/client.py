@@ -20,7 +20,7 @@ from gpulabel.cluster.retry import Retrier, RetryPolicy
 from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
 from gpulabel.model.cluster import KINDS
 
-__all__ = ["RESOURCES", "KubeClient", "RequestCounts", "status_message"]
+__all__ = ["CONNECT_TIMEOUT", "RESOURCES", "KubeClient", "RequestCounts", "status_message", "unreachable_reason"]
 
 T = TypeVar("T")
 
@@ -28,6 +28,8 @@ T = TypeVar("T")
 RESOURCES: dict[str, tuple[str, bool]] = {k.kind: (k.path, k.namespaced) for k in KINDS}
 
 DEFAULT_PAGE_SIZE = 500
+CONNECT_TIMEOUT = 10.0  # seconds a connection may take to open; never past the operation's retry deadline
+MIN_CONNECT_TIMEOUT = 1.0  # the shortest a last attempt at the deadline is given
 
 
 @dataclass
@@ -50,6 +52,34 @@ def status_message(body: bytes) -> str:
     except orjson.JSONDecodeError:
         pass
     return body[:200].decode("utf-8", "replace").strip()
+
+
+def unreachable_reason(err: BaseException) -> str:
+    """What a request that got no answer met, in a few words: ``connection refused``, ``no connection within
+    the connect timeout (10 s)``, ``no answer within the read timeout (60 s)``, or urllib3's own words without
+    its object reprs (urllib3's NewConnectionError, a refused connection, is a kind of ConnectTimeoutError)."""
+    import re
+
+    import urllib3
+
+    exceptions = urllib3.exceptions
+    if isinstance(err, exceptions.ConnectTimeoutError) and not isinstance(err, exceptions.NewConnectionError):
+        return "no connection within the connect timeout" + _timeout_said(err)
+    if isinstance(err, exceptions.ReadTimeoutError):
+        return "no answer within the read timeout" + _timeout_said(err)
+    text = re.sub(
+        r"^\(?<?HTTPS?Connection\([^)]*\)(?: at 0x[0-9a-f]+>)?,? ?:? ?", "", str(getattr(err, "reason", None) or err)
+    )
+    said = text.rsplit("Failed to establish a new connection: ", 1)[-1]
+    return said.split("] ", 1)[-1].lower() if said.startswith("[Errno") else said
+
+
+def _timeout_said(err: BaseException) -> str:
+    """`` (10 s)`` from urllib3's ``(connect timeout=10.0)`` / ``(read timeout=60.0)``, else nothing."""
+    import re
+
+    found = re.search(r"timeout=([0-9.]+)\)", str(err))
+    return f" ({round(float(found[1]), 1):g} s)" if found else ""
 
 
 class KubeClient:
@@ -125,6 +155,7 @@ class KubeClient:
         content_type: str | None = None,
         read_timeout: float | None = None,
         stream: bool = False,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> Any:
         """Send one request, once, with fresh credentials; returns the urllib3 response.
 
@@ -142,7 +173,7 @@ class KubeClient:
             url,
             body=body,
             headers=hdrs,
-            timeout=urllib3.Timeout(connect=10.0, read=read_timeout or self.timeout),
+            timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout or self.timeout),
             retries=False,
             preload_content=not stream,
         )
@@ -163,15 +194,23 @@ class KubeClient:
         ``expected``: statuses that are an answer, not an error (``on_error`` is not told of them).
 
         ``budget`` overrides the policy's seconds of retrying for this
-        operation (a Lease renewal cannot wait a minute). A server that never
-        answered raises ClusterError.
+        operation (a Lease renewal cannot wait a minute). No connection is waited for past the operation's
+        deadline (at least 1 s), so a server that never answers fails within the budget and a second: that
+        raises ClusterError naming what failed, the attempts and the time they took.
         """
         import urllib3
 
         query_list = list(query)
+        clock = self.retrier.clock
+        started = clock()
+        deadline = started + (self.retrier.policy.budget if budget is None else budget)
+        attempts = 0
 
         def send() -> Any:
-            resp = self.open(method, path, query_list, body, content_type, timeout)
+            nonlocal attempts
+            attempts += 1
+            connect = min(CONNECT_TIMEOUT, max(MIN_CONNECT_TIMEOUT, deadline - clock()))
+            resp = self.open(method, path, query_list, body, content_type, timeout, connect_timeout=connect)
             if resp.status >= 400 and resp.status not in expected and self.on_error is not None:
                 self.on_error(resp.status, method, path)
             return resp
@@ -181,8 +220,8 @@ class KubeClient:
         except urllib3.exceptions.HTTPError as err:
             if self.on_error is not None:
                 self.on_error("unreachable", method, path)
-            reason = getattr(err, "reason", None) or err
-            raise ClusterError(self.endpoint, f"unreachable: {reason}") from None
+            tried = f"{attempts} attempt(s) in {clock() - started:.1f} s"
+            raise ClusterError(self.endpoint, f"unreachable: {unreachable_reason(err)} ({tried})") from None
         return resp.status, resp.data
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:

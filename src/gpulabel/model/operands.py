@@ -163,5 +163,9 @@ def known_operands(names: Iterable[str], where: str = "--disabled") -> tuple[str
     names = tuple(names)
     unknown = [n for n in names if n not in CATALOGUE]
     if unknown:
-        raise InputError(where, f"unknown operand {unknown[0]!r}; known: {', '.join(CATALOGUE)}")
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], list(CATALOGUE), 1, 0.75)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise InputError(where, f"unknown operand {unknown[0]!r}{hint}; known: {', '.join(CATALOGUE)}")
     return names

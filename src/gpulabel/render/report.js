@@ -194,7 +194,8 @@ const stackTable = new Table($("gpustack-table"), [
 function drawGpus() {
   const cols = [["product", "product"], ["driver", "driver"], ["MIG", "mig"], ["sharing", "sharing"],
     ["nodes", "nodes"], ["GPUs", "gpus"], ["MIG devices", "mig_devices"], ["allocatable devices", "allocatable"],
-    ["requested", "requested"], ["free", "free"]];
+    ["requested", "requested"], ["free", "free"], ["usable", "usable"], ["unhealthy", "unhealthy"],
+    ["unschedulable", "unschedulable"]];
   const t = new Table($("gpus-table"), cols.map(([label, f]) => (
     {label: label, key: (r) => r[f], cell: text((r) => (typeof r[f] === "number" ? r[f].toLocaleString("en-US") : r[f]))}
   )));

@@ -257,6 +257,9 @@ def _tables(state: ClusterState, parts: Mapping[str, Result], inventory: Sequenc
                 "allocatable": r.total_allocatable,
                 "requested": r.total_requested,
                 "free": r.free,
+                "usable": r.usable,  # as gpus says them, zeros included
+                "unhealthy": r.unhealthy,
+                "unschedulable": r.unschedulable,
             }
             for r in inventory
         ],
@@ -265,7 +268,8 @@ def _tables(state: ClusterState, parts: Mapping[str, Result], inventory: Sequenc
                 "node": position[f.node],
                 "check": name,
                 "key": f.key,
-                "reason": f.reason,
+                # the reason with its arguments, as the text line says it (condition GPUXIDErrors=True reason=XID79)
+                "reason": " ".join((f.reason, *f.args)),
                 "detail": f.detail,
                 "value": f.value,
             }

@@ -82,10 +82,9 @@ class InventoryRow:
 
     def line(self) -> str:
         head = " ".join(f"{k}={v}" for k, v in self.group.items()) or "total"
-        mig = f" mig_devices={self.mig_devices}" if self.mig_devices is not None else ""
-        split = ""
-        if self.unhealthy or self.unschedulable:  # said only where some device cannot take a new pod
-            split = f" usable={self.usable} unhealthy={self.unhealthy} unschedulable={self.unschedulable}"
+        # every row has the same keys, zeros included (awk and grep see one shape); mig_devices "-" without MIG
+        mig = f" mig_devices={'-' if self.mig_devices is None else self.mig_devices}"
+        split = f" usable={self.usable} unhealthy={self.unhealthy} unschedulable={self.unschedulable}"
         return (
             f"{head} nodes={self.nodes} gpus={self.gpus_text}{mig} allocatable={self.total_allocatable}{split} "
             f"requested={self.total_requested} free={self.free}"

@@ -32,6 +32,7 @@ from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.records import DeviceHealth
+from gpulabel.model.repairs import with_repairs
 from gpulabel.model.severity import Reason
 
 __all__ = [
@@ -120,6 +121,7 @@ DEFAULT_HEALTH_TAINTS = (
     "nvidia.com/gpu-error",
 )
 
+_SOURCES = {c.type: c.source for c in DEFAULT_CONDITIONS}  # a condition's publisher, named in its repair line
 _READY = ("Ready", "Healthy")  # DRA device condition types whose False means the device is not usable
 
 
@@ -170,13 +172,14 @@ def node_health(
     """One node's health findings. ``pods``: those bound to it (not terminal); ``claims``: the device
     conditions of the claims whose devices are on it, with the claim's ``namespace/name``;
     ``conditions``: the health condition types (``type -> problem status``); ``threshold``: seconds a
-    condition may be in its problem state before its age is said."""
-    return [
+    condition may be in its problem state before its age is said. Each carries its repair (model/repairs.py)."""
+    found = [
         *_device_findings(node, pods),
         *_condition_findings(node, conditions, now, threshold),
         *_taint_findings(node, taint_keys),
         *_claim_findings(node, claims, conditions),
     ]
+    return with_repairs(found, _SOURCES) if found else found
 
 
 def _device_findings(node: Node, pods: Iterable[Pod]) -> list[Finding]:
