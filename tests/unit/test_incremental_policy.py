@@ -26,6 +26,7 @@ from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.engine.assessment import FullEvaluator
 from gpulabel.checks.engine.incremental import IncrementalEvaluator
 from gpulabel.checks.operands import check as operands_definition
+from gpulabel.checks.operands import daemonsets
 from gpulabel.checks.operands import rules as operands
 from tests.unit.test_incremental import START, Pair
 
@@ -132,11 +133,11 @@ def _owned_by_nothing(pod: Any) -> tuple[str, ...]:
 
 PLANTED: dict[str, tuple[Any, str, Callable[..., Any], str]] = {
     # the operands that need a switched one are not rerun (a10's out-of-order stays)
-    "no-needs": (operands, "reading_off", lambda switched: frozenset(switched), "operands"),
+    "no-needs": (daemonsets, "reading_off", lambda switched: frozenset(switched), "operands"),
     # only deploy labels tie a node to an operand, not its pods (l4's detail stays)
     "labels-only": (operands_definition, "_owner_uids", _owned_by_nothing, "operands"),
     # what the policy says of workload configs is not compared (dgx-h100-00005's disabled stays)
-    "no-workloads": (operands, "policy_reading", lambda policies: (), "operands"),
+    "no-workloads": (daemonsets, "policy_reading", lambda policies: (), "operands"),
     # a kept setting is brought back without remaking the nodes changed since (l4's deleted pod)
     "kept-stale": (operands_definition._Setting, "note", lambda self, names: None, "operands"),
 }

@@ -12,6 +12,8 @@ import argparse
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from gpulabel.errors import GpulabelError
+
 __all__ = ["COMMANDS", "GROUPS", "Commands", "Parser", "UsageError"]
 
 # (command, group, summary) in the order of the top-level help; the group names the module that adds
@@ -84,9 +86,9 @@ for _name, _group, _ in COMMANDS:
     GROUPS[_group] = (*GROUPS.get(_group, ()), _name)
 
 
-class UsageError(Exception):
+class UsageError(GpulabelError):
     """A command line argparse refused: the parser that refused it and argparse's message
-    (cli/usage.py turns it into the command's usage and one line naming the mistake)."""
+    (cli/usage.py turns it into the command's usage and one line naming the mistake; exit 2)."""
 
     def __init__(self, parser: argparse.ArgumentParser, message: str, extras: Sequence[str] = ()) -> None:
         super().__init__(message)
