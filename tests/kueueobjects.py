@@ -1,0 +1,140 @@
+"""Kueue objects as the API server returns them (kueue.x-k8s.io v1beta2 unless told), and GPU nodes, for tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+JSON = dict[str, Any]
+GROUP = "kueue.x-k8s.io"
+
+
+def flavor(
+    name: str,
+    labels: dict[str, str] | None = None,
+    *,
+    taints: list[JSON] | None = None,
+    tolerations: list[JSON] | None = None,
+    topology: str = "",
+    version: str = "v1beta2",
+) -> JSON:
+    spec: JSON = {}
+    if labels:
+        spec["nodeLabels"] = labels
+    if taints:
+        spec["nodeTaints"] = taints
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if topology:
+        spec["topologyName"] = topology
+    return {"apiVersion": f"{GROUP}/{version}", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+
+
+def cluster_queue(
+    name: str,
+    quotas: dict[str, dict[str, Any]],
+    *,
+    cohort: str = "",
+    version: str = "v1beta2",
+    usage: JSON | None = None,
+) -> JSON:
+    """``quotas``: flavor -> {resource: nominal quota}, in one resource group covering every resource named."""
+    covered = sorted({r for q in quotas.values() for r in q})
+    flavors = [
+        {"name": f, "resources": [{"name": r, "nominalQuota": q[r]} for r in covered if r in q]}
+        for f, q in quotas.items()
+    ]
+    spec: JSON = {"resourceGroups": [{"coveredResources": covered, "flavors": flavors}], "namespaceSelector": {}}
+    if cohort:
+        spec["cohortName" if version == "v1beta2" else "cohort"] = cohort
+    obj: JSON = {"apiVersion": f"{GROUP}/{version}", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+    if usage:
+        obj["status"] = {
+            "flavorsUsage": [
+                {"name": f, "resources": [{"name": r, "total": t} for r, t in rs.items()]} for f, rs in usage.items()
+            ]
+        }
+    return obj
+
+
+def local_queue(namespace: str, name: str, cq: str) -> JSON:
+    return {
+        "apiVersion": f"{GROUP}/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"clusterQueue": cq},
+    }
+
+
+def topology(name: str, levels: list[str]) -> JSON:
+    return {
+        "apiVersion": f"{GROUP}/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": lv} for lv in levels]},
+    }
+
+
+def workload(
+    namespace: str,
+    name: str,
+    queue: str,
+    *,
+    gpus: int = 1,
+    count: int = 1,
+    tolerations: list[JSON] | None = None,
+    admitted_to: tuple[str, str] | None = None,
+) -> JSON:
+    """One pod set ``main``; ``admitted_to``: (ClusterQueue, flavor of nvidia.com/gpu), with the conditions."""
+    container = {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
+    spec: JSON = {"containers": [container]}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    obj: JSON = {
+        "apiVersion": f"{GROUP}/v1beta2",
+        "kind": "Workload",
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {"queueName": queue, "podSets": [{"name": "main", "count": count, "template": {"spec": spec}}]},
+    }
+    if admitted_to is not None:
+        cq, fl = admitted_to
+        obj["status"] = {
+            "admission": {
+                "clusterQueue": cq,
+                "podSetAssignments": [{"name": "main", "flavors": {"nvidia.com/gpu": fl}, "count": count}],
+            },
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "True",
+                    "reason": "QuotaReserved",
+                    "message": f"Quota reserved in ClusterQueue {cq}",
+                },
+                {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "The workload is admitted"},
+            ],
+        }
+    return obj
+
+
+def gpu_node(
+    name: str, product: str, gpus: int = 8, *, labels: dict[str, str] | None = None, taints: list[JSON] | None = None
+) -> JSON:
+    """A Ready node GFD labelled, advertising ``gpus`` nvidia.com/gpu."""
+    all_labels = {
+        "kubernetes.io/hostname": name,
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": product,
+        "nvidia.com/gpu.count": str(gpus),
+        **(labels or {}),
+    }
+    amounts = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": all_labels},
+        "spec": {"taints": taints} if taints else {},
+        "status": {
+            "allocatable": amounts,
+            "capacity": amounts,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
