@@ -34,6 +34,7 @@ from gpulabel.checks.mig import check as mig
 from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
 from gpulabel.checks.pending import check as pending
+from gpulabel.checks.queues import check as queues
 from gpulabel.checks.sharing import check as sharing
 from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
@@ -67,6 +68,7 @@ CHECKS: tuple[Check, ...] = (
     upgrade.CHECK,
     nfd.CHECK,
     health.CHECK,
+    queues.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

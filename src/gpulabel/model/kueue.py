@@ -93,6 +93,10 @@ class ClusterQueue:
     # status.flavorsUsage: (flavor, resource) -> whole units in use by admitted workloads
     usage: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
+    def flavor_names(self) -> list[str]:
+        """Every flavor its resource groups name, in their order."""
+        return [fq.flavor for group in self.groups for fq in group.flavors]
+
     def quotas(self) -> Iterable[tuple[str, Quota]]:
         """Every ``(flavor, quota)`` of every resource group."""
         for group in self.groups:
