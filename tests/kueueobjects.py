@@ -83,6 +83,7 @@ def workload(
     count: int = 1,
     tolerations: list[JSON] | None = None,
     admitted_to: tuple[str, str] | None = None,
+    owner_uid: str = "",
 ) -> JSON:
     """One pod set ``main``; ``admitted_to``: (ClusterQueue, flavor of nvidia.com/gpu), with the conditions."""
     container = {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
@@ -95,6 +96,10 @@ def workload(
         "metadata": {"namespace": namespace, "name": name},
         "spec": {"queueName": queue, "podSets": [{"name": "main", "count": count, "template": {"spec": spec}}]},
     }
+    if owner_uid:
+        obj["metadata"]["ownerReferences"] = [
+            {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": owner_uid, "controller": True}
+        ]
     if admitted_to is not None:
         cq, fl = admitted_to
         obj["status"] = {
@@ -137,4 +142,38 @@ def gpu_node(
             "capacity": amounts,
             "conditions": [{"type": "Ready", "status": "True"}],
         },
+    }
+
+
+def job_pod(
+    namespace: str,
+    name: str,
+    owner_uid: str,
+    node_selector: dict[str, str],
+    *,
+    gpus: int = 1,
+    tolerations: list[JSON] | None = None,
+    podset: str = "main",
+    node: str = "",
+) -> JSON:
+    """A Job's pod as Kueue let it start: the flavor's labels in its nodeSelector; Pending unless on ``node``."""
+    container = {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
+    spec: JSON = {"containers": [container], "nodeSelector": node_selector}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "namespace": namespace,
+            "name": name,
+            "labels": {"kueue.x-k8s.io/podset": podset},
+            "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": owner_uid, "controller": True}
+            ],
+        },
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
     }

@@ -144,7 +144,7 @@ def test_a_workloads_own_tolerations_replace_those_of_the_node_taints() -> None:
 def test_the_example_has_the_80gb_case_and_its_twin_has_nothing_above_info() -> None:
     lab = load_snapshots([str(ROOT / "examples" / "kueue-lab.yaml")])
     reasons = sorted(f.reason for f in run_check("queues", lab, check_options()).findings)
-    assert reasons == ["no-node", "over-quota", "topology-label"]
+    assert reasons == ["admitted-pending", "no-node", "over-quota", "topology-label"]
     twin = load_snapshots([str(ROOT / "examples" / "kueue-twin.yaml")])
     result = run_checks(twin, check_options())
     assert result.severities() == {"error": 0, "warning": 0, "info": 0}
@@ -163,3 +163,51 @@ def test_the_queues_command_exits_by_what_it_found(example: str, code: int) -> N
         text=True,
     )
     assert run.returncode == code, run.stderr
+
+
+def _admitted(product: str, *, pod_node: str = "", tolerations: list[dict[str, Any]] | None = None) -> list[Finding]:
+    """Two A100-40GB nodes; Workload ml/job-a admitted to a flavor asking for ``product``, its pod Pending."""
+    return _findings(
+        K.gpu_node("a", A100_40),
+        K.gpu_node("b", A100_40, taints=[TAINT]),
+        K.flavor("a100", {PRODUCT: product}),
+        K.cluster_queue("team", {"a100": {"nvidia.com/gpu": 8}}),
+        K.workload("ml", "job-a", "team-q", owner_uid="u1", admitted_to=("team", "a100"), tolerations=tolerations),
+        K.job_pod("ml", "job-a-0", "u1", {PRODUCT: product}, node=pod_node),
+        K.job_pod("ml", "other-0", "u2", {PRODUCT: product}),  # a pod of no Workload: pending's, not ours
+    )
+
+
+def test_a_pending_pod_of_an_admitted_workload_is_joined_to_its_flavors_label() -> None:
+    found = [f for f in _admitted(A100_80) if f.reason == "admitted-pending"]
+    (f,) = found
+    assert (f.pod, f.severity, f.key, f.value) == ("ml/job-a-0", "error", PRODUCT, A100_80)
+    assert f.args == ("workload/job-a", "flavor/a100", A100_80, f"nearest: {A100_40} (2 node(s))")
+    assert "admitted by ClusterQueue team (Workload job-a) to flavor a100, whose label" in f.detail
+
+
+def test_a_pod_whose_flavor_selects_nodes_or_that_is_bound_is_left_to_pending() -> None:
+    assert [f.reason for f in _admitted(A100_40)] == []
+    assert [f.reason for f in _admitted(A100_80, pod_node="a")] == ["no-node"]
+
+
+def test_the_workloads_own_tolerations_decide_which_nodes_its_flavor_selects() -> None:
+    """Node a is cordoned and b tainted: only a workload tolerating b's taint has a node."""
+
+    def admitted(tolerations: list[dict[str, Any]] | None) -> list[str]:
+        a = K.gpu_node("a", A100_40)
+        a["spec"]["unschedulable"] = True
+        return [
+            f.args[2]
+            for f in _findings(
+                a,
+                K.gpu_node("b", A100_40, taints=[TAINT]),
+                K.flavor("a100", {PRODUCT: A100_40}, taints=[TAINT]),
+                K.workload("ml", "w", "q", owner_uid="u1", admitted_to=("team", "a100"), tolerations=tolerations),
+                K.job_pod("ml", "w-0", "u1", {PRODUCT: A100_40}),
+            )
+            if f.reason == "admitted-pending"
+        ]
+
+    assert admitted([{"key": "dedicated", "operator": "Exists"}]) == []
+    assert admitted(None) == ["unschedulable on 1 node(s), untolerated-taint dedicated=train:NoSchedule on 1 node(s)"]

@@ -146,6 +146,7 @@ class Workload:
     conditions: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)  # type -> (status, reason, message)
     cluster_queue: str = ""  # status.admission.clusterQueue
     assignments: tuple[PodSetAssignment, ...] = ()
+    owners: tuple[tuple[str, str], ...] = ()  # (kind, uid) of each ownerReference: the Job its pods also name
 
     @property
     def ref(self) -> str:
@@ -306,6 +307,14 @@ def workload_from_json(obj: JSON, where: str = "") -> Workload:
             f.string(c.get("message"), f"{cp}.message"),
         )
     cluster_queue, assignments = _admission(f, status)
+    refs = f.items(meta.get("ownerReferences"), "metadata.ownerReferences")
+    owners = tuple(
+        (
+            f.string(o.get("kind"), f"metadata.ownerReferences[{i}].kind"),
+            f.string(o.get("uid"), f"metadata.ownerReferences[{i}].uid"),
+        )
+        for i, o in enumerate(refs)
+    )
     return Workload(
         namespace=f.string(meta.get("namespace"), "metadata.namespace") or "default",
         name=meta["name"],
@@ -314,6 +323,7 @@ def workload_from_json(obj: JSON, where: str = "") -> Workload:
         conditions=conditions,
         cluster_queue=cluster_queue,
         assignments=assignments,
+        owners=owners,
     )
 
 

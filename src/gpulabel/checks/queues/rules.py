@@ -35,7 +35,16 @@ from gpulabel.model.findings import Cell, Finding, Result, Section
 from gpulabel.model.kueue import ClusterQueue, ResourceFlavor
 from gpulabel.model.severity import Reason
 
-__all__ = ["REASONS", "FlavorNodes", "flavor_nodes", "flavor_requirements", "is_gpu_resource", "queues"]
+__all__ = [
+    "CHECK",
+    "REASONS",
+    "FlavorNodes",
+    "flavor_nodes",
+    "flavor_requirements",
+    "is_gpu_resource",
+    "queues",
+    "why_none",
+]
 
 CHECK = "queues"
 
@@ -55,6 +64,9 @@ REASONS: dict[str, Reason] = {
     "no-topology": Reason("error", "the flavor names a Topology that is not in the cluster"),
     "no-flavor": Reason(
         "error", "a ClusterQueue names a ResourceFlavor that is not in the cluster (Kueue keeps it inactive)"
+    ),
+    "admitted-pending": Reason(
+        "error", "a Pending pod of an admitted Workload: the flavor Kueue assigned it selects no node for it"
     ),
 }
 
@@ -125,28 +137,29 @@ def _nearest(nodes: Sequence[Node], key: str, value: str) -> str:
     return "no node has the key" + (f"; nearest key: {near_keys[0]}" if near_keys else "")
 
 
+def why_none(found: FlavorNodes, nodes: Sequence[Node]) -> tuple[str, str, str]:
+    """Why the flavor selects no node, as ``(key, value, why)``: the first of its labels no node carries (with
+    the nearest value nodes do carry), else the filters that left every node out (``key`` and ``value`` "")."""
+    for key, value in sorted(found.flavor.node_labels.items()):
+        if not any(n.labels.get(key) == value for n in nodes):
+            return key, value, _nearest(nodes, key, value)
+    why = ", ".join(f"{r} on {n} node(s)" for r, n in sorted(found.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
+    return "", "", why or "the input has no node"
+
+
 def _no_node(found: FlavorNodes, nodes: Sequence[Node], quota: str) -> Finding:
-    """Why the flavor selects no node: the first label no node carries, else the filter that left every node out."""
-    flavor = found.flavor
-    ref = f"flavor/{flavor.name}"
+    """The flavor selects no node: the first label no node carries, else the filter that left every node out."""
+    name = found.flavor.name
     later = (
         f"; Kueue admits workloads to it ({quota}) and injects its labels as their nodeSelector, so their pods sit "
         "Pending (unless an autoscaler makes such nodes on demand: gpulabel does not read NodePools)"
     )
-    for key, value in sorted(flavor.node_labels.items()):
-        if not any(n.labels.get(key) == value for n in nodes):
-            near = _nearest(nodes, key, value)
-            detail = f"flavor {flavor.name}: nodeLabels {key}={value} matches no node ({near}){later}"
-            return Finding(CHECK, "no-node", key=key, value=value, args=(ref, value, near), detail=detail)
-    why = ", ".join(
-        f"{reason} on {n} node(s)" for reason, n in sorted(found.left_out.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
-    if not nodes:
-        why = "the input has no node"
-    detail = (
-        f"flavor {flavor.name}: every label matches some node, but no node passes the scheduler's filters: {why}{later}"
-    )
-    return Finding(CHECK, "no-node", args=(ref, why), detail=detail)
+    key, value, why = why_none(found, nodes)
+    if key:
+        detail = f"flavor {name}: nodeLabels {key}={value} matches no node ({why}){later}"
+        return Finding(CHECK, "no-node", key=key, value=value, args=(f"flavor/{name}", value, why), detail=detail)
+    detail = f"flavor {name}: every label matches some node, but no node passes the scheduler's filters: {why}{later}"
+    return Finding(CHECK, "no-node", args=(f"flavor/{name}", why), detail=detail)
 
 
 def _quotas(queues: Iterable[ClusterQueue]) -> dict[str, list[tuple[ClusterQueue, str, int]]]:
