@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests import objects as O
+
 JSON = dict[str, Any]
 GROUP = "kueue.x-k8s.io"
+PODSET = "kueue.x-k8s.io/podset"
 
 
 def flavor(
@@ -123,7 +126,7 @@ def workload(
 def gpu_node(
     name: str, product: str, gpus: int = 8, *, labels: dict[str, str] | None = None, taints: list[JSON] | None = None
 ) -> JSON:
-    """A Ready node GFD labelled, advertising ``gpus`` nvidia.com/gpu."""
+    """A Ready node GFD labelled, advertising ``gpus`` nvidia.com/gpu (``tests.objects.node`` with allocatable)."""
     all_labels = {
         "kubernetes.io/hostname": name,
         "nvidia.com/gpu.present": "true",
@@ -131,18 +134,10 @@ def gpu_node(
         "nvidia.com/gpu.count": str(gpus),
         **(labels or {}),
     }
+    obj = O.node(name, all_labels, taints=taints)
     amounts = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": all_labels},
-        "spec": {"taints": taints} if taints else {},
-        "status": {
-            "allocatable": amounts,
-            "capacity": amounts,
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
+    obj["status"].update(allocatable=amounts, capacity=dict(amounts))
+    return obj
 
 
 def job_pod(
@@ -161,19 +156,7 @@ def job_pod(
     spec: JSON = {"containers": [container], "nodeSelector": node_selector}
     if tolerations:
         spec["tolerations"] = tolerations
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "namespace": namespace,
-            "name": name,
-            "labels": {"kueue.x-k8s.io/podset": podset},
-            "ownerReferences": [
-                {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": owner_uid, "controller": True}
-            ],
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    phase = "Running" if node else "Pending"
+    obj = O.pod(namespace, name, node, phase=phase, spec=spec, owner_uid=owner_uid, labels={PODSET: podset})
+    obj["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": owner_uid}]
+    return obj
