@@ -14,9 +14,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster, gpu_node_manifest, namespace_usable, node_is_ready, wait_for
+from labcluster_support import (
+    LabCluster,
+    account_kubeconfig,
+    gpu_node_manifest,
+    namespace_usable,
+    node_is_ready,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 GROUP = "kueue.x-k8s.io"
@@ -71,22 +77,7 @@ def _objects() -> list[dict[str, Any]]:
 def _readonly_kubeconfig(labcluster: LabCluster, path: Path) -> Path:
     namespace_usable(labcluster, "gpulabel")
     labcluster.kubectl("apply", "-k", str(ROOT / "deploy" / "rbac"))
-    token = labcluster.kubectl("create", "token", "gpulabel-readonly", "-n", "gpulabel").stdout.strip()
-    admin = yaml.safe_load(labcluster.kubeconfig.read_text())
-    cluster = admin["clusters"][0]
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [cluster],
-                "users": [{"name": "ro", "user": {"token": token}}],
-                "contexts": [{"name": "ro", "context": {"cluster": cluster["name"], "user": "ro"}}],
-                "current-context": "ro",
-            }
-        )
-    )
-    return path
+    return account_kubeconfig(labcluster, "gpulabel-readonly", path)
 
 
 def test_queues_reads_kueues_objects_the_api_server_accepted(labcluster: LabCluster, tmp_path: Path) -> None:
