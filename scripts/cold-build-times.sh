@@ -28,12 +28,13 @@ dir_of() {
 	case "$1" in
 	labcluster) echo "$tree/labcluster" ;;
 	gpu-operator) echo "$tree/labcluster/gpu-operator" ;;
+	kueue) echo "$tree/labcluster/kueue" ;; # not a CI step yet (issue 49): STEPS=kueue
 	*) echo "$tree/tools/$1" ;;
 	esac
 }
 script_of() {
 	case "$1" in
-	labcluster | gpu-operator) echo "$(dir_of "$1")/build" ;;
+	labcluster | gpu-operator | kueue) echo "$(dir_of "$1")/build" ;;
 	*) echo "$tree/tools/$1/build" ;;
 	esac
 }

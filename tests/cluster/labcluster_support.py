@@ -218,6 +218,24 @@ def namespace_phase(cluster: LabCluster, name: str) -> str | None:
     raise LabClusterError(f"kubectl get namespace {name} failed (exit {proc.returncode}):\n{proc.stderr}")
 
 
+def account_kubeconfig(cluster: LabCluster, account: str, path: Path, namespace: str = "gpulabel") -> Path:
+    """A kubeconfig at ``path`` that acts as ServiceAccount ``namespace/account`` (a TokenRequest's token)."""
+    import yaml
+
+    token = cluster.kubectl("create", "token", account, "-n", namespace).stdout.strip()
+    server = yaml.safe_load(cluster.kubeconfig.read_text())["clusters"][0]
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [server],
+        "users": [{"name": account, "user": {"token": token}}],
+        "contexts": [{"name": account, "context": {"cluster": server["name"], "user": account}}],
+        "current-context": account,
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
 def namespace_usable(cluster: LabCluster, name: str, timeout: float = 120) -> None:
     """Wait until namespace ``name`` is Active or absent, not Terminating.
 

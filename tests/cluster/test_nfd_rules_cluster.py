@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulabel_run import gpulabel, lines_about
-from labcluster_support import LabCluster, namespace_usable, wait_for
+from labcluster_support import LabCluster, account_kubeconfig, namespace_usable, wait_for
 
 CRDS = Path(__file__).parent / "data" / "nfd-api-crds.yaml"
 GROUP = "nfd.k8s-sigs.io/v1alpha1"
@@ -167,8 +167,6 @@ def _applied(labcluster: LabCluster, *objects: dict[str, Any]) -> bool:
 def test_the_readonly_role_may_read_nodefeatures_and_nodefeaturerules(
     labcluster: LabCluster, make_node: Any, tmp_path: Path
 ) -> None:
-    import yaml
-
     make_node(NODE)
     namespace_usable(labcluster, "gpulabel")  # another file on this cluster may have just deleted it
     labcluster.kubectl("apply", "-k", str(Path(__file__).resolve().parents[2] / "deploy" / "rbac"))
@@ -178,19 +176,7 @@ def test_the_readonly_role_may_read_nodefeatures_and_nodefeaturerules(
     try:
         labcluster.kubectl("create", "namespace", NFD_NS, check=False)
         wait_for(lambda: _applied(labcluster, nodefeature(), RULES[0]), timeout=60, message="for the NFD objects")
-        token = labcluster.kubectl("create", "token", "gpulabel-readonly", "-n", "gpulabel").stdout.strip()
-        admin = yaml.safe_load(labcluster.kubeconfig.read_text())
-        cluster = admin["clusters"][0]
-        config = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [cluster],
-            "users": [{"name": "ro", "user": {"token": token}}],
-            "contexts": [{"name": "ro", "context": {"cluster": cluster["name"], "user": "ro"}}],
-            "current-context": "ro",
-        }
-        kc = tmp_path / "ro.kubeconfig"
-        kc.write_text(yaml.safe_dump(config))
+        kc = account_kubeconfig(labcluster, "gpulabel-readonly", tmp_path / "ro.kubeconfig")
         for command in (["rules", "-o", "json"], ["check", "-o", "json"]):
             proc = gpulabel(kc, *command)
             assert proc.returncode in (0, 1), proc.stderr

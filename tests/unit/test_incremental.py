@@ -316,6 +316,27 @@ def _nfd_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
     return obj
 
 
+def _kueue_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
+    """A flavor's labels set right or wrong, a quota raised or lowered, a Topology's level or a flavor removed."""
+    kind = c.rng.choice(("ResourceFlavor", "ClusterQueue", "Topology"))
+    obj = c.pick(kind)
+    if obj is None:
+        return None
+    if c.rng.random() < 0.2:
+        return ("delete", obj)
+    if kind == "ResourceFlavor":
+        labels = obj["spec"].setdefault("nodeLabels", {})
+        labels["nvidia.com/gpu.product"] = c.rng.choice(("NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "x"))
+    elif kind == "ClusterQueue":
+        for fq in obj["spec"]["resourceGroups"][0]["flavors"]:
+            for r in fq["resources"]:
+                if r["name"] == "nvidia.com/gpu":
+                    r["nominalQuota"] = c.rng.choice((4, 8, 16, 32))
+    else:
+        obj["spec"]["levels"] = obj["spec"]["levels"][: c.rng.randrange(1, len(obj["spec"]["levels"]) + 1)]
+    return obj
+
+
 def _return_one(c: Cluster) -> JSON | None:
     if not c.gone:
         return None
@@ -329,6 +350,7 @@ EVENTS: list[tuple[float, Callable[[Cluster], JSON | tuple[str, JSON] | None]]] 
     (0.06, _policy_event),
     (0.08, _dra_event),
     (0.06, _nfd_event),
+    (0.06, _kueue_event),
     (0.08, _return_one),
 ]
 

@@ -74,6 +74,8 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["mig", "--snapshot", DRIFTED],
         ["sharing", "--snapshot", DRIFTED],
         ["upgrade", "--snapshot", DRIFTED],
+        ["queues", "--snapshot", str(ROOT / "examples" / "kueue-lab.yaml")],
+        ["queues", "--snapshot", files["nodes"]],
         ["gpus", "--snapshot", DRIFTED],
         ["gpus", "--snapshot", MIXED],
         ["devices", "--snapshot", DRA_LAB],
@@ -174,6 +176,7 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "nfd: skipped (no nodefeatures in the input)\n"
         "health: OK\n"
         "managed: OK\n"
+        "queues: skipped (no resourceflavors in the input)\n"
         "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

@@ -1,7 +1,8 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in
-audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules and health;
+audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health and
+queues;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -21,6 +22,7 @@ from gpulabel.checks.nfd import rules as nfdrules
 from gpulabel.checks.operands import rules as operands
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
+from gpulabel.checks.queues import rules as queues
 from gpulabel.checks.sharing import rules as sharing
 from gpulabel.checks.upgrade import rules as upgrade
 from gpulabel.model.severity import Reason
@@ -68,6 +70,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("nfd",), nfdrules.REASONS),
         *_rows(("health",), health.REASONS),
         *_rows(("managed",), managed.REASONS),
+        *_rows(("queues",), queues.REASONS),
     )
 
 

@@ -35,6 +35,7 @@ from gpulabel.checks.mig import check as mig
 from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
 from gpulabel.checks.pending import check as pending
+from gpulabel.checks.queues import check as queues
 from gpulabel.checks.sharing import check as sharing
 from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
@@ -69,6 +70,7 @@ CHECKS: tuple[Check, ...] = (
     nfd.CHECK,
     health.CHECK,
     managed.CHECK,
+    queues.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

@@ -59,6 +59,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("mig", "gpu", "MIG reconfigurations failed or stuck, invalid or impossible layouts, strategy drift"),
     ("sharing", "gpu", "time-slicing and MPS labels that contradict each other"),
     ("upgrade", "gpu", "driver upgrades failed or stuck, operands left paused, deploy-label typos"),
+    (
+        "queues",
+        "gpu",
+        "Kueue's ResourceFlavors against the nodes: flavors that select no node or no GPU, quotas above the GPUs",
+    ),
     ("gpus", "gpu", "the fleet inventory: nodes, GPUs, allocatable, usable, requested, free per kind of node"),
     (
         "rules",

@@ -1,4 +1,4 @@
-"""The GPU stack commands: ``capacity``, ``mig``, ``sharing``, ``upgrade`` and the ``gpus`` inventory.
+"""The GPU stack commands: ``capacity``, ``mig``, ``sharing``, ``upgrade``, ``queues`` and the ``gpus`` inventory.
 
 Thin glue: each loads the cluster once through the Context, runs the pure
 check from :mod:`gpulabel.checks` and renders with the shared helpers
@@ -102,7 +102,19 @@ def add_gpu_commands(add: AddCommand) -> None:
     )
     add_verdict_flags(p)
     add_stuck_after(p)
+    _add_queues(add)
     _add_gpus(add)
+
+
+def _add_queues(add: AddCommand) -> None:
+    p = add(
+        "queues",
+        cmd_queues,
+        "Kueue's ResourceFlavors against the nodes: flavors that select no node or no GPU, quotas above the GPUs",
+        groups=NODE_FLAGS,
+        examples=("queues -o wide", "queues --snapshot cluster.json"),
+    )
+    add_verdict_flags(p)
 
 
 def _add_gpus(add: AddCommand) -> None:
@@ -151,6 +163,12 @@ def cmd_sharing(ctx: Context) -> int:
     from gpulabel.app.checks import check_options
 
     return _run(ctx, "sharing", check_options(config=ctx.verdict().config))
+
+
+def cmd_queues(ctx: Context) -> int:
+    from gpulabel.app.checks import check_options
+
+    return _run(ctx, "queues", check_options(config=ctx.verdict().config))
 
 
 def cmd_upgrade(ctx: Context) -> int:

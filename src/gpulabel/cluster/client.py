@@ -18,7 +18,7 @@ from gpulabel.cluster import collector
 from gpulabel.cluster.auth import SERVICE_ACCOUNT_DIR, load_configuration
 from gpulabel.cluster.retry import Retrier, RetryPolicy
 from gpulabel.errors import ClusterError, ConflictError, ForbiddenError
-from gpulabel.model.cluster import KINDS
+from gpulabel.model.cluster import KIND, KINDS
 
 __all__ = ["CONNECT_TIMEOUT", "RESOURCES", "KubeClient", "RequestCounts", "status_message", "unreachable_reason"]
 
@@ -106,6 +106,8 @@ class KubeClient:
         self.timeout = timeout
         self.retrier = Retrier(retry or RetryPolicy())
         self.counts = RequestCounts()
+        # kind -> the older version the server serves it at, where it does not serve the table's (live.served_kinds)
+        self.versions: dict[str, str] = {}
         # told of each API error: (HTTP status or "unreachable", method, path); not of the statuses a request
         # expects as an answer (``expected``: a 404 on an object that is gone, a 409 on one that exists)
         self.on_error: Callable[[int | str, str, str], None] | None = None
@@ -329,22 +331,25 @@ class KubeClient:
         return self.list_objects(self.kind_path(kind, namespace), with_kind, **kwargs)
 
     def kind_path(self, kind: str, namespace: str | None = None) -> str:
-        path, namespaced = RESOURCES[kind]
-        if namespaced and namespace:
-            path = path.replace("/v1/", f"/v1/namespaces/{quote(namespace, safe='')}/", 1)
+        """The LIST path of ``kind`` at the version the server serves it at (in ``namespace``, if given)."""
+        table = KIND[kind]
+        path = table.served_at(self.versions.get(kind, table.version))
+        if table.namespaced and namespace:
+            prefix, _, resource = path.rpartition("/")
+            path = f"{prefix}/namespaces/{quote(namespace, safe='')}/{resource}"
         return path
 
-    def has_resource(self, group_version: str, plural: str) -> bool:
-        """Whether the server serves ``plural`` in ``group_version`` (e.g. a CRD)."""
+    def served_resources(self, group_version: str) -> frozenset[str]:
+        """The resources the server serves in ``group_version`` (a CRD's group), empty where it serves none."""
         status, data = self.request_raw("GET", f"/apis/{group_version}")
         if status == 404:
-            return False
+            return frozenset()
         if status >= 400:
             raise self.error(status, data, "GET", f"/apis/{group_version}")
         import orjson
 
         doc = orjson.loads(data)
-        return any(r.get("name") == plural for r in doc.get("resources") or ())
+        return frozenset(str(r.get("name")) for r in doc.get("resources") or ())
 
     def node_path(self, name: str) -> str:
         return f"/api/v1/nodes/{quote(name, safe='')}"

@@ -38,18 +38,10 @@ def load_cluster(
     """
     wanted = list(dict.fromkeys(kinds))
     records: list[tuple[str, Any]] = []
-    served: dict[tuple[str, str], bool] = {}
-    unserved: set[str] = set()
-    for name in wanted:
+    served = served_kinds(client, wanted)
+    for name in served:
         kind = KIND[name]
         where = f"{client.endpoint} {name}"
-        probe = kind.probe
-        if probe is not None:
-            if probe not in served:
-                served[probe] = client.has_resource(*probe)
-            if not served[probe]:
-                unserved.add(name)  # not in the input: a check that needs it says skipped
-                continue
         label_selector = field_selector = None
         if name == "Node":
             label_selector = node_selector
@@ -62,19 +54,34 @@ def load_cluster(
             field_selector=field_selector,
         )[0]
         records.extend((name, r) for r in items)
-    return ClusterState.of_records(records, client.endpoint, [k for k in wanted if k not in unserved])
+    return ClusterState.of_records(records, client.endpoint, served)
 
 
 def served_kinds(client: KubeClient, kinds: Iterable[str]) -> list[str]:
-    """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group)."""
-    served: dict[tuple[str, str], bool] = {}
+    """Of ``kinds``, those the server serves (discovery is asked once per group version).
+
+    A kind the server serves only at one of its older versions (Kueue's v1beta1) is kept, and the client told
+    to LIST it there (``client.versions``).
+    """
+    served: dict[str, frozenset[str]] = {}
+
+    def asked(group_version: str, resource: str) -> bool:
+        if group_version not in served:
+            served[group_version] = client.served_resources(group_version)
+        return resource in served[group_version]
+
     out = []
     for name in kinds:
-        probe = KIND[name].probe
-        if probe is not None and probe not in served:
-            served[probe] = client.has_resource(*probe)
-        if probe is None or served[probe]:
+        kind = KIND[name]
+        if kind.probe is None:
             out.append(name)
+            continue
+        for version in kind.versions:
+            if asked(f"{kind.group}/{version}", kind.resource):
+                if version != kind.version:
+                    client.versions[name] = version
+                out.append(name)
+                break
     return out
 
 

@@ -15,6 +15,16 @@ from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.kueue import (
+    KUEUE_GROUP,
+    KUEUE_VERSIONS,
+    KueueState,
+    clusterqueue_from_json,
+    localqueue_from_json,
+    resourceflavor_from_json,
+    topology_from_json,
+    workload_from_json,
+)
 from gpulabel.model.readers import cluster_policy_from_json, daemonset_from_json, node_from_json, pod_from_json
 from gpulabel.model.records import JSON, DaemonSet, LabelWrite, Node, Pod
 
@@ -50,6 +60,7 @@ class ClusterState:
     nodes_selected: bool = False
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
     nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
+    kueue: KueueState = field(default_factory=KueueState)  # Kueue's flavors, queues, topologies and workloads
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -104,6 +115,7 @@ class ClusterState:
             kinds=frozenset(kinds),
             dra=DraState.from_objects(fields["dra"]),
             nfd=NfdState.of_records(fields["nfd"]),
+            kueue=KueueState.of_records(fields["kueue"]),
         )
 
 
@@ -128,6 +140,8 @@ class Kind:
     field: str  # the ClusterState field holding the records
     # a reader made afresh for each load, for kinds whose records of one load share equal parts
     new_reader: Callable[[], Callable[[JSON, str], Any]] | None = None
+    # older versions the server may serve the kind at instead (a CRD's), in the order they are asked for
+    older: tuple[str, ...] = ()
 
     def reader(self) -> Callable[[JSON, str], Any]:
         """The reader for one load (snapshot files or LISTs): ``new_reader()`` where given, else ``read``."""
@@ -136,6 +150,15 @@ class Kind:
     @property
     def group_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    def served_at(self, version: str) -> str:
+        """The path that LISTs every object of the kind at ``version`` (the table's or one of ``older``)."""
+        return f"/apis/{self.group}/{version}/{self.resource}" if self.group else f"/api/{version}/{self.resource}"
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The versions to ask discovery about, the table's first."""
+        return (self.version, *self.older)
 
     @property
     def probe(self) -> tuple[str, str] | None:
@@ -146,7 +169,13 @@ class Kind:
     @property
     def path(self) -> str:
         """The path that LISTs every object of the kind (all namespaces)."""
-        return f"/apis/{self.group_version}/{self.resource}" if self.group else f"/api/v1/{self.resource}"
+        return self.served_at(self.version)
+
+
+def _kueue_kind(kind: str, resource: str, namespaced: bool, read: Callable[[JSON, str], Any]) -> Kind:
+    """A Kueue kind: LISTed at v1beta2, or at v1beta1 where only that is served (Kueue before v0.15)."""
+    version, *older = KUEUE_VERSIONS
+    return Kind(kind, KUEUE_GROUP, version, resource, namespaced, read, "kueue", older=tuple(older))
 
 
 # The one table of kinds: snapshot reading, live LISTs, RBAC rules and SUPPORTED_KINDS come from it.
@@ -256,6 +285,11 @@ KINDS: tuple[Kind, ...] = (
         read=nodefeaturerule_from_json,
         field="nfd",
     ),
+    _kueue_kind("ResourceFlavor", "resourceflavors", False, resourceflavor_from_json),
+    _kueue_kind("ClusterQueue", "clusterqueues", False, clusterqueue_from_json),
+    _kueue_kind("LocalQueue", "localqueues", True, localqueue_from_json),
+    _kueue_kind("Topology", "topologies", False, topology_from_json),
+    _kueue_kind("Workload", "workloads", True, workload_from_json),
 )
 KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
 SUPPORTED_KINDS = tuple(KIND)

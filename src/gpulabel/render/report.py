@@ -406,7 +406,7 @@ in the page source.</p></noscript>
 <section id="operands"><h2>Operands per node</h2><div id="legend" class="legend"></div>
 <div class="scroll"><table id="grid" class="grid"></table></div><p id="grid-more" class="more"></p></section>
 <section id="audit"><h2>Audit findings</h2><table id="audit-table"></table></section>
-<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades, NodeFeatureRules)</h2>
+<section id="gpustack"><h2>GPU stack findings (capacity, MIG, sharing, driver upgrades, NodeFeatureRules, Kueue)</h2>
 <table id="gpustack-table"></table></section>
 <section id="pending"><h2>Pending pods</h2><div id="pending-list"></div></section>
 <section id="hazards"><h2>Hazards</h2><table id="hazards-table"></table></section>

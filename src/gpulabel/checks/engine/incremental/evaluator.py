@@ -21,6 +21,7 @@ from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model.chunks import SIZE, Chunks
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
 from gpulabel.model.findings import Result
+from gpulabel.model.kueue import KueueState
 
 __all__ = ["IncrementalEvaluator"]
 
@@ -48,6 +49,7 @@ class IncrementalEvaluator:
         self._bound: dict[str, dict[ObjectKey, None]] = {}  # node -> the pods bound to it
         self._dra: DraState | None = None
         self._nfd: NfdState | None = None
+        self._kueue: KueueState | None = None
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
         self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
         self._changed: set[str] = set()  # the nodes whose record changed since the last assess
@@ -94,6 +96,8 @@ class IncrementalEvaluator:
             self._dra = None
         elif KIND[kind].field == "nfd":
             self._nfd = None
+        elif KIND[kind].field == "kueue":
+            self._kueue = None
         for keeper in self._keepers.values():
             keeper.touched(kind, key, old, record)
         return True
@@ -150,6 +154,8 @@ class IncrementalEvaluator:
             self._dra = None
         elif KIND[kind].field == "nfd":
             self._nfd = None
+        elif KIND[kind].field == "kueue":
+            self._kueue = None
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
         names, order = self._names, self._order
@@ -240,6 +246,8 @@ class IncrementalEvaluator:
             self._dra = DraState.from_objects(records("dra"))
         if self._nfd is None:
             self._nfd = NfdState.of_records(records("nfd"))
+        if self._kueue is None:
+            self._kueue = KueueState.of_records(records("kueue"))
         tuples = self._tuples
         for kind in ("DaemonSet", "ClusterPolicy"):
             if kind not in tuples:
@@ -253,4 +261,5 @@ class IncrementalEvaluator:
             kinds=frozenset(self.records),
             dra=self._dra,
             nfd=self._nfd,
+            kueue=self._kueue,
         )

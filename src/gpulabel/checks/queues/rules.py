@@ -1,0 +1,260 @@
+"""``gpulabel queues``: Kueue's ResourceFlavors against the nodes that exist.
+
+Kueue admits a Workload by quota alone (a ClusterQueue's ``nominalQuota`` per flavor) and then sends its pods
+to the flavor's nodes: it copies the flavor's ``nodeLabels`` into each pod's nodeSelector and appends the
+flavor's ``tolerations`` to the pod's (Kueue v0.17.0 ``pkg/podset/podset.go`` ``FromAssignment``). Before
+that, its flavor assigner takes a flavor for a pod set only when the pod's tolerations with the flavor's
+tolerate every ``NoSchedule``/``NoExecute`` taint of the flavor's ``nodeTaints``
+(``pkg/scheduler/flavorassigner/flavorassigner.go`` ``checkFlavorForPodSets``). Nothing in Kueue looks at the
+nodes: a flavor whose labels match no node admits work that sits Pending (kubernetes-sigs/kueue#4782,
+#5243).
+
+So the nodes a flavor *selects* are those the kube-scheduler's filters (NodeUnschedulable, TaintToleration,
+NodeAffinity: :mod:`gpulabel.k8s.nodeaffinity`) pass for a pod carrying the flavor's labels as nodeSelector
+and, as tolerations, the flavor's own, one for each of its ``nodeTaints`` (every admitted workload tolerates
+those) and the GPU resources' (the ExtendedResourceToleration admission plugin's, as ``gpus`` counts usable
+GPUs). :func:`flavor_requirements` is that pod; a workload's own tolerations are added to it when one is
+judged. The findings: a flavor that selects no node (naming the label that matches nothing and the nearest
+value nodes do carry), a flavor with GPU quota whose nodes advertise no GPU, a ClusterQueue's nominal GPU
+quota above what the flavor's nodes allocate, a Topology level that no selected node carries, and a flavor
+or Topology named but absent.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.k8s.taints import FILTERING_EFFECTS, Toleration
+from gpulabel.model import gpustack as G
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.findings import Cell, Finding, Result, Section
+from gpulabel.model.kueue import ClusterQueue, ResourceFlavor
+from gpulabel.model.severity import Reason
+
+__all__ = [
+    "CHECK",
+    "REASONS",
+    "FlavorNodes",
+    "flavor_nodes",
+    "flavor_requirements",
+    "is_gpu_resource",
+    "queues",
+    "why_none",
+]
+
+CHECK = "queues"
+
+REASONS: dict[str, Reason] = {
+    "no-node": Reason(
+        "error", "a ResourceFlavor's node labels (with its taints) select no node: what Kueue admits to it sits Pending"
+    ),
+    "no-gpu-node": Reason(
+        "error", "a ResourceFlavor with GPU quota selects nodes, none of which advertises that GPU resource"
+    ),
+    "over-quota": Reason(
+        "warning", "a ClusterQueue's nominal GPU quota for a flavor is above the GPUs the flavor's nodes allocate"
+    ),
+    "topology-label": Reason(
+        "error", "a level of the flavor's Topology is a node label no node the flavor selects carries"
+    ),
+    "no-topology": Reason("error", "the flavor names a Topology that is not in the cluster"),
+    "no-flavor": Reason(
+        "error", "a ClusterQueue names a ResourceFlavor that is not in the cluster (Kueue keeps it inactive)"
+    ),
+    "admitted-pending": Reason(
+        "error", "a Pending pod of an admitted Workload: the flavor Kueue assigned it selects no node for it"
+    ),
+}
+
+# the tolerations the ExtendedResourceToleration admission plugin gives a pod requesting these resources
+_GPU_TOLERATIONS = (Toleration(G.GPU_RESOURCE, "Exists"), Toleration(G.SHARED_RESOURCE, "Exists"))
+
+
+def is_gpu_resource(name: str) -> bool:
+    return name in (G.GPU_RESOURCE, G.SHARED_RESOURCE) or name.startswith(G.MIG_RESOURCE_PREFIX)
+
+
+def flavor_requirements(flavor: ResourceFlavor, tolerations: Iterable[Toleration] | None = None) -> PodRequirements:
+    """The scheduling fields of a pod admitted to ``flavor``: the flavor's nodeLabels as its nodeSelector, and
+    ``tolerations`` (the workload's own; ``None``: one per taint of the flavor's ``nodeTaints``, which Kueue
+    makes every admitted workload tolerate) plus the flavor's and the GPU resources' tolerations."""
+    if tolerations is None:
+        tolerations = [
+            Toleration(t.key, "Equal", t.value, t.effect) for t in flavor.node_taints if t.effect in FILTERING_EFFECTS
+        ]
+    own = (*tolerations, *flavor.tolerations, *_GPU_TOLERATIONS)
+    return PodRequirements(tolerations=own, node_selector=tuple(sorted(flavor.node_labels.items())))
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorNodes:
+    """The nodes a flavor selects, their GPUs by resource (allocatable), and why the others were left out."""
+
+    flavor: ResourceFlavor
+    nodes: tuple[Node, ...]
+    gpus: Mapping[str, int]
+    unknown: int  # selected nodes without status.allocatable (hand-written): their GPUs are not known
+    left_out: Mapping[str, int]  # the first failing filter's reason -> how many nodes it left out
+
+    @property
+    def gpu_total(self) -> int:
+        return sum(self.gpus.values())
+
+
+def flavor_nodes(
+    flavor: ResourceFlavor, nodes: Sequence[Node], tolerations: Iterable[Toleration] | None = None
+) -> FlavorNodes:
+    req = flavor_requirements(flavor, tolerations)
+    selected: list[Node] = []
+    left_out: Counter[str] = Counter()
+    gpus: Counter[str] = Counter()
+    unknown = 0
+    for node in nodes:
+        match = req.match(node)
+        if not match.fits:
+            left_out[match.reason] += 1
+            continue
+        selected.append(node)
+        if node.amounts is None:
+            unknown += 1
+        gpus.update(G.gpu_resources(node.amounts))
+    return FlavorNodes(flavor, tuple(selected), dict(gpus), unknown, dict(left_out))
+
+
+def _nearest(nodes: Sequence[Node], key: str, value: str) -> str:
+    """The value of ``key`` nodes do carry that is nearest to ``value``, with how many carry it; or, where no
+    node has the key, the nearest key any node has."""
+    values = Counter(n.labels[key] for n in nodes if key in n.labels)
+    if values:
+        near = difflib.get_close_matches(value, list(values), n=1, cutoff=0)[0]
+        return f"nearest: {near} ({values[near]} node(s))"
+    keys = sorted({k for n in nodes for k in n.labels})
+    near_keys = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+    return "no node has the key" + (f"; nearest key: {near_keys[0]}" if near_keys else "")
+
+
+def why_none(found: FlavorNodes, nodes: Sequence[Node]) -> tuple[str, str, str]:
+    """Why the flavor selects no node, as ``(key, value, why)``: the first of its labels no node carries (with
+    the nearest value nodes do carry), else the filters that left every node out (``key`` and ``value`` "")."""
+    for key, value in sorted(found.flavor.node_labels.items()):
+        if not any(n.labels.get(key) == value for n in nodes):
+            return key, value, _nearest(nodes, key, value)
+    why = ", ".join(f"{r} on {n} node(s)" for r, n in sorted(found.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
+    return "", "", why or "the input has no node"
+
+
+def _no_node(found: FlavorNodes, nodes: Sequence[Node], quota: str) -> Finding:
+    """The flavor selects no node: the first label no node carries, else the filter that left every node out."""
+    name = found.flavor.name
+    later = (
+        f"; Kueue admits workloads to it ({quota}) and injects its labels as their nodeSelector, so their pods sit "
+        "Pending (unless an autoscaler makes such nodes on demand: gpulabel does not read NodePools)"
+    )
+    key, value, why = why_none(found, nodes)
+    if key:
+        detail = f"flavor {name}: nodeLabels {key}={value} matches no node ({why}){later}"
+        return Finding(CHECK, "no-node", key=key, value=value, args=(f"flavor/{name}", value, why), detail=detail)
+    detail = f"flavor {name}: every label matches some node, but no node passes the scheduler's filters: {why}{later}"
+    return Finding(CHECK, "no-node", args=(f"flavor/{name}", why), detail=detail)
+
+
+def _quotas(queues: Iterable[ClusterQueue]) -> dict[str, list[tuple[ClusterQueue, str, int]]]:
+    """flavor -> every (ClusterQueue, GPU resource, nominal units) that puts GPU quota on it."""
+    out: dict[str, list[tuple[ClusterQueue, str, int]]] = {}
+    for cq in queues:
+        for flavor, q in cq.quotas():
+            if is_gpu_resource(q.resource):
+                out.setdefault(flavor, []).append((cq, q.resource, q.units))
+    return out
+
+
+def _gpu_findings(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]]) -> list[Finding]:
+    ref = f"flavor/{found.flavor.name}"
+    out: list[Finding] = []
+    if found.unknown == len(found.nodes):
+        return out  # no selected node's allocatable is known: nothing to count
+    resources = sorted({r for _, r, units in quotas if units > 0})
+    if resources and not any(found.gpus.get(r) for r in resources):
+        detail = (
+            f"flavor {found.flavor.name} selects {len(found.nodes)} node(s), none of which advertises "
+            f"{' or '.join(resources)}, while ClusterQueue(s) {', '.join(sorted({cq.name for cq, _, _ in quotas}))} "
+            "give it quota: what Kueue admits to it sits Pending"
+        )
+        return [Finding(CHECK, "no-gpu-node", args=(ref, f"{len(found.nodes)} node(s), 0 GPUs"), detail=detail)]
+    for cq, resource, units in quotas:
+        have = found.gpus.get(resource, 0)
+        if units > have:
+            cohort = f"; in cohort {cq.cohort}, borrowing admits more beyond it" if cq.cohort else ""
+            detail = (
+                f"ClusterQueue {cq.name} promises {units} {resource} on flavor {found.flavor.name}, whose "
+                f"{len(found.nodes)} node(s) allocate {have}{cohort}: workloads admitted past {have} sit Pending "
+                "(unless an autoscaler adds such nodes: gpulabel does not read NodePools)"
+            )
+            args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
+            out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
+    return out
+
+
+def _topology_findings(state: ClusterState, found: FlavorNodes) -> list[Finding]:
+    flavor = found.flavor
+    ref = f"flavor/{flavor.name}"
+    if not flavor.topology or "Topology" not in state.kinds:
+        return []
+    topology = state.kueue.topologies.get(flavor.topology)
+    if topology is None:
+        detail = f"flavor {flavor.name} names Topology {flavor.topology}, which is not in the cluster"
+        return [Finding(CHECK, "no-topology", args=(ref, f"topology/{flavor.topology}"), detail=detail)]
+    out = []
+    for level in topology.levels:
+        if found.nodes and not any(level in n.labels for n in found.nodes):
+            detail = (
+                f"Topology {topology.name}'s level {level} is a label none of the {len(found.nodes)} node(s) "
+                f"flavor {flavor.name} selects carries: topology-aware scheduling finds no domain there"
+            )
+            out.append(
+                Finding(CHECK, "topology-label", key=level, args=(ref, f"topology/{topology.name}"), detail=detail)
+            )
+    return out
+
+
+def _row(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]]) -> dict[str, Cell]:
+    return {
+        "flavor": found.flavor.name,
+        "nodes": len(found.nodes),
+        "gpus": found.gpu_total,
+        "quota": sum(units for _, _, units in quotas),
+        "clusterqueues": tuple(sorted({cq.name for cq, _, _ in quotas})),
+    }
+
+
+def queues(state: ClusterState) -> Result:
+    """Every flavor against the nodes; every ClusterQueue's flavors against the flavors that exist."""
+    kueue = state.kueue
+    quotas = _quotas(kueue.cluster_queues.values())
+    findings: list[Finding] = []
+    rows = []
+    for flavor in kueue.flavors.values():
+        found = flavor_nodes(flavor, state.nodes)
+        mine = quotas.get(flavor.name, [])
+        rows.append(_row(found, mine))
+        if not found.nodes:
+            promised = ", ".join(f"{cq.name}: {units} {r}" for cq, r, units in mine) or "no GPU quota"
+            findings.append(_no_node(found, state.nodes, promised))
+            continue
+        findings.extend(_gpu_findings(found, mine))
+        findings.extend(_topology_findings(state, found))
+    if "ClusterQueue" in state.kinds:
+        for cq in kueue.cluster_queues.values():
+            for name in sorted(set(cq.flavor_names()) - set(kueue.flavors)):
+                detail = (
+                    f"ClusterQueue {cq.name} names ResourceFlavor {name}, which is not in the cluster: "
+                    "Kueue keeps the queue inactive (FlavorNotFound)"
+                )
+                findings.append(
+                    Finding(CHECK, "no-flavor", args=(f"clusterqueue/{cq.name}", f"flavor/{name}"), detail=detail)
+                )
+    return Result(CHECK, tuple(findings), sections=(Section("flavors", tuple(rows)),))
