@@ -1,7 +1,7 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
-Each check keeps its reasons next to the code that gives them (``REASONS`` in
-audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules and health;
+Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
+placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health and admission;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpulabel.checks.admission import rules as admission
 from gpulabel.checks.audit import rules as audit
 from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.dra import rules as dra
@@ -66,6 +67,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("upgrade",), upgrade.REASONS),
         *_rows(("nfd",), nfdrules.REASONS),
         *_rows(("health",), health.REASONS),
+        *_rows(("admission",), admission.REASONS),
     )
 
 

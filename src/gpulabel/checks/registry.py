@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gpulabel.checks.admission import check as admission
 from gpulabel.checks.audit import check as audit
 from gpulabel.checks.capacity import check as capacity
 from gpulabel.checks.engine.definition import (
@@ -67,6 +68,7 @@ CHECKS: tuple[Check, ...] = (
     upgrade.CHECK,
     nfd.CHECK,
     health.CHECK,
+    admission.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

@@ -347,6 +347,8 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
+        status_reason=sys.intern(status.get("reason") or ""),
+        status_message=status.get("message") or "",
     )
 
 
@@ -395,6 +397,8 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
+        status_reason=sys.intern(f.string(status.get("reason"), "status.reason")),
+        status_message=f.string(status.get("message"), "status.message"),
     )
 
 

@@ -129,6 +129,10 @@ class Pod:
     # the devices its containers' allocatedResourcesStatus reports not Healthy (KEP-4680)
     device_health: tuple[DeviceHealth, ...] = ()
     pinned: str = ""  # the node a DaemonSet pin in its required affinity names (PodSpec.pinned), else ""
+    # status.reason and status.message: why the pod is in its phase (the kubelet's admission rejection,
+    # "UnexpectedAdmissionError" and "Pod was rejected: ...", an eviction)
+    status_reason: str = ""
+    status_message: str = ""
 
     @property
     def requirements(self) -> PodRequirements:
