@@ -1,7 +1,7 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
-placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health and admission;
+placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, admission and stack;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -22,6 +22,7 @@ from gpulabel.checks.operands import rules as operands
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
 from gpulabel.checks.sharing import rules as sharing
+from gpulabel.checks.stack import rules as stack
 from gpulabel.checks.upgrade import rules as upgrade
 from gpulabel.model.severity import Reason
 
@@ -68,6 +69,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("nfd",), nfdrules.REASONS),
         *_rows(("health",), health.REASONS),
         *_rows(("admission",), admission.REASONS),
+        *_rows(("stack",), stack.REASONS),
     )
 
 

@@ -36,6 +36,7 @@ from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
 from gpulabel.checks.pending import check as pending
 from gpulabel.checks.sharing import check as sharing
+from gpulabel.checks.stack import check as stack
 from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
 
@@ -69,6 +70,7 @@ CHECKS: tuple[Check, ...] = (
     nfd.CHECK,
     health.CHECK,
     admission.CHECK,
+    stack.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
