@@ -2,7 +2,7 @@
 device plugin leaves; kwok keeps the status a Node is created with) and a ``gpu.nvidia.com`` ResourceSlice
 publishing the same two GPUs. gpulabel names the node before any pod exists; then the scheduler binds two pods
 requesting ``nvidia.com/gpu: 1`` and two pods with a ResourceClaim of one device each to it: four GPU
-consumers on a node with two GPUs.
+consumers on a node with two GPUs. ``gpus`` counts the two GPUs once (the class row's devices are ``twice``).
 
 The same node shows what labcluster cannot: kubelet admission. A pod bound by hand (``spec.nodeName``, no
 scheduler) asking for more ``nvidia.com/gpu`` than the node has is rejected by a real kubelet
@@ -99,6 +99,11 @@ def test_the_scheduler_binds_more_gpu_consumers_than_gpus_where_gpulabel_said_it
             for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
         )
         assert allocated == ["gpu-0", "gpu-1"]  # the DRA allocator gave out both GPUs the plugin also gave out
+
+        # gpus counts the node's GPUs once: its class row says its two devices are the plugin's GPUs (twice)
+        listed = json.loads(gpulabel(labcluster.kubeconfig, "gpus", "-o", "json").stdout)
+        (row,) = [r for r in listed["deviceclasses"] if r["deviceclass"] == cls]
+        assert (row["devices"], row["twice"], row["allocated"], row["free"]) == (2, 2, 2, 0), row
 
         # kwok admits anything: a pod bound past the node's allocatable runs (a real kubelet rejects it)
         over = dra.dra_pod("over", [], ns)

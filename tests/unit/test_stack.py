@@ -120,3 +120,18 @@ def test_the_monitor_agrees_as_slices_and_the_plugin_come_and_go() -> None:
     assert [len(s) for s in seen[0]] == [0, 0, 1, 1, 0, 1, 0]
     assert seen[0][2][0][0] == "gpu-1 device-plugin offered-twice nvidia.com/gpu gpu.nvidia.com"
     assert seen[0][2] != seen[0][3]  # the mapping class changes what it says
+
+
+def test_gpus_counts_the_gpus_offered_twice_once() -> None:
+    """The inventory counts the node's nvidia.com/gpu; the class row says the same GPUs are there as DRA devices
+    (twice) and counts none of them free, so the free GPUs add up to the node's two, not four."""
+    from gpulabel.checks.health.inventory import inventory_result
+
+    result = inventory_result(state(node(), gpu_slice(), node("gpu-2", gpus=None), gpu_slice("gpu-2"), dra.GPU_CLASS))
+    sections = {s.name: s for s in result.sections}
+    assert sections["totals"].rows[0]["free"] == 2  # gpu-1's plugin GPUs; gpu-2 (DRA alone) advertises none
+    (row,) = sections["deviceclasses"].rows
+    assert (row["devices"], row["twice"], row["free"]) == (4, 2, 2)  # gpu-2's two DRA devices are free
+    assert sections["deviceclasses"].text == (
+        "deviceclass=gpu.nvidia.com nodes=2 devices=4 twice=2 allocated=0 free=2",
+    )
