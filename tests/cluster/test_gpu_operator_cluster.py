@@ -197,7 +197,7 @@ def test_1_healthy_gpu_nodes_and_a_cpu_node(gpu_operator: LabCluster, make_gpu_n
     check = gpulabel(gpu_operator.kubeconfig, "check")
     checks = ["audit", "operands", "pending", "hazards", "capacity", "mig", "sharing", "upgrade"]
     nfd = "nfd: skipped (no nodefeatures in the input)\n"  # NFD's CRDs are not in this cluster
-    health = "health: OK\nadmission: OK\nstack: skipped (no resourceslices in the input)\n"
+    health = "health: OK\nadmission: OK\nstack: OK\nruntime: OK\n"
     total = "total: 0 finding(s) error=0 warning=0 info=0\n"
     expected = "".join(f"{c}: OK\n" for c in checks) + nfd + health + total
     assert (check.returncode, check.stdout) == (0, expected), check.stderr

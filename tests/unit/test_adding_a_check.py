@@ -76,9 +76,9 @@ def _tree_with_the_room(tmp_path: Path, planted: str = "") -> Path:
     registry = src / "gpulabel" / "checks" / "registry.py"
     text = registry.read_text()
     anchor = "from gpulabel.checks.upgrade import check as upgrade\n"
-    assert anchor in text and "    stack.CHECK,\n)" in text
+    assert anchor in text and "    runtime.CHECK,\n)" in text
     text = text.replace(anchor, anchor + "from gpulabel.checks.productless import check as productless\n")
-    registry.write_text(text.replace("    stack.CHECK,\n)", "    stack.CHECK,\n    productless.CHECK,\n)"))
+    registry.write_text(text.replace("    runtime.CHECK,\n)", "    runtime.CHECK,\n    productless.CHECK,\n)"))
     return src
 
 

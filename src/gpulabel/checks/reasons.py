@@ -1,7 +1,7 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
-placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, admission and stack;
+placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, admission, stack and runtime;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -21,6 +21,7 @@ from gpulabel.checks.nfd import rules as nfdrules
 from gpulabel.checks.operands import rules as operands
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
+from gpulabel.checks.runtime import rules as runtime
 from gpulabel.checks.sharing import rules as sharing
 from gpulabel.checks.stack import rules as stack
 from gpulabel.checks.upgrade import rules as upgrade
@@ -70,6 +71,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("health",), health.REASONS),
         *_rows(("admission",), admission.REASONS),
         *_rows(("stack",), stack.REASONS),
+        *_rows(("runtime",), runtime.REASONS),
     )
 
 

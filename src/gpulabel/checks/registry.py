@@ -35,6 +35,7 @@ from gpulabel.checks.mig import check as mig
 from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
 from gpulabel.checks.pending import check as pending
+from gpulabel.checks.runtime import check as runtime
 from gpulabel.checks.sharing import check as sharing
 from gpulabel.checks.stack import check as stack
 from gpulabel.checks.upgrade import check as upgrade
@@ -71,6 +72,7 @@ CHECKS: tuple[Check, ...] = (
     health.CHECK,
     admission.CHECK,
     stack.CHECK,
+    runtime.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed
