@@ -20,15 +20,7 @@ from gpulabel.checks.registry import BUILTIN, run_check, run_checks
 from gpulabel.cli.main import main
 from gpulabel.model.cluster import ClusterState
 from tests.objects import as_list
-
-GPU_LABELS = {
-    "nvidia.com/gpu.present": "true",
-    "nvidia.com/gpu.count": "8",
-    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-    "nvidia.com/gpu.memory": "81559",
-    "nvidia.com/gpu.deploy.device-plugin": "true",
-    "feature.node.kubernetes.io/pci-10de.present": "true",
-}
+from tests.unit.test_health import LABELS as GPU_LABELS  # an H100 node the operator labelled
 
 # (reason, message after "Pod was rejected: ", the file of k8s.io/kubernetes v1.37.2 that writes it)
 KUBELET = {
