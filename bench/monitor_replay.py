@@ -263,7 +263,6 @@ def worker(
         from gpulabel.checks.engine.incremental import IncrementalEvaluator
     except ImportError:  # a tree from before checks/engine (bench/replay_before_after.py): the same classes
         from gpulabel.checks.assessment import FullEvaluator
-
         from gpulabel.checks.incremental import IncrementalEvaluator
     try:
         from gpulabel.controller.heap import settle

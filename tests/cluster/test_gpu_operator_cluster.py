@@ -199,8 +199,9 @@ def test_1_healthy_gpu_nodes_and_a_cpu_node(gpu_operator: LabCluster, make_gpu_n
     nfd = "nfd: skipped (no nodefeatures in the input)\n"  # NFD's CRDs are not in this cluster
     health = "health: OK\nmanaged: OK\n"
     queues = "queues: skipped (no resourceflavors in the input)\n"  # nor Kueue's
+    later = "admission: OK\nstack: OK\nruntime: OK\n"  # after queues, in the registry's order
     total = "total: 0 finding(s) error=0 warning=0 info=0\n"
-    expected = "".join(f"{c}: OK\n" for c in checks) + nfd + health + queues + total
+    expected = "".join(f"{c}: OK\n" for c in checks) + nfd + health + queues + later + total
     assert (check.returncode, check.stdout) == (0, expected), check.stderr
     assert causes(gpu_operator, "h-gpu-0", "h-gpu-1", "h-cpu") == []
 

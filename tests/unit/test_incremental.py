@@ -28,6 +28,7 @@ import yaml
 from bench import synth
 
 from gpulabel.app.checks import check_options
+from gpulabel.checks.admission import check as admission_definition
 from gpulabel.checks.engine import judging
 from gpulabel.checks.engine.assessment import Accepted, Assessment, Evaluator, FullEvaluator
 from gpulabel.checks.engine.definition import Check, CheckOptions, NodePieces
@@ -185,6 +186,20 @@ def _node_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
     return node
 
 
+# (status.reason, status.message) of a Failed pod: an eviction, and the kubelet's admission rejections
+# (pkg/kubelet/kubelet.go rejectPod; the messages of cm/devicemanager and cm/topologymanager, v1.37.2)
+_REJECTIONS = (
+    ("", ""),
+    ("Evicted", "The node was low on resource: memory."),
+    (
+        "UnexpectedAdmissionError",
+        "Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
+        "Requested: 1, Available: 0, which is unexpected",
+    ),
+    ("TopologyAffinityError", "Pod was rejected: Resources cannot be allocated with Topology locality"),
+)
+
+
 def _pod_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
     pod = c.pick("Pod")
     if pod is None:
@@ -225,6 +240,8 @@ def _pod_event(c: Cluster) -> JSON | tuple[str, JSON] | None:
         status["conditions"] = [{"type": "Ready", "status": "True"}]
     elif roll < 0.9:
         status["phase"] = c.rng.choice(("Failed", "Succeeded", "Pending"))
+        if status["phase"] == "Failed":  # now and then the kubelet's rejection at admission (pkg/kubelet)
+            status["reason"], status["message"] = c.rng.choice(_REJECTIONS)
     else:  # a new GPU request size
         for container in spec.get("containers") or ():
             res = container.setdefault("resources", {})
@@ -542,6 +559,8 @@ PLANTED: dict[str, tuple[Any, str, Any, tuple[str, ...]]] = {
     "_ds_view": (operands_definition, "_ds_view", lambda ds: (ds.namespace, ds.name), ("operands",)),
     # a pod's device reports (allocatedResourcesStatus) no longer rerun its node's health
     "_reported_on": (health_definition, "_reported_on", lambda pod: (), ("health",)),
+    # a GPU pod's rejection at admission no longer remakes its node's admission findings
+    "_rejected_on": (admission_definition, "_rejected_on", lambda pod: (), ("admission",)),
 }
 
 

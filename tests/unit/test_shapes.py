@@ -100,7 +100,9 @@ pods = st.fixed_dictionaries(
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "phase": maybe(st.sampled_from(["Pending", "Running", ""])),
+                    "phase": maybe(st.sampled_from(["Pending", "Running", "Failed", ""])),
+                    "reason": maybe(st.sampled_from(["UnexpectedAdmissionError", "Evicted", ""])),
+                    "message": maybe(st.sampled_from(["Pod was rejected: Resources cannot be allocated", ""])),
                     "conditions": maybe(st.lists(maybe(pod_conditions), max_size=3)),
                     "containerStatuses": maybe(statuses),
                     "resourceClaimStatuses": maybe(st.lists(maybe(st.just({"name": "c"})), max_size=2)),

@@ -1,8 +1,8 @@
 """Every reason a check can give, gathered from the checks' own reason tables.
 
-Each check keeps its reasons next to the code that gives them (``REASONS`` in
-audit, operands, placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health and
-queues;
+Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
+placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, managed, queues,
+admission, stack and runtime;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpulabel.checks.admission import rules as admission
 from gpulabel.checks.audit import rules as audit
 from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.dra import rules as dra
@@ -23,7 +24,9 @@ from gpulabel.checks.operands import rules as operands
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
 from gpulabel.checks.queues import rules as queues
+from gpulabel.checks.runtime import rules as runtime
 from gpulabel.checks.sharing import rules as sharing
+from gpulabel.checks.stack import rules as stack
 from gpulabel.checks.upgrade import rules as upgrade
 from gpulabel.model.severity import Reason
 
@@ -71,6 +74,9 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("health",), health.REASONS),
         *_rows(("managed",), managed.REASONS),
         *_rows(("queues",), queues.REASONS),
+        *_rows(("admission",), admission.REASONS),
+        *_rows(("stack",), stack.REASONS),
+        *_rows(("runtime",), runtime.REASONS),
     )
 
 

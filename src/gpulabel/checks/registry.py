@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gpulabel.checks.admission import check as admission
 from gpulabel.checks.audit import check as audit
 from gpulabel.checks.capacity import check as capacity
 from gpulabel.checks.engine.definition import (
@@ -36,7 +37,9 @@ from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
 from gpulabel.checks.pending import check as pending
 from gpulabel.checks.queues import check as queues
+from gpulabel.checks.runtime import check as runtime
 from gpulabel.checks.sharing import check as sharing
+from gpulabel.checks.stack import check as stack
 from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
 
@@ -71,6 +74,9 @@ CHECKS: tuple[Check, ...] = (
     health.CHECK,
     managed.CHECK,
     queues.CHECK,
+    admission.CHECK,
+    stack.CHECK,
+    runtime.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

@@ -25,8 +25,14 @@ from gpulabel.model.kueue import (
     topology_from_json,
     workload_from_json,
 )
-from gpulabel.model.readers import cluster_policy_from_json, daemonset_from_json, node_from_json, pod_from_json
-from gpulabel.model.records import JSON, DaemonSet, LabelWrite, Node, Pod
+from gpulabel.model.readers import (
+    cluster_policy_from_json,
+    daemonset_from_json,
+    node_from_json,
+    pod_from_json,
+    runtime_class_from_json,
+)
+from gpulabel.model.records import JSON, DaemonSet, LabelWrite, Node, Pod, RuntimeClass
 
 __all__ = [
     "KIND",
@@ -39,6 +45,7 @@ __all__ = [
     "Node",
     "NodeCapacity",
     "Pod",
+    "RuntimeClass",
     "Taint",
     "daemonset_from_json",
     "node_from_json",
@@ -54,6 +61,7 @@ class ClusterState:
     pods: Sequence[Pod] = ()
     daemonsets: tuple[DaemonSet, ...] = ()
     cluster_policies: tuple[JSON, ...] = ()
+    runtime_classes: tuple[RuntimeClass, ...] = ()  # node.k8s.io/v1 RuntimeClasses
     source: str = ""
     kinds: frozenset[str] = frozenset()
     # -l chose the nodes: a node another object names (a ResourceSlice's nodeName) may be one it left out
@@ -111,6 +119,7 @@ class ClusterState:
             pods=tuple(fields["pods"]),
             daemonsets=tuple(fields["daemonsets"]),
             cluster_policies=tuple(fields["cluster_policies"]),
+            runtime_classes=tuple(fields["runtime_classes"]),
             source=source,
             kinds=frozenset(kinds),
             dra=DraState.from_objects(fields["dra"]),
@@ -219,6 +228,15 @@ KINDS: tuple[Kind, ...] = (
         namespaced=False,
         read=cluster_policy_from_json,
         field="cluster_policies",
+    ),
+    Kind(
+        kind="RuntimeClass",
+        group="node.k8s.io",
+        version="v1",
+        resource="runtimeclasses",
+        namespaced=False,
+        read=runtime_class_from_json,
+        field="runtime_classes",
     ),
     Kind(
         kind="DeviceClass",

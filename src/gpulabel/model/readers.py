@@ -14,7 +14,16 @@ from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, sc
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields, interned
 from gpulabel.model.podspec import COMPILED_FIELDS, Shared, compiled, kept
-from gpulabel.model.records import JSON, KUBELET_CONDITIONS, DaemonSet, DeviceHealth, Node, NodeCondition, Pod
+from gpulabel.model.records import (
+    JSON,
+    KUBELET_CONDITIONS,
+    DaemonSet,
+    DeviceHealth,
+    Node,
+    NodeCondition,
+    Pod,
+    RuntimeClass,
+)
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 
 __all__ = [
@@ -24,6 +33,7 @@ __all__ = [
     "daemonset_from_json",
     "node_from_json",
     "pod_from_json",
+    "runtime_class_from_json",
 ]
 
 
@@ -145,6 +155,7 @@ def _fitting_node(obj: JSON, shared: Quantities) -> Node | None:
         capacity=capacity[0],
         amounts=amounts,
         other_conditions=_other_conditions(status.get("conditions")),
+        runtime_handlers=_handlers(status.get("runtimeHandlers")),
     )
 
 
@@ -193,11 +204,18 @@ def _checked_node(obj: JSON, where: str) -> Node:
         capacity=f.str_map(_quantities(status.get("capacity")), "status.capacity"),
         amounts=amounts,
         other_conditions=_other_conditions(raw_conditions),
+        runtime_handlers=_handlers(status.get("runtimeHandlers")),
     )
 
 
 def _text(value: Any) -> str:
     return value if type(value) is str else ""
+
+
+def _handlers(raw: Any) -> tuple[str, ...]:
+    """``status.runtimeHandlers[].name`` (core/v1 ``NodeRuntimeHandler``), read as the container states are:
+    entries of another shape are skipped, so both readers give the same."""
+    return tuple(sys.intern(n) for h in _dicts(raw) if (n := _text(h.get("name"))))
 
 
 def _other_conditions(raw: Any) -> tuple[NodeCondition, ...]:
@@ -347,6 +365,9 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
+        status_reason=sys.intern(status.get("reason") or ""),
+        status_message=status.get("message") or "",
+        runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
     )
 
 
@@ -395,6 +416,9 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         restarts=restarts,
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
+        status_reason=sys.intern(f.string(status.get("reason"), "status.reason")),
+        status_message=f.string(status.get("message"), "status.message"),
+        runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
     )
 
 
@@ -526,3 +550,10 @@ _DAEMONSET_COUNTS = frozenset(
         "collisionCount",
     }
 )
+
+
+def runtime_class_from_json(obj: JSON, where: str = "") -> RuntimeClass:
+    """A RuntimeClass record: its name and ``handler`` (a string, required by the API)."""
+    meta = _meta(obj, where)
+    f = Fields(f"{where} (runtimeclass {meta['name']})" if where else f"runtimeclass {meta['name']}")
+    return RuntimeClass(sys.intern(meta["name"]), sys.intern(f.string(obj.get("handler"), "handler")))

@@ -17,7 +17,17 @@ from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.podspec import PodSpec
 
-__all__ = ["JSON", "KUBELET_CONDITIONS", "DaemonSet", "DeviceHealth", "LabelWrite", "Node", "NodeCondition", "Pod"]
+__all__ = [
+    "JSON",
+    "KUBELET_CONDITIONS",
+    "DaemonSet",
+    "DeviceHealth",
+    "LabelWrite",
+    "Node",
+    "NodeCondition",
+    "Pod",
+    "RuntimeClass",
+]
 
 JSON = dict[str, Any]
 
@@ -75,6 +85,8 @@ class Node:
     amounts: Mapping[str, int] | None = None
     # the conditions the kubelet does not set (KUBELET_CONDITIONS), with reason, message and since
     other_conditions: tuple[NodeCondition, ...] = ()
+    # status.runtimeHandlers[].name: the handlers the container runtime reports (Kubernetes 1.30+); () unknown
+    runtime_handlers: tuple[str, ...] = ()
 
     @property
     def ready(self) -> bool:
@@ -129,6 +141,11 @@ class Pod:
     # the devices its containers' allocatedResourcesStatus reports not Healthy (KEP-4680)
     device_health: tuple[DeviceHealth, ...] = ()
     pinned: str = ""  # the node a DaemonSet pin in its required affinity names (PodSpec.pinned), else ""
+    # status.reason and status.message: why the pod is in its phase (the kubelet's admission rejection,
+    # "UnexpectedAdmissionError" and "Pod was rejected: ...", an eviction)
+    status_reason: str = ""
+    status_message: str = ""
+    runtime_class: str = ""  # spec.runtimeClassName
 
     @property
     def requirements(self) -> PodRequirements:
@@ -186,3 +203,12 @@ class DaemonSet:
             elif op == "DoesNotExist":
                 parts.append(f"!{key}")
         return ",".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeClass:
+    """A RuntimeClass (node.k8s.io/v1): its name, which pods' ``runtimeClassName`` names, and the CRI handler
+    the kubelet asks the container runtime for (``handler``)."""
+
+    name: str
+    handler: str

@@ -63,6 +63,8 @@ _PodSpec: Any = msgspec.defstruct("PodSpecShape", [(n, t, None) for n, t in deco
 
 class _PodStatus(msgspec.Struct):
     phase: _OptStr = None
+    reason: _OptStr = None
+    message: _OptStr = None
     conditions: list[_PodCondition] | None = None
     resourceClaimStatuses: list[dict[str, Any]] | None = None
 

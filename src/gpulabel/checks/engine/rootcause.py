@@ -105,6 +105,8 @@ def link_of(f: Finding) -> str | None:
         return "gfd-labels"
     if check == "health":
         return "health"
+    if check == "admission":  # the kubelet rejected GPU pods: a link only where the node names the cause
+        return {"device-plugin": "allocatable", "mig-manager": "mig"}.get(f.operand)
     return None
 
 

@@ -26,6 +26,7 @@ from gpulabel.checks.health.rules import DEFAULT_HEALTH_TAINTS, condition_table
 from gpulabel.errors import CelError
 from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.dradriver import GPU_DRIVER
 from gpulabel.model.findings import Cell
 
 if TYPE_CHECKING:
@@ -103,14 +104,19 @@ class ClassRow:
     tainted: int = 0  # NoSchedule/NoExecute device taints: no new claim without a toleration
     unschedulable: int = 0  # on a node a new pod cannot land on
     nodes: set[str] = field(default_factory=set)
+    # NVIDIA's DRA devices on a node whose device plugin also advertises nvidia.com/gpu (``stack``'s
+    # offered-twice): the same GPUs the inventory counts in allocatable, so none of them is free here
+    twice: int = 0
+    twice_unallocated: int = 0
 
     @property
     def free(self) -> int:
-        return self.devices - self.allocated - self.tainted - self.unschedulable
+        return self.devices - self.allocated - self.tainted - self.unschedulable - self.twice_unallocated
 
     def line(self) -> str:
         trouble = f" unhealthy={self.tainted}" if self.tainted else ""
         trouble += f" unschedulable={self.unschedulable}" if self.unschedulable else ""
+        trouble += f" twice={self.twice}" if self.twice else ""
         return (
             f"deviceclass={self.name} nodes={len(self.nodes)} devices={self.devices}{trouble} "
             f"allocated={self.allocated} free={max(self.free, 0)}"
@@ -123,6 +129,7 @@ class ClassRow:
             "devices": self.devices,
             "unhealthy": self.tainted,
             "unschedulable": self.unschedulable,
+            "twice": self.twice,
             "allocated": self.allocated,
             "free": max(self.free, 0),
         }
@@ -163,12 +170,16 @@ def _class_devices(state: ClusterState, classes: Sequence[str] | None = None) ->
 def _count(row: ClassRow, d: DeviceRow, node: Node | None) -> None:
     row.devices += 1
     row.nodes.add(d.node)
+    twice = d.driver == GPU_DRIVER and node is not None and (node.amounts or {}).get(G.GPU_RESOURCE, 0) > 0
+    row.twice += twice
     if d.allocated_to:
         row.allocated += 1
     elif d.tainted:
         row.tainted += 1
     elif node is not None and _blocked(node):
         row.unschedulable += 1
+    elif twice:
+        row.twice_unallocated += 1
 
 
 def dra_classes(state: ClusterState, classes: Sequence[str] | None = None) -> list[ClassRow]:

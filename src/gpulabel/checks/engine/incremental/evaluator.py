@@ -249,7 +249,7 @@ class IncrementalEvaluator:
         if self._kueue is None:
             self._kueue = KueueState.of_records(records("kueue"))
         tuples = self._tuples
-        for kind in ("DaemonSet", "ClusterPolicy"):
+        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
         return ClusterState(
@@ -257,6 +257,7 @@ class IncrementalEvaluator:
             pods=self._pod_chunks(),
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
+            runtime_classes=tuples["RuntimeClass"],
             source=self.source,
             kinds=frozenset(self.records),
             dra=self._dra,
