@@ -2,7 +2,7 @@
 
 Every kind of the table of kinds (``model.cluster.KINDS``): nodes (with their
 managedFields, which stuck detection needs and ``kubectl get -o json`` leaves
-out), pods, DaemonSets, ClusterPolicies and the DRA kinds where the server
+out), pods, DaemonSets, ClusterPolicies and the DRA, NFD and Karpenter kinds where the server
 serves them. Each is one paged LIST. The capture has a progress line of its
 own on stderr (on a terminal, or always with ``--progress``): the kind being
 listed, its objects and pages so far, and how many kinds are done.

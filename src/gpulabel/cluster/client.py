@@ -286,17 +286,18 @@ class KubeClient:
             path = path.replace("/v1/", f"/v1/namespaces/{quote(namespace, safe='')}/", 1)
         return path
 
-    def has_resource(self, group_version: str, plural: str) -> bool:
-        """Whether the server serves ``plural`` in ``group_version`` (e.g. a CRD)."""
+    def served_resources(self, group_version: str) -> frozenset[str]:
+        """The resources (plurals) the server serves in ``group_version`` (a CRD's, DRA's): none where it serves
+        no such group version. One discovery request per group version."""
         status, data = self.request_raw("GET", f"/apis/{group_version}")
         if status == 404:
-            return False
+            return frozenset()
         if status >= 400:
             raise self.error(status, data, "GET", f"/apis/{group_version}")
         import orjson
 
         doc = orjson.loads(data)
-        return any(r.get("name") == plural for r in doc.get("resources") or ())
+        return frozenset(str(r.get("name")) for r in doc.get("resources") or ())
 
     def node_path(self, name: str) -> str:
         return f"/api/v1/nodes/{quote(name, safe='')}"

@@ -38,18 +38,10 @@ def load_cluster(
     """
     wanted = list(dict.fromkeys(kinds))
     records: list[tuple[str, Any]] = []
-    served: dict[tuple[str, str], bool] = {}
-    unserved: set[str] = set()
-    for name in wanted:
+    listed = served_kinds(client, wanted)  # what is not served is not in the input: its checks say skipped
+    for name in listed:
         kind = KIND[name]
         where = f"{client.endpoint} {name}"
-        probe = kind.probe
-        if probe is not None:
-            if probe not in served:
-                served[probe] = client.has_resource(*probe)
-            if not served[probe]:
-                unserved.add(name)  # not in the input: a check that needs it says skipped
-                continue
         label_selector = field_selector = None
         if name == "Node":
             label_selector = node_selector
@@ -62,18 +54,18 @@ def load_cluster(
             field_selector=field_selector,
         )[0]
         records.extend((name, r) for r in items)
-    return ClusterState.of_records(records, client.endpoint, [k for k in wanted if k not in unserved])
+    return ClusterState.of_records(records, client.endpoint, listed)
 
 
 def served_kinds(client: KubeClient, kinds: Iterable[str]) -> list[str]:
-    """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group)."""
-    served: dict[tuple[str, str], bool] = {}
+    """Of ``kinds``, those the server serves (the CRD's and DRA's kinds are asked about once per group version)."""
+    served: dict[str, frozenset[str]] = {}
     out = []
     for name in kinds:
         probe = KIND[name].probe
-        if probe is not None and probe not in served:
-            served[probe] = client.has_resource(*probe)
-        if probe is None or served[probe]:
+        if probe is not None and probe[0] not in served:
+            served[probe[0]] = client.served_resources(probe[0])
+        if probe is None or probe[1] in served[probe[0]]:
             out.append(name)
     return out
 

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.karpenter.objects import KarpenterState, nodeclaim_from_json, nodepool_from_json
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity
 from gpulabel.k8s.taints import Taint
@@ -50,6 +51,7 @@ class ClusterState:
     nodes_selected: bool = False
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
     nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
+    karpenter: KarpenterState = field(default_factory=KarpenterState)  # NodePools and NodeClaims
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -104,6 +106,7 @@ class ClusterState:
             kinds=frozenset(kinds),
             dra=DraState.from_objects(fields["dra"]),
             nfd=NfdState.of_records(fields["nfd"]),
+            karpenter=KarpenterState.of_records(fields["karpenter"]),
         )
 
 
@@ -255,6 +258,25 @@ KINDS: tuple[Kind, ...] = (
         namespaced=False,
         read=nodefeaturerule_from_json,
         field="nfd",
+    ),
+    # Karpenter's (sigs.k8s.io/karpenter v1.14.1, pkg/apis/v1): LISTed where its CRDs are served
+    Kind(
+        kind="NodePool",
+        group="karpenter.sh",
+        version="v1",
+        resource="nodepools",
+        namespaced=False,
+        read=nodepool_from_json,
+        field="karpenter",
+    ),
+    Kind(
+        kind="NodeClaim",
+        group="karpenter.sh",
+        version="v1",
+        resource="nodeclaims",
+        namespaced=False,
+        read=nodeclaim_from_json,
+        field="karpenter",
     ),
 )
 KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
