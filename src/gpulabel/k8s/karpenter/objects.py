@@ -74,6 +74,13 @@ class NodePool:
     resources: Mapping[str, str] = field(default_factory=dict)  # status.resources: what its nodes have now
     nodes: int | None = None  # status.nodes
     conditions: tuple[Condition, ...] = ()
+    replicas: int | None = None  # spec.replicas: a static NodePool (its nodes are not made for pods)
+    deleting: bool = False  # metadata.deletionTimestamp set
+
+    @property
+    def ready(self) -> bool:
+        """Its ``Ready`` condition is True: ``Provisioner.NewScheduler`` ignores any other NodePool."""
+        return any(c.type == "Ready" and c.status == "True" for c in self.conditions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +236,8 @@ def nodepool_from_json(obj: JSON, where: str = "") -> NodePool:
         resources=f.quantities(status.get("resources"), "status.resources"),
         nodes=f.integer(status.get("nodes"), "status.nodes"),
         conditions=f.conditions(status.get("conditions"), "status.conditions"),
+        replicas=f.integer(spec.get("replicas"), "spec.replicas"),
+        deleting=meta.get("deletionTimestamp") is not None,
     )
 
 
