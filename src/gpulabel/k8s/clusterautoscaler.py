@@ -26,11 +26,10 @@ decoded mapping.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpulabel.errors import SnapshotError
+from gpulabel.k8s.jsonfields import Fields
 
 __all__ = [
     "BACKOFF",
@@ -103,36 +102,17 @@ class AutoscalerStatus:
         return next((g for g in self.node_groups if g.name == name), None)
 
 
-class _F:
-    def __init__(self, where: str) -> None:
-        self.where = where
+class _F(Fields):
+    """The status document's fields (:class:`~gpulabel.k8s.jsonfields.Fields`): absent numbers are 0."""
 
-    def mapping(self, v: Any, path: str) -> Mapping[str, Any]:
-        if v is None:
-            return {}
-        if not isinstance(v, Mapping):
-            raise SnapshotError(self.where, f"{path} is not a mapping")
-        return v
-
-    def text(self, v: Any, path: str) -> str:
-        if v is None:
-            return ""
-        if not isinstance(v, str):
-            raise SnapshotError(self.where, f"{path} is not a string")
-        return v
-
-    def integer(self, v: Any, path: str) -> int:
-        if v is None:
-            return 0
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise SnapshotError(self.where, f"{path} is not an integer")
-        return v
+    def number(self, v: Any, path: str) -> int:
+        return self.integer(v, path) or 0
 
     def counts(self, v: Any, path: str) -> NodeCounts:
         c = self.mapping(v, path)
         reg = self.mapping(c.get("registered"), f"{path}.registered")
         unready = self.mapping(reg.get("unready"), f"{path}.registered.unready")
-        n = self.integer
+        n = self.number
         return NodeCounts(
             registered=n(reg.get("total"), f"{path}.registered.total"),
             ready=n(reg.get("ready"), f"{path}.registered.ready"),
@@ -158,14 +138,14 @@ def _group(f: _F, raw: Any, path: str) -> NodeGroupStatus:
         name=f.text(g.get("name"), f"{path}.name"),
         health=f.status(health, f"{path}.health"),
         counts=f.counts(health.get("nodeCounts"), f"{path}.health.nodeCounts"),
-        target=f.integer(health.get("cloudProviderTarget"), f"{path}.health.cloudProviderTarget"),
-        min_size=f.integer(health.get("minSize"), f"{path}.health.minSize"),
-        max_size=f.integer(health.get("maxSize"), f"{path}.health.maxSize"),
+        target=f.number(health.get("cloudProviderTarget"), f"{path}.health.cloudProviderTarget"),
+        min_size=f.number(health.get("minSize"), f"{path}.health.minSize"),
+        max_size=f.number(health.get("maxSize"), f"{path}.health.maxSize"),
         scale_up=f.status(up, f"{path}.scaleUp"),
         backoff_code=f.text(backoff.get("errorCode"), f"{path}.scaleUp.backoffInfo.errorCode"),
         backoff_message=f.text(backoff.get("errorMessage"), f"{path}.scaleUp.backoffInfo.errorMessage"),
         scale_down=f.status(down, f"{path}.scaleDown"),
-        candidates=f.integer(down.get("candidates"), f"{path}.scaleDown.candidates"),
+        candidates=f.number(down.get("candidates"), f"{path}.scaleDown.candidates"),
     )
 
 
@@ -176,9 +156,7 @@ def status_from_document(doc: Any, where: str) -> AutoscalerStatus:
     top = f.mapping(doc, "status")
     wide = f.mapping(top.get("clusterWide"), "clusterWide")
     health = f.mapping(wide.get("health"), "clusterWide.health")
-    groups = top.get("nodeGroups")
-    if groups is not None and not isinstance(groups, list):
-        raise SnapshotError(where, "nodeGroups is not a list")
+    groups = f.items(top.get("nodeGroups"), "nodeGroups")
     return AutoscalerStatus(
         time=f.text(top.get("time"), "time"),
         autoscaler=f.text(top.get("autoscalerStatus"), "autoscalerStatus"),
@@ -187,7 +165,7 @@ def status_from_document(doc: Any, where: str) -> AutoscalerStatus:
         counts=f.counts(health.get("nodeCounts"), "clusterWide.health.nodeCounts"),
         scale_up=f.status(wide.get("scaleUp"), "clusterWide.scaleUp"),
         scale_down=f.status(wide.get("scaleDown"), "clusterWide.scaleDown"),
-        node_groups=tuple(_group(f, g, f"nodeGroups[{i}]") for i, g in enumerate(groups or ())),
+        node_groups=tuple(_group(f, g, f"nodeGroups[{i}]") for i, g in enumerate(groups)),
     )
 
 

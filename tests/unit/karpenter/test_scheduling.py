@@ -25,7 +25,9 @@ from gpulabel.k8s.karpenter.scheduling import (
     pod_terms,
     refused,
     relaxed,
+    untolerated,
 )
+from gpulabel.k8s.taints import Taint, Toleration
 from tests.unit.karpenter.objects import nodepool
 
 ZONE = "topology.kubernetes.io/zone"
@@ -452,3 +454,16 @@ def test_only_the_first_required_term_is_asked_and_the_others_come_by_relaxation
     either = pod(required=[[IN_TEST], [expr(NR, "In", "another-value")]])
     assert decide(pod_terms(either), [DECLARED], CORE) == decide(pod_terms(pod(required=[[IN_TEST]])), [DECLARED], CORE)
     assert decide(pod_terms(either), [DECLARED], CORE).relaxed == 0
+
+
+def test_comparison_tolerations_count_for_karpenter() -> None:
+    """``Taints.Tolerates`` calls ``ToleratesTaint(..., true)``: a ``Gt``/``Lt`` toleration compares values as
+    decimal integers there, where kube-scheduler's default (comparison operators off) never matches it."""
+    taint = Taint("example.com/gpu-generation", "9", "NoSchedule")
+    gt8, lt9 = Toleration("example.com/gpu-generation", "Gt", "8"), Toleration("example.com/gpu-generation", "Lt", "9")
+    assert untolerated([taint], [gt8]) == () and untolerated([taint], [lt9]) == (taint,)
+    assert not gt8.tolerates(taint)  # the scheduler's default
+    assert untolerated([Taint("k", "09", "NoSchedule")], [Toleration("k", "Gt", "8")])  # "09" is not decimal
+    tainted = pool(taints=[{"key": "example.com/gpu-generation", "value": "9", "effect": "NoSchedule"}])
+    spec = pod(tolerations=[{"key": "example.com/gpu-generation", "operator": "Gt", "value": "8"}])
+    assert decide(pod_terms(spec), [tainted], CORE).nodepool == "default"

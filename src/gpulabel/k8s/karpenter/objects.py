@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.jsonfields import Fields
 from gpulabel.k8s.taints import Taint
 
 __all__ = [
@@ -103,45 +104,8 @@ class NodeClaim:
         return next((c for c in self.conditions if c.type == kind), None)
 
 
-class _F:
-    """Typed reads of one object's fields; a wrong type names the object and the field."""
-
-    def __init__(self, here: str) -> None:
-        self.here = here
-
-    def fail(self, path: str, what: str) -> SnapshotError:
-        return SnapshotError(self.here, f"{path} is not {what}")
-
-    def mapping(self, v: Any, path: str) -> JSON:
-        if v is None:
-            return {}
-        if not isinstance(v, dict):
-            raise self.fail(path, "a mapping")
-        return v
-
-    def items(self, v: Any, path: str) -> list[Any]:
-        if v is None:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(path, "a list")
-        return v
-
-    def text(self, v: Any, path: str) -> str:
-        if v is None:
-            return ""
-        if not isinstance(v, str):
-            raise self.fail(path, "a string")
-        return v
-
-    def integer(self, v: Any, path: str) -> int | None:
-        if v is None:
-            return None
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise self.fail(path, "an integer")
-        return v
-
-    def strmap(self, v: Any, path: str) -> dict[str, str]:
-        return {k: self.text(x, f"{path}.{k}") for k, x in self.mapping(v, path).items()}
+class _F(Fields):
+    """Typed reads of one object's fields (:class:`~gpulabel.k8s.jsonfields.Fields`) and of Karpenter's shapes."""
 
     def quantities(self, v: Any, path: str) -> dict[str, str]:
         """A ResourceList: quantities are strings or (in hand-written objects) numbers, kept as text."""

@@ -28,7 +28,6 @@ not known here: :func:`limit_error` says so (``None`` capacities) rather than gu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -38,13 +37,12 @@ from gpulabel.k8s.karpenter.objects import INITIALIZED_LABEL, NODEPOOL_LABEL, RE
 from gpulabel.k8s.karpenter.providers import Provider
 from gpulabel.k8s.karpenter.requirements import NORMALIZED_LABELS, Requirements, go_atoi, requirement
 from gpulabel.k8s.quantity import parse_quantity
-from gpulabel.k8s.taints import Taint
+from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
     "DRA_IGNORED",
     "Expression",
     "PodTerms",
-    "Toleration",
     "Verdict",
     "decide",
     "limit_error",
@@ -60,44 +58,6 @@ __all__ = [
 
 Expression = tuple[str, str, tuple[str, ...]]  # a NodeSelectorRequirement: key, operator, values
 DRA_IGNORED = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    """``corev1.Toleration`` as ``ToleratesTaint(..., enableComparisonOperators=true)`` reads it (k8s.io/api
-    v0.35.1 ``core/v1/toleration.go``: Karpenter passes ``true``)."""
-
-    key: str = ""
-    operator: str = ""
-    value: str = ""
-    effect: str = ""
-
-    def tolerates(self, taint: Taint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator in ("", "Equal"):
-            return self.value == taint.value
-        if self.operator == "Exists":
-            return True
-        if self.operator in ("Lt", "Gt"):
-            mine, theirs = _decimal(self.value), _decimal(taint.value)
-            if mine is None or theirs is None:
-                return False
-            return theirs < mine if self.operator == "Lt" else theirs > mine
-        return False
-
-
-_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")
-
-
-def _decimal(text: str) -> int | None:
-    """``content.IsDecimalInteger`` then ``strconv.ParseInt(s, 10, 64)``."""
-    if not _DECIMAL.fullmatch(text):
-        return None
-    value = int(text)
-    return value if -(2**63) <= value < 2**63 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,8 +153,9 @@ def template_requirements(pool: NodePool) -> Requirements:
 
 
 def untolerated(taints: Iterable[Taint], tolerations: Sequence[Toleration]) -> tuple[Taint, ...]:
-    """``Taints.Tolerates``: every taint, whatever its effect, that no toleration tolerates."""
-    return tuple(t for t in taints if not any(tol.tolerates(t) for tol in tolerations))
+    """``Taints.Tolerates``: every taint, whatever its effect, that no toleration tolerates (comparison operators
+    on, as Karpenter calls ``ToleratesTaint``)."""
+    return tuple(t for t in taints if not any(tol.tolerates(t, comparison=True) for tol in tolerations))
 
 
 def _taint_text(t: Taint) -> str:
