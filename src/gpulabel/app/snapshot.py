@@ -68,12 +68,13 @@ def _bundle(
     from gpulabel.cluster.evidence import EvidenceLimits, collect_evidence
     from gpulabel.cluster.files import write_file
     from gpulabel.cluster.progress import Progress
+    from gpulabel.cluster.snapshot import iter_objects
     from gpulabel.model.cluster import ClusterState
     from gpulabel.model.evidence import Evidence
 
-    items = doc.get("items")
-    assert isinstance(items, list)
-    state = ClusterState.from_objects(((f"capture: items[{i}]", o) for i, o in enumerate(items)), "capture")
+    kinds: set[str] = set()  # with the kinds listed empty (capture's empty typed Lists)
+    objects = list(iter_objects(doc, "capture", kinds))
+    state = ClusterState.from_objects(objects, "capture", kinds)
     judged = judge(run_checks(state, check_options()), state, Verdict())
     blames = blamed(state, judged.result.findings)
     line = progress if isinstance(progress, Progress) else Progress("snapshot")

@@ -17,7 +17,7 @@ from typing import Any
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.live import served_kinds
 from gpulabel.cluster.progress import Progress
-from gpulabel.model.cluster import KINDS
+from gpulabel.model.cluster import KIND, KINDS
 
 __all__ = ["capture"]
 
@@ -43,7 +43,9 @@ class _Listing:
 def capture(
     client: KubeClient, note: Callable[[str], None] = lambda text: None, progress: Progress | None = None
 ) -> dict[str, Any]:
-    """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` of every kind the checks read that is served.
+    """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` of every kind the checks read that is served; a kind
+    whose LIST found nothing is an empty typed List among the items (``{"kind": "DaemonSetList", "items": []}``), so
+    that a snapshot says what a live read says: the kind was read, and there is none of it.
 
     ``progress``: the line to draw on (default: stderr's, on a terminal only).
     """
@@ -57,6 +59,8 @@ def capture(
         listing.objects = len(found)
         listing.show(final=True)
         items.extend(found)
+        if not found:  # listed and empty: a typed List says so (as a live LIST does: its checks run, not skipped)
+            items.append({"apiVersion": KIND[kind].group_version, "kind": f"{kind}List", "items": []})
         counts[kind] = len(found)
     line.done()
     skipped = [k.kind for k in KINDS if k.kind not in counts]
