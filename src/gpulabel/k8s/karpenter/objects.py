@@ -179,6 +179,15 @@ def _node_class(f: _F, ref: JSON) -> tuple[str, str, str]:
     )
 
 
+def _claim_spec(f: _F, spec: JSON, path: str) -> tuple[tuple[Requirement, ...], tuple[Taint, ...], tuple[Taint, ...]]:
+    """A NodeClaim's spec, or a NodePool's template of one: requirements, taints, startupTaints."""
+    return (
+        f.requirements(spec.get("requirements"), f"{path}.requirements"),
+        f.taints(spec.get("taints"), f"{path}.taints"),
+        f.taints(spec.get("startupTaints"), f"{path}.startupTaints"),
+    )
+
+
 def nodepool_from_json(obj: JSON, where: str = "") -> NodePool:
     """One NodePool as the API returns it."""
     meta, f = _meta(obj, where)
@@ -188,12 +197,13 @@ def nodepool_from_json(obj: JSON, where: str = "") -> NodePool:
     tmeta = f.mapping(template.get("metadata"), "spec.template.metadata")
     ref = f.mapping(tspec.get("nodeClassRef"), "spec.template.spec.nodeClassRef")
     status = f.mapping(obj.get("status"), "status")
+    requirements, taints, startup_taints = _claim_spec(f, tspec, "spec.template.spec")
     return NodePool(
         name=meta["name"],
         labels=f.strmap(tmeta.get("labels"), "spec.template.metadata.labels"),
-        requirements=f.requirements(tspec.get("requirements"), "spec.template.spec.requirements"),
-        taints=f.taints(tspec.get("taints"), "spec.template.spec.taints"),
-        startup_taints=f.taints(tspec.get("startupTaints"), "spec.template.spec.startupTaints"),
+        requirements=requirements,
+        taints=taints,
+        startup_taints=startup_taints,
         limits=f.quantities(spec.get("limits"), "spec.limits"),
         weight=f.integer(spec.get("weight"), "spec.weight"),
         node_class=_node_class(f, ref),
@@ -211,13 +221,14 @@ def nodeclaim_from_json(obj: JSON, where: str = "") -> NodeClaim:
     spec = f.mapping(obj.get("spec"), "spec")
     status = f.mapping(obj.get("status"), "status")
     labels = f.strmap(meta.get("labels"), "metadata.labels")
+    requirements, taints, startup_taints = _claim_spec(f, spec, "spec")
     return NodeClaim(
         name=meta["name"],
         nodepool=labels.get(NODEPOOL_LABEL, ""),
         labels=labels,
-        requirements=f.requirements(spec.get("requirements"), "spec.requirements"),
-        taints=f.taints(spec.get("taints"), "spec.taints"),
-        startup_taints=f.taints(spec.get("startupTaints"), "spec.startupTaints"),
+        requirements=requirements,
+        taints=taints,
+        startup_taints=startup_taints,
         requests=f.quantities(
             f.mapping(spec.get("resources"), "spec.resources").get("requests"), "spec.resources.requests"
         ),
