@@ -9,7 +9,7 @@
 # Usage: scripts/cold-build-times.sh [TREE] [OUT.tsv]
 #   TREE: a checkout whose build scripts to measure (default: this repository); its bin/ directories
 #   are written. OUT: the table (default: /tmp/cold-build-times.<pid>.tsv). STEPS="labcluster helm"
-#   measures only those steps. The private caches are removed afterwards (KEEP_CACHES=1 keeps them).
+#   measures only those steps; STEPS=karpenter measures labcluster/karpenter/build (not a CI step yet). The private caches are removed afterwards (KEEP_CACHES=1 keeps them).
 set -euo pipefail
 tree="$(cd "${1:-$(dirname "$0")/..}" && pwd)"
 out="${2:-/tmp/cold-build-times.$$.tsv}"
@@ -27,14 +27,14 @@ fi
 dir_of() {
 	case "$1" in
 	labcluster) echo "$tree/labcluster" ;;
-	gpu-operator) echo "$tree/labcluster/gpu-operator" ;;
+	gpu-operator | karpenter) echo "$tree/labcluster/$1" ;;
 	kueue) echo "$tree/labcluster/kueue" ;; # not a CI step yet (issue 49): STEPS=kueue
 	*) echo "$tree/tools/$1" ;;
 	esac
 }
 script_of() {
 	case "$1" in
-	labcluster | gpu-operator | kueue) echo "$(dir_of "$1")/build" ;;
+	labcluster | gpu-operator | kueue | karpenter) echo "$(dir_of "$1")/build" ;;
 	*) echo "$tree/tools/$1/build" ;;
 	esac
 }

@@ -214,6 +214,8 @@ class FakeApi:
     def _list(self, path: str, q: dict[str, str]) -> FakeResponse:
         """One page: ``limit`` objects from the offset the ``continue`` token names."""
         items = [self.objects[path][k] for k in sorted(self.objects[path])]
+        if q.get("fieldSelector"):
+            items = [o for o in items if _fields_match(o, q["fieldSelector"])]
         start, limit = int(q.get("continue") or 0), int(q.get("limit") or len(items) or 1)
         page = items[start : start + limit]
         token = str(start + limit) if start + limit < len(items) else ""
@@ -277,6 +279,20 @@ def _kind_path(kind: str) -> str:
     from gpulabel.model.cluster import KIND
 
     return KIND[kind].path
+
+
+def _fields_match(obj: dict[str, Any], selector: str) -> bool:
+    """Whether ``obj`` passes a field selector of ``path=value`` and ``path!=value`` terms, all of them (as the
+    API server's ``fields.ParseSelector``; a field the object lacks is ``""``, as a pod's unset phase is)."""
+    for term in selector.split(","):
+        negated = "!=" in term
+        path, value = term.split("!=" if negated else "=", 1)
+        found: Any = obj
+        for part in path.split("."):
+            found = found.get(part) if isinstance(found, dict) else None
+        if ((found or "") == value) == negated:
+            return False
+    return True
 
 
 def _name(obj: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 from draobjects_path import draobjects as dra  # bench/draobjects.py, shared with the unit tests
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
+from live_snapshot import live_equals_snapshot
 
 from gpulabel.checks.dra.rules import REASONS
 from gpulabel.checks.labels.migrate import migrate
@@ -317,6 +318,23 @@ def test_dra_allocation_agrees_with_the_real_scheduler(labcluster: LabCluster, m
     assert disagreements == []
     assert message_mismatches == []
     check_the_cli_live(labcluster, client, ns, last_pending)
+    # every read-only command says live what it says on a snapshot of this moment (claims, slices, devices held)
+    work = labcluster.dir / f"moment-dra-{SEED}"
+    work.mkdir(exist_ok=True)
+    manifest = work / "manifest.json"
+    spec = random_claim_spec(rng, class_names)
+    create(client, f"{RES}/namespaces/{ns}/resourceclaimtemplates", dra.claim_template("probe-c", spec, ns))
+    probe = dra.dra_pod("probe", [("gpu", "template", "probe-c")], ns, {"dra-diff/batch": "b0"})
+    manifest.write_text(json.dumps(probe))
+    compared = live_equals_snapshot(
+        labcluster.kubeconfig,
+        work,
+        namespace=ns,
+        node=f"dra-{SEED % 1000}-b0-n0",
+        manifest=str(manifest),
+        expression=f'{A}.productName.startsWith("NVIDIA")',
+    )
+    print(f"live = snapshot: {compared}")
     assert seen["pods"] >= 200
     assert seen["bound"] > 20 and seen["pending"] > 20
 

@@ -26,6 +26,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from labcluster_support import LabCluster, delete_pods_now, no_pod_going, node_is_ready, wait_for
+from live_snapshot import live_equals_snapshot
 
 from gpulabel.checks.placement.fit import predict
 from gpulabel.cluster.client import KubeClient
@@ -240,6 +241,15 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
         ]
         report = {"mismatches": mismatches, "allocatable": allocs, "other files' pods on these nodes": foreign}
         assert mismatches == [], json.dumps(report, indent=1, default=str)
+        # every read-only command says live what it says on a snapshot of this moment
+        work = labcluster.dir / f"moment-{run}"
+        work.mkdir()
+        manifest = work / "manifest.json"
+        manifest.write_text(json.dumps(pod_object("probe", random_pod_spec(rng, run)) | {"kind": "Pod"}))
+        compared = live_equals_snapshot(
+            labcluster.kubeconfig, work, namespace=ns, node=names[0], manifest=str(manifest), expression="true"
+        )
+        seen["commands"] += compared["commands"]
     finally:
         delete_pods_now(labcluster, ns)  # before their nodes
         labcluster.kubectl("delete", "namespace", ns, "--wait=false")
@@ -248,7 +258,9 @@ def _one_example(labcluster: LabCluster, seed: int, seen: dict[str, int]) -> Non
 
 def test_resource_fit_agrees_with_the_real_scheduler(labcluster: LabCluster) -> None:
     """NodeResourcesFit on 4 x 60 random pods; the coverage is asserted here, by the test that ran the cases."""
-    seen = dict.fromkeys(("pods", "pending", "bound", "gpu_messages", "too_many_pods", "overhead", "sidecars"), 0)
+    seen = dict.fromkeys(
+        ("pods", "pending", "bound", "gpu_messages", "too_many_pods", "overhead", "sidecars", "commands"), 0
+    )
 
     # no shrinking: each example creates eight nodes and sixty pods; a failure prints its pods and seed instead
     @settings(max_examples=4, phases=[Phase.explicit, Phase.reuse, Phase.generate], **CLUSTER_SETTINGS)  # type: ignore[arg-type]
@@ -260,8 +272,10 @@ def test_resource_fit_agrees_with_the_real_scheduler(labcluster: LabCluster) -> 
     print(
         f"\n{seen['pods']} random pods: {seen['bound']} bound, {seen['pending']} Pending "
         f"({seen['gpu_messages']} with Insufficient nvidia.com/gpu, {seen['too_many_pods']} with Too many pods), "
-        f"0 disagreements; {seen['overhead']} with overhead, {seen['sidecars']} with sidecars"
+        f"0 disagreements; {seen['overhead']} with overhead, {seen['sidecars']} with sidecars; "
+        f"{seen['commands']} read-only commands live = on a snapshot of the moment"
     )
     assert seen["pods"] >= 200
     assert seen["pending"] > 20 and seen["bound"] > 20
     assert seen["gpu_messages"] > 5 and seen["overhead"] > 5 and seen["sidecars"] > 5
+    assert seen["commands"] >= 4 * 28

@@ -87,6 +87,8 @@ def test_each_kind_is_read_into_its_field() -> None:
         {"kind": "DaemonSet", "metadata": {"name": "d", "namespace": "ops"}, "spec": {"template": {"spec": {}}}},
         {"kind": "ClusterPolicy", "metadata": {"name": "cp"}, "spec": {}},
         {"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}},
+        {"kind": "NodePool", "metadata": {"name": "gpu-pool"}, "spec": {"template": {"spec": {}}}},
+        {"kind": "NodeClaim", "metadata": {"name": "gpu-pool-x7k2p"}, "spec": {}},
         {"kind": "ConfigMap", "metadata": {"name": "ignored"}},
     ]
     state = ClusterState.from_objects(("t", o) for o in objects)
@@ -95,7 +97,9 @@ def test_each_kind_is_read_into_its_field() -> None:
     assert [d.name for d in state.daemonsets] == ["d"]
     assert [c["metadata"]["name"] for c in state.cluster_policies] == ["cp"]
     assert list(state.dra.classes) == ["gpu"]
-    assert state.kinds == {"Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass"}
+    assert [p.name for p in state.karpenter.nodepools] == ["gpu-pool"]
+    assert [c.name for c in state.karpenter.nodeclaims] == ["gpu-pool-x7k2p"]
+    assert state.kinds == {"Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass", "NodePool", "NodeClaim"}
 
 
 def _watched(rules: list[dict[str, list[str]]]) -> set[tuple[str, str]]:

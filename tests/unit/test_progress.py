@@ -7,11 +7,14 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import orjson
 import pytest
 
 from gpulabel.cluster.capture import capture
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.progress import Progress
+from gpulabel.cluster.snapshot import iter_objects, load_snapshots
+from gpulabel.model.cluster import ClusterState
 from tests.objects import kubeconfig as kubeconfig_file
 
 Response = tuple[int, bytes]
@@ -118,7 +121,18 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     out = io.StringIO()
     notes: list[str] = []
     doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
-    assert len(doc["items"]) == 8  # 5 nodes, 2 pods and the empty DaemonSetList
+    # 5 nodes, 2 pods, and the DaemonSets listed empty: an empty typed List says the kind was read
+    assert len(doc["items"]) == 8 and doc["items"][-1] == {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSetList",
+        "items": [],
+    }
+    kinds: set[str] = set()
+    state = ClusterState.from_objects(list(iter_objects(doc, "capture", kinds)), "capture", kinds)
+    assert state.kinds == {"Node", "Pod", "DaemonSet"} and not state.daemonsets
+    path = tmp_path / "snapshot.json"
+    path.write_bytes(orjson.dumps(doc))
+    assert load_snapshots([str(path)]).kinds == state.kinds  # the file reader (one JSON List, streamed) too
     shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
     assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/3"
     assert "snapshot: Node 5 object(s), 3 page(s); kind 1/3" in shown

@@ -24,6 +24,7 @@ from gpulabel.model.operands import known_operands
 from gpulabel.model.severity import Severity
 
 __all__ = [
+    "LIVE_PODS",
     "ExplainOptions",
     "Verdict",
     "check_options",
@@ -183,10 +184,17 @@ def run_operands(session: Session, opts: CheckOptions, verdict: Verdict | None =
     return refuse_empty(judge(run_check("operands", state, opts), state, verdict or Verdict()), session.source, state)
 
 
+# The pods pending reads: the Pending ones it reports, and every bound pod that is not terminal, whose requests
+# take their node's room (ClusterState.capacities, as the scheduler's cache counts them). Only Succeeded and Failed
+# pods are left out, by the server: "status.phase=Pending" alone made every node look empty (a pod asking for 8 GPUs
+# "fitted" nodes whose 8 GPUs running pods held), where a snapshot of the same moment said Insufficient.
+LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
 def run_pending(
     session: Session, opts: CheckOptions, verdict: Verdict | None = None, *, explain: bool = False
 ) -> Outcome:
-    """Why each Pending (GPU) pod fits no node. Live, the server filters on the phase.
+    """Why each Pending (GPU) pod fits no node. Live, the server leaves out the terminal pods (:data:`LIVE_PODS`).
 
     ``explain`` (wide and structured output) also reads the NodeFeatureRules behind a selected NFD label.
     """
@@ -194,9 +202,9 @@ def run_pending(
     from gpulabel.k8s.nfd.objects import NFD_KINDS
 
     kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
-    state = session.state(kinds, pod_field_selector="status.phase=Pending")
+    state = session.state(kinds, pod_field_selector=LIVE_PODS)
     outcome = judge(run_check("pending", state, opts), state, verdict or Verdict())
-    # live, only Pending pods are listed: a namespace without one is an answer, not a mistake
+    # live, only the pods the namespace runs now are listed: an empty namespace there is an answer
     return refuse_empty(outcome, session.source, state, opts.namespace if session.source.offline else None)
 
 

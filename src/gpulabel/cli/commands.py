@@ -79,7 +79,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "snapshot",
         "tool",
         "capture from the live cluster what every check reads (nodes with managedFields, pods, DaemonSets, "
-        "ClusterPolicies, the DRA kinds where served) as one JSON List, for --snapshot later",
+        "ClusterPolicies, the DRA, NFD and Karpenter kinds where served) as one JSON List, for --snapshot later",
     ),
     ("version", "tool", "gpulabel's version and, from a live cluster, the API server's"),
     ("completion", "tool", "print a shell completion script"),

@@ -40,7 +40,7 @@ def _add_snapshot(add: AddCommand) -> None:
         "snapshot",
         cmd_snapshot,
         "capture from the live cluster what every check reads (nodes with managedFields, pods, DaemonSets, "
-        "ClusterPolicies, the DRA kinds where served) as one JSON List, for --snapshot later",
+        "ClusterPolicies, the DRA, NFD and Karpenter kinds where served) as one JSON List, for --snapshot later",
         groups=("cluster",),
         examples=("snapshot -o cluster.json", "check --snapshot cluster.json"),
         exits="0 written, 2 the cluster cannot be read or the file cannot be written",

@@ -2,7 +2,7 @@
 
 Every kind of the table of kinds (``model.cluster.KINDS``): nodes (with their
 managedFields, which stuck detection needs and ``kubectl get -o json`` leaves
-out), pods, DaemonSets, ClusterPolicies and the DRA kinds where the server
+out), pods, DaemonSets, ClusterPolicies and the DRA, NFD and Karpenter kinds where the server
 serves them. Each is one paged LIST. The capture has a progress line of its
 own on stderr (on a terminal, or always with ``--progress``): the kind being
 listed, its objects and pages so far, and how many kinds are done.
@@ -43,7 +43,9 @@ class _Listing:
 def capture(
     client: KubeClient, note: Callable[[str], None] = lambda text: None, progress: Progress | None = None
 ) -> dict[str, Any]:
-    """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` of every kind the checks read that is served.
+    """``{"apiVersion": "v1", "kind": "List", "items": [...]}`` of every kind the checks read that is served; a kind
+    whose LIST found nothing is an empty typed List among the items (``{"kind": "DaemonSetList", "items": []}``), so
+    that a snapshot says what a live read says: the kind was read, and there is none of it.
 
     A kind listed empty is one empty typed List among the items (``{"kind": "DaemonSetList", "items": []}``),
     as the snapshot reader knows it: the input has that kind, none of its objects. So ``check`` on the file says

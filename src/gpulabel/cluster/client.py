@@ -340,7 +340,8 @@ class KubeClient:
         return path
 
     def served_resources(self, group_version: str) -> frozenset[str]:
-        """The resources the server serves in ``group_version`` (a CRD's group), empty where it serves none."""
+        """The resources (plurals) the server serves in ``group_version`` (a CRD's, DRA's): none where it serves
+        no such group version. One discovery request per group version."""
         status, data = self.request_raw("GET", f"/apis/{group_version}")
         if status == 404:
             return frozenset()

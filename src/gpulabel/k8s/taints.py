@@ -9,6 +9,7 @@ off by default, so they tolerate nothing. Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -48,20 +49,38 @@ class Toleration:
     value: str = ""
     effect: str = ""
 
-    def tolerates(self, taint: Taint) -> bool:
-        """``Toleration.ToleratesTaint`` with comparison operators disabled (the default)."""
+    def tolerates(self, taint: Taint, comparison: bool = False) -> bool:
+        """``Toleration.ToleratesTaint`` (k8s.io/api v0.35.1-v0.37 ``core/v1/toleration.go``); ``comparison``:
+        its ``enableComparisonOperators`` (off in kube-scheduler by default; Karpenter v1.14.1 passes true),
+        with which ``Lt``/``Gt`` compare the taint's value with the toleration's as decimal int64s."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
             return False
         if self.operator in ("", "Equal"):
             return self.value == taint.value
+        if self.operator in ("Lt", "Gt") and comparison:
+            mine, theirs = _decimal(self.value), _decimal(taint.value)
+            if mine is None or theirs is None:
+                return False
+            return theirs < mine if self.operator == "Lt" else theirs > mine
         return self.operator == "Exists"
 
     def __str__(self) -> str:
         op = self.operator or "Equal"
         what = f"{self.key or '*'} {op}" + (f" {self.value}" if op != "Exists" else "")
         return f"{what}:{self.effect or '*'}"
+
+
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
+def _decimal(text: str) -> int | None:
+    """``content.IsDecimalInteger`` then ``strconv.ParseInt(s, 10, 64)``: ``None`` where either fails."""
+    if not _DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def daemon_tolerations(host_network: bool = False) -> tuple[Toleration, ...]:

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.karpenter.objects import KarpenterState, nodeclaim_from_json, nodepool_from_json
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity
 from gpulabel.k8s.taints import Taint
@@ -69,6 +70,7 @@ class ClusterState:
     dra: DraState = field(default_factory=DraState)  # DeviceClasses, ResourceSlices, claims and templates
     nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
     kueue: KueueState = field(default_factory=KueueState)  # Kueue's flavors, queues, topologies and workloads
+    karpenter: KarpenterState = field(default_factory=KarpenterState)  # NodePools and NodeClaims
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -125,6 +127,7 @@ class ClusterState:
             dra=DraState.from_objects(fields["dra"]),
             nfd=NfdState.of_records(fields["nfd"]),
             kueue=KueueState.of_records(fields["kueue"]),
+            karpenter=KarpenterState.of_records(fields["karpenter"]),
         )
 
 
@@ -308,6 +311,25 @@ KINDS: tuple[Kind, ...] = (
     _kueue_kind("LocalQueue", "localqueues", True, localqueue_from_json),
     _kueue_kind("Topology", "topologies", False, topology_from_json),
     _kueue_kind("Workload", "workloads", True, workload_from_json),
+    # Karpenter's (sigs.k8s.io/karpenter v1.14.1, pkg/apis/v1): LISTed where its CRDs are served
+    Kind(
+        kind="NodePool",
+        group="karpenter.sh",
+        version="v1",
+        resource="nodepools",
+        namespaced=False,
+        read=nodepool_from_json,
+        field="karpenter",
+    ),
+    Kind(
+        kind="NodeClaim",
+        group="karpenter.sh",
+        version="v1",
+        resource="nodeclaims",
+        namespaced=False,
+        read=nodeclaim_from_json,
+        field="karpenter",
+    ),
 )
 KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
 SUPPORTED_KINDS = tuple(KIND)

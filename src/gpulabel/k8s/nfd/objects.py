@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gpulabel.errors import SnapshotError
+from gpulabel.k8s.jsonfields import Fields
 from gpulabel.k8s.nfd.expression import Expression
 from gpulabel.k8s.taints import Taint
 
@@ -87,41 +88,6 @@ class NodeFeatureRule:
     rules: tuple[Rule, ...]
 
 
-class _F:
-    def __init__(self, here: str) -> None:
-        self.here = here
-
-    def fail(self, path: str, what: str) -> SnapshotError:
-        return SnapshotError(self.here, f"{path} is not {what}")
-
-    def mapping(self, v: Any, path: str) -> JSON:
-        if v is None:
-            return {}
-        if not isinstance(v, dict):
-            raise self.fail(path, "a mapping")
-        return v
-
-    def items(self, v: Any, path: str) -> list[Any]:
-        if v is None:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(path, "a list")
-        return v
-
-    def text(self, v: Any, path: str) -> str:
-        if v is None:
-            return ""
-        if not isinstance(v, str):
-            raise self.fail(path, "a string")
-        return v
-
-    def strmap(self, v: Any, path: str) -> dict[str, str]:
-        out = {}
-        for k, x in self.mapping(v, path).items():
-            out[k] = self.text(x, f"{path}.{k}")
-        return out
-
-
 def _meta(obj: JSON, where: str) -> JSON:
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
@@ -139,7 +105,7 @@ def _shared(table: dict[Any, Any] | None, value: Any, key: Any) -> Any:
 def nodefeature_from_json(obj: JSON, where: str = "", intern: dict[Any, Any] | None = None) -> NodeFeature:
     """One NodeFeature; with ``intern``, equal feature element sets of different objects are one object."""
     meta = _meta(obj, where)
-    f = _F(f"{where} (nodefeature {meta['name']})" if where else f"nodefeature {meta['name']}")
+    f = Fields(f"{where} (nodefeature {meta['name']})" if where else f"nodefeature {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     raw = f.mapping(spec.get("features"), "spec.features")
     flags: dict[str, frozenset[str] | None] = {}
@@ -178,7 +144,7 @@ def nodefeature_from_json(obj: JSON, where: str = "", intern: dict[Any, Any] | N
     )
 
 
-def _expression(f: _F, v: Any, path: str) -> Expression:
+def _expression(f: Fields, v: Any, path: str) -> Expression:
     e = f.mapping(v, path)
     if "op" not in e:
         raise SnapshotError(f.here, f"{path}.op is required")
@@ -186,7 +152,7 @@ def _expression(f: _F, v: Any, path: str) -> Expression:
     return Expression(f.text(e.get("op"), f"{path}.op"), values, f.text(e.get("type"), f"{path}.type"))
 
 
-def _terms(f: _F, v: Any, path: str) -> tuple[Term, ...]:
+def _terms(f: Fields, v: Any, path: str) -> tuple[Term, ...]:
     out = []
     for i, t in enumerate(f.items(v, path)):
         tp = f"{path}[{i}]"
@@ -204,7 +170,7 @@ def _terms(f: _F, v: Any, path: str) -> tuple[Term, ...]:
 
 def nodefeaturerule_from_json(obj: JSON, where: str = "") -> NodeFeatureRule:
     meta = _meta(obj, where)
-    f = _F(f"{where} (nodefeaturerule {meta['name']})" if where else f"nodefeaturerule {meta['name']}")
+    f = Fields(f"{where} (nodefeaturerule {meta['name']})" if where else f"nodefeaturerule {meta['name']}")
     spec = f.mapping(obj.get("spec"), "spec")
     rules = []
     for i, r in enumerate(f.items(spec.get("rules"), "spec.rules")):
