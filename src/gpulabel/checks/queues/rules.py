@@ -39,6 +39,7 @@ __all__ = [
     "CHECK",
     "REASONS",
     "FlavorNodes",
+    "NodeGroups",
     "flavor_nodes",
     "flavor_requirements",
     "is_gpu_resource",
@@ -105,10 +106,66 @@ class FlavorNodes:
         return sum(self.gpus.values())
 
 
+class NodeGroups:
+    """The nodes grouped by what a flavor's requirements read of them: the values of ``keys``, the taints and
+    whether the node is cordoned (``PodRequirements.label_keys``: nodes that agree on these get the same
+    verdict). Made once for every flavor, so that a flavor is matched once per group, not once per node; each
+    group's GPUs are summed once."""
+
+    def __init__(self, nodes: Sequence[Node], keys: Iterable[str]) -> None:
+        self.nodes, self.keys = nodes, frozenset(keys)
+        ordered = sorted(self.keys)
+        ids: dict[tuple[object, ...], int] = {}
+        self.of: list[int] = []  # each node's group, in the nodes' order
+        self.members: list[list[Node]] = []  # each group's nodes; the first one's verdict is the group's
+        for node in nodes:
+            key = (tuple(node.labels.get(k) for k in ordered), node.taints, node.unschedulable)
+            gid = ids.get(key)
+            if gid is None:
+                gid = ids[key] = len(self.members)
+                self.members.append([])
+            self.of.append(gid)
+            self.members[gid].append(node)
+        self._gpus: dict[int, tuple[dict[str, int], int]] = {}
+
+    def gpus(self, gid: int) -> tuple[dict[str, int], int]:
+        """The group's GPUs by resource (allocatable) and how many of its nodes have no allocatable; summed the
+        first time a flavor selects the group."""
+        kept = self._gpus.get(gid)
+        if kept is None:
+            total: dict[str, int] = {}
+            unknown = 0
+            for node in self.members[gid]:
+                if node.amounts is None:
+                    unknown += 1
+                for resource, count in G.gpu_resources(node.amounts).items():
+                    total[resource] = total.get(resource, 0) + count
+            kept = self._gpus[gid] = (total, unknown)
+        return kept
+
+    def values(self, key: str) -> Counter[str]:
+        """How many nodes carry each value of ``key`` (one of the groups' keys), in the order nodes first carry it."""
+        out: Counter[str] = Counter()
+        for members in self.members:
+            value = members[0].labels.get(key)
+            if value is not None:
+                out[value] += len(members)
+        return out
+
+    def serves(self, req: PodRequirements) -> bool:
+        return not req.name_dependent and set(req.label_keys) <= self.keys
+
+
 def flavor_nodes(
-    flavor: ResourceFlavor, nodes: Sequence[Node], tolerations: Iterable[Toleration] | None = None
+    flavor: ResourceFlavor,
+    nodes: Sequence[Node],
+    tolerations: Iterable[Toleration] | None = None,
+    groups: NodeGroups | None = None,
 ) -> FlavorNodes:
+    """The nodes ``flavor`` selects (``groups``: ``nodes`` grouped by what every flavor reads, made once)."""
     req = flavor_requirements(flavor, tolerations)
+    if groups is not None and groups.nodes is nodes and groups.serves(req):
+        return _grouped(flavor, req, groups)
     selected: list[Node] = []
     left_out: Counter[str] = Counter()
     gpus: Counter[str] = Counter()
@@ -125,10 +182,44 @@ def flavor_nodes(
     return FlavorNodes(flavor, tuple(selected), dict(gpus), unknown, dict(left_out))
 
 
-def _nearest(nodes: Sequence[Node], key: str, value: str) -> str:
+def _grouped(flavor: ResourceFlavor, req: PodRequirements, groups: NodeGroups) -> FlavorNodes:
+    """What :func:`flavor_nodes` answers node by node, from one match per group (the same verdicts, counts and
+    node order)."""
+    fits: list[bool] = []
+    left_out: Counter[str] = Counter()
+    gpus: Counter[str] = Counter()
+    unknown = 0
+    for gid, members in enumerate(groups.members):
+        match = req.match(members[0])
+        fits.append(match.fits)
+        if not match.fits:
+            left_out[match.reason] += len(members)
+            continue
+        total, missing = groups.gpus(gid)
+        gpus.update(total)
+        unknown += missing
+    selected = tuple(n for n, gid in zip(groups.nodes, groups.of, strict=True) if fits[gid]) if any(fits) else ()
+    order: dict[str, int] = {}  # the resources in the order the nodes first name them, as node by node
+    for node in selected:
+        if len(order) == len(gpus):
+            break
+        for resource in G.gpu_resources(node.amounts):
+            order.setdefault(resource, gpus[resource])
+    return FlavorNodes(flavor, selected, order, unknown, dict(left_out))
+
+
+def _values(nodes: Sequence[Node], key: str, groups: NodeGroups | None) -> Counter[str]:
+    """How many nodes carry each value of ``key``, in the order nodes first carry it (from the groups where they
+    were made by ``key``)."""
+    if groups is not None and groups.nodes is nodes and key in groups.keys:
+        return groups.values(key)
+    return Counter(n.labels[key] for n in nodes if key in n.labels)
+
+
+def _nearest(nodes: Sequence[Node], key: str, value: str, groups: NodeGroups | None = None) -> str:
     """The value of ``key`` nodes do carry that is nearest to ``value``, with how many carry it; or, where no
     node has the key, the nearest key any node has."""
-    values = Counter(n.labels[key] for n in nodes if key in n.labels)
+    values = _values(nodes, key, groups)
     if values:
         near = difflib.get_close_matches(value, list(values), n=1, cutoff=0)[0]
         return f"nearest: {near} ({values[near]} node(s))"
@@ -137,24 +228,24 @@ def _nearest(nodes: Sequence[Node], key: str, value: str) -> str:
     return "no node has the key" + (f"; nearest key: {near_keys[0]}" if near_keys else "")
 
 
-def why_none(found: FlavorNodes, nodes: Sequence[Node]) -> tuple[str, str, str]:
+def why_none(found: FlavorNodes, nodes: Sequence[Node], groups: NodeGroups | None = None) -> tuple[str, str, str]:
     """Why the flavor selects no node, as ``(key, value, why)``: the first of its labels no node carries (with
     the nearest value nodes do carry), else the filters that left every node out (``key`` and ``value`` "")."""
     for key, value in sorted(found.flavor.node_labels.items()):
-        if not any(n.labels.get(key) == value for n in nodes):
-            return key, value, _nearest(nodes, key, value)
+        if value not in _values(nodes, key, groups):
+            return key, value, _nearest(nodes, key, value, groups)
     why = ", ".join(f"{r} on {n} node(s)" for r, n in sorted(found.left_out.items(), key=lambda kv: (-kv[1], kv[0])))
     return "", "", why or "the input has no node"
 
 
-def _no_node(found: FlavorNodes, nodes: Sequence[Node], quota: str) -> Finding:
+def _no_node(found: FlavorNodes, nodes: Sequence[Node], quota: str, groups: NodeGroups | None = None) -> Finding:
     """The flavor selects no node: the first label no node carries, else the filter that left every node out."""
     name = found.flavor.name
     later = (
         f"; Kueue admits workloads to it ({quota}) and injects its labels as their nodeSelector, so their pods sit "
         "Pending (unless an autoscaler makes such nodes on demand: gpulabel does not read NodePools)"
     )
-    key, value, why = why_none(found, nodes)
+    key, value, why = why_none(found, nodes, groups)
     if key:
         detail = f"flavor {name}: nodeLabels {key}={value} matches no node ({why}){later}"
         return Finding(CHECK, "no-node", key=key, value=value, args=(f"flavor/{name}", value, why), detail=detail)
@@ -237,13 +328,15 @@ def queues(state: ClusterState) -> Result:
     quotas = _quotas(kueue.cluster_queues.values())
     findings: list[Finding] = []
     rows = []
+    keys = {k for f in kueue.flavors.values() for k in flavor_requirements(f).label_keys}
+    groups = NodeGroups(state.nodes, keys)  # once: each flavor is matched per group of alike nodes
     for flavor in kueue.flavors.values():
-        found = flavor_nodes(flavor, state.nodes)
+        found = flavor_nodes(flavor, state.nodes, groups=groups)
         mine = quotas.get(flavor.name, [])
         rows.append(_row(found, mine))
         if not found.nodes:
             promised = ", ".join(f"{cq.name}: {units} {r}" for cq, r, units in mine) or "no GPU quota"
-            findings.append(_no_node(found, state.nodes, promised))
+            findings.append(_no_node(found, state.nodes, promised, groups))
             continue
         findings.extend(_gpu_findings(found, mine))
         findings.extend(_topology_findings(state, found))
