@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpulabel.checks.queues.rules import CHECK, flavor_nodes, why_none
+from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, flavor_requirements, why_none
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
@@ -42,14 +42,35 @@ def _pod_set(wl: Workload, pod: Pod) -> tuple[PodSet, tuple[str, ...]] | None:
     return pod_set, tuple(sorted(set(assignment.flavors.values())))
 
 
-def _finding(state: ClusterState, pod: Pod, wl: Workload, flavor: str, req: PodRequirements) -> Finding | None:
-    known = state.kueue.flavors.get(flavor)
-    if known is None:
+class _Nowhere:
+    """Each (flavor, tolerations)'s answer, found once for every pod that asks (a Job's pods share one), from
+    the nodes grouped once by what the flavors read."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        flavors = state.kueue.flavors.values()
+        self.groups = NodeGroups(state.nodes, {k for f in flavors for k in flavor_requirements(f).label_keys})
+        self.kept: dict[tuple[str, tuple[object, ...]], tuple[str, str, str] | None] = {}
+
+    def why(self, flavor: str, req: PodRequirements) -> tuple[str, str, str] | None:
+        """Why ``flavor`` selects no node for a pod with ``req``'s tolerations; None when it selects some."""
+        key = (flavor, req.tolerations)
+        if key not in self.kept:
+            nodes = self.state.nodes
+            found = flavor_nodes(self.state.kueue.flavors[flavor], nodes, req.tolerations, self.groups)
+            self.kept[key] = None if found.nodes else why_none(found, nodes, self.groups)
+        return self.kept[key]
+
+
+def _finding(
+    state: ClusterState, pod: Pod, wl: Workload, flavor: str, req: PodRequirements, nowhere: _Nowhere
+) -> Finding | None:
+    if flavor not in state.kueue.flavors:
         return None  # a flavor gone since: no-flavor says so of its ClusterQueue
-    found = flavor_nodes(known, state.nodes, req.tolerations)
-    if found.nodes:
+    none = nowhere.why(flavor, req)
+    if none is None:
         return None
-    key, value, why = why_none(found, state.nodes)
+    key, value, why = none
     said = f"whose label {key}={value} matches no node ({why})" if key else f"which selects no node: {why}"
     detail = (
         f"admitted by ClusterQueue {wl.cluster_queue} (Workload {wl.name}) to flavor {flavor}, {said}: Kueue "
@@ -66,6 +87,7 @@ def admitted_pending(state: ClusterState, namespace: str | None = None) -> list[
     owners = _admitted_by_owner(state)
     if not owners:
         return []
+    nowhere = _Nowhere(state)
     out: list[Finding] = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or (namespace is not None and pod.namespace != namespace):
@@ -76,7 +98,7 @@ def admitted_pending(state: ClusterState, namespace: str | None = None) -> list[
             continue
         pod_set, flavors = placed
         for flavor in flavors:
-            found = _finding(state, pod, wl, flavor, pod_set.requirements)
+            found = _finding(state, pod, wl, flavor, pod_set.requirements, nowhere)
             if found is not None:
                 out.append(found)
                 break
