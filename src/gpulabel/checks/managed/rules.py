@@ -12,9 +12,9 @@ plugins are not confirmed here from their own documentation, so they raise nothi
 
 from __future__ import annotations
 
-from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import Node
 from gpulabel.model.findings import Finding, label_finding
+from gpulabel.model.operands import deploy_key
 from gpulabel.model.severity import Reason
 
 __all__ = ["DEVICE_PLUGIN", "GKE_ACCELERATOR", "GKE_NO_DEFAULT_PLUGIN", "REASONS", "managed_node"]
@@ -37,7 +37,7 @@ def managed_node(node: Node, operator_plugin_off: bool) -> list[Finding]:
     accelerator = node.labels.get(GKE_ACCELERATOR)
     if accelerator is None or node.labels.get(GKE_NO_DEFAULT_PLUGIN) == "true" or operator_plugin_off:
         return []
-    deploy = V.DEPLOY_PREFIX + DEVICE_PLUGIN
+    deploy = deploy_key(DEVICE_PLUGIN)
     if node.labels.get(deploy) != "true":
         return []
     detail = (
