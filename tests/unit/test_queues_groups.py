@@ -1,4 +1,5 @@
-"""queues matches each flavor once per group of alike nodes (NodeGroups): the same answer as node by node.
+"""queues matches each flavor once per group of alike nodes (NodeGroups): the same answer as node by node
+(the oracle here, ``_node_by_node``, matches every node).
 
 Random clusters (bench/new_kinds_bench.py's, with nodes cordoned, tainted, unlabelled and without allocatable at
 random) give every flavor the same nodes in the same order, the same GPUs and the same left-out reasons, dict
@@ -8,12 +9,35 @@ order included, both ways.
 from __future__ import annotations
 
 import random
+from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 from bench import new_kinds_bench
 
-from gpulabel.checks.queues.rules import NodeGroups, flavor_nodes, flavor_requirements, why_none
-from gpulabel.model.cluster import ClusterState
+from gpulabel.checks.queues.rules import FlavorNodes, NodeGroups, flavor_nodes, flavor_requirements, why_none
+from gpulabel.model import gpustack as G
+from gpulabel.model.cluster import ClusterState, Node
+from gpulabel.model.kueue import ResourceFlavor
+
+
+def _node_by_node(flavor: ResourceFlavor, nodes: Sequence[Node]) -> FlavorNodes:
+    """What a flavor selects, every node matched on its own."""
+    req = flavor_requirements(flavor)
+    selected: list[Node] = []
+    left_out: Counter[str] = Counter()
+    gpus: Counter[str] = Counter()
+    unknown = 0
+    for node in nodes:
+        match = req.match(node)
+        if not match.fits:
+            left_out[match.reason] += 1
+            continue
+        selected.append(node)
+        if node.amounts is None:
+            unknown += 1
+        gpus.update(G.gpu_resources(node.amounts))
+    return FlavorNodes(flavor, tuple(selected), dict(gpus), unknown, dict(left_out))
 
 
 def _cluster(seed: int) -> ClusterState:
@@ -40,11 +64,12 @@ def test_grouped_flavors_equal_node_by_node(seed: int) -> None:
     groups = NodeGroups(state.nodes, {k for f in flavors for k in flavor_requirements(f).label_keys})
     assert len(groups.members) < len(state.nodes)  # alike nodes share a group: the point of it
     for flavor in flavors:
-        alone, grouped = flavor_nodes(flavor, state.nodes), flavor_nodes(flavor, state.nodes, groups=groups)
+        alone, grouped = _node_by_node(flavor, state.nodes), flavor_nodes(flavor, state.nodes, groups=groups)
         assert grouped == alone, flavor.name
         assert list(grouped.gpus) == list(alone.gpus) and list(grouped.left_out) == list(alone.left_out)
         if not alone.nodes:  # and why none: the label no node carries, the nearest value (counted by groups)
             assert why_none(grouped, state.nodes, groups) == why_none(alone, state.nodes)
+        assert flavor_nodes(flavor, state.nodes) == alone  # grouped by the flavor's own keys
 
 
 def test_groups_made_for_other_keys_are_not_used() -> None:
@@ -52,4 +77,4 @@ def test_groups_made_for_other_keys_are_not_used() -> None:
     flavor = next(iter(state.kueue.flavors.values()))
     groups = NodeGroups(state.nodes, ())  # reads no label: the flavor's nodeLabels are not among its keys
     assert not groups.serves(flavor_requirements(flavor))
-    assert flavor_nodes(flavor, state.nodes, groups=groups) == flavor_nodes(flavor, state.nodes)
+    assert flavor_nodes(flavor, state.nodes, groups=groups) == _node_by_node(flavor, state.nodes)

@@ -162,29 +162,18 @@ def flavor_nodes(
     tolerations: Iterable[Toleration] | None = None,
     groups: NodeGroups | None = None,
 ) -> FlavorNodes:
-    """The nodes ``flavor`` selects (``groups``: ``nodes`` grouped by what every flavor reads, made once)."""
+    """The nodes ``flavor`` selects, matched once per group of nodes alike in what it reads (``groups``: ``nodes``
+    grouped once for every flavor; else grouped here by this flavor's keys). A flavor's requirements name no
+    node, so the nodes of a group share one verdict."""
     req = flavor_requirements(flavor, tolerations)
-    if groups is not None and groups.nodes is nodes and groups.serves(req):
-        return _grouped(flavor, req, groups)
-    selected: list[Node] = []
-    left_out: Counter[str] = Counter()
-    gpus: Counter[str] = Counter()
-    unknown = 0
-    for node in nodes:
-        match = req.match(node)
-        if not match.fits:
-            left_out[match.reason] += 1
-            continue
-        selected.append(node)
-        if node.amounts is None:
-            unknown += 1
-        gpus.update(G.gpu_resources(node.amounts))
-    return FlavorNodes(flavor, tuple(selected), dict(gpus), unknown, dict(left_out))
+    if groups is None or groups.nodes is not nodes or not groups.serves(req):
+        groups = NodeGroups(nodes, req.label_keys)
+    return _grouped(flavor, req, groups)
 
 
 def _grouped(flavor: ResourceFlavor, req: PodRequirements, groups: NodeGroups) -> FlavorNodes:
-    """What :func:`flavor_nodes` answers node by node, from one match per group (the same verdicts, counts and
-    node order)."""
+    """The flavor's nodes (in the nodes' order), their GPUs and the left-out reasons, from one match per group:
+    what matching node by node answers (tests/unit/test_queues_groups.py)."""
     fits: list[bool] = []
     left_out: Counter[str] = Counter()
     gpus: Counter[str] = Counter()
