@@ -133,6 +133,11 @@ def _sources(graph: ImportGraph, containers: list[str]) -> Iterator[tuple[str, s
             yield module, root, found[0], found[1]
 
 
+def _lines_of(graph: ImportGraph, importer: str, imported: str) -> str:
+    """The lines of ``importer`` that import ``imported``: ``12, 40``."""
+    return ", ".join(str(d["line_number"]) for d in graph.get_import_details(importer=importer, imported=imported))
+
+
 class _ListedContract(Contract):
     """A contract whose check lists each broken import as one line in ``metadata["broken"]``."""
 
@@ -173,8 +178,7 @@ class SealedContract(_ListedContract):
             for importer in sorted(graph.find_modules_that_directly_import(module)):
                 if importer in importers or importer == package:
                     continue
-                lines = graph.get_import_details(importer=importer, imported=module)
-                where = ", ".join(str(d["line_number"]) for d in lines)
+                where = _lines_of(graph, importer, module)
                 broken.append(f"{importer}:{where} imports {module} (sealed: only {', '.join(sorted(importers))})")
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
@@ -213,8 +217,7 @@ class RoomsContract(_ListedContract):
                         continue
                     else:
                         why = "not a named shared helper"
-                    lines = graph.get_import_details(importer=importer, imported=imported)
-                    where = ", ".join(str(d["line_number"]) for d in lines)
+                    where = _lines_of(graph, importer, imported)
                     broken.append(f"{importer}:{where} imports {imported} ({why})")
         return ContractCheck(kept=not broken, metadata={"broken": broken})
 
