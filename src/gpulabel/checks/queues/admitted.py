@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, flavor_requirements, why_none
+from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, node_groups, why_none
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
@@ -46,10 +46,8 @@ class _Nowhere:
     """Each (flavor, tolerations)'s answer, found once for every pod that asks (a Job's pods share one), from
     the nodes grouped once by what the flavors read."""
 
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
-        flavors = state.kueue.flavors.values()
-        self.groups = NodeGroups(state.nodes, {k for f in flavors for k in flavor_requirements(f).label_keys})
+    def __init__(self, state: ClusterState, groups: NodeGroups) -> None:
+        self.state, self.groups = state, groups
         self.kept: dict[tuple[str, tuple[object, ...]], tuple[str, str, str] | None] = {}
 
     def why(self, flavor: str, req: PodRequirements) -> tuple[str, str, str] | None:
@@ -81,13 +79,15 @@ def _finding(
                    args=args, detail=detail)  # fmt: skip
 
 
-def admitted_pending(state: ClusterState, namespace: str | None = None) -> list[Finding]:
+def admitted_pending(
+    state: ClusterState, namespace: str | None = None, groups: NodeGroups | None = None
+) -> list[Finding]:
     """One finding per unbound Pending pod (of ``namespace``, if given) of an admitted Workload whose assigned
     flavor selects no node for it (with the workload's own tolerations in place of the flavor's nodeTaints)."""
     owners = _admitted_by_owner(state)
     if not owners:
         return []
-    nowhere = _Nowhere(state)
+    nowhere = _Nowhere(state, groups or node_groups(state))
     out: list[Finding] = []
     for pod in state.pods:
         if pod.phase != "Pending" or pod.node_name or (namespace is not None and pod.namespace != namespace):

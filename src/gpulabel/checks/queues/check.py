@@ -27,28 +27,33 @@ def _joined(flavors: Result, pods: list[Finding]) -> Result:
 
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:
-    return _joined(rules.queues(state), admitted.admitted_pending(state, opts.namespace))
+    groups = rules.node_groups(state)  # once for both parts
+    return _joined(rules.queues(state, groups), admitted.admitted_pending(state, opts.namespace, groups))
 
 
 class _Keeper:
-    """The flavors' part and the pods' part, each kept until a kind it reads changes."""
+    """The flavors' part and the pods' part, each kept until a kind it reads changes, and the nodes grouped by what
+    the flavors read, kept with the flavors' part (a pod's event does not group every node again)."""
 
     def __init__(self, check: Check) -> None:
         self.check = check
         self.flavors: Result | None = None
         self.pods: list[Finding] | None = None
+        self.groups: rules.NodeGroups | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind in _FLAVOR_KINDS:
-            self.flavors = self.pods = None
+            self.flavors = self.pods = self.groups = None
         elif kind in _POD_KINDS:
             self.pods = None
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.groups is None:
+            self.groups = rules.node_groups(fleet.state)
         if self.flavors is None:
-            self.flavors = rules.queues(fleet.state)
+            self.flavors = rules.queues(fleet.state, self.groups)
         if self.pods is None:
-            self.pods = admitted.admitted_pending(fleet.state, opts.namespace)
+            self.pods = admitted.admitted_pending(fleet.state, opts.namespace, self.groups)
         return grade(_joined(self.flavors, self.pods), self.check.reasons())
 
 

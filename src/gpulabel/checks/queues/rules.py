@@ -43,6 +43,7 @@ __all__ = [
     "flavor_nodes",
     "flavor_requirements",
     "is_gpu_resource",
+    "node_groups",
     "queues",
     "why_none",
 ]
@@ -154,6 +155,11 @@ class NodeGroups:
 
     def serves(self, req: PodRequirements) -> bool:
         return not req.name_dependent and set(req.label_keys) <= self.keys
+
+
+def node_groups(state: ClusterState) -> NodeGroups:
+    """The state's nodes grouped by what every flavor reads: made once for the flavors and the admitted pods."""
+    return NodeGroups(state.nodes, {k for f in state.kueue.flavors.values() for k in flavor_requirements(f).label_keys})
 
 
 def flavor_nodes(
@@ -311,14 +317,13 @@ def _row(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]]) -> dic
     }
 
 
-def queues(state: ClusterState) -> Result:
+def queues(state: ClusterState, groups: NodeGroups | None = None) -> Result:
     """Every flavor against the nodes; every ClusterQueue's flavors against the flavors that exist."""
     kueue = state.kueue
     quotas = _quotas(kueue.cluster_queues.values())
     findings: list[Finding] = []
     rows = []
-    keys = {k for f in kueue.flavors.values() for k in flavor_requirements(f).label_keys}
-    groups = NodeGroups(state.nodes, keys)  # once: each flavor is matched per group of alike nodes
+    groups = groups or node_groups(state)  # once: each flavor is matched per group of alike nodes
     for flavor in kueue.flavors.values():
         found = flavor_nodes(flavor, state.nodes, groups=groups)
         mine = quotas.get(flavor.name, [])
