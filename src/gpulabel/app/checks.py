@@ -204,7 +204,8 @@ def run_pending(
     kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
     state = session.state(kinds, pod_field_selector=LIVE_PODS)
     outcome = judge(run_check("pending", state, opts), state, verdict or Verdict())
-    # live, only the pods the namespace runs now are listed: an empty namespace there is an answer
+    # live lists no finished pod (LIVE_PODS), a snapshot holds them: a namespace of only finished pods would be
+    # refused live and not on the snapshot, so live an empty namespace is an answer, not a mistake
     return refuse_empty(outcome, session.source, state, opts.namespace if session.source.offline else None)
 
 
