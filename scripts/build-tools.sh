@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Build what the tests run, in three lanes at once (what scripts/test.sh calls):
 #   A. labcluster/build: Kubernetes, the longest build (its own priority);
-#   B. labcluster/gpu-operator/build, tools/prometheus/build, tools/krew/build, one after the other
-#      at `nice -n 5`: the module downloads of B and C all start at once up front, and their compiles
+#   B. labcluster/gpu-operator/build, tools/prometheus/build, tools/krew/build, then
+#      labcluster/karpenter/build (Karpenter's kwok provider, issue 45), one after the other at
+#      `nice -n 5`: the module downloads of B and C all start at once up front, and their compiles
 #      take the CPU that A leaves (A's downloads, its package loading, its link);
 #   C. scripts/build-image.sh (the container image: mostly Debian downloads and podman), then
-#      tools/helm/build, at `nice -n 5`. Helm sits here because B was the long lane of a cold run
-#      (2026-12-02: A 1,346 s, B 1,741 s with helm, C 913 s; CONTRIBUTING.md, "A cold CI").
+#      tools/helm/build, then labcluster/kueue/build (Kueue's manager, issue 49), at `nice -n 5`.
+#      Helm sits here because B was the long lane of a cold run (2026-12-02: A 1,346 s, B 1,741 s
+#      with helm, C 913 s); the quiet cold run had the three lanes even (A 718 s, B 841 s, C 829 s),
+#      so Karpenter (290 s CPU) and Kueue (459 s CPU) go one to each of B and C. CONTRIBUTING.md,
+#      "A cold CI".
 # Every build script is cached on its own (a no-op when its output is fresh), so a warm run takes
 # seconds. Each lane's output goes to a log; a failed step prints the tail of its log and makes this
 # script exit non-zero after the other lanes have finished. Ends with one line of seconds per step.
@@ -35,7 +39,7 @@ step() {
 # or whose modules are in the module cache already.
 prefetch() {
     local dir pids=()
-    for dir in labcluster/gpu-operator tools/helm tools/prometheus tools/krew; do
+    for dir in labcluster/gpu-operator tools/helm tools/prometheus tools/krew labcluster/karpenter labcluster/kueue; do
         (cd "$dir" && go mod download) &
         pids+=($!)
     done
@@ -48,12 +52,14 @@ lane_b() {
     step go-mod-download prefetch || true # a failed download fails again, with its reason, in its build
     step gpu-operator labcluster/gpu-operator/build || return
     step prometheus tools/prometheus/build || return
-    step krew tools/krew/build
+    step krew tools/krew/build || return
+    step karpenter labcluster/karpenter/build
 }
 
 lane_c() {
     step image bash scripts/build-image.sh
     step helm tools/helm/build # after the image whatever its outcome: its own log says why it failed
+    step kueue labcluster/kueue/build
 }
 
 start=$(date +%s)
@@ -66,7 +72,7 @@ c=$!
 code=0
 for pid in $a $b $c; do wait "$pid" || code=1; done
 
-for name in labcluster go-mod-download gpu-operator helm prometheus krew image; do
+for name in labcluster go-mod-download gpu-operator helm prometheus krew karpenter kueue image; do
     rc=$(cat "$logs/$name.rc" 2>/dev/null || echo "")
     [ -n "$rc" ] || continue
     if [ "$rc" -ne 0 ] && [ "$name" != go-mod-download ]; then
@@ -74,7 +80,7 @@ for name in labcluster go-mod-download gpu-operator helm prometheus krew image; 
         tail -40 "$logs/$name.log" >&2
         code=1
     else
-        grep -h '^labcluster/build: built\|^labcluster/gpu-operator/build: built\|^tools/.*/build: built\|^build-image: built' \
+        grep -h '^labcluster/build: built\|^labcluster/gpu-operator/build: built\|^labcluster/karpenter/build: built\|^labcluster/kueue/build: built\|^tools/.*/build: built\|^build-image: built' \
             "$logs/$name.log" >&2 || true
     fi
 done

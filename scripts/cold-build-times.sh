@@ -9,11 +9,11 @@
 # Usage: scripts/cold-build-times.sh [TREE] [OUT.tsv]
 #   TREE: a checkout whose build scripts to measure (default: this repository); its bin/ directories
 #   are written. OUT: the table (default: /tmp/cold-build-times.<pid>.tsv). STEPS="labcluster helm"
-#   measures only those steps; STEPS=karpenter measures labcluster/karpenter/build (not a CI step yet). The private caches are removed afterwards (KEEP_CACHES=1 keeps them).
+#   measures only those steps; STEPS=karpenter measures labcluster/karpenter/build alone. The private caches are removed afterwards (KEEP_CACHES=1 keeps them).
 set -euo pipefail
 tree="$(cd "${1:-$(dirname "$0")/..}" && pwd)"
 out="${2:-/tmp/cold-build-times.$$.tsv}"
-steps="${STEPS:-labcluster gpu-operator helm prometheus krew}"
+steps="${STEPS:-labcluster gpu-operator helm prometheus krew karpenter kueue}"
 export PATH="/usr/local/go/bin:$PATH"
 export GOTOOLCHAIN=local CGO_ENABLED=0
 GOCACHE="$(mktemp -d /tmp/coldgo-cache.XXXXXX)"
@@ -28,7 +28,7 @@ dir_of() {
 	case "$1" in
 	labcluster) echo "$tree/labcluster" ;;
 	gpu-operator | karpenter) echo "$tree/labcluster/$1" ;;
-	kueue) echo "$tree/labcluster/kueue" ;; # not a CI step yet (issue 49): STEPS=kueue
+	kueue) echo "$tree/labcluster/kueue" ;;
 	*) echo "$tree/tools/$1" ;;
 	esac
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, control plane included: setup, lint, type-check, build labcluster, the GPU
-# Operator, helm, prometheus and krew and build and smoke-test the container image (scripts/build-tools.sh,
+# Operator, helm, prometheus, krew, Karpenter and Kueue and build and smoke-test the container image (scripts/build-tools.sh,
 # at once), then every test (unit tests on snapshots, the wheel and the Helm chart, the browser, tests on
 # labcluster) on pytest-xdist workers. CONTRIBUTING.md ("A cold CI") has the figures.
 set -euo pipefail
@@ -11,7 +11,7 @@ bash scripts/install-test-deps.sh
 .venv/bin/ruff format --check src tests bench tools
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache  # the layers' import contract (pyproject.toml)
-bash scripts/build-tools.sh  # labcluster, the GPU Operator, helm, prometheus, krew and the image, in three lanes at once; each cached
+bash scripts/build-tools.sh  # labcluster, the GPU Operator, helm, prometheus, krew, Karpenter, Kueue and the image, in three lanes at once; each cached
 export GPULABEL_REQUIRE_CLUSTER=1  # labcluster was built above: a cluster test must run, never skip
 # pytest in two phases: the tests that use the CPU (unit tests on snapshots, the wheel, the browser) on
 # two pytest-xdist workers, one per core (--dist loadfile keeps a file's tests on one worker, in order);
