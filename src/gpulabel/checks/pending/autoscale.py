@@ -23,23 +23,43 @@ template and limits admit the pod, not that some instance type has its GPUs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
 from gpulabel.k8s.karpenter.objects import NodeClaim, NodePool
 from gpulabel.k8s.karpenter.providers import AWS, AZURE, CORE, GCP, Provider, kwok
 from gpulabel.k8s.karpenter.scheduling import decide, pod_terms
 from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.findings import Finding
+from gpulabel.model.severity import Reason
+
+if TYPE_CHECKING:
+    from gpulabel.checks.pending.rules import PendingPod
 
 __all__ = [
+    "REASONS",
     "AutoscaleVerdict",
+    "autoscale_findings",
     "autoscaler_verdict",
     "nodepool_used",
     "provider_of",
     "stuck_nodeclaims",
 ]
+
+# What pending adds for a Pending pod that fits no node, where the cluster has Karpenter NodePools.
+REASONS: dict[str, Reason] = {
+    "node-coming": Reason(
+        "info",
+        "a NodeClaim is in flight for the pod (Karpenter nominated it, or the NodePool "
+        "Karpenter would choose has a NodeClaim not yet Initialized)",
+    ),
+    "nodepool-can": Reason("info", "no node fits the pod now, and a Karpenter NodePool would make one"),
+    "no-autoscaler": Reason(
+        "error", "no Karpenter NodePool will make a node for the pod: Karpenter's reason and the fix"
+    ),
+}
 
 _PROVIDERS = {"karpenter.k8s.aws": AWS, "karpenter.azure.com": AZURE, "karpenter.k8s.gcp": GCP}
 _KWOK_GROUP = "karpenter.kwok.sh"
@@ -189,4 +209,55 @@ def stuck_nodeclaims(state: ClusterState, gpu_resource: str = "nvidia.com/gpu") 
         if not (amounts or {}).get(gpu_resource, 0):
             cond = claim.condition("Initialized")
             out.append((claim, cond.message if cond is not None else ""))
+    return out
+
+
+def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
+    ref = pod.ref
+    if v.kind == "coming":
+        why = (
+            "Karpenter nominated the pod to it"
+            if v.nominated
+            else "the NodePool Karpenter would choose is launching it"
+        )
+        detail = f"NodeClaim {v.nodeclaim} of NodePool {v.nodepool} (created {v.since}) is on its way: {why}"
+        return Finding(
+            "pending",
+            "node-coming",
+            pod=ref,
+            args=(f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}"),
+            detail=detail,
+        )
+    if v.kind == "can":
+        detail = (
+            f"Karpenter would make a node from NodePool {v.nodepool} (its template, taints and limits admit the "
+            "pod; instance types are not modelled)"
+        )
+        return Finding("pending", "nodepool-can", pod=ref, args=(f"nodepool/{v.nodepool}",), detail=detail)
+    args = tuple(f"unknown-key {k}" for k in v.unknown_keys)
+    detail = v.message + (f"; fix: {v.fix}" if v.fix else "")
+    return Finding("pending", "no-autoscaler", pod=ref, args=args, detail=detail)
+
+
+def autoscale_findings(
+    state: ClusterState, pods: Sequence[PendingPod], spec_key: Callable[[Pod], Any]
+) -> list[Finding]:
+    """One finding per Pending pod of ``pods`` that fits no node, where the cluster has NodePools; pods of one
+    ``spec_key`` share one verdict, computed once (their ask is the same), so the cost grows with distinct
+    asks, not pods x NodePools."""
+    if not state.karpenter.nodepools:
+        return []
+    used = nodepool_used(state.karpenter.nodepools, state.nodes)
+    memo: dict[Any, AutoscaleVerdict | None] = {}
+    out = []
+    for pending in pods:
+        # some node passes its filters and can allocate its claims (``claims`` holds only the refusals)
+        if sum(r.fits for r in pending.results) > len(pending.claims or {}):
+            continue
+        pod, key = pending.pod, spec_key(pending.pod)
+        if key not in memo:
+            memo[key] = autoscaler_verdict(state, pod, used=used)
+        v = memo[key]
+        if v is not None:
+            out.append(_finding(pod, v))
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.nfd.rules import label_hints
+from gpulabel.checks.pending.autoscale import autoscale_findings
 from gpulabel.checks.placement.fit import (
     SCHEDULER_REASONS,
     NodeIndex,
@@ -584,6 +585,7 @@ def pending_result(
     pods = pending_pods(state, namespace, gpu_only=not all_pods)
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
     findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
+    findings += tuple(autoscale_findings(state, pods, spec_key))
     rows = tuple(pod_row(p.pod, p.message, p.predicted) for p in pods)
     memo: dict[Any, list[str]] = {}  # nfd-master's prediction once per set of selected label keys
     text = tuple(pod_text(p.pod, p.message) for p in pods)
