@@ -4,9 +4,14 @@ of Karpenter v1.14.1's CRDs."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from gpulabel.checks.pending.autoscale import autoscaler_verdict, nodepool_used, stuck_nodeclaims
+from gpulabel.cli.main import main
 from gpulabel.k8s.karpenter.events import pod_event
 from gpulabel.model.cluster import ClusterState
 from tests.unit.karpenter.objects import nodeclaim, nodepool
@@ -136,3 +141,38 @@ def test_stuck_nodeclaim_registered_without_gpus() -> None:
     ]
     fine = state(*pools(), claim, node("n9", "8", {"karpenter.sh/nodepool": "gpu-a"}))
     assert stuck_nodeclaims(fine) == []
+
+
+EXAMPLE = Path(__file__).parents[3] / "examples" / "autoscaled.yaml"
+
+
+def _check(items: list[JSON], tmp_path: Path) -> tuple[int, str]:
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    out = io.StringIO()
+    return main(["check", "--snapshot", str(snapshot), "-o", "wide"], out, io.StringIO()), out.getvalue()
+
+
+def test_check_exits_0_while_a_nodeclaim_is_launching_for_every_pending_gpu_pod(tmp_path: Path) -> None:
+    items = [i for i in yaml.safe_load(EXAMPLE.read_text())["items"] if i["metadata"]["name"] != "step7-train"]
+    rc, out = _check(items, tmp_path)
+    assert rc == 0, out
+    assert "info ml/train-1 node-coming nodeclaim/gpu-a100-7xk2p nodepool/gpu-a100" in out
+    assert "error=0" in out
+
+
+def test_check_exits_1_for_the_seeds_step7_pod_naming_the_nodepools_and_the_fix(tmp_path: Path) -> None:
+    rc, out = _check(yaml.safe_load(EXAMPLE.read_text())["items"], tmp_path)
+    assert rc == 1
+    line = next(x for x in out.splitlines() if "no-autoscaler" in x and x.startswith("error"))
+    assert line.startswith(f"error ml/step7-train no-autoscaler unknown-key {CUSTOM} (Failed to schedule pod, ")
+    assert "karpenter.k8s.aws/instance-gpu-name" in line
+    assert f"declare {CUSTOM} in a NodePool's spec.template.metadata.labels (NodePools: gpu-a100, gpu-l4)" in line
+
+
+def test_without_nodepools_pending_is_unchanged(tmp_path: Path) -> None:
+    items = [i for i in yaml.safe_load(EXAMPLE.read_text())["items"] if not i["apiVersion"].startswith("karpenter")]
+    rc, out = _check(items, tmp_path)
+    assert rc == 0, out
+    assert "node-coming" not in out and "no-autoscaler" not in out
+    assert "warning ml/step7-train node-selector" in out

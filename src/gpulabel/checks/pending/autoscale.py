@@ -249,10 +249,15 @@ def autoscale_findings(
         return []
     used = nodepool_used(state.karpenter.nodepools, state.nodes)
     memo: dict[Any, AutoscaleVerdict | None] = {}
+    fits: dict[int, bool] = {}
     out = []
     for pending in pods:
-        # some node passes its filters and can allocate its claims (``claims`` holds only the refusals)
-        if sum(r.fits for r in pending.results) > len(pending.claims or {}):
+        # some node passes its filters and can allocate its claims: a ``fits`` among its grouped findings
+        # (computed once per distinct spec, shared by its replicas; a claim refusal replaces ``fits``)
+        shared = id(pending.results)  # one tuple per distinct spec, shared by its replicas
+        if shared not in fits:
+            fits[shared] = any(f.reason == "fits" for f in pending.grouped(state.nodes))
+        if fits[shared]:
             continue
         pod, key = pending.pod, spec_key(pending.pod)
         if key not in memo:
