@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
 from gpulabel.k8s.karpenter.objects import NodeClaim, NodePool
@@ -35,12 +35,24 @@ from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import Reason
 
-if TYPE_CHECKING:
-    from gpulabel.checks.pending.rules import PendingPod
+
+class Judged(Protocol):
+    """A Pending pod as ``pending`` judged it (``rules.PendingPod``): the pod, its per-node results (one tuple
+    per distinct spec, shared by its replicas) and its grouped findings."""
+
+    @property
+    def pod(self) -> Pod: ...
+
+    @property
+    def results(self) -> tuple[Any, ...]: ...
+
+    def grouped(self, nodes: Sequence[Node]) -> list[Finding]: ...
+
 
 __all__ = [
     "REASONS",
     "AutoscaleVerdict",
+    "Judged",
     "autoscale_findings",
     "autoscaler_verdict",
     "nodepool_used",
@@ -240,17 +252,17 @@ def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
 
 
 def autoscale_findings(
-    state: ClusterState, pods: Sequence[PendingPod], spec_key: Callable[[Pod], Any]
-) -> list[Finding]:
-    """One finding per Pending pod of ``pods`` that fits no node, where the cluster has NodePools; pods of one
-    ``spec_key`` share one verdict, computed once (their ask is the same), so the cost grows with distinct
-    asks, not pods x NodePools."""
+    state: ClusterState, pods: Sequence[Judged], spec_key: Callable[[Pod], Any]
+) -> dict[str, tuple[Finding, ...]]:
+    """One finding per Pending pod of ``pods`` that fits no node (by the pod's ref), where the cluster has
+    NodePools; pods of one ``spec_key`` share one verdict, computed once (their ask is the same), so the cost
+    grows with distinct asks, not pods x NodePools."""
     if not state.karpenter.nodepools:
-        return []
+        return {}
     used = nodepool_used(state.karpenter.nodepools, state.nodes)
     memo: dict[Any, AutoscaleVerdict | None] = {}
     fits: dict[int, bool] = {}
-    out = []
+    out: dict[str, tuple[Finding, ...]] = {}
     for pending in pods:
         # some node passes its filters and can allocate its claims: a ``fits`` among its grouped findings
         # (computed once per distinct spec, shared by its replicas; a claim refusal replaces ``fits``)
@@ -264,5 +276,5 @@ def autoscale_findings(
             memo[key] = autoscaler_verdict(state, pod, used=used)
         v = memo[key]
         if v is not None:
-            out.append(_finding(pod, v))
+            out[pod.ref] = (_finding(pod, v),)
     return out

@@ -167,8 +167,10 @@ class _Pieces:
         # the pods with a piece in the state's order, and the other Pending pods' count: kept while the pods with
         # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
         self.listed: tuple[list[ObjectKey], int] | None = None
+        self.changed = False  # something was touched since the last result
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        self.changed = True
         if kind == "Node":
             if self.gpu is not None:
                 if self.gpu_was is None:
@@ -295,6 +297,9 @@ class _Pieces:
         # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (_cells),
         # and its piece is told again from the row (_retell) if the row's told changed
         unrowed = self.unbound - self.row_of.keys()
+        if self.changed and fleet.state.karpenter.nodepools:
+            self.everything = True  # the autoscaler's verdict reads every node's pool and every NodeClaim
+        self.changed = False
         if self.joined and not self.everything:
             # a node that came or went is a cell in each row, and counts in every other pod's verdicts;
             # which pods are GPU pods may change with it, and NFD's hints read every node's labels
