@@ -21,6 +21,7 @@ from gpulabel.checks.managed import rules as managed
 from gpulabel.checks.mig import rules as mig
 from gpulabel.checks.nfd import rules as nfdrules
 from gpulabel.checks.operands import rules as operands
+from gpulabel.checks.pending import autoscale
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
 from gpulabel.checks.queues import rules as queues
@@ -60,6 +61,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("operands",), operands.REASONS),
         *_rows(("place", "pending", "hazards"), placement.REASONS),
         *_rows(("pending",), pending.REASONS, "--per-node"),
+        *_rows(("pending",), autoscale.REASONS, "with NodePools"),
         # a claim finding is graded as its reason word, claim; the DRA reason is its argument
         *_rows(
             ("place", "pending"),

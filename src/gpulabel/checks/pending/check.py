@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
+from gpulabel.checks.pending import autoscale, scope
 from gpulabel.checks.pending import rules as pending
-from gpulabel.checks.pending import scope
 from gpulabel.checks.pending.columns import Columns
 from gpulabel.checks.pending.specrows import SpecRows, told_to
 from gpulabel.checks.placement import fit as placement
@@ -88,6 +88,7 @@ class KnownCapacities(ClusterState):
             kinds=state.kinds,
             dra=state.dra,
             nfd=state.nfd,
+            karpenter=state.karpenter,
         )
         object.__setattr__(part, "known", known)
         return part
@@ -166,8 +167,10 @@ class _Pieces:
         # the pods with a piece in the state's order, and the other Pending pods' count: kept while the pods with
         # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
         self.listed: tuple[list[ObjectKey], int] | None = None
+        self.changed = False  # something was touched since the last result
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
+        self.changed = True
         if kind == "Node":
             if self.gpu is not None:
                 if self.gpu_was is None:
@@ -192,7 +195,7 @@ class _Pieces:
                 names = {p.node_name for p in (old, new) if p is not None and p.node_name}
                 self.capacities_dirty.update(names)
                 self.use_nodes.update(names)
-        elif KIND[kind].field in ("dra", "nfd"):
+        elif KIND[kind].field in ("dra", "nfd", "karpenter"):
             self.everything = True
             self.gpu, self.told_of = None, {}  # what a DeviceClass backs; NFD's hints, a pod's claims
 
@@ -294,6 +297,9 @@ class _Pieces:
         # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (_cells),
         # and its piece is told again from the row (_retell) if the row's told changed
         unrowed = self.unbound - self.row_of.keys()
+        if self.changed and fleet.state.karpenter.nodepools:
+            self.everything = True  # the autoscaler's verdict reads every node's pool and every NodeClaim
+        self.changed = False
         if self.joined and not self.everything:
             # a node that came or went is a cell in each row, and counts in every other pod's verdicts;
             # which pods are GPU pods may change with it, and NFD's hints read every node's labels
@@ -349,8 +355,9 @@ class _Pieces:
 
     @staticmethod
     def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:
-        """Whether ``pod``'s piece is told by its spec's kept row (not with claims, not one finding per node)."""
-        return not opts.per_node and not pending.with_claims(pod, state)
+        """Whether ``pod``'s piece is told by its spec's kept row (not with claims, not one finding per node, not
+        where NodePools are: the autoscaler's verdict comes with ``pending_result``)."""
+        return not opts.per_node and not pending.with_claims(pod, state) and not state.karpenter.nodepools
 
     def _from_rows(self, keys: list[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
         """The pieces of the Pending pods ``keys`` (in order), each told by its spec's row: the pods
@@ -425,11 +432,11 @@ class _Pieces:
 
 CHECK: Check = Check(
     "pending",
-    ("Node", "Pod", *DRA_KINDS, *NFD_KINDS),
+    ("Node", "Pod", *DRA_KINDS, *NFD_KINDS, "NodePool", "NodeClaim"),
     ("Node", "Pod"),
     _run,
     "why each Pending pod fits no node",
-    reasons=lambda: {**placement.REASONS, **pending.REASONS},
+    reasons=lambda: {**placement.REASONS, **pending.REASONS, **autoscale.REASONS},
     caveats=_caveats,
     pieces=_Pieces,
 )

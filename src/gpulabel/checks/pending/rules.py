@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpulabel.checks.nfd.rules import label_hints
+from gpulabel.checks.pending.autoscale import autoscale_findings
 from gpulabel.checks.placement.fit import (
     SCHEDULER_REASONS,
     NodeIndex,
@@ -583,7 +584,9 @@ def pending_result(
     """
     pods = pending_pods(state, namespace, gpu_only=not all_pods)
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
-    findings = tuple(f for p in pods for f in (p.findings(state.nodes) if per_node else p.grouped(state.nodes)))
+    verdicts = autoscale_findings(state, pods, spec_key)  # by pod: each after the pod's own, as the keeper's pieces
+    own = (p.findings(state.nodes) if per_node else p.grouped(state.nodes) for p in pods)
+    findings = tuple(f for p, fs in zip(pods, own, strict=True) for f in (*fs, *verdicts.get(p.pod.ref, ())))
     rows = tuple(pod_row(p.pod, p.message, p.predicted) for p in pods)
     memo: dict[Any, list[str]] = {}  # nfd-master's prediction once per set of selected label keys
     text = tuple(pod_text(p.pod, p.message) for p in pods)

@@ -1,0 +1,280 @@
+"""Will an autoscaler make a node for a Pending pod that fits no node? Karpenter's answer, by its own rules.
+
+One pure function, :func:`autoscaler_verdict`, takes the cluster and a pod (and, where read, the pod's
+Karpenter Events) and returns an :class:`AutoscaleVerdict`:
+
+- ``coming``: a node is on its way. Evidence, in this order: Karpenter's ``Nominated`` Event naming a
+  NodeClaim that exists and is not yet ``Initialized``; else a NodeClaim not yet ``Initialized`` of the
+  NodePool Karpenter would choose for the pod (Karpenter counts in-flight NodeClaims as capacity for pending
+  pods: ``pkg/controllers/provisioning/scheduling/scheduler.go`` ``NewScheduler`` takes the state's in-flight
+  nodes). A launching node's ``karpenter.sh/unregistered`` taint belongs to that NodeClaim, so it is part of
+  ``coming``, never an untolerated taint.
+- ``can``: a NodePool would take the pod (:func:`gpulabel.k8s.karpenter.scheduling.decide`) and nothing is
+  launching for it yet.
+- ``none``: no NodePool will: Karpenter's own message (``Failed to schedule pod, ...``), the keys no NodePool
+  template knows, and a fix that works (select the provider's template-time GPU label, or declare the key in
+  a NodePool's ``spec.template.metadata.labels``).
+
+``None`` when the cluster has no NodePool: the pod's findings are then what they were without autoscalers.
+Instance types are not modelled (:mod:`gpulabel.k8s.karpenter.scheduling`): ``can`` means the NodePool's
+template and limits admit the pod, not that some instance type has its GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
+from gpulabel.k8s.karpenter.objects import NodeClaim, NodePool
+from gpulabel.k8s.karpenter.providers import AWS, AZURE, CORE, GCP, Provider, kwok
+from gpulabel.k8s.karpenter.scheduling import decide, pod_terms
+from gpulabel.model.cluster import ClusterState, Node, Pod
+from gpulabel.model.findings import Finding
+from gpulabel.model.severity import Reason
+
+
+class Judged(Protocol):
+    """A Pending pod as ``pending`` judged it (``rules.PendingPod``): the pod, its per-node results (one tuple
+    per distinct spec, shared by its replicas) and its grouped findings."""
+
+    @property
+    def pod(self) -> Pod: ...
+
+    @property
+    def results(self) -> tuple[Any, ...]: ...
+
+    def grouped(self, nodes: Sequence[Node]) -> list[Finding]: ...
+
+
+__all__ = [
+    "REASONS",
+    "AutoscaleVerdict",
+    "Judged",
+    "autoscale_findings",
+    "autoscaler_verdict",
+    "nodepool_used",
+    "provider_of",
+    "stuck_nodeclaims",
+]
+
+# What pending adds for a Pending pod that fits no node, where the cluster has Karpenter NodePools.
+REASONS: dict[str, Reason] = {
+    "node-coming": Reason(
+        "info",
+        "a NodeClaim is in flight for the pod (Karpenter nominated it, or the NodePool "
+        "Karpenter would choose has a NodeClaim not yet Initialized)",
+    ),
+    "nodepool-can": Reason("info", "no node fits the pod now, and a Karpenter NodePool would make one"),
+    "no-autoscaler": Reason(
+        "error", "no Karpenter NodePool will make a node for the pod: Karpenter's reason and the fix"
+    ),
+}
+
+_PROVIDERS = {"karpenter.k8s.aws": AWS, "karpenter.azure.com": AZURE, "karpenter.k8s.gcp": GCP}
+_KWOK_GROUP = "karpenter.kwok.sh"
+
+
+@dataclass(frozen=True, slots=True)
+class AutoscaleVerdict:
+    """What Karpenter will do for one Pending pod.
+
+    - ``kind``: ``coming`` (a NodeClaim is in flight for it), ``can`` (a NodePool would make one), ``none``
+    - ``nodepool``: the NodePool (``coming``, ``can``); ``nodeclaim``: the NodeClaim in flight (``coming``)
+    - ``since``: the NodeClaim's creationTimestamp as written (``coming``), for the caller's grace
+    - ``message``: Karpenter's words (``none``: its FailedScheduling message, or why it writes none)
+    - ``unknown_keys``: the label keys no NodePool template knows (``none``); ``fix``: what to change
+    - ``provider``: the provider whose well-known keys were used, and ``nominated``: the evidence was an Event
+    """
+
+    kind: Literal["coming", "can", "none"]
+    nodepool: str = ""
+    nodeclaim: str = ""
+    since: str = ""
+    message: str = ""
+    unknown_keys: tuple[str, ...] = ()
+    fix: str = ""
+    provider: str = ""
+    nominated: bool = False
+
+
+def provider_of(pools: Iterable[NodePool]) -> Provider:
+    """The provider of the NodePools' NodeClass group (the first pool's, by name, that names a known one).
+    kwok's instance-types file is not read here: its offering keys are not counted as well-known."""
+    for pool in sorted(pools, key=lambda p: p.name):
+        group = pool.node_class[0]
+        if group in _PROVIDERS:
+            return _PROVIDERS[group]
+        if group == _KWOK_GROUP:
+            return kwok()
+    return CORE
+
+
+def nodepool_used(pools: Sequence[NodePool], nodes: Sequence[Node]) -> dict[str, dict[str, str]]:
+    """What each NodePool's nodes use of its limits: ``nodes`` counted one per node labelled with the pool
+    (``scheduler.go`` ``updateRemainingResources`` counts the capacity of the pool's nodes)."""
+    limited = {p.name for p in pools if p.limits}
+    counts: dict[str, int] = {}
+    for node in nodes:
+        name = node.labels.get("karpenter.sh/nodepool", "")
+        if name in limited:
+            counts[name] = counts.get(name, 0) + 1
+    return {name: {"nodes": str(n)} for name, n in counts.items()}
+
+
+def _initialized(claim: NodeClaim) -> bool:
+    cond = claim.condition("Initialized")
+    return cond is not None and cond.status == "True"
+
+
+def _in_flight(claims: Iterable[NodeClaim], pool: str) -> NodeClaim | None:
+    """The oldest NodeClaim of ``pool`` not yet Initialized (its node launching, registering or initializing)."""
+    waiting = [c for c in claims if c.nodepool == pool and not _initialized(c)]
+    return min(waiting, key=lambda c: (c.created, c.name)) if waiting else None
+
+
+def _raw_spec(pod: Pod) -> Mapping[str, Any] | None:
+    """The scheduling fields the pod was compiled from (``PodSpec.key``: a pin mark byte, then their JSON
+    text), or ``None`` (a repr, for a value JSON cannot hold)."""
+    try:
+        raw = json.loads(pod.spec.key[1:])
+    except (TypeError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _fix(keys: Sequence[str], provider: Provider, pools: Sequence[NodePool]) -> str:
+    names = ", ".join(p.name for p in pools)
+    gpu = ", ".join(provider.gpu_labels)
+    select = f"select a label Karpenter knows before launch ({provider.name}'s GPU labels: {gpu})" if gpu else ""
+    declare = (
+        f"declare {', '.join(keys)} in a NodePool's spec.template.metadata.labels (NodePools: {names}) so its "
+        "nodes carry it from birth"
+    )
+    return f"{select}, or {declare}" if select else declare
+
+
+def autoscaler_verdict(
+    state: ClusterState,
+    pod: Pod,
+    events: Sequence[Nominated | FailedToSchedule] = (),
+    used: Mapping[str, Mapping[str, str]] | None = None,
+) -> AutoscaleVerdict | None:
+    """Karpenter's verdict for ``pod`` (which fits no node): ``coming``, ``can`` or ``none``; ``None`` without
+    NodePools. ``events``: the pod's Karpenter Events, parsed (newest last); ``used``: :func:`nodepool_used`
+    of the state, passed when judging many pods."""
+    pools = state.karpenter.nodepools
+    if not pools:
+        return None
+    claims = state.karpenter.nodeclaims
+    provider = provider_of(pools)
+    for event in reversed(events):
+        if isinstance(event, Nominated) and event.nodeclaim:
+            claim = next((c for c in claims if c.name == event.nodeclaim), None)
+            if claim is not None and not _initialized(claim):
+                return AutoscaleVerdict(
+                    "coming", claim.nodepool, claim.name, claim.created, provider=provider.name, nominated=True
+                )
+            break
+    if pod.pinned or any(kind == "DaemonSet" for kind, _ in pod.owners):
+        # pkg/utils/pod/scheduling.go IsProvisionable: Karpenter makes no node for a DaemonSet's pod
+        return AutoscaleVerdict(
+            "none", message="a DaemonSet's pod: Karpenter makes no node for it", provider=provider.name
+        )
+    raw = _raw_spec(pod)
+    if raw is None:
+        return AutoscaleVerdict("none", message="the pod's spec is not JSON gpulabel can read", provider=provider.name)
+    terms = pod_terms(raw)
+    verdict = decide(terms, pools, provider, used if used is not None else nodepool_used(pools, state.nodes))
+    if verdict.nodepool is not None:
+        claim = _in_flight(claims, verdict.nodepool)
+        if claim is not None:
+            return AutoscaleVerdict("coming", verdict.nodepool, claim.name, claim.created, provider=provider.name)
+        return AutoscaleVerdict("can", verdict.nodepool, provider=provider.name)
+    failed = FailedToSchedule(verdict.message.removeprefix("Failed to schedule pod, "))
+    keys = failed.unknown_keys
+    fix = _fix(keys, provider, pools) if keys else ""
+    if not fix and failed.taints:
+        fix = "tolerate the NodePool's template taint, or remove it from spec.template.spec.taints"
+    elif not fix and failed.limited:
+        fix = "raise the NodePool's spec.limits, or free its nodes"
+    elif not fix and failed.dra:
+        fix = "Karpenter ignores pods with ResourceClaims (IGNORE_DRA_REQUESTS): request the GPU as a resource"
+    return AutoscaleVerdict("none", message=verdict.message, unknown_keys=keys, fix=fix, provider=provider.name)
+
+
+def stuck_nodeclaims(state: ClusterState, gpu_resource: str = "nvidia.com/gpu") -> list[tuple[NodeClaim, str]]:
+    """NodeClaims launched and registered but not Initialized whose node advertises no ``gpu_resource`` while
+    the NodeClaim's capacity promised some: each with why (its Initialized condition's message)."""
+    out = []
+    nodes = {n.name: n for n in state.nodes}
+    for claim in state.karpenter.nodeclaims:
+        registered = claim.condition("Registered")
+        if _initialized(claim) or registered is None or registered.status != "True" or not claim.node_name:
+            continue
+        if claim.capacity.get(gpu_resource, "0") in ("0", ""):
+            continue
+        node = nodes.get(claim.node_name)
+        amounts = node.amounts if node is not None else None
+        if not (amounts or {}).get(gpu_resource, 0):
+            cond = claim.condition("Initialized")
+            out.append((claim, cond.message if cond is not None else ""))
+    return out
+
+
+def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
+    ref = pod.ref
+    if v.kind == "coming":
+        why = (
+            "Karpenter nominated the pod to it"
+            if v.nominated
+            else "the NodePool Karpenter would choose is launching it"
+        )
+        detail = f"NodeClaim {v.nodeclaim} of NodePool {v.nodepool} (created {v.since}) is on its way: {why}"
+        return Finding(
+            "pending",
+            "node-coming",
+            pod=ref,
+            args=(f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}"),
+            detail=detail,
+        )
+    if v.kind == "can":
+        detail = (
+            f"Karpenter would make a node from NodePool {v.nodepool} (its template, taints and limits admit the "
+            "pod; instance types are not modelled)"
+        )
+        return Finding("pending", "nodepool-can", pod=ref, args=(f"nodepool/{v.nodepool}",), detail=detail)
+    args = tuple(f"unknown-key {k}" for k in v.unknown_keys)
+    detail = v.message + (f"; fix: {v.fix}" if v.fix else "")
+    return Finding("pending", "no-autoscaler", pod=ref, args=args, detail=detail)
+
+
+def autoscale_findings(
+    state: ClusterState, pods: Sequence[Judged], spec_key: Callable[[Pod], Any]
+) -> dict[str, tuple[Finding, ...]]:
+    """One finding per Pending pod of ``pods`` that fits no node (by the pod's ref), where the cluster has
+    NodePools; pods of one ``spec_key`` share one verdict, computed once (their ask is the same), so the cost
+    grows with distinct asks, not pods x NodePools."""
+    if not state.karpenter.nodepools:
+        return {}
+    used = nodepool_used(state.karpenter.nodepools, state.nodes)
+    memo: dict[Any, AutoscaleVerdict | None] = {}
+    fits: dict[int, bool] = {}
+    out: dict[str, tuple[Finding, ...]] = {}
+    for pending in pods:
+        # some node passes its filters and can allocate its claims: a ``fits`` among its grouped findings
+        # (computed once per distinct spec, shared by its replicas; a claim refusal replaces ``fits``)
+        shared = id(pending.results)  # one tuple per distinct spec, shared by its replicas
+        if shared not in fits:
+            fits[shared] = any(f.reason == "fits" for f in pending.grouped(state.nodes))
+        if fits[shared]:
+            continue
+        pod, key = pending.pod, spec_key(pending.pod)
+        if key not in memo:
+            memo[key] = autoscaler_verdict(state, pod, used=used)
+        v = memo[key]
+        if v is not None:
+            out[pod.ref] = (_finding(pod, v),)
+    return out
