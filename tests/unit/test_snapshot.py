@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -280,3 +281,27 @@ def test_an_object_twice_in_one_file_is_named_on_one_line_whatever_its_name(tmp_
     with pytest.raises(SnapshotError) as info:
         load_snapshots([f])
     assert str(info.value) == f"{f}: pod/\\n/p appears twice in this file, at items[1] and items[2]"
+
+
+def test_kinds_not_read_are_named_but_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # audit reads nodes alone: the pods of a List are named (msgspec reads kind and metadata) but never built.
+    from gpulabel.cluster import decode
+
+    objects = [gpu_node("a"), pod("ns", "p", "a"), daemonset("ns", "d", "u1", {"containers": []}), node("b")]
+    f = write(tmp_path, "s.json", json.dumps(as_list(*objects)))
+    parsed: list[bytes] = []
+    jiter_items = decode._jiter_items
+
+    def counted(data: bytes, chunk: list[Any], where: str) -> list[Any]:
+        parsed.extend(map(bytes, chunk))
+        return jiter_items(data, chunk, where)
+
+    monkeypatch.setattr(decode, "_jiter_items", counted)
+    whole, nodes_only = load_snapshots([f]), load_snapshots([f], read=["Node"])
+    assert nodes_only.nodes == whole.nodes and nodes_only.kinds == whole.kinds
+    assert nodes_only.pods == () and nodes_only.daemonsets == ()
+    assert len(parsed) == 4 + 2  # every item for the whole load, the two nodes alone for the nodes-only one
+    twice = [{"kind": "Pod", "metadata": {"name": "p", "namespace": "n"}}] * 2
+    f = write(tmp_path, "t.json", json.dumps(as_list(node("a"), *twice)))
+    with pytest.raises(SnapshotError, match="pod/n/p appears twice in this file, at items\\[1\\] and items\\[2\\]"):
+        load_snapshots([f], read=["Node"])

@@ -106,7 +106,7 @@ class Session:
             if self.source.offline:
                 from gpulabel.cluster.snapshot import load_snapshots
 
-                return self._selected(load_snapshots(self.source.snapshots, warn=self.warn))
+                return self._selected(load_snapshots(self.source.snapshots, warn=self.warn, read=kinds))
             from gpulabel.cluster.live import load_cluster
 
             if selector is None:

@@ -21,7 +21,7 @@ enough arrays that jiter's own limit falls where gpulabel's is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jiter
@@ -119,30 +119,74 @@ def split_json_list(data: bytes) -> tuple[dict[str, Any], Sequence[Any]] | None:
     return head, items  # msgspec.Raw: views of ``data``, joined a chunk at a time, never copied one by one
 
 
-def decode_json_items(data: bytes, items: Sequence[Any], where: str) -> Iterator[Any]:
+def decode_json_items(
+    data: bytes, items: Sequence[Any], where: str, skip: Callable[[str], bool] | None = None
+) -> Iterator[Any]:
     """Each item of a List split by :func:`split_json_list`, parsed strictly, a few hundred per jiter call.
 
     An item sits two levels below the document (``items``, then the item), so
     its own nesting is limited to ``MAX_DEPTH - 3`` (the list of documents is
-    the root, as for YAML).
+    the root, as for YAML). An item whose kind ``skip`` says is not read is not
+    parsed: it comes as its identity alone (``kind``, ``metadata.name`` and
+    ``metadata.namespace``, read by msgspec, which skips the rest without building it).
     """
     for start in range(0, len(items), _CHUNK):
         chunk = items[start : start + _CHUNK]
+        if skip is not None and (heads := _heads(chunk)) is not None:
+            read = [_parsed(head, skip) for head in heads]
+            wanted = [raw for raw, parse in zip(chunk, read, strict=True) if parse]
+            parsed = iter(_jiter_items(data, wanted, where) if wanted else ())
+            for head, parse in zip(heads, read, strict=True):
+                meta = head.metadata
+                yield next(parsed) if parse or meta is None else _identity_of(head.kind, meta)
+            continue
+        yield from _jiter_items(data, chunk, where)
+
+
+def _parsed(head: _Head, skip: Callable[[str], bool]) -> bool:
+    kind = head.kind
+    return not (type(kind) is str and kind and head.metadata is not None and skip(kind))
+
+
+def _identity_of(kind: str, meta: _HeadMeta) -> dict[str, Any]:
+    return {"kind": kind, "metadata": {"name": meta.name, "namespace": meta.namespace}}
+
+
+def _heads(chunk: Sequence[Any]) -> list[_Head] | None:
+    """Each item's identity, or ``None`` when one is not an object of that shape (then every item is parsed)."""
+    try:
+        return msgspec.json.decode(b"[" + b",".join(chunk) + b"]", type=list[_Head])
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
+def _jiter_items(data: bytes, chunk: Sequence[Any], where: str) -> list[Any]:
+    """The items of ``chunk`` parsed by one jiter call; a bad item named with its line in the file."""
+    try:
+        values: list[Any] = _jiter(b"[" + b",".join(chunk) + b"]", MAX_DEPTH - 2)
+    except ValueError:
+        values = []
+    else:
+        return values
+    for item in chunk:  # find the item, and its line in the file
         try:
-            values = _jiter(b"[" + b",".join(chunk) + b"]", MAX_DEPTH - 2)
-        except ValueError:
-            values = None
-        if values is None:  # find the item, and its line in the file
-            for item in chunk:
-                try:
-                    _jiter(bytes(item), MAX_DEPTH - 3)
-                except ValueError as err:
-                    line = data[: data.find(item)].count(b"\n") + 1
-                    raise _jiter_error(err, where, line) or SnapshotError(
-                        f"{where}:{line}", f"invalid JSON: {err}"
-                    ) from None
-            raise SnapshotError(where, "invalid JSON")  # pragma: no cover - the chunk failed, so one item does
-        yield from values
+            _jiter(bytes(item), MAX_DEPTH - 3)
+        except ValueError as err:
+            line = data[: data.find(item)].count(b"\n") + 1
+            raise _jiter_error(err, where, line) or SnapshotError(f"{where}:{line}", f"invalid JSON: {err}") from None
+    raise SnapshotError(where, "invalid JSON")  # pragma: no cover - the chunk failed, so one item does
+
+
+class _HeadMeta(msgspec.Struct):
+    name: Any = None
+    namespace: Any = None
+
+
+class _Head(msgspec.Struct):
+    """An item as far as a skipped kind is read: what names it."""
+
+    kind: Any = None
+    metadata: _HeadMeta | None = None
 
 
 class _ListShape(msgspec.Struct):

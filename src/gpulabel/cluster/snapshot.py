@@ -102,16 +102,19 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 
 _NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
+_ALL = frozenset(k.kind for k in KINDS)
 
 
-def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]] | None:
+def _list_objects(
+    data: bytes, path: str, kinds: set[str], skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]] | None:
     """The objects of a file that is one JSON List, item by item; ``None`` if it is not one.
 
     ``kubectl get -o json`` writes one List; parsing it whole keeps every
     item's full JSON alive at once (600 MB for 20,000 nodes and 50,000 pods).
     Here the List is split without building its items, then the items are
     parsed a few hundred at a time and handed on, so the caller keeps only
-    what it needs of each.
+    what it needs of each. An item of a kind ``skip`` names comes as its identity alone, unparsed.
     """
     split = split_json_list(data)
     if split is None:
@@ -124,7 +127,7 @@ def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str
 
     def objects() -> Iterator[tuple[str, dict[str, Any]]]:
         kindless: list[tuple[int, Any]] = []  # yielded last, as they always were
-        for n, item in enumerate(decode_json_items(data, items, path)):
+        for n, item in enumerate(decode_json_items(data, items, path, skip)):
             kind = item.get("kind") if type(item) is dict else None
             if type(kind) is str and kind and not (kind == "List" or kind.endswith("List")):
                 yield f"{path}: items[{n}]", item  # an object, as iter_objects would hand it on
@@ -138,7 +141,9 @@ def _list_objects(data: bytes, path: str, kinds: set[str]) -> Iterator[tuple[str
     return objects()
 
 
-def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _file_objects(
+    path: str, kinds: set[str], skip: Callable[[str], bool] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every object of one snapshot file: streamed when it is one JSON List, else parsed whole."""
     data = _read_bytes(path)
     if data[:2] == GZIP_MAGIC:  # a support bundle (snapshot --bundle): its snapshot.json
@@ -146,7 +151,7 @@ def _file_objects(path: str, kinds: set[str]) -> Iterator[tuple[str, dict[str, A
         if not data:
             raise SnapshotError(path, "a tar.gz without snapshot.json: not a gpulabel bundle")
     if data.lstrip()[:1] == b"{" and b"\x00" not in data[:8192]:
-        listed = _list_objects(data, path, kinds)
+        listed = _list_objects(data, path, kinds, skip)
         if listed is not None:
             yield from listed
             return
@@ -174,7 +179,9 @@ def _twice_in_one_file(path: str, ident: tuple[str, str, str], first: str, secon
     return SnapshotError(path, f"{_shown(ident)} appears twice in this file, at {positions[0]} and {positions[1]}")
 
 
-def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = None) -> ClusterState:
+def load_snapshots(
+    paths: Iterable[str], warn: Callable[[str], None] | None = None, read: Iterable[str] | None = None
+) -> ClusterState:
     """Load one :class:`ClusterState` from every snapshot file given, in order.
 
     Objects are merged by kind, namespace and name: an object that appears in
@@ -183,30 +190,41 @@ def load_snapshots(paths: Iterable[str], warn: Callable[[str], None] | None = No
     name in one file are refused, naming both positions. The state's ``kinds`` are the
     kinds the files hold, so a check can tell "no pods in the input" from "no
     Pending pod". Each object is turned into its record as soon as it is read,
-    so a large List never sits in memory whole.
+    so a large List never sits in memory whole. ``read`` (when given): the only kinds whose records are
+    made, as a live load lists only those; the others are still named (a kind twice in one file is
+    refused, the state's ``kinds`` says the file holds it) but, in a JSON List, not parsed beyond that.
     """
     with collector.paused():  # nothing read is part of a cycle: see cluster/collector.py
-        return _load(list(paths), warn)
+        return _load(list(paths), warn, None if read is None else frozenset(read))
 
 
-def _load(names: list[str], warn: Callable[[str], None] | None) -> ClusterState:
+def _skipped(read: frozenset[str]) -> Callable[[str], bool]:
+    """Whether an item of ``kind`` is left unparsed: not read, and not a List (whose items may be)."""
+    return lambda kind: kind not in read and not (kind == "List" or kind.endswith("List"))
+
+
+def _load(names: list[str], warn: Callable[[str], None] | None, read: frozenset[str] | None) -> ClusterState:
     merged: dict[tuple[str, str, str], Any] = {}
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
-    converters = {k.kind: k.reader() for k in KINDS}  # one reader per kind for this load
+    converters = {k.kind: k.reader() for k in KINDS if read is None or k.kind in read}  # one reader per kind
+    skip = None if read is None else _skipped(read)
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []
         seen: set[str] = set()
         first_at: dict[tuple[str, str, str], str] = {}
-        for where, obj in _file_objects(path, kinds):
+        for where, obj in _file_objects(path, kinds, skip):
             ident = _identity(obj)
             seen.add(ident[0])
-            convert = converters.get(ident[0])
-            if convert is not None:
+            if ident[0] in _ALL:
                 if ident in first_at:
                     raise _twice_in_one_file(path, ident, first_at[ident], where)
                 first_at[ident] = where
-                mine.append((ident, convert(obj, where)))
+                convert = converters.get(ident[0])
+                if convert is not None:
+                    mine.append((ident, convert(obj, where)))
+                else:
+                    kinds.add(ident[0])  # held by the file, not read by this command
         if seen and not seen & set(SUPPORTED_KINDS):
             shown = sorted(k if k.isprintable() else repr(k) for k in seen)
             raise SnapshotError(
