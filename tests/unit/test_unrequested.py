@@ -115,17 +115,20 @@ def test_the_healthy_twin_raises_nothing() -> None:
     """Requesting pods, hidden values, another vendor's CDI device, pods not Running, a node without GPUs, and an
     unowned DaemonSet pod whose DaemonSet is not an operand is still judged (the last row)."""
     cpu_node = node("cpu-1", labels={"kubernetes.io/hostname": "cpu-1"})
-    assert found(
-        node(),
-        cpu_node,
-        pod("asks", env="all", gpus=1),
-        pod("void", env="void"),
-        pod("none", env="none"),
-        pod("other-vendor", annotations={"cdi.k8s.io/x": "vendor.com/fpga=0"}),
-        pod("done", env="all", phase="Succeeded"),
-        pod("pending", env="all", phase="Pending"),
-        pod("on-cpu", env="all", node_name="cpu-1"),
-    ) == []
+    assert (
+        found(
+            node(),
+            cpu_node,
+            pod("asks", env="all", gpus=1),
+            pod("void", env="void"),
+            pod("none", env="none"),
+            pod("other-vendor", annotations={"cdi.k8s.io/x": "vendor.com/fpga=0"}),
+            pod("done", env="all", phase="Succeeded"),
+            pod("pending", env="all", phase="Pending"),
+            pod("on-cpu", env="all", node_name="cpu-1"),
+        )
+        == []
+    )
 
 
 def test_the_real_operators_operands_are_not_flagged_and_a_workload_like_them_is() -> None:
@@ -156,7 +159,5 @@ def test_a_daemonset_pod_is_not_judged_without_daemonsets_in_the_input() -> None
 def test_gpus_says_the_gpus_are_in_use_outside_the_schedulers_count() -> None:
     result = inventory_result(state(node(), pod("env-all", env="all"), pod("asks", env="all", gpus=1)))
     section = next(s for s in result.sections if s.name == "unrequested")
-    assert section.text == (
-        "node=gpu-1 pod=ml/env-all sees=all how=env: in use outside the scheduler's count",
-    )
+    assert section.text == ("node=gpu-1 pod=ml/env-all sees=all how=env: in use outside the scheduler's count",)
     assert section.rows == ({"node": "gpu-1", "pod": "ml/env-all", "sees": "all", "how": ("env",)},)
