@@ -88,12 +88,11 @@ class SkewLine:
 LINES: tuple[SkewLine, ...] = (
     SkewLine(
         re.compile(r"unsatisfied condition: cuda>=(?P<needed>\d+(?:\.\d+)*)(?: \(cuda=(?P<has>[\d.]+)\))?"),
-        "nvidia-container-cli (libnvidia-container src/cli/dsl.c) or the toolkit's CSV mode "
-        "(nvidia-container-toolkit internal/requirements/constraints/binary.go)",
+        "NVIDIA's container stack refused to start it",
     ),
     SkewLine(
         re.compile(r"CUDA driver version is insufficient for CUDA runtime version"),
-        "the CUDA runtime's cudaErrorInsufficientDriver (35)",
+        "the application's CUDA runtime: cudaErrorInsufficientDriver",
     ),
 )
 
@@ -226,8 +225,8 @@ def _finding(node: Node, needed: tuple[int, int] | None, group: _Group, nodes: S
         f" and {len(group.pods) - 3} more" if len(group.pods) > 3 else ""
     )
     detail = (
-        f"{len(group.pods)} pod(s) ({names}) need {wanted}; {node_says}. {group.source}: {group.message}. To "
-        f"keep them off older drivers: {avoid}"
+        f"{len(group.pods)} pod(s) ({names}) need {wanted}; {node_says}. A container's status says: "
+        f"{group.message} ({group.source}). To keep them off older drivers: {avoid}"
     )
     args = (f"cuda>={needed[0]}.{needed[1]}",) if needed else ("cuda-runtime",)
     args += (f"node-cuda={has[0]}.{has[1]}",) if has else ()
