@@ -173,3 +173,23 @@ def test_the_healthy_twin_raises_nothing() -> None:
         )
         == []
     )
+
+
+def test_explain_says_it_beside_the_chain_of_the_node() -> None:
+    import io
+    from pathlib import Path
+
+    from gpulabel.cli.main import main
+
+    example = Path(__file__).parents[2] / "examples" / "gpu-workloads.yaml"
+    out = io.StringIO()
+    code = main(["explain", "node/a100-old-0", "--snapshot", str(example)], out, io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "node/a100-old-0: 8 GPU(s); every link ok"
+    (also,) = [line for line in lines if line.startswith("also")]
+    assert also.startswith("also   cudaskew driver-too-old cuda>=12.8 node-cuda=12.4: 2 pod(s)")
+    # explain reads one node: the selector's matches are said of the nodes read, not of the cluster
+    assert also.endswith(
+        "matches no node of the nodes read (the input holds only some): upgrade the driver, or use an image built for the node's CUDA"
+    )
+    assert code == 1

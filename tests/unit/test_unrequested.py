@@ -161,3 +161,19 @@ def test_gpus_says_the_gpus_are_in_use_outside_the_schedulers_count() -> None:
     section = next(s for s in result.sections if s.name == "unrequested")
     assert section.text == ("node=gpu-1 pod=ml/env-all sees=all how=env: in use outside the scheduler's count",)
     assert section.rows == ({"node": "gpu-1", "pod": "ml/env-all", "sees": "all", "how": ("env",)},)
+
+
+def test_a_bundle_keeps_the_variable_and_redacts_the_other_values() -> None:
+    from gpulabel.cluster.redact import Redactor
+
+    doc = pod("p", env="0,1")
+    doc["spec"]["containers"][0]["env"].append({"name": "API_TOKEN_X", "value": "s3cr3t"})
+    redactor = Redactor()
+    out = redactor.redact_document(doc)
+    assert out["spec"]["containers"][0]["env"] == [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "0,1"},
+        {"name": "API_TOKEN_X", "value": "<redacted>"},
+    ]
+    assert redactor.counts["env-value"] == 1
+    # a value an older bundle redacted says nothing
+    assert seen([Sight("env", "main", "<redacted>")]) == []

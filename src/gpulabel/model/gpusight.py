@@ -97,7 +97,10 @@ def sight_of(annotations: Any, spec: Any) -> tuple[Sight, ...]:
 
 
 def _env_devices(value: str) -> str | None:
-    """``"all"``, a count, or ``None`` (no device: void, none, empty), as the toolkit reads the value."""
+    """``"all"``, a count, or ``None`` (no device: void, none, empty; or a value redacted by an older bundle,
+    ``<redacted>``, which says nothing), as the toolkit reads the value."""
+    if value == "<redacted>":
+        return None
     parts = [p.strip() for p in value.split(",")]
     parts = [p for p in parts if p]
     if not parts or "void" in parts:

@@ -198,7 +198,9 @@ def _needed(m: re.Match[str]) -> tuple[int, int] | None:
     return _version(named) if named else None
 
 
-def _finding(node: Node, needed: tuple[int, int] | None, group: _Group, nodes: Sequence[Node]) -> Finding:
+def _finding(
+    node: Node, needed: tuple[int, int] | None, group: _Group, nodes: Sequence[Node], selected: bool
+) -> Finding:
     has = node_cuda(node)
     driver = _driver(node)
     node_says = (
@@ -214,10 +216,11 @@ def _finding(node: Node, needed: tuple[int, int] | None, group: _Group, nodes: S
         avoid = "the message names no CUDA version and the node's labels none: no selector can be made"
     else:
         fit = [n for n in selector_nodes(target, nodes) if n != node.name]
+        here = "of the nodes read (the input holds only some)" if selected else "here"
         where = (
-            f"matches {len(fit)} node(s) here ({', '.join(fit[:5])}{' ...' if len(fit) > 5 else ''})"
+            f"matches {len(fit)} node(s) {here} ({', '.join(fit[:5])}{' ...' if len(fit) > 5 else ''})"
             if fit
-            else "matches no node here: upgrade the driver, or use an image built for the node's CUDA"
+            else f"matches no node {here}: upgrade the driver, or use an image built for the node's CUDA"
         )
         avoid = f"required node affinity {_text(target)} {where}"
     wanted = f"cuda>={needed[0]}.{needed[1]}" if needed else "a newer CUDA than the driver's (the line names none)"
@@ -233,7 +236,9 @@ def _finding(node: Node, needed: tuple[int, int] | None, group: _Group, nodes: S
     return Finding("cudaskew", "driver-too-old", node=node.name, args=args, detail=detail)
 
 
-def node_skew(node: Node, pods: Iterable[Pod], nodes: Sequence[Node], namespace: str | None = None) -> list[Finding]:
+def node_skew(
+    node: Node, pods: Iterable[Pod], nodes: Sequence[Node], namespace: str | None = None, selected: bool = False
+) -> list[Finding]:
     """The node's findings from the pods bound to it, one per needed version (the runtime's line apart)."""
     groups: dict[tuple[int, int] | None, _Group] = {}
     for pod in pods:
@@ -252,11 +257,12 @@ def node_skew(node: Node, pods: Iterable[Pod], nodes: Sequence[Node], namespace:
                 group.pods.append(pod)
             break
     order = sorted(groups, key=lambda k: (k is None, k or (0, 0)))
-    return [_finding(node, k, groups[k], nodes) for k in order]
+    return [_finding(node, k, groups[k], nodes, selected) for k in order]
 
 
 def cudaskew(state: ClusterState, namespace: str | None = None) -> list[Finding]:
-    """Every node's findings, by node."""
+    """Every node's findings, by node; with only some nodes read (``-l``, explain), the selector's matches are
+    said of those."""
     by_node: dict[str, list[Pod]] = {}
     for p in state.pods:
         if p.node_name and p.messages:
@@ -264,5 +270,5 @@ def cudaskew(state: ClusterState, namespace: str | None = None) -> list[Finding]
     out: list[Finding] = []
     for node in state.nodes:
         if node.name in by_node:
-            out.extend(node_skew(node, by_node[node.name], state.nodes, namespace))
+            out.extend(node_skew(node, by_node[node.name], state.nodes, namespace, state.nodes_selected))
     return out
