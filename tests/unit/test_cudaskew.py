@@ -190,6 +190,7 @@ def test_explain_says_it_beside_the_chain_of_the_node() -> None:
     assert also.startswith("also   cudaskew driver-too-old cuda>=12.8 node-cuda=12.4: 2 pod(s)")
     # explain reads one node: the selector's matches are said of the nodes read, not of the cluster
     assert also.endswith(
-        "matches no node of the nodes read (the input holds only some): upgrade the driver, or use an image built for the node's CUDA"
+        "matches no node of the nodes read (the input holds only some): upgrade the driver, or use an image built "
+        "for the node's CUDA"
     )
     assert code == 1

@@ -39,7 +39,8 @@ __all__ = ["REDACTED", "Redactor"]
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SECRET_FLAG = re.compile(r"(?i)^--?" + SECRET_NAME + "$")
 _KEYED = ("annotations", "labels")
-_KEPT_ENV = ("NVIDIA_VISIBLE_DEVICES",)  # which GPUs a container sees: the unrequested check reads the value  # maps whose keys name what their values are
+# which GPUs a container sees: the unrequested check reads the value
+_KEPT_ENV = ("NVIDIA_VISIBLE_DEVICES",)  # maps whose keys name what their values are
 
 
 class Redactor:

@@ -231,7 +231,7 @@ def _finding(
         f"{len(group.pods)} pod(s) ({names}) need {wanted}; {node_says}. A container's status says: "
         f"{group.message} ({group.source}). To keep them off older drivers: {avoid}"
     )
-    args = (f"cuda>={needed[0]}.{needed[1]}",) if needed else ("cuda-runtime",)
+    args: tuple[str, ...] = (f"cuda>={needed[0]}.{needed[1]}",) if needed else ("cuda-runtime",)
     args += (f"node-cuda={has[0]}.{has[1]}",) if has else ()
     return Finding("cudaskew", "driver-too-old", node=node.name, args=args, detail=detail)
 
