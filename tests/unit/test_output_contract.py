@@ -180,6 +180,8 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "admission: skipped (no pods in the input)\n"
         "stack: skipped (no resourceslices in the input)\n"
         "runtime: skipped (no pods in the input)\n"
+        "unrequested: skipped (no pods in the input)\n"
+        "cudaskew: skipped (no pods in the input)\n"
         "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

@@ -244,7 +244,7 @@ def run_explain(
         from gpulabel.app.selected import not_found
 
         raise InputError(f"node/{target.node}", not_found(target.node, state))
-    one = replace(state, nodes=(node,))
+    one = replace(state, nodes=(node,), nodes_selected=True)  # the others left out by choice
     judged = judge(run_checks(one, opts), one, replace(verdict, baseline=None))
     findings = _cordon_tied(node, tuple(f for f in judged.result.findings if f.node == node.name and not f.pod))
     gpus, links = explain_node_chain(one, node, findings)
@@ -257,6 +257,7 @@ def run_explain(
     for link in links:
         text.extend(link.lines())
         text.extend(line for d in diagnoses if d.blame.link == link.name for line in d.text())
+    text.extend(_beside_the_chain(findings))
     sections = [Section("links", tuple(link.row() for link in links), tuple(text))]
     if any(d.lines for d in diagnoses):
         sections.append(evidence_section(diagnoses))
@@ -264,6 +265,19 @@ def run_explain(
     fields = {"node": node.name, "gpus": gpus, "first_broken": first}
     result = Result("explain", (), tuple(sections), ok="", fields=fields)
     return Outcome(result, 1 if fails(findings, verdict.fail_level) else 0, warnings=unread)
+
+
+def _beside_the_chain(findings: Iterable[Finding]) -> list[str]:
+    """The node's findings at warning or worse that break no link of the chain (its GPUs are usable, and still
+    something fails there: pods on a driver older than their CUDA), one line each after the links."""
+    from gpulabel.checks.engine.rootcause import link_of
+    from gpulabel.model.severity import at_or_above
+
+    return [
+        f"also   {f.check} {f.reason}{''.join(' ' + a for a in f.args)}: {f.detail}"
+        for f in findings
+        if at_or_above(f.severity, "warning") and link_of(f) is None
+    ]
 
 
 def _cordon_tied(node: Node, findings: tuple[Finding, ...]) -> tuple[Finding, ...]:

@@ -2,7 +2,7 @@
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
 placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, managed, queues,
-admission, stack and runtime;
+admission, stack, runtime, unrequested and cudaskew;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gpulabel.checks.admission import rules as admission
 from gpulabel.checks.audit import rules as audit
 from gpulabel.checks.capacity import rules as capacity
+from gpulabel.checks.cudaskew import rules as cudaskew
 from gpulabel.checks.dra import rules as dra
 from gpulabel.checks.health import rules as health
 from gpulabel.checks.managed import rules as managed
@@ -28,6 +29,7 @@ from gpulabel.checks.queues import rules as queues
 from gpulabel.checks.runtime import rules as runtime
 from gpulabel.checks.sharing import rules as sharing
 from gpulabel.checks.stack import rules as stack
+from gpulabel.checks.unrequested import rules as unrequested
 from gpulabel.checks.upgrade import rules as upgrade
 from gpulabel.model.severity import Reason
 
@@ -79,6 +81,8 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("admission",), admission.REASONS),
         *_rows(("stack",), stack.REASONS),
         *_rows(("runtime",), runtime.REASONS),
+        *_rows(("unrequested",), unrequested.REASONS),
+        *_rows(("cudaskew",), cudaskew.REASONS),
     )
 
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from gpulabel.checks.admission import check as admission
 from gpulabel.checks.audit import check as audit
 from gpulabel.checks.capacity import check as capacity
+from gpulabel.checks.cudaskew import check as cudaskew
 from gpulabel.checks.engine.definition import (
     DEFAULT_STUCK_AFTER,
     Check,
@@ -40,6 +41,7 @@ from gpulabel.checks.queues import check as queues
 from gpulabel.checks.runtime import check as runtime
 from gpulabel.checks.sharing import check as sharing
 from gpulabel.checks.stack import check as stack
+from gpulabel.checks.unrequested import check as unrequested
 from gpulabel.checks.upgrade import check as upgrade
 from gpulabel.model.severity import SEVERITIES, Reason
 
@@ -77,6 +79,8 @@ CHECKS: tuple[Check, ...] = (
     admission.CHECK,
     stack.CHECK,
     runtime.CHECK,
+    unrequested.CHECK,
+    cudaskew.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

@@ -7,7 +7,8 @@ redacted by ``<redacted>``. Exactly these are redacted:
 1. the ``value`` of every environment variable (each ``{"name": ..., "value": ...}``
    entry of an ``env`` list, anywhere: containers, init containers, the
    ClusterPolicy's per-operand ``env``); ``valueFrom`` stays (it names a
-   Secret or ConfigMap key, not its content);
+   Secret or ConfigMap key, not its content), and so does ``NVIDIA_VISIBLE_DEVICES``'s value (GPU
+   indexes, UUIDs or ``all``: what ``unrequested`` reads, no secret);
 2. the ``kubectl.kubernetes.io/last-applied-configuration`` annotation (it
    repeats the whole object, env values included);
 3. the ``data`` and ``stringData`` values of any Secret (the capture reads no
@@ -37,7 +38,9 @@ __all__ = ["REDACTED", "Redactor"]
 
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _SECRET_FLAG = re.compile(r"(?i)^--?" + SECRET_NAME + "$")
-_KEYED = ("annotations", "labels")  # maps whose keys name what their values are
+_KEYED = ("annotations", "labels")
+# which GPUs a container sees: the unrequested check reads the value
+_KEPT_ENV = ("NVIDIA_VISIBLE_DEVICES",)  # maps whose keys name what their values are
 
 
 class Redactor:
@@ -82,6 +85,8 @@ class Redactor:
         return self._walk(v, k)
 
     def _env(self, item: Any) -> Any:
+        if isinstance(item, dict) and item.get("name") in _KEPT_ENV:
+            return {k: self._walk(v, k) for k, v in item.items()}
         if isinstance(item, dict) and isinstance(item.get("value"), str):
             self.counts["env-value"] += 1
             return {**{k: self._walk(v, k) for k, v in item.items() if k != "value"}, "value": REDACTED}

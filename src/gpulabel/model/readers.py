@@ -13,6 +13,7 @@ from gpulabel.errors import SnapshotError
 from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
 from gpulabel.model.fields import Fields, interned
+from gpulabel.model.gpusight import sight_of
 from gpulabel.model.podspec import COMPILED_FIELDS, Shared, compiled, kept
 from gpulabel.model.records import (
     JSON,
@@ -25,6 +26,7 @@ from gpulabel.model.records import (
     RuntimeClass,
 )
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
+from gpulabel.model.terminations import container_messages
 
 __all__ = [
     "Quantities",
@@ -368,6 +370,8 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         status_reason=sys.intern(status.get("reason") or ""),
         status_message=status.get("message") or "",
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
+        sight=sight_of(meta.get("annotations"), spec),
+        messages=container_messages(status),
     )
 
 
@@ -419,6 +423,8 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         status_reason=sys.intern(f.string(status.get("reason"), "status.reason")),
         status_message=f.string(status.get("message"), "status.message"),
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
+        sight=sight_of(meta.get("annotations"), spec),
+        messages=container_messages(status),
     )
 
 

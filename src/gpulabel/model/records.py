@@ -15,6 +15,7 @@ from typing import Any
 
 from gpulabel.k8s.nodeaffinity import PodRequirements, compile_pod_spec
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.gpusight import Sight
 from gpulabel.model.podspec import PodSpec
 
 __all__ = [
@@ -146,6 +147,8 @@ class Pod:
     status_reason: str = ""
     status_message: str = ""
     runtime_class: str = ""  # spec.runtimeClassName
+    sight: tuple[Sight, ...] = ()  # how its containers ask to see GPUs besides requests (model/gpusight.py)
+    messages: tuple[str, ...] = ()  # its containers' waiting and terminated messages (model/terminations.py)
 
     @property
     def requirements(self) -> PodRequirements:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.checks.health.usable import dra_classes, extended_rows, namespace_rows, node_use
+from gpulabel.checks.unrequested.rules import uses
 from gpulabel.errors import InputError
 from gpulabel.k8s.labels import key_errors
 from gpulabel.model import gpustack as G
@@ -254,8 +255,9 @@ def _cells(r: InventoryRow) -> dict[str, Cell]:
 
 def inventory_result(state: ClusterState, by: str | None = None, conditions: Mapping[str, str] | None = None) -> Result:
     """The ``gpus`` result: sections ``inventory`` (a row per kind of node, then the total line), ``totals``,
-    ``deviceclasses`` (DRA devices per DeviceClass) and ``extended`` (extended resources DeviceClasses back,
-    counted through their devices on the nodes that do not advertise them); ``by="namespace"``: GPUs requested
+    ``deviceclasses`` (DRA devices per DeviceClass), ``extended`` (extended resources DeviceClasses back,
+    counted through their devices on the nodes that do not advertise them) and ``unrequested`` (pods that see
+    GPUs without requesting them: in use outside the scheduler's count); ``by="namespace"``: GPUs requested
     per namespace and Kueue queue instead (section ``namespaces``)."""
     if by == BY_NAMESPACE:
         rows_ns = namespace_rows(state)
@@ -278,7 +280,24 @@ def inventory_result(state: ClusterState, by: str | None = None, conditions: Map
         sections += (Section("deviceclasses", tuple(c.cells() for c in classes), tuple(c.line() for c in classes)),)
     if extended := extended_rows(state):
         sections += (Section("extended", tuple(e.cells() for e in extended), tuple(e.line() for e in extended)),)
+    if unrequested := _unrequested(state):
+        sections += unrequested
     return Result("gpus", sections=sections, ok="", fields={"by": by})
+
+
+def _unrequested(state: ClusterState) -> tuple[Section, ...]:
+    """The ``unrequested`` section: pods that see GPUs they did not request (``checks/unrequested``), whose GPUs
+    the rows above count free; none when no pod does."""
+    rows: list[dict[str, Cell]] = []
+    text: list[str] = []
+    for u in uses(state):
+        how = tuple(sorted({s.sight.way for s in u.seen}))
+        rows.append({"node": u.pod.node_name, "pod": u.pod.ref, "sees": u.devices, "how": how})
+        text.append(
+            f"node={u.pod.node_name} pod={u.pod.ref} sees={u.devices} how={','.join(how)}: in use outside the "
+            "scheduler's count"
+        )
+    return (Section("unrequested", tuple(rows), tuple(text)),) if rows else ()
 
 
 def _namespace_line(row: Mapping[str, Cell]) -> str:

@@ -1,0 +1,37 @@
+"""What a pod's containers last said about failing: the messages of their waiting and terminated states.
+
+The kubelet writes the runtime's error on a container that could not be created or started (``state.waiting``
+``RunContainerError``/``CreateContainerError`` with the error as message; after a failed start,
+``lastState.terminated`` ``StartError`` with it), and a container's own termination message
+(``/dev/termination-log``, or its last log lines under ``terminationMessagePolicy: FallbackToLogsOnError``)
+on ``terminated.message``. Kept only where one is set, init containers first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["container_messages"]
+
+
+def _message(state: Any, which: str) -> str:
+    part = state.get(which) if isinstance(state, dict) else None
+    message = part.get("message") if isinstance(part, dict) else None
+    return message if isinstance(message, str) else ""
+
+
+def container_messages(status: Any) -> tuple[str, ...]:
+    """Each container's waiting, terminated and last terminated messages that are set (entries of another shape
+    are skipped), each once."""
+    if not isinstance(status, dict):
+        return ()
+    out: list[str] = []
+    for part in ("initContainerStatuses", "containerStatuses"):
+        for c in status.get(part) or ():
+            if not isinstance(c, dict):
+                continue
+            for state, which in (("state", "waiting"), ("state", "terminated"), ("lastState", "terminated")):
+                message = _message(c.get(state), which)
+                if message and message not in out:
+                    out.append(message)
+    return tuple(out)
