@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, node_groups, why_none
+from gpulabel.checks.queues.pools import pools_for
+from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, flavor_requirements, node_groups, why_none
+from gpulabel.model import gpustack as G
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
@@ -51,12 +53,19 @@ class _Nowhere:
         self.kept: dict[tuple[str, tuple[object, ...]], tuple[str, str, str] | None] = {}
 
     def why(self, flavor: str, req: PodRequirements) -> tuple[str, str, str] | None:
-        """Why ``flavor`` selects no node for a pod with ``req``'s tolerations; None when it selects some."""
+        """Why ``flavor`` selects no node for a pod with ``req``'s tolerations; None when it selects some, or when
+        a Karpenter NodePool would make one for the pod (with room under its limits)."""
         key = (flavor, req.tolerations)
         if key not in self.kept:
-            nodes = self.state.nodes
-            found = flavor_nodes(self.state.kueue.flavors[flavor], nodes, req.tolerations, self.groups)
-            self.kept[key] = None if found.nodes else why_none(found, nodes, self.groups)
+            nodes, rf = self.state.nodes, self.state.kueue.flavors[flavor]
+            found = flavor_nodes(rf, nodes, req.tolerations, self.groups)
+            pools = (
+                None
+                if found.nodes
+                else pools_for(flavor_requirements(rf, req.tolerations), self.state.karpenter.nodepools, G.GPU_RESOURCE)
+            )
+            made = pools is not None and bool(pools.takers) and pools.room() != 0
+            self.kept[key] = None if found.nodes or made else why_none(found, nodes, self.groups)
         return self.kept[key]
 
 
