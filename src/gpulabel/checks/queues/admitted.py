@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 from gpulabel.checks.queues.pools import pools_for
 from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, flavor_requirements, node_groups, why_none
-from gpulabel.model import gpustack as G
 from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.kueue import PodSet, Workload
