@@ -22,7 +22,7 @@ from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.kueue import PodSet, Workload
 
-__all__ = ["PODSET_LABEL", "admitted_pending"]
+__all__ = ["PODSET_LABEL", "admitted_pending", "pod_set_of"]
 
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 
@@ -32,7 +32,7 @@ def _admitted_by_owner(state: ClusterState) -> Mapping[str, Workload]:
     return {uid: wl for wl in state.kueue.workloads.values() if wl.admitted for _, uid in wl.owners if uid}
 
 
-def _pod_set(wl: Workload, pod: Pod) -> tuple[PodSet, tuple[str, ...]] | None:
+def pod_set_of(wl: Workload, pod: Pod) -> tuple[PodSet, tuple[str, ...]] | None:
     """The pod's pod set and the flavors assigned to it, by the pod set label (or the only pod set)."""
     name = pod.labels.get(PODSET_LABEL)
     if name is None and len(wl.pod_sets) == 1:
@@ -102,7 +102,7 @@ def admitted_pending(
         if pod.phase != "Pending" or pod.node_name or (namespace is not None and pod.namespace != namespace):
             continue
         wl = next((owners[uid] for _, uid in pod.owners if uid in owners), None)
-        placed = None if wl is None else _pod_set(wl, pod)
+        placed = None if wl is None else pod_set_of(wl, pod)
         if wl is None or placed is None:
             continue
         pod_set, flavors = placed
