@@ -100,3 +100,19 @@ def test_a_quota_the_nodepools_limits_can_cover_is_info_and_one_they_cannot_a_wa
     assert (f.reason, f.severity) == ("over-quota", "warning")
     assert f.args[-2:] == ("quota=24", "allocatable=8")
     assert "admitted past 16 sit Pending (NodePool(s) a100 add at most 8 more under their limits)" in f.detail
+
+
+def test_the_karpenter_example_has_each_case() -> None:
+    from pathlib import Path
+
+    from gpulabel.cluster.snapshot import load_snapshots
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "kueue-karpenter.yaml"
+    found = run_check("queues", load_snapshots([str(example)]), check_options()).findings
+    assert sorted((f.reason, f.args[0]) for f in found) == [
+        ("no-node", "flavor/l40s"),
+        ("on-demand", "flavor/a100"),
+        ("on-demand", "flavor/h100"),
+    ]  # and no admitted-pending: NodePool h100 makes a node for the admitted pod
+    (l40s,) = [f for f in found if f.reason == "no-node"]
+    assert "NodePool gpu-general: incompatible requirements" in l40s.detail

@@ -32,7 +32,7 @@ _SAMPLE = 5
 @dataclass(frozen=True, slots=True)
 class WorkloadLink:
     name: str
-    status: str  # ok | broken | waiting
+    status: str  # ok | broken (an error) | waiting (not yet: no quota, no flavor, a pod not bound)
     evidence: str
     findings: tuple[Finding, ...] = ()
 
@@ -147,7 +147,8 @@ def _pods(state: ClusterState, wl: Workload, findings: Iterable[Finding]) -> lis
         podset = f"podset {placed[0].name}, " if placed else ""
         mine = tuple(by_pod.get(ref, ()))
         where = f"on node {pod.node_name}" if pod.node_name else "not bound to a node"
-        status = "broken" if mine and pod.phase == "Pending" and not pod.node_name else "ok"
+        waiting = pod.phase == "Pending" and not pod.node_name
+        status = "broken" if any(f.severity == "error" for f in mine) else "waiting" if waiting else "ok"
         out.append(WorkloadLink(f"pod {ref}", status, f"{podset}{pod.phase or 'unknown phase'}, {where}", mine))
     return out
 
