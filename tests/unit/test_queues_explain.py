@@ -42,7 +42,8 @@ def test_the_80gb_workload_names_its_flavors_label_and_its_pods_reasons() -> Non
     assert lines[1] == "ok      queue: LocalQueue ml/training -> ClusterQueue training"
     assert lines[2].startswith("ok      conditions: QuotaReserved=True") and "Admitted=True" in lines[2]
     assert lines[3].endswith(
-        "label nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB matches no node (nearest: NVIDIA-A100-SXM4-40GB (2 node(s)))"
+        "label nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB matches no node "
+        "(nearest: NVIDIA-A100-SXM4-40GB (2 node(s)))"
     )
     assert lines[4] == "broken  pod ml/job-llm-ft-0: podset main, Pending, not bound to a node"
     reasons = [line.split()[:3] for line in lines[5:]]

@@ -246,10 +246,8 @@ def run_explain(
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()
-    if target.workload:
-        from gpulabel.app.explainworkload import run_explain_workload
-
-        return run_explain_workload(session, target.workload, opts, verdict)
+    if target.workload:  # app.explainworkload.run_explain_workload walks a Workload
+        raise InputError(f"workload/{target.workload}", "run_explain walks a node")
     kinds = opts.registry.kinds
     state = session.state(kinds)
     node = state.node(target.node)

@@ -127,6 +127,10 @@ def cmd_explain(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     target = ExplainOptions.of(ctx.args.target)
+    if target.workload:
+        from gpulabel.app.explainworkload import run_explain_workload
+
+        return ctx.finish(run_explain_workload(ctx.session(), target.workload, options(ctx), ctx.verdict()))
     evidence = evidence_options(ctx.args)
     return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict(), evidence))
 

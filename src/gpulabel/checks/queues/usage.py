@@ -184,11 +184,11 @@ def queue_rows(state: ClusterState, by: str, conditions: Mapping[str, str] | Non
             _add(state, row, mine, quota, held)
             rows.append(row)
         return rows
-    for cq, f in keys:
+    for cq_name, f in keys:
         side = sides[f]
-        row = QueueRow(f, cq or "(none)", nodes=side.nodes, allocatable=side.allocatable, usable=side.usable)
+        row = QueueRow(f, cq_name or "(none)", nodes=side.nodes, allocatable=side.allocatable, usable=side.usable)
         row.free, row.nodepools, row.missing = side.free, side.nodepools, side.missing
-        _add(state, row, [(cq, f)], quota, held)
+        _add(state, row, [(cq_name, f)], quota, held)
         rows.append(row)
     return rows
 
