@@ -17,6 +17,7 @@ from typing import Any
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, Pieces, caveated, skip_reason
 from gpulabel.checks.engine.judging import Accepted, Assessment, KeptJudgment, ObjectKey
 from gpulabel.k8s.dra.plugin import DraState
+from gpulabel.k8s.karpenter.objects import KarpenterState
 from gpulabel.k8s.nfd.objects import NfdState
 from gpulabel.model.chunks import SIZE, Chunks
 from gpulabel.model.cluster import KIND, ClusterState, Node, Pod
@@ -50,6 +51,7 @@ class IncrementalEvaluator:
         self._dra: DraState | None = None
         self._nfd: NfdState | None = None
         self._kueue: KueueState | None = None
+        self._karpenter: KarpenterState | None = None
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
         self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
         self._changed: set[str] = set()  # the nodes whose record changed since the last assess
@@ -98,6 +100,8 @@ class IncrementalEvaluator:
             self._nfd = None
         elif KIND[kind].field == "kueue":
             self._kueue = None
+        elif KIND[kind].field == "karpenter":
+            self._karpenter = None
         for keeper in self._keepers.values():
             keeper.touched(kind, key, old, record)
         return True
@@ -156,6 +160,8 @@ class IncrementalEvaluator:
             self._nfd = None
         elif KIND[kind].field == "kueue":
             self._kueue = None
+        elif KIND[kind].field == "karpenter":
+            self._karpenter = None
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
         names, order = self._names, self._order
@@ -248,6 +254,8 @@ class IncrementalEvaluator:
             self._nfd = NfdState.of_records(records("nfd"))
         if self._kueue is None:
             self._kueue = KueueState.of_records(records("kueue"))
+        if self._karpenter is None:
+            self._karpenter = KarpenterState.of_records(records("karpenter"))
         tuples = self._tuples
         for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass"):
             if kind not in tuples:
@@ -263,4 +271,5 @@ class IncrementalEvaluator:
             dra=self._dra,
             nfd=self._nfd,
             kueue=self._kueue,
+            karpenter=self._karpenter,
         )
