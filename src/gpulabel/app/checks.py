@@ -211,15 +211,24 @@ def run_pending(
 
 @dataclass(frozen=True, slots=True)
 class ExplainOptions:
-    """``explain node/NAME``: the node whose chain is walked."""
+    """``explain node/NAME``: the node whose chain is walked; ``explain workload/NS/NAME``: the Kueue Workload
+    (``workload`` ``NS/NAME``, ``node`` empty)."""
 
     node: str
+    workload: str = ""
 
     @classmethod
     def of(cls, target: str) -> ExplainOptions:
+        from gpulabel.checks.queues.explain import WORKLOAD_TYPES
+
         kind, _, name = target.partition("/")
+        if kind in WORKLOAD_TYPES:
+            namespace, _, wl = name.partition("/")
+            if not namespace or not wl or "/" in wl:
+                raise InputError(target, "give workload/NAMESPACE/NAME")
+            return cls("", f"{namespace}/{wl}")
         if kind not in ("node", "nodes", "no") or not name:
-            raise InputError(target, "give node/NAME")
+            raise InputError(target, "give node/NAME or workload/NAMESPACE/NAME")
         return cls(name)
 
 
@@ -237,6 +246,8 @@ def run_explain(
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()
+    if target.workload:  # app.explainworkload.run_explain_workload walks a Workload
+        raise InputError(f"workload/{target.workload}", "run_explain walks a node")
     kinds = opts.registry.kinds
     state = session.state(kinds)
     node = state.node(target.node)

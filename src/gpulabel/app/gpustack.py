@@ -29,7 +29,11 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
 
     check_by(opts.by)  # before anything is read
     from gpulabel.app.selected import EMPTY_EXIT, nothing_selected
+    from gpulabel.checks.queues.usage import BY_CLUSTERQUEUE, BY_FLAVOR
     from gpulabel.k8s.dra.objects import DRA_KINDS
+
+    if opts.by in (BY_FLAVOR, BY_CLUSTERQUEUE):
+        return _run_queue_gpus(session, opts, opts.by)
 
     state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
     empty = nothing_selected(session.source, state, opts.namespace)
@@ -39,6 +43,22 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
 
     outcome = Outcome(inventory_result(state, opts.by, condition_table(opts.health_conditions)))
     return outcome if empty is None else dataclasses.replace(outcome, code=EMPTY_EXIT, warnings=(empty,))
+
+
+def _run_queue_gpus(session: Session, opts: GpusOptions, by: str) -> Outcome:
+    """``gpus --by flavor|clusterqueue``: Kueue's GPU quota, what it admitted, and the flavors' nodes' GPUs. The
+    namespace narrows the Workloads counted, not the nodes' requested GPUs (the nodes are every pod's)."""
+    from gpulabel.checks.health.rules import condition_table
+    from gpulabel.checks.queues.usage import queue_result
+    from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
+    from gpulabel.model.kueue import KUEUE_KINDS
+
+    state = session.state(["Node", "Pod", *KUEUE_KINDS, *KARPENTER_KINDS])
+    if opts.namespace:
+        kueue = state.kueue
+        workloads = {k: w for k, w in kueue.workloads.items() if w.namespace == opts.namespace}
+        state = dataclasses.replace(state, kueue=dataclasses.replace(kueue, workloads=workloads))
+    return Outcome(queue_result(state, by, condition_table(opts.health_conditions)))
 
 
 def run_fleet_gpus(members: Sequence[Member], opts: GpusOptions) -> FleetCheck:

@@ -125,6 +125,7 @@ def _add_gpus(add: AddCommand) -> None:
         examples=(
             "gpus --by node.kubernetes.io/instance-type",
             "gpus --by namespace",
+            "gpus --by flavor",
             "gpus -o table",
             "gpus --context gpu-east --context gpu-west   # one inventory per cluster, each line led by its name",
         ),
@@ -134,7 +135,9 @@ def _add_gpus(add: AddCommand) -> None:
         "--by",
         metavar="LABEL",
         help="group by this node label (a pool) and product; 'namespace': GPUs requested per namespace "
-        "(and Kueue queue, label kueue.x-k8s.io/queue-name). free counts usable GPUs only: not lost "
+        "(and Kueue queue, label kueue.x-k8s.io/queue-name); 'flavor', 'clusterqueue': per Kueue ResourceFlavor "
+        "(or ClusterQueue and flavor) its nominal GPU quota, admitted and reserved GPUs and its nodes' GPUs "
+        "(docs/kueue.md). free counts usable GPUs only: not lost "
         "(capacity minus allocatable), not on a node with a GPU health condition, cordoned, NotReady or "
         "tainted NoSchedule/NoExecute (but nvidia.com/gpu)",
     )

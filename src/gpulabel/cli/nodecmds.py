@@ -103,10 +103,13 @@ def _add_explain(add: AddCommand) -> None:
         "walk the chain that makes a node's GPUs usable, link by link with its evidence: NFD, gpu.present, "
         "deploy labels, DaemonSets, operand pods, MIG, allocatable, GFD labels, the node",
         groups=("output", "cluster"),
-        examples=("explain node/lab-node-3 --snapshot examples/drifted-lab.yaml",),
+        examples=(
+            "explain node/lab-node-3 --snapshot examples/drifted-lab.yaml",
+            "explain workload/ml/job-a --snapshot examples/kueue-lab.yaml   # a Kueue Workload: queue, flavor, pods",
+        ),
         exits="0 no link broken at or above --fail-level, 1 one is, 2 bad input or an unusable cluster",
     )
-    p.add_argument("target", metavar="node/NAME")
+    p.add_argument("target", metavar="node/NAME|workload/NS/NAME")
     p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
@@ -124,6 +127,10 @@ def cmd_explain(ctx: Context) -> int:
     from gpulabel.cli.gpucmds import options
 
     target = ExplainOptions.of(ctx.args.target)
+    if target.workload:
+        from gpulabel.app.explainworkload import run_explain_workload
+
+        return ctx.finish(run_explain_workload(ctx.session(), target.workload, options(ctx), ctx.verdict()))
     evidence = evidence_options(ctx.args)
     return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict(), evidence))
 

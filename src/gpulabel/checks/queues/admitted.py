@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, node_groups, why_none
+from gpulabel.checks.queues.pools import pools_for
+from gpulabel.checks.queues.rules import CHECK, NodeGroups, flavor_nodes, flavor_requirements, node_groups, why_none
 from gpulabel.k8s.nodeaffinity import PodRequirements
+from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.kueue import PodSet, Workload
 
-__all__ = ["PODSET_LABEL", "admitted_pending"]
+__all__ = ["PODSET_LABEL", "admitted_pending", "pod_set_of"]
 
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 
@@ -30,7 +32,7 @@ def _admitted_by_owner(state: ClusterState) -> Mapping[str, Workload]:
     return {uid: wl for wl in state.kueue.workloads.values() if wl.admitted for _, uid in wl.owners if uid}
 
 
-def _pod_set(wl: Workload, pod: Pod) -> tuple[PodSet, tuple[str, ...]] | None:
+def pod_set_of(wl: Workload, pod: Pod) -> tuple[PodSet, tuple[str, ...]] | None:
     """The pod's pod set and the flavors assigned to it, by the pod set label (or the only pod set)."""
     name = pod.labels.get(PODSET_LABEL)
     if name is None and len(wl.pod_sets) == 1:
@@ -51,12 +53,19 @@ class _Nowhere:
         self.kept: dict[tuple[str, tuple[object, ...]], tuple[str, str, str] | None] = {}
 
     def why(self, flavor: str, req: PodRequirements) -> tuple[str, str, str] | None:
-        """Why ``flavor`` selects no node for a pod with ``req``'s tolerations; None when it selects some."""
+        """Why ``flavor`` selects no node for a pod with ``req``'s tolerations; None when it selects some, or when
+        a Karpenter NodePool would make one for the pod (with room under its limits)."""
         key = (flavor, req.tolerations)
         if key not in self.kept:
-            nodes = self.state.nodes
-            found = flavor_nodes(self.state.kueue.flavors[flavor], nodes, req.tolerations, self.groups)
-            self.kept[key] = None if found.nodes else why_none(found, nodes, self.groups)
+            nodes, rf = self.state.nodes, self.state.kueue.flavors[flavor]
+            found = flavor_nodes(rf, nodes, req.tolerations, self.groups)
+            pools = (
+                None
+                if found.nodes
+                else pools_for(flavor_requirements(rf, req.tolerations), self.state.karpenter.nodepools, G.GPU_RESOURCE)
+            )
+            made = pools is not None and bool(pools.takers) and pools.room() != 0
+            self.kept[key] = None if found.nodes or made else why_none(found, nodes, self.groups)
         return self.kept[key]
 
 
@@ -93,7 +102,7 @@ def admitted_pending(
         if pod.phase != "Pending" or pod.node_name or (namespace is not None and pod.namespace != namespace):
             continue
         wl = next((owners[uid] for _, uid in pod.owners if uid in owners), None)
-        placed = None if wl is None else _pod_set(wl, pod)
+        placed = None if wl is None else pod_set_of(wl, pod)
         if wl is None or placed is None:
             continue
         pod_set, flavors = placed

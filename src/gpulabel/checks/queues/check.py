@@ -18,7 +18,7 @@ from gpulabel.model.findings import Finding, Result
 
 __all__ = ["CHECK"]
 
-_FLAVOR_KINDS = frozenset({"Node", "ResourceFlavor", "ClusterQueue", "Topology"})
+_FLAVOR_KINDS = frozenset({"Node", "ResourceFlavor", "ClusterQueue", "Topology", "NodePool"})
 _POD_KINDS = frozenset({"Pod", "Workload"})
 
 

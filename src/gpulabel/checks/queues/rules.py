@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gpulabel.checks.queues.pools import Pools, pools_for
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.k8s.taints import FILTERING_EFFECTS, Toleration
 from gpulabel.model import gpustack as G
@@ -41,6 +42,7 @@ __all__ = [
     "FlavorNodes",
     "NodeGroups",
     "flavor_nodes",
+    "flavor_pools",
     "flavor_requirements",
     "is_gpu_resource",
     "node_groups",
@@ -69,6 +71,11 @@ REASONS: dict[str, Reason] = {
     ),
     "admitted-pending": Reason(
         "error", "a Pending pod of an admitted Workload: the flavor Kueue assigned it selects no node for it"
+    ),
+    "on-demand": Reason(
+        "info",
+        "a Karpenter NodePool makes the flavor's nodes on demand: the flavor selects no node yet, or its quota is "
+        "above its nodes' GPUs and the NodePools' limits leave room for the rest",
     ),
 }
 
@@ -233,19 +240,52 @@ def why_none(found: FlavorNodes, nodes: Sequence[Node], groups: NodeGroups | Non
     return "", "", why or "the input has no node"
 
 
-def _no_node(found: FlavorNodes, nodes: Sequence[Node], quota: str, groups: NodeGroups | None = None) -> Finding:
+def _pool_words(pools: Pools, key: str, value: str) -> str:
+    """What the NodePools say of a flavor no node matches: none read, or each one's refusal and the fix."""
+    if pools.takers:
+        return f"NodePool(s) {pools.names} carry its labels, but their limits leave no room for another node or GPU"
+    if not pools.refusals:
+        return "no Karpenter NodePool (dynamic, Ready) is in the input to make such nodes"
+    said = "; ".join(f"NodePool {p.name}: {err}" for p, err in pools.refusals)
+    if key and any("does not have known values" in err for _, err in pools.refusals):
+        said += (
+            f". {key} is written on a node only after it boots (GFD or NFD), so Karpenter cannot make a node for "
+            f"it: add {key}: {value} to the NodePool's spec.template.metadata.labels, or select the flavor by a "
+            "label the NodePool's template carries"
+        )
+    return "no NodePool makes such nodes (" + said + ")"
+
+
+def _no_node(
+    found: FlavorNodes, nodes: Sequence[Node], quota: str, pools: Pools, groups: NodeGroups | None = None
+) -> Finding:
     """The flavor selects no node: the first label no node carries, else the filter that left every node out."""
     name = found.flavor.name
+    key, value, why = why_none(found, nodes, groups)
     later = (
         f"; Kueue admits workloads to it ({quota}) and injects its labels as their nodeSelector, so their pods sit "
-        "Pending (unless an autoscaler makes such nodes on demand: gpulabel does not read NodePools)"
+        f"Pending: {_pool_words(pools, key, value)}"
     )
-    key, value, why = why_none(found, nodes, groups)
     if key:
         detail = f"flavor {name}: nodeLabels {key}={value} matches no node ({why}){later}"
         return Finding(CHECK, "no-node", key=key, value=value, args=(f"flavor/{name}", value, why), detail=detail)
     detail = f"flavor {name}: every label matches some node, but no node passes the scheduler's filters: {why}{later}"
     return Finding(CHECK, "no-node", args=(f"flavor/{name}", why), detail=detail)
+
+
+def _room_text(room: int | None) -> str:
+    return "no limit on GPUs" if room is None else f"room for {room} more GPU(s) under their limits"
+
+
+def _made_on_demand(found: FlavorNodes, quota: str, pools: Pools) -> Finding:
+    """The flavor selects no node yet, and a NodePool would make one for its pods."""
+    name = found.flavor.name
+    detail = (
+        f"flavor {name} selects no node yet; NodePool(s) {pools.names} carry its labels in their template "
+        f"({_room_text(pools.room())}): Karpenter makes its nodes when workloads admitted to it ({quota}) have "
+        "Pending pods"
+    )
+    return Finding(CHECK, "on-demand", args=(f"flavor/{name}", f"nodepool/{pools.takers[0][0].name}"), detail=detail)
 
 
 def _quotas(queues: Iterable[ClusterQueue]) -> dict[str, list[tuple[ClusterQueue, str, int]]]:
@@ -258,7 +298,10 @@ def _quotas(queues: Iterable[ClusterQueue]) -> dict[str, list[tuple[ClusterQueue
     return out
 
 
-def _gpu_findings(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]]) -> list[Finding]:
+def _gpu_findings(
+    found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]], pools: Mapping[str, Pools]
+) -> list[Finding]:
+    """``pools``: by GPU resource, the NodePools that make nodes for the flavor's pods."""
     ref = f"flavor/{found.flavor.name}"
     out: list[Finding] = []
     if found.unknown == len(found.nodes):
@@ -273,15 +316,30 @@ def _gpu_findings(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]
         return [Finding(CHECK, "no-gpu-node", args=(ref, f"{len(found.nodes)} node(s), 0 GPUs"), detail=detail)]
     for cq, resource, units in quotas:
         have = found.gpus.get(resource, 0)
-        if units > have:
-            cohort = f"; in cohort {cq.cohort}, borrowing admits more beyond it" if cq.cohort else ""
+        if units <= have:
+            continue
+        args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
+        mine = pools.get(resource, Pools())
+        room = mine.room() if mine.takers else 0
+        promise = f"ClusterQueue {cq.name} promises {units} {resource} on flavor {found.flavor.name}, whose "
+        if room is None or room >= units - have:
             detail = (
-                f"ClusterQueue {cq.name} promises {units} {resource} on flavor {found.flavor.name}, whose "
-                f"{len(found.nodes)} node(s) allocate {have}{cohort}: workloads admitted past {have} sit Pending "
-                "(unless an autoscaler adds such nodes: gpulabel does not read NodePools)"
+                f"{promise}{len(found.nodes)} node(s) allocate {have}; NodePool(s) {mine.names} make more such "
+                f"nodes on demand ({_room_text(room)}), enough for the other {units - have}"
             )
-            args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
-            out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
+            out.append(Finding(CHECK, "on-demand", args=(*args, f"nodepool/{mine.takers[0][0].name}"), detail=detail))
+            continue
+        cohort = f"; in cohort {cq.cohort}, borrowing admits more beyond it" if cq.cohort else ""
+        autoscaled = (
+            f"NodePool(s) {mine.names} add at most {room} more under their limits"
+            if mine.takers
+            else "no NodePool makes such nodes"
+        )
+        detail = (
+            f"{promise}{len(found.nodes)} node(s) allocate {have}{cohort}: workloads admitted past {have + room} "
+            f"sit Pending ({autoscaled})"
+        )
+        out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
     return out
 
 
@@ -317,6 +375,13 @@ def _row(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]]) -> dic
     }
 
 
+def flavor_pools(state: ClusterState, flavor: ResourceFlavor, resources: Iterable[str]) -> dict[str, Pools]:
+    """By GPU resource (sorted), the NodePools that would make a node for a pod admitted to ``flavor``."""
+    pools = state.karpenter.nodepools
+    req = flavor_requirements(flavor)
+    return {r: pools_for(req, pools, r) for r in sorted(resources)}
+
+
 def queues(state: ClusterState, groups: NodeGroups | None = None) -> Result:
     """Every flavor against the nodes; every ClusterQueue's flavors against the flavors that exist."""
     kueue = state.kueue
@@ -328,11 +393,16 @@ def queues(state: ClusterState, groups: NodeGroups | None = None) -> Result:
         found = flavor_nodes(flavor, state.nodes, groups=groups)
         mine = quotas.get(flavor.name, [])
         rows.append(_row(found, mine))
+        pools = flavor_pools(state, flavor, {r for _, r, _ in mine} or {G.GPU_RESOURCE})
         if not found.nodes:
             promised = ", ".join(f"{cq.name}: {units} {r}" for cq, r, units in mine) or "no GPU quota"
-            findings.append(_no_node(found, state.nodes, promised, groups))
+            some = next(iter(pools.values()))
+            if some.takers and some.room() != 0:
+                findings.append(_made_on_demand(found, promised, some))
+            else:
+                findings.append(_no_node(found, state.nodes, promised, some, groups))
             continue
-        findings.extend(_gpu_findings(found, mine))
+        findings.extend(_gpu_findings(found, mine, pools))
         findings.extend(_topology_findings(state, found))
     if "ClusterQueue" in state.kinds:
         for cq in kueue.cluster_queues.values():
