@@ -42,7 +42,7 @@ def load_cluster(
     for name in served:
         kind = KIND[name]
         where = f"{client.endpoint} {name}"
-        label_selector = field_selector = None
+        label_selector, field_selector = None, kind.field_selector
         if name == "Node":
             label_selector = node_selector
         elif name == "Pod":

@@ -16,13 +16,17 @@ admission webhooks of some schedulers still add ``runtimeClassName: nvidia`` to 
   no handlers is not judged.
 
 GPU pods are those requesting an ``nvidia.com/`` resource or with ResourceClaims; terminal pods are left out.
-Without RuntimeClasses in the input (a snapshot that holds none) nothing is said, and the caveat says so.
+The workload controllers' ``FailedCreate`` and the kubelet's ``FailedCreatePodSandBox`` Warning Events name
+what the objects alone cannot (a ReplicaSet or Job refused, a node whose runtime lacks a handler it does not
+report): :mod:`.events` joins them to the pod and the node. Without RuntimeClasses in the input (a snapshot
+that holds none) nothing is said, and the caveat says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpulabel.checks.runtime.events import event_findings
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import Reason
@@ -86,7 +90,8 @@ def _daemonset_finding(ds: DaemonSet, classes: Mapping[str, str]) -> list[Findin
 
 
 def runtime(state: ClusterState, namespace: str | None = None) -> list[Finding]:
-    """The DaemonSets' findings, then the GPU pods' in the state's order; none without RuntimeClasses."""
+    """The DaemonSets' findings, then the GPU pods' in the state's order, then what the Warning Events add
+    (:mod:`.events`); none without RuntimeClasses."""
     if "RuntimeClass" not in state.kinds:
         return []
     classes = {c.name: c.handler for c in state.runtime_classes}
@@ -95,4 +100,4 @@ def runtime(state: ClusterState, namespace: str | None = None) -> list[Finding]:
     for pod in state.pods:
         if pod.runtime_class and _gpu_pod(pod) and (namespace is None or pod.namespace == namespace):
             found.extend(_pod_findings(pod, classes, nodes))
-    return found
+    return found + event_findings(state, classes, found, namespace)

@@ -249,7 +249,7 @@ class IncrementalEvaluator:
         if self._kueue is None:
             self._kueue = KueueState.of_records(records("kueue"))
         tuples = self._tuples
-        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass"):
+        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass", "Event"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
         return ClusterState(
@@ -258,6 +258,7 @@ class IncrementalEvaluator:
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
             runtime_classes=tuples["RuntimeClass"],
+            events=tuples["Event"],
             source=self.source,
             kinds=frozenset(self.records),
             dra=self._dra,
