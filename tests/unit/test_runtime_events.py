@@ -155,3 +155,37 @@ def test_the_healthy_twins_raise_nothing() -> None:
         )
         == []
     )
+
+
+def cluster_policy(cdi: dict[str, Any], runtime_class_name: str | None = None) -> dict[str, Any]:
+    """A ClusterPolicy (nvidia.com/v1) with the newest operator's ``spec.cdi`` fields (enabled, default,
+    nriPluginEnabled: ``api/nvidia/v1/clusterpolicy_types.go`` ``CDIConfigSpec`` at a22dbf6)."""
+    spec: dict[str, Any] = {"cdi": cdi}
+    if runtime_class_name:
+        spec["operator"] = {"runtimeClass": runtime_class_name}
+    return {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy"},
+        "spec": spec,
+    }
+
+
+def details(*objects: dict[str, Any]) -> list[str]:
+    state = ClusterState.from_objects([("t", o) for o in (*objects, pod("web-0", runtime=None, gpu=False))])
+    return [f.detail for f in run_check("runtime", state, BUILTIN.options()).findings]
+
+
+def test_the_cluster_policys_nri_plugin_says_why_the_class_is_missing_and_which_fix() -> None:
+    refused = event("ReplicaSet", "train-7d9f8c5b4", "FailedCreate", REFUSED_RS)
+    klass = runtime_class("runc-other", "runc")
+    (nri,) = details(klass, cluster_policy({"enabled": True, "nriPluginEnabled": True}), refused)
+    assert "spec.cdi.nriPluginEnabled: true, so the operator creates no RuntimeClass nvidia" in nri
+    assert "drop runtimeClassName (or the admission webhook that adds it)" in nri
+    (bad,) = details(klass, cluster_policy({"enabled": False, "nriPluginEnabled": True}), refused)
+    assert "spec.cdi.enabled: false, which the operator refuses with NRI" in bad
+    (no_nri,) = details(klass, cluster_policy({"enabled": True}), node(), pod("train-0"))
+    assert "does not run the NRI plugin: the operator should have created it" in no_nri
+    # the policy names another class for the operator: it says nothing about nvidia
+    (other,) = details(klass, cluster_policy({"nriPluginEnabled": True}, "nvidia-cdi"), refused)
+    assert "ClusterPolicy" not in other

@@ -21,11 +21,13 @@ Two lines are matched, each as its writer prints it (Kubernetes v1.37.2 unless n
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
+from gpulabel.checks.runtime.policy import policy_note
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.evidence import EventNote
 from gpulabel.model.findings import Finding
+from gpulabel.model.records import JSON
 
 __all__ = ["CONTROLLERS", "event_findings", "refused_class", "sandbox_handler"]
 
@@ -53,7 +55,10 @@ def _gpu_class(name: str) -> bool:
 
 
 def _refusals(
-    events: Iterable[EventNote], classes: Mapping[str, str], templated: set[tuple[str, str]]
+    events: Iterable[EventNote],
+    classes: Mapping[str, str],
+    templated: set[tuple[str, str]],
+    policies: Sequence[JSON],
 ) -> list[Finding]:
     seen: dict[tuple[str, str, str, str], EventNote] = {}
     for e in events:
@@ -74,7 +79,7 @@ def _refusals(
             f"{kind} {ns}/{name} cannot create its pods: its FailedCreate Event ({e.count}x, last {e.time or '?'}) "
             f"says {e.message!r}; no RuntimeClass {klass} exists (RuntimeClasses: {known}): create it (the GPU "
             "Operator makes nvidia unless it runs in NRI mode) or drop runtimeClassName from its pod template "
-            "(or from the webhook that adds it) where CDI or NRI injects the GPUs"
+            "(or from the webhook that adds it) where CDI or NRI injects the GPUs" + policy_note(klass, policies)
         )
         where = f"{kind}/{ns}/{name}"
         ds = f"{ns}/{name}" if kind == "DaemonSet" else ""
@@ -132,4 +137,4 @@ def event_findings(
     said = {f.pod for f in earlier if f.pod}
     events = [e for e in state.events if namespace is None or e.namespace == namespace]
     pods = {(p.namespace, p.name): p for p in state.pods}
-    return _refusals(events, classes, templated) + _sandboxes(events, pods, classes, said)
+    return _refusals(events, classes, templated, state.cluster_policies) + _sandboxes(events, pods, classes, said)
