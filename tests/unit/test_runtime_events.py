@@ -112,7 +112,7 @@ def test_a_sandbox_failure_names_the_pod_and_its_node_for_containerd_and_cri_o()
         pod("train-0", runtime=None),
         event("Pod", "train-0", "FailedCreatePodSandBox", CONTAINERD),
     )
-    assert got == [("runtime-handler-missing", "gpu-1", "ml/train-0", "", ("(none: the runtime's default)", "nvidia"))]
+    assert got == [("runtime-handler-missing", "gpu-1", "ml/train-0", "", ("(default)", "nvidia"))]
 
 
 def test_a_pod_the_node_status_convicts_is_not_named_twice() -> None:

@@ -106,9 +106,10 @@ def _sandboxes(
     out = []
     for (ns, name), (e, handler) in sorted(seen.items()):
         pod = pods[(ns, name)]
-        klass = pod.runtime_class or "(none: the runtime's default)"
+        klass = pod.runtime_class or "(default)"
         detail = (
-            f"the kubelet on {pod.node_name} cannot create the pod's sandbox: its FailedCreatePodSandBox Event "
+            ("no runtimeClassName: the runtime's default handler; " if not pod.runtime_class else "")
+            + f"the kubelet on {pod.node_name} cannot create the pod's sandbox: its FailedCreatePodSandBox Event "
             f"({e.count}x, last {e.time or '?'}) says {e.message!r}; the node's container runtime has no handler "
             f"{handler}: configure it there (the GPU Operator's container toolkit writes it; check its pod on "
             "the node) or give the pod a RuntimeClass whose handler the node has"
