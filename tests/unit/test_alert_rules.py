@@ -144,7 +144,7 @@ def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_n
         for reason in reasons.split("|"):
             assert graded.get((check, reason)) in {"error", "warning"}, (rule["alert"], check, reason)
         (by,) = re.findall(r"max by \(([^)]*)\)", rule["expr"])
-        subject = "pod" if check in ("pending", "queues") else "node"  # queues pages on admitted pods
+        subject = "pod" if check in ("pending", "queues", "runtime") else "node"  # queues pages on admitted pods
         named = {subject, "operand"} if check == "operands" else {subject}  # an operands finding names its operand
         assert {s.strip() for s in by.split(",")} == {"cluster", *named, "check", "reason"}, rule["alert"]
         for label in named:
