@@ -189,3 +189,32 @@ def test_the_cluster_policys_nri_plugin_says_why_the_class_is_missing_and_which_
     # the policy names another class for the operator: it says nothing about nvidia
     (other,) = details(klass, cluster_policy({"nriPluginEnabled": True}, "nvidia-cdi"), refused)
     assert "ClusterPolicy" not in other
+
+
+def test_a_role_that_may_not_list_events_gets_an_answer_without_them(tmp_path: Any, monkeypatch: Any) -> None:
+    """A read-only role from before Events were read: the LIST of Events is forbidden (403); the load goes on
+    without them (Event not among the kinds read, as a snapshot without Events); any other kind's 403 stays an
+    error."""
+    import json
+
+    import pytest
+
+    from gpulabel.cluster.client import KubeClient
+    from gpulabel.cluster.live import load_cluster
+    from gpulabel.errors import ClusterError
+    from tests.objects import kubeconfig
+
+    forbidden = {"/api/v1/events"}
+
+    def server(method: str, path: str, query: Any = (), **_: object) -> tuple[int, bytes]:
+        if path in forbidden:
+            return 403, json.dumps({"kind": "Status", "message": f"{path} is forbidden", "code": 403}).encode()
+        return 200, json.dumps({"items": [], "metadata": {"resourceVersion": "7"}}).encode()
+
+    client = KubeClient(kubeconfig(tmp_path))
+    monkeypatch.setattr(client, "request_raw", server)
+    state = load_cluster(client, ["Node", "Pod", "Event"])
+    assert state.kinds == {"Node", "Pod"} and state.events == ()
+    forbidden.add("/api/v1/pods")
+    with pytest.raises(ClusterError):
+        load_cluster(client, ["Node", "Pod", "Event"])
