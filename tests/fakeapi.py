@@ -100,7 +100,8 @@ class FakeApi:
         self.before_write: Callable[[], None] | None = None  # runs once, before the next Lease write
         self.lock = threading.RLock()
         # the other kinds: collection path -> "namespace/name" -> object; scripted watches by path
-        self.objects: dict[str, dict[str, dict[str, Any]]] = {}
+        # Events are served by every API server (the runtime check LISTs and watches the Warning ones), none at first
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {"/api/v1/events": {}}
         self.kind_watches: dict[str, list[Watch]] = {}
 
     # -- state ------------------------------------------------------------------

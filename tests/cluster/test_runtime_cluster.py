@@ -1,13 +1,15 @@
 """RuntimeClasses with the real API server: a pod naming a missing RuntimeClass is refused (the RuntimeClass
 admission plugin, ``plugin/pkg/admission/runtimeclass/admission.go`` v1.37.2: ``pod rejected: RuntimeClass %q
 not found``), so a DaemonSet whose template names one never gets a pod (the DaemonSet controller's FailedCreate
-Events carry the refusal) and gpulabel names the DaemonSet from its template; a GPU pod whose class exists
-but whose node reports runtime handlers without the class's handler is named with its node.
+Events carry the refusal) and gpulabel names the DaemonSet from its template; a Deployment's ReplicaSet, whose
+template gpulabel does not read, is named from its FailedCreate Event, live and from a snapshot; a GPU pod whose
+class exists but whose node reports runtime handlers without the class's handler is named with its node.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from gpulabel_run import gpulabel
@@ -23,7 +25,7 @@ def runtime_findings(labcluster: LabCluster) -> list[dict[str, Any]]:
     return [f for f in json.loads(done.stdout)["findings"] if f["check"] == "runtime"]
 
 
-def test_a_missing_runtime_class_and_a_missing_handler(labcluster: LabCluster, ns: str) -> None:
+def test_a_missing_runtime_class_and_a_missing_handler(labcluster: LabCluster, ns: str, tmp_path: Path) -> None:
     client = KubeClient(str(labcluster.kubeconfig))
     tag = ns[-5:]
     node, missing, present = f"rt-{tag}", f"nvidia-missing-{tag}", f"nvidia-{tag}"
@@ -78,8 +80,58 @@ def test_a_missing_runtime_class_and_a_missing_handler(labcluster: LabCluster, n
 
         message = wait_for(failed_create, timeout=60, message="the DaemonSet controller's FailedCreate Event")
         assert f'pod rejected: RuntimeClass "{missing}" not found' in message, message
+        assert (
+            f'Error creating: pods "needs-nvidia-" is forbidden: pod rejected: RuntimeClass "{missing}" not found'
+            == (message)
+        ), message  # the form tests/unit/test_runtime_events.py reads
         found = [f for f in runtime_findings(labcluster) if f.get("daemonset") == f"{ns}/needs-nvidia"]
         assert [(f["reason"], f["args"]) for f in found] == [("runtime-class-missing", [missing])]
+
+        # 2b. a Deployment naming it: gpulabel never sees its pods' template, only its ReplicaSet's FailedCreate Event
+        gpu_class = f"nvidia-gone-{tag}"  # the GPU stack's names start nvidia: only those are said from an Event
+        template = {"runtimeClassName": gpu_class, "nodeSelector": {"rt": tag}, "containers": [container]}
+        deploy = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "trainer", "namespace": ns},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "trainer"}},
+                "template": {"metadata": {"labels": {"app": "trainer"}}, "spec": template},
+            },
+        }
+        labcluster.apply(deploy)
+
+        def replicaset_refused() -> dict[str, Any] | None:
+            events = labcluster.get("events", "-n", ns)["items"]
+            return next(
+                (
+                    e
+                    for e in events
+                    if e.get("reason") == "FailedCreate" and e["involvedObject"]["kind"] == "ReplicaSet"
+                ),
+                None,
+            )
+
+        refusal = wait_for(replicaset_refused, timeout=90, message="the ReplicaSet controller's FailedCreate Event")
+        rs = refusal["involvedObject"]["name"]
+        assert refusal["message"] == (
+            f'Error creating: pods "{rs}-" is forbidden: pod rejected: RuntimeClass "{gpu_class}" not found'
+        ), refusal["message"]
+        found = [f for f in runtime_findings(labcluster) if f["args"][:1] == [gpu_class]]
+        assert [(f["reason"], f["severity"], f["args"]) for f in found] == [
+            ("runtime-class-missing", "error", [gpu_class, f"ReplicaSet/{ns}/{rs}"])
+        ], found
+        # the same from a snapshot: the Warning Events are captured with the other kinds
+        snap = tmp_path / "runtime.json"
+        done = gpulabel(labcluster.kubeconfig, "snapshot", "-o", str(snap))
+        assert done.returncode == 0, done.stderr
+        done = gpulabel(labcluster.kubeconfig, "check", "--snapshot", str(snap), "-o", "json", "--fail-level", "error")
+        assert done.returncode == 1, done.stderr
+        again = [
+            f for f in json.loads(done.stdout)["findings"] if f["check"] == "runtime" and f["args"][:1] == [gpu_class]
+        ]
+        assert [f["args"] for f in again] == [[gpu_class, f"ReplicaSet/{ns}/{rs}"]]
 
         # 3. the class exists, the node's runtime reports no handler of it: the pod and its node are named
         klass = {
@@ -98,6 +150,8 @@ def test_a_missing_runtime_class_and_a_missing_handler(labcluster: LabCluster, n
             ("runtime-handler-missing", node, [present, present])
         ], found
     finally:
-        labcluster.kubectl("delete", "daemonsets,pods", "--all", "-n", ns, "--grace-period=0", "--force", check=False)
+        labcluster.kubectl(
+            "delete", "deployments,daemonsets,pods", "--all", "-n", ns, "--grace-period=0", "--force", check=False
+        )
         for path in reversed(made):
             client.request_raw("DELETE", path)

@@ -144,8 +144,8 @@ def test_finding_alerts_select_reasons_the_checks_give_at_error_or_warning_and_n
         for reason in reasons.split("|"):
             assert graded.get((check, reason)) in {"error", "warning"}, (rule["alert"], check, reason)
         (by,) = re.findall(r"max by \(([^)]*)\)", rule["expr"])
-        # queues pages on admitted pods, unrequested on the pods that see GPUs
-        subject = "pod" if check in ("pending", "queues", "unrequested") else "node"
+        # queues pages on admitted pods, unrequested on the pods that see GPUs, runtime on refused pods
+        subject = "pod" if check in ("pending", "queues", "unrequested", "runtime") else "node"
         named = {subject, "operand"} if check == "operands" else {subject}  # an operands finding names its operand
         assert {s.strip() for s in by.split(",")} == {"cluster", *named, "check", "reason"}, rule["alert"]
         for label in named:

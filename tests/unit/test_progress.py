@@ -121,27 +121,27 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     out = io.StringIO()
     notes: list[str] = []
     doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
-    # 5 nodes, 2 pods, and the DaemonSets listed empty: an empty typed List says the kind was read
-    assert len(doc["items"]) == 8 and doc["items"][-1] == {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSetList",
-        "items": [],
-    }
+    # 5 nodes, 2 pods, and the DaemonSets and Warning Events listed empty: an empty typed List says the kind was read
+    assert len(doc["items"]) == 9 and doc["items"][-2:] == [
+        {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
+        {"apiVersion": "v1", "kind": "EventList", "items": []},
+    ]
     kinds: set[str] = set()
     state = ClusterState.from_objects(list(iter_objects(doc, "capture", kinds)), "capture", kinds)
-    assert state.kinds == {"Node", "Pod", "DaemonSet"} and not state.daemonsets
+    assert state.kinds == {"Node", "Pod", "DaemonSet", "Event"} and not state.daemonsets
     path = tmp_path / "snapshot.json"
     path.write_bytes(orjson.dumps(doc))
     assert load_snapshots([str(path)]).kinds == state.kinds  # the file reader (one JSON List, streamed) too
     shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
-    assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/3"
-    assert "snapshot: Node 5 object(s), 3 page(s); kind 1/3" in shown
-    assert shown[-2:] == [
-        "snapshot: Pod 2 object(s), 1 page(s); kind 2/3",
-        "snapshot: DaemonSet 0 object(s), 1 page(s); kind 3/3",
+    assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/4"
+    assert "snapshot: Node 5 object(s), 3 page(s); kind 1/4" in shown
+    assert shown[-3:] == [
+        "snapshot: Pod 2 object(s), 1 page(s); kind 2/4",
+        "snapshot: DaemonSet 0 object(s), 1 page(s); kind 3/4",
+        "snapshot: Event 0 object(s), 1 page(s); kind 4/4",
     ]
     assert err.getvalue() == ""
-    assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet; not served: ClusterPolicy")
+    assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet, 0 Event; not served: ClusterPolicy")
 
 
 def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_live(
@@ -156,11 +156,12 @@ def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_
     assert empty == [
         {"apiVersion": "v1", "kind": "PodList", "items": []},
         {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
+        {"apiVersion": "v1", "kind": "EventList", "items": []},
     ]
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(doc))
     # the live load's kinds are the kinds listed: the snapshot's are the same, empty ones included
-    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet"})
+    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet", "Event"})
     out = io.StringIO()
     main(["check", "--snapshot", str(path)], out, io.StringIO())
     lines = out.getvalue().splitlines()

@@ -328,6 +328,7 @@ class KubeClient:
             item.setdefault("kind", kind)
             return item
 
+        kwargs.setdefault("field_selector", KIND[kind].field_selector)  # a kind read in part (Warning Events)
         return self.list_objects(self.kind_path(kind, namespace), with_kind, **kwargs)
 
     def kind_path(self, kind: str, namespace: str | None = None) -> str:

@@ -12,7 +12,7 @@ __all__ = ["WatchExpired", "watch_events"]
 
 
 def watch_events(
-    client: KubeClient, path: str, resource_version: str, timeout_seconds: int = 300
+    client: KubeClient, path: str, resource_version: str, timeout_seconds: int = 300, field_selector: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """Yield the events of one watch request (``ADDED``, ``MODIFIED``, ``DELETED``, ``BOOKMARK``).
 
@@ -29,6 +29,8 @@ def watch_events(
         ("allowWatchBookmarks", "true"),
         ("timeoutSeconds", str(timeout_seconds)),
     ]
+    if field_selector:  # a kind read in part (Warning Events), watched as it is LISTed
+        query.append(("fieldSelector", field_selector))
     try:
         resp = client.open("GET", path, query, read_timeout=timeout_seconds + 30, stream=True)
     except urllib3.exceptions.HTTPError as err:

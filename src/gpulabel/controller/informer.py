@@ -97,6 +97,7 @@ def follow(
     give_up_after: int | None = None,
     timeout_seconds: int = 300,
     on_end: Callable[[], None] | None = None,
+    field_selector: str | None = None,
 ) -> bool:
     """Watch ``path`` from ``version`` until ``stop`` (or ``retired``) is set or the watch cannot resume.
 
@@ -117,7 +118,7 @@ def follow(
 
     while not done():
         try:
-            for event in watch_events(client, path, version, timeout_seconds):
+            for event in watch_events(client, path, version, timeout_seconds, field_selector):
                 obj = event.get("object") or {}
                 version = (obj.get("metadata") or {}).get("resourceVersion") or version
                 failures = 0
@@ -189,7 +190,9 @@ class Informer:
             item.setdefault("kind", kind)  # a LIST's items carry no kind
             return _key(item), read(item, where)
 
-        items, version = self.client.list_objects(self.client.kind_path(kind), keyed)
+        items, version = self.client.list_objects(
+            self.client.kind_path(kind), keyed, field_selector=self.kind.field_selector
+        )
         self._read = read
         return tuple(items), version
 
@@ -249,6 +252,7 @@ class Informer:
             give_up_after=self.give_up_after,
             timeout_seconds=self.timeout_seconds,
             on_end=lambda: deliver(self._ended()),
+            field_selector=self.kind.field_selector,
         )
         return "relist" if relist else "stop"
 

@@ -16,6 +16,7 @@ from gpulabel.k8s.karpenter.objects import KarpenterState, nodeclaim_from_json, 
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.evidence import EventNote, event_from_json
 from gpulabel.model.kueue import (
     KUEUE_GROUP,
     KUEUE_VERSIONS,
@@ -63,6 +64,7 @@ class ClusterState:
     daemonsets: tuple[DaemonSet, ...] = ()
     cluster_policies: tuple[JSON, ...] = ()
     runtime_classes: tuple[RuntimeClass, ...] = ()  # node.k8s.io/v1 RuntimeClasses
+    events: tuple[EventNote, ...] = ()  # core/v1 Warning Events (controllers' FailedCreate, the kubelet's)
     source: str = ""
     kinds: frozenset[str] = frozenset()
     # -l chose the nodes: a node another object names (a ResourceSlice's nodeName) may be one it left out
@@ -122,6 +124,7 @@ class ClusterState:
             daemonsets=tuple(fields["daemonsets"]),
             cluster_policies=tuple(fields["cluster_policies"]),
             runtime_classes=tuple(fields["runtime_classes"]),
+            events=tuple(fields["events"]),
             source=source,
             kinds=frozenset(kinds),
             dra=DraState.from_objects(fields["dra"]),
@@ -134,6 +137,11 @@ class ClusterState:
 def _kept(obj: JSON, where: str) -> tuple[str, JSON]:
     """DRA objects are kept as read, with where they came from, and built into one DraState."""
     return where, obj
+
+
+def _event(obj: JSON, where: str) -> EventNote:
+    """A Warning Event as what ``kubectl describe`` lists: the object it is about, its reason and message."""
+    return event_from_json(obj)
 
 
 _ALWAYS_SERVED = ("", "apps")  # the core group and apps/v1
@@ -154,6 +162,8 @@ class Kind:
     new_reader: Callable[[], Callable[[JSON, str], Any]] | None = None
     # older versions the server may serve the kind at instead (a CRD's), in the order they are asked for
     older: tuple[str, ...] = ()
+    # a kind read in part: the LISTs' and watches' fieldSelector (Events: only the Warnings)
+    field_selector: str | None = None
 
     def reader(self) -> Callable[[JSON, str], Any]:
         """The reader for one load (snapshot files or LISTs): ``new_reader()`` where given, else ``read``."""
@@ -240,6 +250,18 @@ KINDS: tuple[Kind, ...] = (
         namespaced=False,
         read=runtime_class_from_json,
         field="runtime_classes",
+    ),
+    # Warning Events only (workload controllers' FailedCreate, the kubelet's FailedCreatePodSandBox): the runtime
+    # check joins them to the pods and nodes; Normal Events are not LISTed
+    Kind(
+        kind="Event",
+        group="",
+        version="v1",
+        resource="events",
+        namespaced=True,
+        read=_event,
+        field="events",
+        field_selector="type=Warning",
     ),
     Kind(
         kind="DeviceClass",

@@ -1,7 +1,7 @@
 """The ``runtime`` check, defined once: RuntimeClasses and runtime handlers GPU pods and DaemonSets need.
 
-Rerun whole when a Node, Pod, DaemonSet or RuntimeClass changes (:func:`~gpulabel.checks.engine.definition.whole`):
-correct, not incremental.
+Rerun whole when a Node, Pod, DaemonSet, RuntimeClass or Warning Event changes
+(:func:`~gpulabel.checks.engine.definition.whole`): correct, not incremental.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from gpulabel.model.findings import Result
 
 __all__ = ["CHECK"]
 
-_KINDS = ("Node", "Pod", "DaemonSet", "RuntimeClass")
+_KINDS = ("Node", "Pod", "DaemonSet", "RuntimeClass", "Event")
 
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:

@@ -16,15 +16,21 @@ admission webhooks of some schedulers still add ``runtimeClassName: nvidia`` to 
   no handlers is not judged.
 
 GPU pods are those requesting an ``nvidia.com/`` resource or with ResourceClaims; terminal pods are left out.
-Without RuntimeClasses in the input (a snapshot that holds none) nothing is said, and the caveat says so.
+The workload controllers' ``FailedCreate`` and the kubelet's ``FailedCreatePodSandBox`` Warning Events name
+what the objects alone cannot (a ReplicaSet or Job refused, a node whose runtime lacks a handler it does not
+report): :mod:`.events` joins them to the pod and the node. Without RuntimeClasses in the input (a snapshot
+that holds none) nothing is said, and the caveat says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from gpulabel.checks.runtime.events import event_findings
+from gpulabel.checks.runtime.policy import policy_note
 from gpulabel.model.cluster import ClusterState, DaemonSet, Node, Pod
 from gpulabel.model.findings import Finding
+from gpulabel.model.records import JSON
 from gpulabel.model.severity import Reason
 
 __all__ = ["NO_CLASSES", "REASONS", "runtime"]
@@ -46,19 +52,22 @@ def _gpu_pod(pod: Pod) -> bool:
     return not pod.terminal and bool(pod.gpu_resources or pod.spec.resource_claims)
 
 
-def _missing(name: str, classes: Mapping[str, str]) -> str:
+def _missing(name: str, classes: Mapping[str, str], policies: Sequence[JSON] = ()) -> str:
     known = ", ".join(sorted(classes)) or "none"
     return (
         f"runtimeClassName {name} but no RuntimeClass {name} exists (RuntimeClasses: {known}): the API server "
         f'refuses new pods naming it (RuntimeClass "{name}" not found); create it (the GPU Operator makes nvidia '
         "unless it runs in NRI mode) or drop runtimeClassName where CDI or NRI injects the GPUs"
+        + policy_note(name, policies)
     )
 
 
-def _pod_findings(pod: Pod, classes: Mapping[str, str], nodes: Mapping[str, Node]) -> list[Finding]:
+def _pod_findings(
+    pod: Pod, classes: Mapping[str, str], nodes: Mapping[str, Node], policies: Sequence[JSON]
+) -> list[Finding]:
     name = pod.runtime_class
     if name not in classes:
-        detail = _missing(name, classes)
+        detail = _missing(name, classes, policies)
         return [
             Finding("runtime", "runtime-class-missing", node=pod.node_name, pod=pod.ref, args=(name,), detail=detail)
         ]
@@ -77,22 +86,24 @@ def _pod_findings(pod: Pod, classes: Mapping[str, str], nodes: Mapping[str, Node
     ]
 
 
-def _daemonset_finding(ds: DaemonSet, classes: Mapping[str, str]) -> list[Finding]:
+def _daemonset_finding(ds: DaemonSet, classes: Mapping[str, str], policies: Sequence[JSON]) -> list[Finding]:
     name = ds.template_spec.get("runtimeClassName")
     if not isinstance(name, str) or not name or name in classes:
         return []
-    detail = _missing(name, classes) + "; the DaemonSet controller's FailedCreate Events say the same"
+    detail = _missing(name, classes, policies) + "; the DaemonSet controller's FailedCreate Events say the same"
     return [Finding("runtime", "runtime-class-missing", daemonset=ds.ref, args=(name,), detail=detail)]
 
 
 def runtime(state: ClusterState, namespace: str | None = None) -> list[Finding]:
-    """The DaemonSets' findings, then the GPU pods' in the state's order; none without RuntimeClasses."""
+    """The DaemonSets' findings, then the GPU pods' in the state's order, then what the Warning Events add
+    (:mod:`.events`); none without RuntimeClasses."""
     if "RuntimeClass" not in state.kinds:
         return []
     classes = {c.name: c.handler for c in state.runtime_classes}
     nodes = {n.name: n for n in state.nodes}
-    found = [f for ds in state.daemonsets for f in _daemonset_finding(ds, classes)]
+    policies = state.cluster_policies
+    found = [f for ds in state.daemonsets for f in _daemonset_finding(ds, classes, policies)]
     for pod in state.pods:
         if pod.runtime_class and _gpu_pod(pod) and (namespace is None or pod.namespace == namespace):
-            found.extend(_pod_findings(pod, classes, nodes))
-    return found
+            found.extend(_pod_findings(pod, classes, nodes, policies))
+    return found + event_findings(state, classes, found, namespace)

@@ -257,7 +257,7 @@ class IncrementalEvaluator:
         if self._karpenter is None:
             self._karpenter = KarpenterState.of_records(records("karpenter"))
         tuples = self._tuples
-        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass"):
+        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass", "Event"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
         return ClusterState(
@@ -266,6 +266,7 @@ class IncrementalEvaluator:
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
             runtime_classes=tuples["RuntimeClass"],
+            events=tuples["Event"],
             source=self.source,
             kinds=frozenset(self.records),
             dra=self._dra,
