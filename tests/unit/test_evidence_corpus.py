@@ -106,7 +106,7 @@ SETS = {
     "fitted-3": "Third corpus",
     "fitted-4": "Fourth corpus",
     "held-out": "Held out",
-    "held-out-fresh": "Fresh held out",
+    "fitted-5": "Fifth corpus",
 }
 
 
