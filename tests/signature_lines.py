@@ -87,6 +87,15 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "'sys_close' [-Werror=implicit-function-declaration]",
             "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/12 (kernel 5.17)",
         ),
+        (
+            "FATAL: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol 'paravirt_ops'",
+            "composed: Linux 2.6-4.x scripts/mod/modpost.c check_for_gpl_usage (fatal) with a symbol those kernels "
+            "made GPL-only",
+        ),
+        (
+            "ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol '__rcu_read_lock'",
+            "composed: Linux 5.x and later scripts/mod/modpost.c (error), a kernel that made an RCU symbol GPL-only",
+        ),
     ],
     "driver-secure-boot": [
         (
@@ -112,6 +121,16 @@ LINES: dict[str, list[tuple[str, str]]] = {
         (
             "Could not unload NVIDIA driver kernel modules, driver is in use",
             "https://github.com/NVIDIA/gpu-operator/issues/126 (driver container log)",
+        ),
+        (
+            "time=2026-11-30T10:12:01Z level=warning msg=Failed to unload kernel module nvidia_uvm: resource "
+            "temporarily unavailable",
+            "composed: NVIDIA/k8s-driver-manager v0.9.0 on cmd/driver-manager/main.go unloadDriver (logrus text)",
+        ),
+        (
+            "time=2026-11-30T10:12:01Z level=fatal msg=failed to uninstall nvidia driver components: failed to "
+            "unload driver: device or resource busy",
+            "composed: NVIDIA/k8s-driver-manager cleanupDriver (failed to unload driver: %w) with EBUSY",
         ),
     ],
     "driver-manager-drain": [
@@ -377,6 +396,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'module of DCGM that is not currently loaded"',
             "https://github.com/NVIDIA/gpu-monitoring-tools/issues/120 (dcgm-exporter 2.0 log)",
         ),
+        (
+            'time="2023-08-01T02:47:46Z" level=fatal msg="Failed to watch metrics: Error watching fields: Profiling '
+            'is not supported for this group of GPUs or GPU"',
+            "composed: dcgm-exporter 3.1 pkg/dcgmexporter/gpu_collector.go with DCGM's DCGM_ST_PROFILING_NOT_SUPPORTED",
+        ),
     ],
     "dcgm-exporter-listen": [
         (
@@ -404,6 +428,9 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'time=2026-11-30T10:12:01.000Z level=ERROR msg="Cannot init NVML library; err: ERROR_DRIVER_NOT_LOADED"',
             "composed: dcgm-exporter 4.x internal/pkg/nvmlprovider/provider.go (slog text format)",
         ),
+    ],
+    "dcgm-hostengine-start": [
+        ("Err: Failed to start DCGM Server: -3", "composed: NVIDIA/DCGM hostengine main (printf %d) with a status"),
     ],
     "image-pull": [
         (
@@ -444,6 +471,11 @@ _DRIVER_OK = [  # a driver pod that builds, loads and waits (NVIDIA/gpu-operator
     "Successfully unloaded nouveau driver",
     "nvidia driver module is already loaded with refcount 236",
     "Done, now waiting for signal",
+    # k8s-driver-manager v0.9 on (cmd/driver-manager/main.go): the ordinary unload of an idle driver
+    "time=2026-11-30T10:12:01Z level=info msg=Cleaning up NVIDIA driver",
+    "time=2026-11-30T10:12:01Z level=info msg=Unloading NVIDIA driver kernel modules",
+    # a module built on a kernel whose modpost only warns (unsigned or tainted module)
+    "WARNING: modpost: missing MODULE_LICENSE() in /usr/src/nvidia-550.54.15/kernel/nvidia-peermem.o",
 ]
 _TOOLKIT_OK = [  # nvidia-container-toolkit v1.17 Info lines (tools/container/runtime) and #448 as posted
     'time="2026-11-30T10:12:01Z" level=info msg="Starting \'setup\' for nvidia-toolkit"',
@@ -510,6 +542,14 @@ _DCGM_OK = [  # dcgm-exporter 3.1 (NVIDIA/dcgm-exporter#148 as posted, before th
     'time="2023-08-01T02:47:13Z" level=info msg="Initializing system entities of type: GPU"',
     'time="2026-11-30T10:12:01Z" level=info msg="Attempting to connect to remote hostengine at 10.0.0.7:5555"',
     'time="2026-11-30T10:12:01Z" level=info msg="Starting webserver"',
+    # pkg/cmd/app.go: DCGM's own words for a GPU without DCP support, on the info line that skips them
+    'time="2024-05-24T04:53:22Z" level=info msg="Not collecting DCP metrics: Error getting supported metrics: '
+    'Profiling is not supported for this group of GPUs or GPU"',
+]
+_HOSTENGINE_OK = [  # nv-hostengine in the nvidia-dcgm pod (NVIDIA/DCGM hostengine main) and the runtime wrapper
+    "Started host engine version 4.4.2 using port number: 5555",
+    "Host engine already running with pid 12",
+    "2024-02-16 08:59:03.773 WARN  [91:93] Skipping loading of module 8 in status 2",
 ]
 _EVENTS_OK = [  # the kubelet's ordinary Events on an operand pod
     'Pulled: Container image "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v22.9.0" already present on machine',
@@ -533,5 +573,6 @@ TWINS: dict[str, list[str]] = {
     "operator-validator": _VALIDATOR_OK,
     "mig-manager": _MIG_OK,
     "dcgm-exporter": _DCGM_OK,
+    "dcgm": _HOSTENGINE_OK,
     "*": _EVENTS_OK,
 }

@@ -100,3 +100,28 @@ def test_explain_names_why_gfd_wrote_no_labels_from_its_log(tmp_path: Path) -> N
     _, doc, _ = run("check", "--snapshot", str(path), "-o", "json")
     rows = [r for r in json.loads(doc)["evidence"] if r["node"] == "lab-node-1"]
     assert rows and {r["signature"] for r in rows} == {"gfd-nvml"} and {r["link"] for r in rows} == {"gfd-labels"}
+
+
+def test_the_exporter_of_a_failing_host_engine_is_read_although_ready() -> None:
+    """nvidia-dcgm not ready on a node: the dcgm-exporter beside it, Running and Ready, is blamed too and its running
+    container read (its log says the host engine went away); an exporter on another node is not."""
+    dcgm_sel = {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm": "true"}}
+    dcgm = DaemonSet("gpu-operator", "nvidia-dcgm", "uid-dcgm", dcgm_sel, {})
+    exp_sel = {"nodeSelector": {"nvidia.com/gpu.deploy.dcgm-exporter": "true"}}
+    exp = DaemonSet("gpu-operator", "nvidia-dcgm-exporter", "uid-exp", exp_sel, {})
+    pods = (
+        Pod("gpu-operator", "dcgm-1", "gpu-1", "Running", {}, {}, (("DaemonSet", "uid-dcgm"),), compiled({})[0]),
+        Pod("gpu-operator", "exp-1", "gpu-1", "Running", {}, {}, (("DaemonSet", "uid-exp"),), compiled({})[0]),
+        Pod("gpu-operator", "exp-2", "gpu-2", "Running", {}, {}, (("DaemonSet", "uid-exp"),), compiled({})[0]),
+    )
+    state = ClusterState(pods=pods, daemonsets=(dcgm, exp))
+    failed = Finding("operands", "not-ready", node="gpu-1", operand="dcgm", severity="error")
+    got = {(b.node, b.operand): b for b in blamed(state, [failed])}
+    assert set(got) == {("gpu-1", "dcgm"), ("gpu-1", "dcgm-exporter")}
+    assert not got[("gpu-1", "dcgm")].ready_read
+    exporter = got[("gpu-1", "dcgm-exporter")]
+    assert exporter.ready_read and exporter.pod is not None and exporter.pod.name == "exp-1"
+    # the exporter blamed on its own (not ready) is read as before, not twice
+    own = Finding("operands", "not-ready", node="gpu-1", operand="dcgm-exporter", severity="error")
+    both = [b for b in blamed(state, [own, failed]) if b.operand == "dcgm-exporter"]
+    assert len(both) == 1 and not both[0].ready_read

@@ -66,7 +66,14 @@ def test_every_operand_with_a_log_row_has_twins() -> None:
 
 # operands built from one code base print the same library's words (NVML loading): a line of one names the
 # same cause in the other's pod
-_SIBLINGS = {"device-plugin": "gpu-feature-discovery", "gpu-feature-discovery": "device-plugin"}
+# operands built from the same code, whose failure lines are the same words: the device plugin and GFD (one
+# repository), the standalone host engine and dcgm-exporter's embedded one (both DCGM's DcgmHostEngineHandler)
+_SIBLINGS = {
+    "device-plugin": "gpu-feature-discovery",
+    "gpu-feature-discovery": "device-plugin",
+    "dcgm": "dcgm-exporter",
+    "dcgm-exporter": "dcgm",
+}
 
 
 @pytest.mark.parametrize("row", [s for s in SIGNATURES if s.where == "log"], ids=lambda s: s.id)

@@ -33,6 +33,9 @@ __all__ = ["Blame", "Diagnosis", "Line", "blamed", "diagnose", "diagnose_all", "
 UNKNOWN_LINES = 3  # the lines shown when no signature matches: the fatal one and the errors before it
 _BLAMING = {("operands", "not-ready"), ("operands", "missing")}
 _EFFECT = {"gfd-labels": "gpu-feature-discovery", "mig": "mig-manager"}  # a link whose operand may look healthy
+# an operand whose failure another one on the node shows in its log while Running and Ready: the exporter of a
+# standalone host engine (nvidia-dcgm) that went away keeps serving without metrics (Host engine connection invalid)
+_DEPENDENT = {"dcgm": "dcgm-exporter"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +141,12 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
         else:
             continue
         wanted.setdefault((f.node, op), link_of(f) or "operand")
+    ready: set[tuple[str, str]] = set()
+    for (node, op), link in list(wanted.items()):
+        dep = _DEPENDENT.get(op)
+        if dep is not None and (node, dep) not in wanted:
+            wanted[(node, dep)] = link
+            ready.add((node, dep))
     if not wanted:
         return ()
     pods: dict[tuple[str, str], list[Pod]] = {}
@@ -158,7 +167,7 @@ def blamed(state: ClusterState, findings: Iterable[Finding]) -> tuple[Blame, ...
         ds_of: DaemonSet | None = by_operand.get(op)
         if first is not None:
             ds_of = next((sets[uid][1] for k, uid in first.owners if k == "DaemonSet" and uid in sets), ds_of)
-        out.append(Blame(node, op, link, first, ds_of, ready_read=link in _EFFECT))
+        out.append(Blame(node, op, link, first, ds_of, ready_read=link in _EFFECT or (node, op) in ready))
     return tuple(out)
 
 
