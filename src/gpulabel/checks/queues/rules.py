@@ -16,7 +16,7 @@ those) and the GPU resources' (the ExtendedResourceToleration admission plugin's
 GPUs). :func:`flavor_requirements` is that pod; a workload's own tolerations are added to it when one is
 judged. The findings: a flavor that selects no node (naming the label that matches nothing and the nearest
 value nodes do carry), a flavor with GPU quota whose nodes advertise no GPU, a ClusterQueue's nominal GPU
-quota above what the flavor's nodes allocate, a Topology level that no selected node carries, and a flavor
+quota (or the sum of several queues' quotas) above what the flavor's nodes allocate, a Topology level that no selected node carries, and a flavor
 or Topology named but absent.
 """
 
@@ -282,6 +282,20 @@ def _gpu_findings(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]
             )
             args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
             out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
+    for resource in resources:  # each queue's quota fits, but Kueue admits up to their sum (as measured)
+        mine = sorted((cq.name, units) for cq, r, units in quotas if r == resource and units > 0)
+        total, have = sum(units for _, units in mine), found.gpus.get(resource, 0)
+        if len(mine) > 1 and total > have and all(units <= have for _, units in mine):
+            names = ", ".join(name for name, _ in mine)
+            detail = (
+                f"ClusterQueues {names} promise {total} {resource} together on flavor {found.flavor.name}, whose "
+                f"{len(found.nodes)} node(s) allocate {have}: each quota fits, but Kueue admits up to their sum, so "
+                f"workloads admitted past {have} sit Pending (unless an autoscaler adds such nodes: gpulabel does not "
+                "read NodePools)"
+            )
+            queues = ",".join(f"clusterqueue/{name}" for name, _ in mine)
+            out.append(Finding(CHECK, "over-quota", args=(ref, queues, resource, f"quota={total}", f"allocatable={have}"),
+                               detail=detail))  # fmt: skip
     return out
 
 
