@@ -16,8 +16,8 @@ those) and the GPU resources' (the ExtendedResourceToleration admission plugin's
 GPUs). :func:`flavor_requirements` is that pod; a workload's own tolerations are added to it when one is
 judged. The findings: a flavor that selects no node (naming the label that matches nothing and the nearest
 value nodes do carry), a flavor with GPU quota whose nodes advertise no GPU, a ClusterQueue's nominal GPU
-quota (or the sum of several queues' quotas) above what the flavor's nodes allocate, a Topology level that no selected node carries, and a flavor
-or Topology named but absent.
+quota (or the sum of several queues' quotas) above what the flavor's nodes allocate, a Topology level that no
+selected node carries, and a flavor or Topology named but absent.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ REASONS: dict[str, Reason] = {
         "error", "a ResourceFlavor with GPU quota selects nodes, none of which advertises that GPU resource"
     ),
     "over-quota": Reason(
-        "warning", "a ClusterQueue's nominal GPU quota for a flavor is above the GPUs the flavor's nodes allocate"
+        "warning",
+        "a ClusterQueue's nominal GPU quota for a flavor (or several queues' together) is above the GPUs the "
+        "flavor's nodes allocate",
     ),
     "topology-label": Reason(
         "error", "a level of the flavor's Topology is a node label no node the flavor selects carries"
@@ -294,8 +296,8 @@ def _gpu_findings(found: FlavorNodes, quotas: list[tuple[ClusterQueue, str, int]
                 "read NodePools)"
             )
             queues = ",".join(f"clusterqueue/{name}" for name, _ in mine)
-            out.append(Finding(CHECK, "over-quota", args=(ref, queues, resource, f"quota={total}", f"allocatable={have}"),
-                               detail=detail))  # fmt: skip
+            args = (ref, queues, resource, f"quota={total}", f"allocatable={have}")
+            out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
     return out
 
 
