@@ -112,6 +112,19 @@ def test_a_quota_above_the_flavors_gpus_is_a_warning_with_both_numbers_and_one_t
     assert _findings(*nodes, flavor, K.cluster_queue("team", {"a100": {"nvidia.com/gpu": 12}})) == []
 
 
+def test_quotas_of_several_queues_that_each_fit_but_together_do_not_are_one_warning_with_the_sum() -> None:
+    # what the differential against the real Kueue showed: Kueue admits up to the sum of the queues' quotas
+    nodes = [K.gpu_node("a", A100_40), K.gpu_node("b", A100_40, gpus=4)]
+    flavor = K.flavor("a100", {PRODUCT: A100_40})
+    queues = [K.cluster_queue(n, {"a100": {"nvidia.com/gpu": 8}}) for n in ("team-b", "team-a")]
+    f = _one(*nodes, flavor, *queues)
+    assert (f.reason, f.severity) == ("over-quota", "warning")
+    assert f.args == ("flavor/a100", "clusterqueue/team-a,clusterqueue/team-b", "nvidia.com/gpu", "quota=16",
+                      "allocatable=12")  # fmt: skip
+    assert "each quota fits, but Kueue admits up to their sum" in f.detail
+    assert _findings(*nodes, flavor, K.cluster_queue("team-a", {"a100": {"nvidia.com/gpu": 4}}), queues[0]) == []
+
+
 def test_a_topology_level_no_selected_node_carries_is_an_error() -> None:
     rack = "cloud.provider.com/rack"
     nodes = [K.gpu_node("a", A100_40, labels={rack: "r1"}), K.gpu_node("h", "NVIDIA-H100-80GB-HBM3")]

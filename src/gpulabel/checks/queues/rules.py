@@ -16,8 +16,8 @@ those) and the GPU resources' (the ExtendedResourceToleration admission plugin's
 GPUs). :func:`flavor_requirements` is that pod; a workload's own tolerations are added to it when one is
 judged. The findings: a flavor that selects no node (naming the label that matches nothing and the nearest
 value nodes do carry), a flavor with GPU quota whose nodes advertise no GPU, a ClusterQueue's nominal GPU
-quota above what the flavor's nodes allocate, a Topology level that no selected node carries, and a flavor
-or Topology named but absent.
+quota (or the sum of several queues' quotas) above what the flavor's nodes allocate, a Topology level that no
+selected node carries, and a flavor or Topology named but absent.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ REASONS: dict[str, Reason] = {
         "error", "a ResourceFlavor with GPU quota selects nodes, none of which advertises that GPU resource"
     ),
     "over-quota": Reason(
-        "warning", "a ClusterQueue's nominal GPU quota for a flavor is above the GPUs the flavor's nodes allocate"
+        "warning",
+        "a ClusterQueue's nominal GPU quota for a flavor (or several queues' together) is above the GPUs the "
+        "flavor's nodes allocate",
     ),
     "topology-label": Reason(
         "error", "a level of the flavor's Topology is a node label no node the flavor selects carries"
@@ -316,31 +318,46 @@ def _gpu_findings(
         return [Finding(CHECK, "no-gpu-node", args=(ref, f"{len(found.nodes)} node(s), 0 GPUs"), detail=detail)]
     for cq, resource, units in quotas:
         have = found.gpus.get(resource, 0)
-        if units <= have:
-            continue
-        args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
-        mine = pools.get(resource, Pools())
-        room = mine.room() if mine.takers else 0
-        promise = f"ClusterQueue {cq.name} promises {units} {resource} on flavor {found.flavor.name}, whose "
-        if room is None or room >= units - have:
-            detail = (
-                f"{promise}{len(found.nodes)} node(s) allocate {have}; NodePool(s) {mine.names} make more such "
-                f"nodes on demand ({_room_text(room)}), enough for the other {units - have}"
+        if units > have:
+            args = (ref, f"clusterqueue/{cq.name}", resource, f"quota={units}", f"allocatable={have}")
+            promise = f"ClusterQueue {cq.name} promises {units} {resource} on flavor {found.flavor.name}, whose "
+            cohort = f"; in cohort {cq.cohort}, borrowing admits more beyond it" if cq.cohort else ""
+            out.append(_beyond(found, args, promise, units, pools.get(resource, Pools()), cohort))
+    for resource in resources:  # each queue's quota fits, but Kueue admits up to their sum (as measured)
+        each = sorted((cq.name, units) for cq, r, units in quotas if r == resource and units > 0)
+        total, have = sum(units for _, units in each), found.gpus.get(resource, 0)
+        if len(each) > 1 and total > have and all(units <= have for _, units in each):
+            queues = ",".join(f"clusterqueue/{name}" for name, _ in each)
+            args = (ref, queues, resource, f"quota={total}", f"allocatable={have}")
+            promise = (
+                f"ClusterQueues {', '.join(name for name, _ in each)} promise {total} {resource} together on flavor "
+                f"{found.flavor.name} (each quota fits, but Kueue admits up to their sum), whose "
             )
-            out.append(Finding(CHECK, "on-demand", args=(*args, f"nodepool/{mine.takers[0][0].name}"), detail=detail))
-            continue
-        cohort = f"; in cohort {cq.cohort}, borrowing admits more beyond it" if cq.cohort else ""
-        autoscaled = (
-            f"NodePool(s) {mine.names} add at most {room} more under their limits"
-            if mine.takers
-            else "no NodePool makes such nodes"
-        )
-        detail = (
-            f"{promise}{len(found.nodes)} node(s) allocate {have}{cohort}: workloads admitted past {have + room} "
-            f"sit Pending ({autoscaled})"
-        )
-        out.append(Finding(CHECK, "over-quota", args=args, detail=detail))
+            out.append(_beyond(found, args, promise, total, pools.get(resource, Pools()), ""))
     return out
+
+
+def _beyond(found: FlavorNodes, args: tuple[str, ...], promise: str, units: int, mine: Pools, cohort: str) -> Finding:
+    """A quota of ``units`` above the flavor's GPUs (``args``' allocatable): on-demand when ``mine``, the NodePools
+    that make its nodes, have room for the rest; else over-quota, saying how far they reach."""
+    have = int(args[-1].removeprefix("allocatable="))
+    room = mine.room() if mine.takers else 0
+    if room is None or room >= units - have:
+        detail = (
+            f"{promise}{len(found.nodes)} node(s) allocate {have}; NodePool(s) {mine.names} make more such "
+            f"nodes on demand ({_room_text(room)}), enough for the other {units - have}"
+        )
+        return Finding(CHECK, "on-demand", args=(*args, f"nodepool/{mine.takers[0][0].name}"), detail=detail)
+    autoscaled = (
+        f"NodePool(s) {mine.names} add at most {room} more under their limits"
+        if mine.takers
+        else "no NodePool makes such nodes"
+    )
+    detail = (
+        f"{promise}{len(found.nodes)} node(s) allocate {have}{cohort}: workloads admitted past {have + room} "
+        f"sit Pending ({autoscaled})"
+    )
+    return Finding(CHECK, "over-quota", args=args, detail=detail)
 
 
 def _topology_findings(state: ClusterState, found: FlavorNodes) -> list[Finding]:
