@@ -199,9 +199,11 @@ def run_pending(
     ``explain`` (wide and structured output) also reads the NodeFeatureRules behind a selected NFD label.
     """
     from gpulabel.k8s.dra.objects import DRA_KINDS
+    from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
     from gpulabel.k8s.nfd.objects import NFD_KINDS
 
-    kinds = ["Node", "Pod", *DRA_KINDS, *(NFD_KINDS if explain else ())]
+    # NodePools and NodeClaims: the autoscaler's verdict of a pod that fits no node (checks/pending/autoscale.py)
+    kinds = ["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS, *(NFD_KINDS if explain else ())]
     state = session.state(kinds, pod_field_selector=LIVE_PODS)
     outcome = judge(run_check("pending", state, opts), state, verdict or Verdict())
     # live lists no finished pod (LIVE_PODS), a snapshot holds them: a namespace of only finished pods would be
