@@ -21,7 +21,10 @@ NAME = "example.com/gpu-name"
 
 
 def gpu_pod(gpus: int = 1, **spec: Any) -> dict[str, Any]:
-    return {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus), "cpu": "100m"}}}], **spec}
+    return {
+        "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus), "cpu": "100m"}}}],
+        **spec,
+    }
 
 
 def required(*terms: list[tuple[str, str, list[str]]]) -> dict[str, Any]:
@@ -69,11 +72,15 @@ def test_without_instance_types_the_verdict_says_what_it_did_not_judge() -> None
 def test_limits_filter_instance_types_by_capacity() -> None:
     small = nodepool_from_json(nodepool("small", limits={"cpu": "1"}))
     verdict = decide(pod_terms(gpu_pod()), [small], KWOK, instance_types=TYPES)
-    assert verdict.message == "Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=small)"
+    assert (
+        verdict.message
+        == "Failed to schedule pod, all available instance types exceed limits for nodepool (NodePool=small)"
+    )
 
 
 def test_a_nodepool_no_instance_type_serves_takes_no_pod() -> None:
-    """``NewScheduler`` drops it; with none left: ``nodepool requirements filtered out all available instance types``."""
+    """``NewScheduler`` drops it; with none left:
+    ``nodepool requirements filtered out all available instance types``."""
     nope = [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p-b200-8x"]}]
     none = nodepool_from_json(nodepool("none", nope))
     verdict = decide(pod_terms(gpu_pod()), [none], KWOK, instance_types=TYPES)

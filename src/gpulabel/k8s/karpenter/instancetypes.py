@@ -215,7 +215,10 @@ def filter_error(
     elif fits_offering:
         why = "no instance type which had enough resources and the required offering met the scheduling requirements"
     elif req_offering:
-        why = "no instance type which met the scheduling requirements and the required offering had the required resources"
+        why = (
+            "no instance type which met the scheduling requirements and the required offering had the required "
+            "resources"
+        )
     else:
         why = "no instance type met the requirements/resources/offering tuple"
     return (), f"{why}, resources={_requests_text(requests)}"

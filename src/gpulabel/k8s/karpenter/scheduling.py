@@ -288,7 +288,8 @@ def _template_options(
     pools: Sequence[NodePool], types: Sequence[InstanceType], provider: Provider
 ) -> dict[str, tuple[InstanceType, ...]]:
     """``NewScheduler``'s prefilter: each NodePool's instance types that its template's requirements leave (an empty
-    pod, no requests); a NodePool with none left is dropped (Karpenter publishes ``NoCompatibleInstanceTypes`` on it)."""
+    pod, no requests); a NodePool with none left is dropped (Karpenter publishes ``NoCompatibleInstanceTypes``
+    on it)."""
     out = {}
     for pool in pools:
         kept, _ = filter_error(types, template_requirements(pool), {}, provider.well_known)
