@@ -65,7 +65,6 @@ USED = "lab/used"
 # taints, the scheduler does, so no probe is ever bound to a node made for another (nodes stay in flight)
 HELD = {"key": "lab/held", "value": "true", "effect": "NoSchedule"}
 HOSTNAME = "kubernetes.io/hostname"
-SLOW_CLAIMS: set[str] = set()  # none: the in-flight case runs after the differential
 GPU_KEYS = ("example.com/gpu-name", "example.com/gpu-count", "example.com/gpu-manufacturer")
 NODECLASS = {"group": "karpenter.kwok.sh", "kind": "KWOKNodeClass", "name": "default"}
 
@@ -437,7 +436,7 @@ def _without_node(client: KubeClient) -> set[str]:
     listed, _ = client.list_objects("/apis/karpenter.sh/v1/nodeclaims", lambda o: o["metadata"])
     claims = [m["name"] for m in listed if not m.get("deletionTimestamp")]
     nodes, _ = client.list_objects("/api/v1/nodes", lambda o: (o["metadata"].get("labels") or {}).get(HOSTNAME))
-    return set(claims) - set(nodes) - SLOW_CLAIMS
+    return set(claims) - set(nodes)
 
 
 def _pause_on_used_nodes(lab: LabCluster, client: KubeClient) -> None:
