@@ -361,8 +361,8 @@ def _kind(message: str) -> str:
     """What one NodePool's error says, without the details that follow (requirements, resources)."""
     for cut in (", requirements=", ", resources="):
         message = message.split(cut, 1)[0]
-    if message.startswith("incompatible requirements, key "):
-        return message.split(",", 2)[0] + "," + message.split(",", 2)[1]
+    if message.startswith(("incompatible requirements, key ", "key ")):  # Intersects joins conflicts in map order
+        return message.removeprefix("incompatible requirements, ").split(",", 1)[0] + ","
     if "does not have known values" in message:  # Go names the first undefined key in map order: any of them
         return "does not have known values"
     return message
