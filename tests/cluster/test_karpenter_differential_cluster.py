@@ -444,6 +444,12 @@ def _pause_on_used_nodes(lab: LabCluster, client: KubeClient) -> None:
     it): no probe of the next batch can land on a node, existing or in flight, made for an earlier one (the
     scheduler may bind a probe to another new node than the one made for it, and Karpenter may make a second
     NodeClaim for a probe before it is deleted)."""
+
+    def gone() -> bool:  # the earlier batches' NodeClaims, deleted: until Karpenter sees that, they are capacity
+        claims, _ = client.list_objects("/apis/karpenter.sh/v1/nodeclaims", lambda o: o["metadata"]["name"])
+        return not claims
+
+    wait_for(gone, timeout=120, message="for the earlier batches' NodeClaims to be gone")
     while True:
         wait_for(lambda: not _without_node(client), timeout=60, message="for every NodeClaim to have its Node")
         _signal(lab, signal.SIGSTOP)
