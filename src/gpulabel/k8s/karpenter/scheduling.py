@@ -21,9 +21,16 @@ function naming the file and function it follows:
 - limits (``scheduler.go`` ``addToNewNodeClaim``, ``updateRemainingResources``, ``filterByRemainingResources``):
   ``spec.limits`` less the capacity of the pool's nodes (each node counts ``nodes: 1``).
 
-What it does not model: instance types and offerings (resources, ``minValues``), topology spread, pod
-(anti-)affinity, volumes, in-flight NodeClaims and existing nodes. What a real cloud's instance types hold is
-not known here: :func:`limit_error` says so (``None`` capacities) rather than guess.
+- with instance types given (the kwok provider's file, :mod:`gpulabel.k8s.karpenter.instancetypes`): each
+  template's instance types prefiltered by its requirements (``NewScheduler``; a NodePool none is left for takes no
+  pod), the limits as ``filterByRemainingResources``, and the pod's requirements and requests against them
+  (``tryVolumeAlternative``: ``filterInstanceTypesByRequirements``), so a first required term no instance type
+  can serve is relaxed away as Karpenter does.
+
+What it does not model: ``minValues``, daemon overhead, host ports, topology spread, pod (anti-)affinity, volumes,
+DRA allocation, in-flight NodeClaims and existing nodes. What a real cloud's instance types hold is not known here:
+without instance types the verdict says so (:attr:`Verdict.unknown`) and :func:`limit_error` judges only the
+``nodes`` limit rather than guess.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from gpulabel.k8s.karpenter.instancetypes import InstanceType, filter_error, pod_requests, within_limits
 from gpulabel.k8s.karpenter.objects import INITIALIZED_LABEL, NODEPOOL_LABEL, REGISTERED_LABEL, NodePool
 from gpulabel.k8s.karpenter.providers import Provider
 from gpulabel.k8s.karpenter.requirements import NORMALIZED_LABELS, Requirements, go_atoi, requirement
@@ -41,6 +49,8 @@ from gpulabel.k8s.taints import Taint, Toleration
 
 __all__ = [
     "DRA_IGNORED",
+    "NO_TEMPLATES",
+    "UNKNOWN_INSTANCE_TYPES",
     "Expression",
     "PodTerms",
     "Verdict",
@@ -58,6 +68,10 @@ __all__ = [
 
 Expression = tuple[str, str, tuple[str, ...]]  # a NodeSelectorRequirement: key, operator, values
 DRA_IGNORED = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
+NO_TEMPLATES = "nodepool requirements filtered out all available instance types"  # scheduler.go add
+UNKNOWN_INSTANCE_TYPES = (
+    "the provider's instance types are not known here: their resources and offerings were not judged"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +84,7 @@ class PodTerms:
     tolerations: tuple[Toleration, ...] = ()
     match_fields: bool = False  # some required term has matchFields
     claims: bool = False  # spec.resourceClaims
+    requests: tuple[tuple[str, Fraction], ...] = ()  # resources.RequestsForPods (pods: 1 included)
 
 
 def _exprs(raw: Any) -> tuple[Expression, ...]:
@@ -105,6 +120,7 @@ def pod_terms(spec: Mapping[str, Any]) -> PodTerms:
         ),
         match_fields=any(t.get("matchFields") is not None for t in terms or ()),
         claims=bool(spec.get("resourceClaims")),
+        requests=tuple(sorted(pod_requests(spec).items())),
     )
 
 
@@ -205,7 +221,8 @@ def _requirement_errors(key: str, op: str, values: Sequence[str], provider: Prov
         shown = " ".join(f"{v}:{{}}" for v in sorted(known))  # %v of a sets.Set: Go prints a map, keys sorted
         given = " ".join(values)
         errs.append(f"no valid values found in [{given}] for {key}, expected one of: map[{shown}], got: [{given}]")
-    if op in ("Gt", "Lt", "Gte", "Lte") and (len(values) != 1 or (go_atoi(values[0]) or -1) < 0):
+    bound = go_atoi(values[0]) if len(values) == 1 else None  # "0" is a valid bound (strconv.Atoi, then < 0)
+    if op in ("Gt", "Lt", "Gte", "Lte") and (bound is None or bound < 0):
         errs.append(f"key {key} with operator {op} must have a single positive integer value")
     return errs
 
@@ -264,6 +281,50 @@ class Verdict:
     message: str  # "" when a NodePool takes it
     relaxed: int = 0  # how many relaxation steps it took
     event: bool = True  # whether Karpenter writes the message as a FailedScheduling Event
+    unknown: str = ""  # what could not be judged (UNKNOWN_INSTANCE_TYPES without instance types), "" when nothing
+
+
+def _template_options(
+    pools: Sequence[NodePool], types: Sequence[InstanceType], provider: Provider
+) -> dict[str, tuple[InstanceType, ...]]:
+    """``NewScheduler``'s prefilter: each NodePool's instance types that its template's requirements leave (an empty
+    pod, no requests); a NodePool with none left is dropped (Karpenter publishes ``NoCompatibleInstanceTypes``
+    on it)."""
+    out = {}
+    for pool in pools:
+        kept, _ = filter_error(types, template_requirements(pool), {}, provider.well_known)
+        if kept:
+            out[pool.name] = kept
+    return out
+
+
+def _limited(
+    pool: NodePool, used: Mapping[str, str], types: tuple[InstanceType, ...]
+) -> tuple[InstanceType, ...] | str:
+    """``addToNewNodeClaim``'s limits with instance types known: the error, or the instance types within them."""
+    if not pool.limits:
+        return types
+    remaining = {k: parse_quantity(v) - parse_quantity(used.get(k, "0")) for k, v in pool.limits.items()}
+    if remaining.get("nodes", Fraction(1)) == 0:
+        return f"node limits have been exhausted for nodepool (NodePool={pool.name})"
+    kept = within_limits(types, remaining)
+    return kept or f"all available instance types exceed limits for nodepool (NodePool={pool.name})"
+
+
+def _new_nodeclaim_error(
+    pool: NodePool, pod: PodTerms, provider: Provider, types: tuple[InstanceType, ...], used: Mapping[str, str]
+) -> str | None:
+    """``addToNewNodeClaim`` for one template with its instance types: limits, ``CanAdd`` (taints, requirements),
+    then ``filterInstanceTypesByRequirements`` on the template's and the pod's requirements and the pod's requests."""
+    limited = _limited(pool, used, types)
+    if isinstance(limited, str):
+        return limited
+    err = nodepool_error(pool, pod, provider)
+    if err is not None:
+        return err
+    reqs = template_requirements(pool).added(pod_requirements(pod).values())
+    _, why = filter_error(limited, reqs, dict(pod.requests), provider.well_known)
+    return why
 
 
 def decide(
@@ -272,11 +333,14 @@ def decide(
     provider: Provider,
     used: Mapping[str, Mapping[str, str]] | None = None,
     capacities: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
+    instance_types: Sequence[InstanceType] | None = None,
 ) -> Verdict:
     """``Scheduler.trySchedule`` for a new NodeClaim: the first NodePool (by weight) that takes the pod, at the
     first relaxation step any does; else ``Failed to schedule pod, <each NodePool's error joined by "; ">``
     of the last step. Only dynamic, Ready NodePools not being deleted take part (``Provisioner.NewScheduler``).
-    ``used``/``capacities`` by NodePool name feed :func:`limit_error`."""
+    ``used`` by NodePool name: the capacity its nodes have (limits). ``instance_types``: the provider's (known for
+    kwok, from its file), judged as Karpenter does; ``None``: not known, the verdict says so (``unknown``) and only
+    ``capacities`` (by NodePool name) feed :func:`limit_error`."""
     if (why := refused(pod, provider)) is not None:
         return Verdict(None, f"Failed to schedule pod, {why[0]}", event=why[1])
     # Provisioner.NewScheduler: static, not Ready and deleting NodePools are left out; none left, no Event
@@ -284,14 +348,24 @@ def decide(
     if not ordered:
         return Verdict(None, "no dynamic nodepools found", event=False)
     prefer = any(t.effect == "PreferNoSchedule" for p in ordered for t in p.taints)
+    unknown = UNKNOWN_INSTANCE_TYPES if instance_types is None else ""
+    options = None if instance_types is None else _template_options(ordered, instance_types, provider)
+    if options is not None:
+        ordered = [p for p in ordered if p.name in options]
+        if not ordered:
+            return Verdict(None, f"Failed to schedule pod, {NO_TEMPLATES}")
     errors: list[str] = []
     step = 0
     for step, attempt in enumerate(relaxed(pod, prefer)):
         errors = []
         for pool in ordered:
-            caps = None if capacities is None else capacities.get(pool.name)
-            err = limit_error(pool, (used or {}).get(pool.name, {}), caps) or nodepool_error(pool, attempt, provider)
+            pool_used = (used or {}).get(pool.name, {})
+            if options is not None:
+                err = _new_nodeclaim_error(pool, attempt, provider, options[pool.name], pool_used)
+            else:
+                caps = None if capacities is None else capacities.get(pool.name)
+                err = limit_error(pool, pool_used, caps) or nodepool_error(pool, attempt, provider)
             if err is None:
-                return Verdict(pool.name, "", step)
+                return Verdict(pool.name, "", step, unknown=unknown)
             errors.append(err)
-    return Verdict(None, "Failed to schedule pod, " + "; ".join(errors), step)
+    return Verdict(None, "Failed to schedule pod, " + "; ".join(errors), step, unknown=unknown)
