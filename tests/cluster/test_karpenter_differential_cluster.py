@@ -31,8 +31,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -40,13 +39,15 @@ from typing import Any
 import pytest
 from labcluster_support import BINARY, LabCluster, LabClusterError, wait_for
 
+from gpulabel.checks.pending.autoscale import AutoscaleVerdict, autoscaler_verdict
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.live import load_cluster
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated, pod_event
-from gpulabel.k8s.karpenter.instancetypes import kwok_instance_types, kwok_provider
+from gpulabel.k8s.karpenter.instancetypes import InstanceType, kwok_instance_types, kwok_provider
 from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
-from gpulabel.k8s.karpenter.scheduling import PodTerms, Verdict, decide, pod_terms
+from gpulabel.k8s.karpenter.scheduling import Verdict
 from gpulabel.k8s.quantity import parse_quantity
+from gpulabel.model.cluster import ClusterState
 from gpulabel.model.records import Pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -291,22 +292,27 @@ def karpenter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabCluster]:
 # --- gpulabel's side and Karpenter's --------------------------------------------------------------------------
 
 
-def _terms_of(pod: Pod) -> PodTerms:
-    """The model's reading of a pod gpulabel loaded: the scheduling fields it kept
-    (``PodSpec.key``: a pin mark, then their JSON; no probe is pinned) and its requests as the scheduler counts
-    them (cpu in millicores, the rest in units)."""
-    terms = pod_terms(json.loads(pod.spec.key[1:]))  # after the one-byte pin mark (model/podspec.py _content)
-    requests = {k: Fraction(v, 1000) if k == "cpu" else Fraction(v) for k, v in pod.requests.items()}
-    return replace(terms, requests=tuple(sorted({**requests, "pods": Fraction(1)}.items())))
+def _verdict(state: ClusterState, pod: Pod, types: Sequence[InstanceType]) -> AutoscaleVerdict:
+    """gpulabel's per-pod verdict (``checks/pending/autoscale.autoscaler_verdict``, what ``pending`` reports), with
+    kwok's instance types from its file: its kind must agree with the decision of the rules it rests on."""
+    verdict = autoscaler_verdict(state, pod, instance_types=types, provider=kwok_provider(types, GPU_KEYS))
+    assert verdict is not None and verdict.model is not None, verdict  # NodePools exist; no Event was read
+    assert (verdict.kind != "none") == (verdict.model.nodepool is not None), verdict
+    return verdict
 
 
 def gpulabel_verdicts(client: KubeClient, names: list[str]) -> dict[str, Verdict]:
-    """The model on what gpulabel's loaders read live: NodePools, NodeClaims, Nodes, Pods."""
+    """gpulabel's verdict on what its loaders read live (NodePools, NodeClaims, Nodes, Pods): per pod, the
+    decision it rests on, compared with Karpenter's."""
     state = load_cluster(client, ["Node", "Pod", *KARPENTER_KINDS])
     types = kwok_instance_types(TYPES_FILE.read_text())
-    provider = kwok_provider(types, GPU_KEYS)
     pods = {p.name: p for p in state.pods if p.namespace == NS}
-    return {n: decide(_terms_of(pods[n]), state.karpenter.nodepools, provider, instance_types=types) for n in names}
+    out = {}
+    for n in names:
+        model = _verdict(state, pods[n], types).model
+        assert model is not None
+        out[n] = model
+    return out
 
 
 def _events(client: KubeClient) -> list[dict[str, Any]]:
@@ -546,6 +552,8 @@ def test_a_pod_whose_node_is_in_flight_is_no_error(karpenter: LabCluster) -> Non
     (record,) = [p for p in state.pods if p.namespace == NS and p.name == "inflight"]
     assert not record.node_name
     types = kwok_instance_types(TYPES_FILE.read_text())
-    verdict = decide(_terms_of(record), state.karpenter.nodepools, kwok_provider(types, GPU_KEYS), instance_types=types)
-    assert verdict.nodepool == "slow" and not verdict.message, verdict
+    verdict = _verdict(state, record, types)  # without the Event: the chosen NodePool's NodeClaim is in flight
+    assert verdict.kind == "coming" and verdict.nodepool == "slow" and not verdict.message, verdict
+    told = autoscaler_verdict(state, record, [said], instance_types=types, provider=kwok_provider(types, GPU_KEYS))
+    assert told is not None and told.kind == "coming" and told.nodeclaim == said.nodeclaim and told.nominated, told
     lab.kubectl("delete", "pod", "-n", NS, "inflight", "--grace-period=0", "--force", "--wait=false", check=False)

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Literal, Protocol
 
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
+from gpulabel.k8s.karpenter.instancetypes import InstanceType
 from gpulabel.k8s.karpenter.objects import NodeClaim, NodePool
 from gpulabel.k8s.karpenter.providers import AWS, AZURE, CORE, GCP, Provider, kwok
-from gpulabel.k8s.karpenter.scheduling import decide, pod_terms
+from gpulabel.k8s.karpenter.scheduling import PodTerms, Verdict, decide, pod_terms
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import Reason
@@ -87,6 +89,8 @@ class AutoscaleVerdict:
     - ``message``: Karpenter's words (``none``: its FailedScheduling message, or why it writes none)
     - ``unknown_keys``: the label keys no NodePool template knows (``none``); ``fix``: what to change
     - ``provider``: the provider whose well-known keys were used, and ``nominated``: the evidence was an Event
+    - ``model``: the decision of Karpenter's rules it rests on (``None`` where an Event or the pod alone decided):
+      what the differential against the real Karpenter compares (tests/cluster/test_karpenter_differential_cluster.py)
     """
 
     kind: Literal["coming", "can", "none"]
@@ -98,6 +102,7 @@ class AutoscaleVerdict:
     fix: str = ""
     provider: str = ""
     nominated: bool = False
+    model: Verdict | None = None
 
 
 def provider_of(pools: Iterable[NodePool]) -> Provider:
@@ -161,15 +166,20 @@ def autoscaler_verdict(
     pod: Pod,
     events: Sequence[Nominated | FailedToSchedule] = (),
     used: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    instance_types: Sequence[InstanceType] | None = None,
+    provider: Provider | None = None,
 ) -> AutoscaleVerdict | None:
     """Karpenter's verdict for ``pod`` (which fits no node): ``coming``, ``can`` or ``none``; ``None`` without
     NodePools. ``events``: the pod's Karpenter Events, parsed (newest last); ``used``: :func:`nodepool_used`
-    of the state, passed when judging many pods."""
+    of the state, passed when judging many pods. ``instance_types`` (and their ``provider``, whose well-known
+    keys include the offerings' keys): where they are known, as for kwok from its file; a cluster read does not
+    hold them, so ``check`` and the monitor judge without (``decide`` says what that leaves unknown)."""
     pools = state.karpenter.nodepools
     if not pools:
         return None
     claims = state.karpenter.nodeclaims
-    provider = provider_of(pools)
+    provider = provider or provider_of(pools)
     for event in reversed(events):
         if isinstance(event, Nominated) and event.nodeclaim:
             claim = next((c for c in claims if c.name == event.nodeclaim), None)
@@ -186,13 +196,16 @@ def autoscaler_verdict(
     raw = _raw_spec(pod)
     if raw is None:
         return AutoscaleVerdict("none", message="the pod's spec is not JSON gpulabel can read", provider=provider.name)
-    terms = pod_terms(raw)
-    verdict = decide(terms, pools, provider, used if used is not None else nodepool_used(pools, state.nodes))
+    terms = pod_terms(raw) if instance_types is None else _with_requests(pod_terms(raw), pod)
+    used = used if used is not None else nodepool_used(pools, state.nodes)
+    verdict = decide(terms, pools, provider, used, instance_types=instance_types)
     if verdict.nodepool is not None:
         claim = _in_flight(claims, verdict.nodepool)
         if claim is not None:
-            return AutoscaleVerdict("coming", verdict.nodepool, claim.name, claim.created, provider=provider.name)
-        return AutoscaleVerdict("can", verdict.nodepool, provider=provider.name)
+            return AutoscaleVerdict(
+                "coming", verdict.nodepool, claim.name, claim.created, provider=provider.name, model=verdict
+            )
+        return AutoscaleVerdict("can", verdict.nodepool, provider=provider.name, model=verdict)
     failed = FailedToSchedule(verdict.message.removeprefix("Failed to schedule pod, "))
     keys = failed.unknown_keys
     fix = _fix(keys, provider, pools) if keys else ""
@@ -202,7 +215,17 @@ def autoscaler_verdict(
         fix = "raise the NodePool's spec.limits, or free its nodes"
     elif not fix and failed.dra:
         fix = "Karpenter ignores pods with ResourceClaims (IGNORE_DRA_REQUESTS): request the GPU as a resource"
-    return AutoscaleVerdict("none", message=verdict.message, unknown_keys=keys, fix=fix, provider=provider.name)
+    return AutoscaleVerdict(
+        "none", message=verdict.message, unknown_keys=keys, fix=fix, provider=provider.name, model=verdict
+    )
+
+
+def _with_requests(terms: PodTerms, pod: Pod) -> PodTerms:
+    """``terms`` with the pod's requests as Karpenter counts them against instance types
+    (``resources.RequestsForPods``: cpu in cores, the rest in units, and ``pods: 1``); gpulabel's pod record keeps
+    cpu in millicores."""
+    requests = {k: Fraction(v, 1000) if k == "cpu" else Fraction(v) for k, v in pod.requests.items()}
+    return replace(terms, requests=tuple(sorted({**requests, "pods": Fraction(1)}.items())))
 
 
 def stuck_nodeclaims(state: ClusterState, gpu_resource: str = "nvidia.com/gpu") -> list[tuple[NodeClaim, str]]:
