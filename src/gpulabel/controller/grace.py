@@ -45,6 +45,8 @@ DEFAULTS: Mapping[tuple[str, str], float] = {
     ("audit", "missing"): TRANSITION,  # GFD labels a node once its pod runs there
     ("capacity", "missing"): TRANSITION,  # NFD labels first, the operator after
     ("capacity", "no-allocatable"): TRANSITION,  # the device plugin registers after it starts
+    # a cloud's GPU node installs its driver after it joins (GKE repairs a node only after 15 minutes of it)
+    ("capacity", "cloud-gpus-not-allocatable"): 600.0,
     ("capacity", "node-not-ready"): TRANSITION,  # a node joins NotReady
     ("capacity", "unlabelled-gpus"): TRANSITION,
     ("capacity", "allocatable-mismatch"): TRANSITION,  # sharing relabelled, the plugin restarting

@@ -32,8 +32,49 @@ REASONS: dict[str, Reason] = {
     "missing": Reason("error", "NFD found the NVIDIA PCI device but the GPU Operator never labelled the node"),
     "node-not-ready": Reason("warning", "a GPU node whose Ready condition is not True: its GPUs take no new pods"),
     "cordoned": Reason("warning", "a GPU node marked unschedulable (kubectl cordon): its GPUs take no new pods"),
+    "cloud-gpus-not-allocatable": Reason(
+        "error",
+        "a node its cloud or autoscaler labels as a GPU instance advertises no GPU: the autoscalers count it "
+        "unready and the scheduler places no GPU pod on it",
+    ),
 }
 DEVICE_PLUGIN = CATALOGUE["device-plugin"].deploy_key
+
+# Labels a cloud or an autoscaler writes on a GPU instance before any GPU software runs there: a node that carries
+# one (a count label: above 0) and advertises no GPU is a GPU node whose stack never came up.
+# - Cluster Autoscaler's GPULabel per cloud (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/
+#   aws_cloud_provider.go, gce/gce_cloud_provider.go, azure/azure_cloud_provider.go): a node with it and no GPU
+#   allocatable counts as unready, "resourceUnready" in its status (cluster-autoscaler/FAQ.md), which stalls
+#   its scale-up (processors/customresources/gpu_processor.go, REFERENCE.md section 18);
+# - Karpenter's providers' GPU count labels (aws/karpenter-provider-aws, Azure/karpenter-provider-azure
+#   v1.14.1): the NodeClaim stays not Initialized ("Resource "nvidia.com/gpu" was requested but not
+#   registered", sigs.k8s.io/karpenter pkg/controllers/nodeclaim/lifecycle/initialization.go).
+CLOUD_GPU_LABELS: tuple[tuple[str, bool], ...] = (  # (label, whether its value is a GPU count)
+    ("k8s.amazonaws.com/accelerator", False),
+    ("cloud.google.com/gke-accelerator", False),
+    ("kubernetes.azure.com/accelerator", False),
+    ("karpenter.k8s.aws/instance-gpu-count", True),
+    ("karpenter.azure.com/sku-gpu-count", True),
+)
+
+
+# GKE's label of a node whose GPUs its DRA driver publishes (cluster-autoscaler/cloudprovider/gce/
+# dynamicresources.go DraGPULabel): its GPUs are ResourceSlices' devices, no extended resource
+GKE_DRA_LABEL = "cloud.google.com/gke-gpu-dra-driver"
+
+
+def cloud_gpu_label(labels: Mapping[str, str]) -> str | None:
+    """The first of :data:`CLOUD_GPU_LABELS` the node carries (a count above 0), as ``key=value``; ``None`` too
+    where the GPUs are meant to be absent from allocatable: the device plugin switched off or the node isolated
+    by its deploy labels, or GKE's DRA driver offering them."""
+    if labels.get(DEVICE_PLUGIN) == "false" or labels.get(V.DEPLOY_OPERANDS) == "false" or GKE_DRA_LABEL in labels:
+        return None
+    for key, counted in CLOUD_GPU_LABELS:
+        value = labels.get(key)
+        if value is None or value == "" or (counted and not (G.whole_number(value) or 0)):
+            continue
+        return f"{key}={value}"
+    return None
 
 
 def _finding(node: Node, key: str, reason: str, detail: str) -> Finding:
@@ -120,6 +161,15 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
         found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail))
         return found
     if not meant and total == 0:
+        cloud = None if "device-plugin" in disabled else cloud_gpu_label(labels)
+        if cloud is not None:
+            detail = (
+                f"{cloud} (a GPU instance, labelled before any GPU software ran) but allocatable has "
+                f"{_shown(advertised)}: the driver or the device plugin never came up here (gpulabel explain "
+                f"node/{node.name}); Cluster Autoscaler counts the node unready (resourceUnready) and Karpenter "
+                "leaves its NodeClaim not Initialized"
+            )
+            found.append(_finding(node, G.GPU_RESOURCE, "cloud-gpus-not-allocatable", detail))
         return found
     found.extend(_mismatches(node, advertised, found))
     return found
