@@ -298,7 +298,9 @@ def test_kinds_not_read_are_named_but_not_parsed(tmp_path: Path, monkeypatch: py
 
     monkeypatch.setattr(decode, "_jiter_items", counted)
     whole, nodes_only = load_snapshots([f]), load_snapshots([f], read=["Node"])
-    assert nodes_only.nodes == whole.nodes and nodes_only.kinds == whole.kinds
+    assert nodes_only.nodes == whole.nodes and whole.kinds == {"Node", "Pod", "DaemonSet"}
+    # an unread kind is not named (a check would take it for an empty one), but Pod: "no pods in the input"
+    assert nodes_only.kinds == {"Node", "Pod"}
     assert nodes_only.pods == () and nodes_only.daemonsets == ()
     assert len(parsed) == 4 + 2  # every item for the whole load, the two nodes alone for the nodes-only one
     twice = [{"kind": "Pod", "metadata": {"name": "p", "namespace": "n"}}] * 2

@@ -35,7 +35,8 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     if opts.by in (BY_FLAVOR, BY_CLUSTERQUEUE):
         return _run_queue_gpus(session, opts, opts.by)
 
-    state = session.state(["Node", "Pod", *DRA_KINDS])  # DRA devices count per DeviceClass
+    # DRA devices count per DeviceClass; DaemonSets tell the GPU stack's operands from pods that see GPUs unasked
+    state = session.state(["Node", "Pod", "DaemonSet", *DRA_KINDS])
     empty = nothing_selected(session.source, state, opts.namespace)
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))

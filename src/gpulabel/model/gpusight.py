@@ -70,7 +70,8 @@ class Seen:
 
 def _containers(spec: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
     for part in ("initContainers", "containers"):
-        for c in spec.get(part) or ():
+        listed = spec.get(part)
+        for c in listed if isinstance(listed, list) else ():
             if isinstance(c, Mapping):
                 yield c
 
@@ -87,7 +88,8 @@ def sight_of(annotations: Any, spec: Any) -> tuple[Sight, ...]:
         return tuple(out)
     for c in _containers(spec):
         name = str(c.get("name") or "")
-        for e in c.get("env") or ():
+        env = c.get("env")
+        for e in env if isinstance(env, list) else ():
             if isinstance(e, Mapping) and e.get("name") == ENV and isinstance(e.get("value"), str):
                 out.append(Sight("env", name, e["value"]))
         context = c.get("securityContext")

@@ -27,7 +27,8 @@ def container_messages(status: Any) -> tuple[str, ...]:
         return ()
     out: list[str] = []
     for part in ("initContainerStatuses", "containerStatuses"):
-        for c in status.get(part) or ():
+        listed = status.get(part)
+        for c in listed if isinstance(listed, list) else ():
             if not isinstance(c, dict):
                 continue
             for state, which in (("state", "waiting"), ("state", "terminated"), ("lastState", "terminated")):

@@ -71,7 +71,9 @@ class Unrequested:
 
 
 def _monitor(ds: DaemonSet) -> bool:
-    containers = ds.template_spec.get("containers") or ()
+    containers = ds.template_spec.get("containers")
+    if not isinstance(containers, list):
+        return False
     return any(
         isinstance(c, Mapping) and any(i in str(c.get("image") or "") for i in MONITOR_IMAGES) for c in containers
     )
