@@ -164,6 +164,7 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
         assert asked.query["limitBytes"] == ["65536"] and asked.query["timestamps"] == ["true"]
         events = proxy.requests(lambda r: r.path.endswith("/events"))
         assert {q for r in events for q in r.query["fieldSelector"]} == {
+            "type=Warning",  # the Warning Events the runtime check joins (one paged LIST), beside the evidence's
             f"involvedObject.kind=Pod,involvedObject.name={name}",
             "involvedObject.kind=DaemonSet,involvedObject.name=nvidia-device-plugin-daemonset",
             f"involvedObject.kind=Node,involvedObject.name={NODE}",
