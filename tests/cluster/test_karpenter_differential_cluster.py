@@ -31,7 +31,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,8 @@ from gpulabel.k8s.karpenter.scheduling import Verdict
 from gpulabel.k8s.quantity import parse_quantity
 from gpulabel.model.cluster import ClusterState
 from gpulabel.model.records import Pod
+
+SHOWN = "shown"  # the user property tests/conftest.py prints at the end of the run (seed, count, tally)
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "labcluster" / "karpenter"
@@ -469,7 +471,7 @@ def _pause_on_used_nodes(lab: LabCluster, client: KubeClient) -> None:
             _retaint(client, n, [*taints, {"key": USED, "value": "true", "effect": "NoSchedule"}])
 
 
-def test_model_agrees_with_karpenter(karpenter: LabCluster) -> None:
+def test_model_agrees_with_karpenter(karpenter: LabCluster, record_property: Callable[[str, object], None]) -> None:
     lab = karpenter
     client = KubeClient(str(lab.kubeconfig))
     rng = random.Random(SEED)
@@ -507,6 +509,8 @@ def test_model_agrees_with_karpenter(karpenter: LabCluster) -> None:
     took = time.monotonic() - started
     print(f"Karpenter differential: {PROBES} probes in {took:.0f}s, outcomes {dict(sorted(tally.items()))}")
     sys.stdout.flush()
+    shown = f"Karpenter differential: seed {SEED}, {PROBES} probes in {took:.0f}s, {len(disagreements)} disagreements"
+    record_property(SHOWN, f"{shown}, outcomes {dict(sorted(tally.items()))}")
     assert not disagreements, f"{len(disagreements)} of {PROBES} probes disagree (seed {SEED}):\n" + "\n".join(
         disagreements[:20]
     )

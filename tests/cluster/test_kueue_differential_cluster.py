@@ -46,7 +46,7 @@ import random
 import re
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,8 @@ from typing import Any
 import pytest
 from gpulabel_run import gpulabel
 from labcluster_support import REPO, LabCluster, LabClusterError, build, gpu_node_manifest, wait_for
+
+SHOWN = "shown"  # the user property tests/conftest.py prints at the end of the run (seed, count, tally)
 
 KUEUE_DIR = REPO / "labcluster" / "kueue"
 KUEUE_BINARY = KUEUE_DIR / "bin" / "kueue"
@@ -290,7 +292,9 @@ def _moment(facts: Facts) -> tuple[object, ...]:
 _REASON = re.compile(r"(\d+) (.+)")
 
 
-def test_queues_agrees_with_kueue_and_the_scheduler(kueue: LabCluster, tmp_path: Path) -> None:
+def test_queues_agrees_with_kueue_and_the_scheduler(
+    kueue: LabCluster, tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
     started = time.monotonic()
     rng = random.Random(SEED)
     print(f"\nkueue differential: seed {SEED}, {COUNT} workloads (GPULABEL_KUEUE_SEED, GPULABEL_KUEUE_WORKLOADS)")
@@ -398,5 +402,6 @@ def test_queues_agrees_with_kueue_and_the_scheduler(kueue: LabCluster, tmp_path:
         f"disagreements: {len(wrong)}; {time.monotonic() - started:.1f} s",
     ]
     print("\n".join(report), flush=True)
+    record_property(SHOWN, f"kueue differential: seed {SEED}, {COUNT} workloads; " + "; ".join(report[-1:]))
     assert len(admitted) == COUNT
     assert not wrong, "\n".join([*wrong, *report])
