@@ -39,7 +39,9 @@ class Verdict:
 def _evidence(case: dict[str, Any]) -> Evidence:
     lines = [ln for ln in case["text"].strip("\n").split("\n")]
     if case["where"] == "log":
-        tail = LogTail("gpu-operator/p-1", "ctr", previous=True, lines=tuple(LogLine("", t) for t in lines))
+        container, init = case.get("container", "ctr"), bool(case.get("init", False))
+        said = tuple(LogLine("", t) for t in lines)
+        tail = LogTail("gpu-operator/p-1", container, init=init, previous=not init, lines=said)
         return Evidence(logs=(tail,))
     notes = []
     for line in lines:
@@ -107,6 +109,7 @@ SETS = {
     "fitted-4": "Fourth corpus",
     "held-out": "Held out",
     "fitted-5": "Fifth corpus",
+    "held-out-6": "Sixth corpus, held out",
 }
 
 
