@@ -80,6 +80,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "Error: Unable to find a match: kernel-headers-4.18.0-305.el8.x86_64 kernel-devel-4.18.0-305.el8.x86_64",
             "composed: gpu-driver-container 22.04.19 rhel8/nvidia-driver _install_prerequisites (dnf's error)",
         ),
+        (
+            "Error: Unable to find a match: kernel-devel-5.14.0-427.13.1.el9_4.x86_64",
+            "composed: gpu-driver-container main rhel9/nvidia-driver _install_prerequisites, dnf naming only the "
+            "devel package it did not find",
+        ),
     ],
     "driver-kernel-too-new": [
         (
@@ -95,6 +100,21 @@ LINES: dict[str, list[tuple[str, str]]] = {
         (
             "ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol '__rcu_read_lock'",
             "composed: Linux 5.x and later scripts/mod/modpost.c (error), a kernel that made an RCU symbol GPL-only",
+        ),
+        (
+            "/usr/src/nvidia-470.57.02/kernel/nvidia-drm/nvidia-drm-fb.c:171:36: error: passing argument 2 of "
+            "'drm_framebuffer_init' from incompatible pointer type [-Werror=incompatible-pointer-types]",
+            "composed: GCC c-typeck (passing argument %d of %qE from incompatible pointer type) on a changed kernel "
+            "function, C locale",
+        ),
+        (
+            "/usr/src/nvidia-525.60.13/kernel/nvidia-drm/nvidia-drm-drv.c:240:25: error: "
+            "\u2018struct drm_mode_config\u2019 has no member named \u2018fb_base\u2019",
+            "composed: GCC c-typeck (%qT has no member named %qE) on a structure a newer kernel changed, UTF-8 quotes",
+        ),
+        (
+            "nvidia-uvm/uvm_hmm.c:1901:38: error: incompatible type for argument 1 of \u2018migrate_vma_setup\u2019",
+            "composed: GCC c-typeck (incompatible type for argument %d of %qE) on a changed kernel function",
         ),
     ],
     "driver-secure-boot": [
@@ -257,6 +277,11 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "create plugins: failed to construct resource managers: nvml init failed: ERROR_DRIVER_NOT_LOADED",
             "composed: k8s-device-plugin v0.16 internal/plugin/manager/factory.go (klog format)",
         ),
+        (
+            "E1130 10:12:01.000000       1 factory.go:99] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.",
+            "composed: k8s-device-plugin v0.20 internal/plugin/factory.go (klog: Failed to initialize NVML: %v.) "
+            "before libnvidia-ml loads",
+        ),
     ],
     "device-plugin-no-runtime": [
         (
@@ -310,6 +335,10 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "[pod/nvidia-operator-validator-x1/driver-validation] chroot: failed to run command 'nvidia-smi': "
             "No such file or directory",
             "composed: gpu-operator v22.9 validator/main.go runCommandWithWait (kubectl logs --prefix)",
+        ),
+        (
+            "stat: cannot stat '/run/nvidia/validations/.driver-ctr-ready': No such file or directory",
+            "composed: gpu-operator v23.9 validator/main.go assertDriverContainerReady with an older coreutils stat",
         ),
     ],
     "validator-no-gpu-resources": [
@@ -459,6 +488,9 @@ _DRIVER_OK = [  # a driver pod that builds, loads and waits (NVIDIA/gpu-operator
     "[enabled by default]",
     # gcc's warning form of an implicit declaration (older compilers, -Wno-error): the module still builds
     "nv-caps.c:567:5: warning: implicit declaration of function 'sys_close' [-Wimplicit-function-declaration]",
+    # and of an incompatible pointer (a build without -Werror for it): the module still builds
+    "/usr/src/nvidia-470.57.02/kernel/nvidia/os-mlock.c:88:29: warning: passing argument 1 of 'get_user_pages' "
+    "from incompatible pointer type [-Wincompatible-pointer-types]",
     "Relinking NVIDIA driver kernel modules...",
     "Loading ipmi and i2c_core kernel modules...",
     "Loading NVIDIA driver kernel modules...",
@@ -505,6 +537,8 @@ _PLUGIN_OK = [  # k8s-device-plugin v0.14 (NVIDIA/k8s-device-plugin#406 as poste
     "/var/lib/kubelet/device-plugins/nvidia-gpu.sock",
     "I1130 10:12:01.000000       1 server.go:125] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
     "I1130 10:12:01.000000       1 main.go:300] Failed to start one or more plugins. Retrying in 30s...",
+    # near miss: NVML is there but its init fails for another reason (NVML_ERROR_UNKNOWN): not the missing library
+    "E1130 10:12:01.000000       1 factory.go:99] Failed to initialize NVML: Unknown Error.",
 ]
 _GFD_OK = [  # k8s-device-plugin v0.20 cmd/gpu-feature-discovery and internal/lm/output.go Info lines
     "I1130 10:12:01.000000       1 main.go:163] Start running",
@@ -518,6 +552,10 @@ _VALIDATOR_OK = [  # gpu-operator v26.7 cmd/nvidia-validator (a retry that then 
     'time="2026-11-30T10:12:01Z" level=info msg="Attempting to validate a pre-installed driver on the host"',
     'time="2026-11-30T10:12:01Z" level=info msg="Attempting to validate a driver container installation"',
     "nvidia-fs driver is not ready",
+    # v24.9 to v26.7: the driver container check, before the stat that succeeds
+    'time="2026-11-30T10:12:01Z" level=info msg="Driver is not pre-installed on the host and is managed by GPU '
+    'Operator. Checking driver container status."',
+    "running command bash with args [-c stat /run/nvidia/validations/.driver-ctr-ready]",
     'time="2026-11-30T10:12:01Z" level=info msg="gdrcopy driver is not ready"',
     'time="2026-11-30T10:12:01Z" level=info msg="nvidia-peermem driver is not ready"',
     'time="2026-11-30T10:12:01Z" level=info msg="Validation completed successfully - vGPU devices present on the host"',

@@ -109,7 +109,7 @@ SETS = {
     "fitted-4": "Fourth corpus",
     "held-out": "Held out",
     "fitted-5": "Fifth corpus",
-    "held-out-6": "Sixth corpus, held out",
+    "fitted-6": "Sixth corpus",
 }
 
 

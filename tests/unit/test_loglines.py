@@ -127,3 +127,19 @@ def test_a_cpp_abort_in_a_go_program_is_shown_by_its_abort_not_the_raw_stack() -
         "rip    0x7f1c2a3b4c5d",
     ]
     assert _texts(lines) == [lines[1], lines[2], lines[3]]  # the abort, its message, the signal
+
+
+def test_advice_logged_at_error_level_after_the_failure_is_not_the_line_that_matters() -> None:
+    """The device plugin logs its NVML error and then four lines of advice at klog's error level
+    (k8s-device-plugin internal/plugin/factory.go): the failure is shown, not only the advice."""
+    lines = [
+        "I1130 10:12:01.000000       1 main.go:357] Retrieving plugins.",
+        "E1130 10:12:01.000000       1 factory.go:99] Failed to initialize NVML: Some Error.",
+        "E1130 10:12:01.000000       1 factory.go:100] If this is a GPU node, did you set the docker default runtime?",
+        "E1130 10:12:01.000000       1 factory.go:101] You can check the prerequisites at: https://example.invalid/p",
+        "E1130 10:12:01.000000       1 factory.go:102] You can learn how to set the runtime at: https://example.invalid",
+        "E1130 10:12:01.000000       1 factory.go:103] If this is not a GPU node, set up a toleration or nodeSelector",
+    ]
+    assert _texts(lines) == [lines[1]]
+    weak = [ln for ln in lines if ln.startswith("E")][1:]
+    assert _texts(["I start", *weak]) == weak[-3:]  # without a failure the error-level lines still are the evidence

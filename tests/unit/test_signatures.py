@@ -122,6 +122,17 @@ def test_a_row_of_another_operand_is_not_taken() -> None:
     assert d.signature is None and [ln.text for ln in d.lines] == [line]
 
 
+@pytest.mark.parametrize("line", [text for text, _ in LINES["validator-driver-not-ready"]])
+def test_the_validators_rows_read_its_init_container_in_another_operands_pod(line: str) -> None:
+    """The toolkit's driver-validation init container runs the validator's image (gpu-operator assets
+    state-container-toolkit, v23.3 to v26.7): its words name the validator's cause there, and only in a
+    ``*-validation`` init container, not in the operand's own container."""
+    for container, init, named in (("driver-validation", True, "validator-driver-not-ready"), ("ctr", False, None)):
+        tail = LogTail("gpu-operator/p-1", container, init=init, lines=(LogLine("", line),))
+        d = diagnose(Blame("gpu-1", "container-toolkit", "operand-pod", _pod(), None), Evidence(logs=(tail,)))
+        assert (d.signature and d.signature.id) == named, container
+
+
 def test_the_first_row_of_the_table_wins_on_one_log() -> None:
     both = (EXCERPTS["driver-secure-boot"][0], EXCERPTS["driver-module-load"][0])
     evidence = Evidence(logs=(LogTail("gpu-operator/p-1", "ctr", lines=tuple(LogLine("", t) for t in both)),))

@@ -11,8 +11,9 @@ text) written as a backslash escape. :func:`shown` is that, redacted
 engineer would quote: the panic or fatal line and the error lines before it,
 never the frames of the stack trace that follows (Go goroutine and signal
 dumps, Python tracebacks, Java frames; a C++ abort's ``terminate called``
-counts as fatal); without a fatal line the last error lines; without
-an error line the last lines that are not frames.
+counts as fatal); without a fatal line the last error lines (those whose
+message says what failed before those that are errors by their logger's level alone: advice printed at error
+level after the failure); without an error line the last lines that are not frames.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 
 from gpulabel.model.redaction import redact_text
 
-__all__ = ["decisive", "is_error", "is_fatal", "is_frame", "readable", "shown"]
+__all__ = ["decisive", "is_error", "is_fatal", "is_frame", "readable", "says_failure", "shown"]
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _FRAME = re.compile(
@@ -51,6 +52,12 @@ _FATAL = re.compile(
 _ERROR = re.compile(
     r"(?i)^(?:E\d{4} \d\d:\d\d:\d\d|error\b|\w*(?:error|exception)\b:)|level=error\b|\b(?:ERROR|ERR)\b|\[error\]"
     r"|\bfailed\b|\bunable to\b|\bcannot\b|\bcould not\b"
+)
+
+
+# the level a logger writes before its message: klog's header, logrus' level=, its short ERRO[0000] form, a bare ERROR
+_LEVEL = re.compile(
+    r"^[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[^\]]*\]\s*|\blevel=\w+\b|^[A-Z]{4}\[\d+\]\s*|^(?:ERROR|ERR)\b:?\s*"
 )
 
 
@@ -93,6 +100,12 @@ def is_error(line: str) -> bool:
     return is_fatal(line) or _ERROR.search(line) is not None
 
 
+def says_failure(line: str) -> bool:
+    """An error line whose message itself says what failed, not one that is an error by its logger's level alone
+    (the device plugin's advice after its NVML error: ``E... factory.go:69] If this is a GPU node, did you ...``)."""
+    return is_fatal(line) or _ERROR.search(_LEVEL.sub("", line)) is not None
+
+
 def _in_trace(lines: Sequence[str], i: int) -> bool:
     """A frame, or the source line Python prints indented under a frame's ``File "...", line N``."""
     if is_frame(lines[i]):
@@ -102,8 +115,8 @@ def _in_trace(lines: Sequence[str], i: int) -> bool:
 
 def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
     """The indices (ascending) of at most ``keep`` lines that say why the program stopped: the last panic or
-    fatal line with the error lines before it; else the last error lines; else the last lines; never a frame
-    of a stack trace."""
+    fatal line with the error lines before it; else the last error lines that say what failed (else the last
+    error lines); else the last lines; never a frame of a stack trace."""
     told = [i for i, line in enumerate(lines) if line.strip() and not _in_trace(lines, i)]
     fatal = [i for i in told if is_fatal(lines[i])]
     if fatal:
@@ -111,4 +124,5 @@ def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
         before = [i for i in told if i < last and is_error(lines[i])]
         return [*before[-(keep - 1) :], last] if keep > 1 else [last]
     errors = [i for i in told if is_error(lines[i])]
-    return (errors or told)[-keep:]
+    failures = [i for i in errors if says_failure(lines[i])]
+    return (failures or errors or told)[-keep:]

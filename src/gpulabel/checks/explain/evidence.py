@@ -36,6 +36,11 @@ _EFFECT = {"gfd-labels": "gpu-feature-discovery", "mig": "mig-manager"}  # a lin
 # an operand whose failure another one on the node shows in its log while Running and Ready: the exporter of a
 # standalone host engine (nvidia-dcgm) that went away keeps serving without metrics (Host engine connection invalid)
 _DEPENDENT = {"dcgm": "dcgm-exporter"}
+# the validator's image runs as an init container of other operands' pods too (the toolkit's driver-validation runs
+# nvidia-validator with COMPONENT=driver: gpu-operator assets/state-container-toolkit/0500_daemonset.yaml, v23.3 to
+# v26.7; mofed-validation in the driver pod): its words there are the validator's, so are its rows
+_VALIDATOR = "operator-validator"
+_VALIDATION_SUFFIX = "-validation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +205,14 @@ def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
     logs = _log_lines(b, evidence.logs)
     events = _event_lines(b, evidence.events)
     for s in SIGNATURES:
-        if s.operand not in ("*", b.operand):
-            continue
         if s.where == "log":
-            for _, lines in logs:
+            for tail, lines in logs:
+                if not _applies(s, b.operand, tail):
+                    continue
                 hit = next((ln for ln in reversed(lines) if s.found_in(ln.text)), None)
                 if hit is not None:
                     return Diagnosis(b, s, (hit,), _unread(b, evidence))
-        else:
+        elif s.operand in ("*", b.operand):
             hit = next((ln for _, ln in reversed(events) if s.found_in(ln.text)), None)
             if hit is not None:
                 return Diagnosis(b, s, (hit,), _unread(b, evidence))
@@ -218,6 +223,14 @@ def diagnose(b: Blame, evidence: Evidence) -> Diagnosis:
             break
     warnings = [ln for e, ln in events if e.type == "Warning"][-UNKNOWN_LINES:]
     return Diagnosis(b, None, (*last, *warnings), _unread(b, evidence))
+
+
+def _applies(s: Signature, operand: str, tail: LogTail) -> bool:
+    """A log row applies to its operand's containers, and a validator row to a ``*-validation`` init container of
+    any operand's pod (the validator's image)."""
+    if s.operand in ("*", operand):
+        return True
+    return s.operand == _VALIDATOR and tail.init and tail.container.endswith(_VALIDATION_SUFFIX)
 
 
 def _unread(b: Blame, evidence: Evidence) -> tuple[str, ...]:
