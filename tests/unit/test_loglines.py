@@ -143,3 +143,15 @@ def test_advice_logged_at_error_level_after_the_failure_is_not_the_line_that_mat
     assert _texts(lines) == [lines[1]]
     weak = [ln for ln in lines if ln.startswith("E")][1:]
     assert _texts(["I start", *weak]) == weak[-3:]  # without a failure the error-level lines still are the evidence
+
+
+def test_a_go_runtime_abort_that_is_not_a_panic_is_fatal() -> None:
+    """runtime/proc.go badmorestackgsignal writes ``fatal: morestack on gsignal`` and exits: the line that matters
+    even after error lines (NVIDIA/gpu-monitoring-tools#208 had none before it)."""
+    lines = [
+        'time="t" level=info msg="Starting dcgm-exporter"',
+        'time="t" level=error msg="failed to read the pod resources, retrying"',
+        'time="t" level=info msg="Collecting DCP Metrics"',
+        "fatal: morestack on gsignal",
+    ]
+    assert _texts(lines) == [lines[1], lines[3]]

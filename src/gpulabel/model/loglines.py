@@ -46,7 +46,9 @@ _FRAME = re.compile(
     re.VERBOSE,
 )
 _FATAL = re.compile(
-    r"^(?:panic: |fatal error: |F\d{4} \d\d:\d\d:\d\d|FATAL|Fatal[: ]|SIG[A-Z]+: |terminate called after throwing)"
+    # the Go runtime's own aborts that are not panics (runtime/proc.go badmorestackg0/gsignal: fatal: morestack on ...)
+    r"^(?:panic: |fatal error: |fatal: |F\d{4} \d\d:\d\d:\d\d|FATAL|Fatal[: ]|SIG[A-Z]+: "
+    r"|terminate called after throwing)"
     r"|level=(?:fatal|panic)\b|\[(?:FATAL|fatal)\]|\bcritical error\b",
 )
 _ERROR = re.compile(
