@@ -218,3 +218,39 @@ def test_a_role_that_may_not_list_events_gets_an_answer_without_them(tmp_path: A
     forbidden.add("/api/v1/pods")
     with pytest.raises(ClusterError):
         load_cluster(client, ["Node", "Pod", "Event"])
+
+
+def test_a_quoted_event_message_holds_no_planted_secret() -> None:
+    """``check -o wide`` prints the finding's detail, which quotes the Event: it is redacted when read
+    (model/evidence.py event_from_json), as the evidence path redacts it, so pasted output leaks nothing."""
+    secret = "pl4nted-in-sandbox-event"
+    message = f"{CONTAINERD} (pulling https://ci:{secret}@registry.example.com/pause)"
+    objects = (
+        runtime_class(),
+        node(handlers=()),
+        pod("train-0"),
+        event("Pod", "train-0", "FailedCreatePodSandBox", message),
+    )
+    state = ClusterState.from_objects([("t", o) for o in (*objects, pod("web-0", runtime=None, gpu=False))])
+    (f,) = run_check("runtime", state, BUILTIN.options()).findings
+    assert f.reason == "runtime-handler-missing" and "<redacted>" in f.detail and secret not in f.detail
+
+
+def test_a_pods_status_and_container_messages_are_redacted_when_read() -> None:
+    from gpulabel.model.readers import pod_from_json
+
+    secret = "pl4nted-in-status"
+    obj = pod("train-0")
+    obj["status"] = {
+        "phase": "Pending",
+        "message": f"Pod was rejected: sh -c 'login --password {secret}'",
+        "containerStatuses": [
+            {
+                "name": "c",
+                "state": {"waiting": {"reason": "RunContainerError", "message": f"token={secret} refused"}},
+            }
+        ],
+    }
+    p = pod_from_json(obj)
+    said = " ".join((p.status_message, *p.messages))
+    assert said.count("<redacted>") == 2 and secret not in said

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpulabel.model.redaction import redact_text
+
 __all__ = [
     "ContainerToRead",
     "EventNote",
@@ -194,7 +196,8 @@ def parse_log(text: str, timestamps: bool = True) -> tuple[LogLine, ...]:
 
 
 def event_from_json(obj: Mapping[str, Any]) -> EventNote:
-    """A core/v1 Event (what the kubelet and controllers write) as an :class:`EventNote`."""
+    """A core/v1 Event (what the kubelet and controllers write) as an :class:`EventNote`, its message redacted: the
+    runtime check quotes it as the evidence path does (``model/redaction.py``; redacting twice changes nothing)."""
     involved = obj.get("involvedObject") or {}
     meta = obj.get("metadata") or {}
     series = obj.get("series") or {}
@@ -205,7 +208,7 @@ def event_from_json(obj: Mapping[str, Any]) -> EventNote:
         str(involved.get("name") or ""),
         str(obj.get("type") or ""),
         str(obj.get("reason") or ""),
-        str(obj.get("message") or ""),
+        redact_text(str(obj.get("message") or "")),
         str(time or meta.get("creationTimestamp") or ""),
         int(series.get("count") or obj.get("count") or 1),
     )

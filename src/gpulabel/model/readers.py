@@ -25,6 +25,7 @@ from gpulabel.model.records import (
     Pod,
     RuntimeClass,
 )
+from gpulabel.model.redaction import redact_text
 from gpulabel.model.shapes import NODE_SHAPE, POD_SHAPE, SCHEDULING_FIELDS, fits
 from gpulabel.model.terminations import container_messages
 
@@ -37,6 +38,11 @@ __all__ = [
     "pod_from_json",
     "runtime_class_from_json",
 ]
+
+
+def _said(message: str) -> str:
+    """A message the cluster wrote (a pod's status message), redacted as every quoted line is: checks quote it."""
+    return redact_text(message) if message else ""
 
 
 def _meta(obj: JSON, where: str) -> JSON:
@@ -368,7 +374,7 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
         status_reason=sys.intern(status.get("reason") or ""),
-        status_message=status.get("message") or "",
+        status_message=_said(status.get("message") or ""),
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
         sight=sight_of(meta.get("annotations"), spec),
         messages=container_messages(status),
@@ -421,7 +427,7 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         gpu_resources=_gpu_resources(spec),
         device_health=_device_health(status),
         status_reason=sys.intern(f.string(status.get("reason"), "status.reason")),
-        status_message=f.string(status.get("message"), "status.message"),
+        status_message=_said(f.string(status.get("message"), "status.message")),
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
         sight=sight_of(meta.get("annotations"), spec),
         messages=container_messages(status),
