@@ -195,3 +195,31 @@ def test_the_json_evidence_rows_hold_the_redacted_line(tmp_path: Path) -> None:
         f"failed fetching https://ci:{REDACTED}@repo.example.com/x",
         f"panic: login --token {REDACTED} refused",
     ]
+
+
+def test_the_quick_look_before_the_rules_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """redact_text skips the rules for text holding none of what they need (model/redaction.py _MAY_HOLD): on the
+    planted texts, the table's lines and their twins, the rules alone give the same text and counts."""
+    import re
+
+    from gpulabel.model import redaction
+
+    corpus = [
+        *(text for text, _, _, _ in PLANTED_TEXT),
+        *(line for lines in LINES.values() for line, _ in lines),
+        *(line for lines in TWINS.values() for line in lines),
+        "AKIAABCDEFGHIJKLMNOP in eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln",
+        "X-Api-Key: k3y glpat-0123456789abcdefABCD xoxb-0123456789-abc Private-Key=pk",
+    ]
+
+    def each() -> list[tuple[str, Counter[str]]]:
+        out = []
+        for text in corpus:
+            counts: Counter[str] = Counter()
+            out.append((redact_text(text, counts), counts))
+        return out
+
+    quick = each()
+    monkeypatch.setattr(redaction, "_MAY_HOLD", re.compile(""))
+    assert quick == each()
+    assert sum(REDACTED in text for text, _ in quick) >= len(PLANTED_TEXT) + 2

@@ -35,6 +35,7 @@ from gpulabel.model.readers import (
     runtime_class_from_json,
 )
 from gpulabel.model.records import JSON, DaemonSet, LabelWrite, Node, Pod, RuntimeClass
+from gpulabel.model.redaction import redact_text
 
 __all__ = [
     "KIND",
@@ -137,6 +138,36 @@ class ClusterState:
 def _kept(obj: JSON, where: str) -> tuple[str, JSON]:
     """DRA objects are kept as read, with where they came from, and built into one DraState."""
     return where, obj
+
+
+def _claim_kept(obj: JSON, where: str) -> tuple[str, JSON]:
+    """A ResourceClaim kept as read but for its drivers' device condition messages, redacted
+    (``status.devices[].conditions[].message``: the health check quotes them); the object read is not changed, and
+    is kept itself when there is nothing to redact."""
+    status = obj.get("status")
+    devices = status.get("devices") if isinstance(status, dict) else None
+    if not devices or type(devices) is not list:
+        return where, obj
+    redacted = [_redacted_device(d) for d in devices]
+    if all(new is old for new, old in zip(redacted, devices, strict=True)):
+        return where, obj
+    return where, {**obj, "status": {**status, "devices": redacted}}  # type: ignore[dict-item]
+
+
+def _redacted_device(device: Any) -> Any:
+    """One ``status.devices[]`` entry with its conditions' messages redacted; itself when none changes."""
+    conditions = device.get("conditions") if isinstance(device, dict) else None
+    if type(conditions) is not list:
+        return device
+    said = [
+        {**c, "message": shown}
+        if isinstance(c, dict) and isinstance(m := c.get("message"), str) and (shown := redact_text(m)) != m
+        else c
+        for c in conditions
+    ]
+    return (
+        device if all(new is old for new, old in zip(said, conditions, strict=True)) else {**device, "conditions": said}
+    )
 
 
 def _event(obj: JSON, where: str) -> EventNote:
@@ -287,7 +318,7 @@ KINDS: tuple[Kind, ...] = (
         version="v1",
         resource="resourceclaims",
         namespaced=True,
-        read=_kept,
+        read=_claim_kept,
         field="dra",
     ),
     Kind(

@@ -20,6 +20,7 @@ from gpulabel.k8s.quantity import NANOS, decode_nanos
 from gpulabel.k8s.resources import QuantityError, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint, Toleration
 from gpulabel.model.fields import Fields
+from gpulabel.model.redaction import redact_text
 
 __all__ = [
     "KUEUE_GROUP",
@@ -304,7 +305,7 @@ def workload_from_json(obj: JSON, where: str = "") -> Workload:
         conditions[f.string(c.get("type"), f"{cp}.type")] = (
             f.string(c.get("status"), f"{cp}.status"),
             f.string(c.get("reason"), f"{cp}.reason"),
-            f.string(c.get("message"), f"{cp}.message"),
+            redact_text(f.string(c.get("message"), f"{cp}.message")),  # explain quotes it
         )
     cluster_queue, assignments = _admission(f, status)
     refs = f.items(meta.get("ownerReferences"), "metadata.ownerReferences")

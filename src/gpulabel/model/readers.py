@@ -41,7 +41,8 @@ __all__ = [
 
 
 def _said(message: str) -> str:
-    """A message the cluster wrote (a pod's status message), redacted as every quoted line is: checks quote it."""
+    """A message the cluster wrote (a pod's status message, a node condition's), redacted as every quoted line is:
+    checks quote it."""
     return redact_text(message) if message else ""
 
 
@@ -227,8 +228,9 @@ def _handlers(raw: Any) -> tuple[str, ...]:
 
 
 def _other_conditions(raw: Any) -> tuple[NodeCondition, ...]:
-    """The conditions the kubelet does not set, whole. Both readers call this on what they accepted (type
-    and status are strings there); a reason, message or time that is not a string is read as absent."""
+    """The conditions the kubelet does not set, whole, their messages redacted (the health check quotes them).
+    Both readers call this on what they accepted (type and status are strings there); a reason, message or time
+    that is not a string is read as absent."""
     if type(raw) is not list:
         return ()
     return tuple(
@@ -236,7 +238,7 @@ def _other_conditions(raw: Any) -> tuple[NodeCondition, ...]:
             c.get("type") or "",
             c.get("status") or "",
             _text(c.get("reason")),
-            _text(c.get("message")),
+            _said(_text(c.get("message"))),
             _text(c.get("lastTransitionTime")),
         )
         for c in raw
@@ -279,8 +281,8 @@ _CONDITION_FIELDS = ("type", "status", "reason", "message")
 
 def _conditions(raw: Any, table: Shared | None) -> dict[str, JSON]:
     """``status.conditions`` by type, each cut to what the checks read (the reader checked their types; a
-    null field is left out, as an absent one); one dict per load for the pods whose conditions say the
-    same, found by content before any is built."""
+    null field is left out, as an absent one), a message redacted; one dict per load for the pods whose
+    conditions say the same, found by content before any is built (so each distinct message is redacted once)."""
     if not raw:
         return {}
     key = ("conditions", *(tuple(map(c.get, _CONDITION_FIELDS)) for c in raw))
@@ -292,6 +294,10 @@ def _conditions(raw: Any, table: Shared | None) -> dict[str, JSON]:
         c.get("type") or "": {k: v for k, v in zip(_CONDITION_FIELDS, fields, strict=True) if v is not None}
         for c, fields in zip(raw, key[1:], strict=True)
     }
+    for cond in out.values():
+        message = cond.get("message")
+        if message and type(message) is str:  # the scheduler's text: pending and the operands check quote it
+            cond["message"] = redact_text(message)
     same: dict[str, JSON] = kept(table, key, out)
     return same
 

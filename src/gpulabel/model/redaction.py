@@ -52,6 +52,13 @@ _RULES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("secret-value", re.compile(r"(?i)(" + SECRET_NAME + r"""["']?(?:[ \t]*=[ \t]*|:[ \t]*))""" + _VALUE), True),
 )
 TEXT_RULES: tuple[str, ...] = tuple(dict.fromkeys(name for name, _, _ in _RULES))
+# What each rule needs in the lowered text before it can match (a superset: "authorization", "bearer", "eyJ", the
+# access keys' prefixes, "://", a secret's word): most text has none, and one search of it is ~30x cheaper than the
+# rules (a scheduler message of 230 characters: 4.5 us against 150 us)
+_MAY_HOLD = re.compile(
+    r"authorization|bearer|eyj|nvapi-|gh[pousr]_|github_pat_|glpat-|xox[abpr]-|akia|://"
+    r"|token|passw|passphrase|secret|api[_-]?key|credential|private[_-]?key"
+)
 
 
 def _redacted(m: re.Match[str], keep: bool) -> str:
@@ -65,6 +72,8 @@ def _redacted(m: re.Match[str], keep: bool) -> str:
 
 def redact_text(text: str, counts: Counter[str] | None = None) -> str:
     """``text`` with every rule applied (``counts``: how many of each were redacted, by rule)."""
+    if _MAY_HOLD.search(text.lower()) is None:
+        return text
     for name, pattern, keep in _RULES:
         text, n = pattern.subn(lambda m, k=keep: _redacted(m, k), text)  # type: ignore[misc]
         if counts is not None and n:

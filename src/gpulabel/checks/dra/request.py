@@ -21,8 +21,9 @@ from gpulabel.k8s.dra.capacity import Charge, fits_capacity, quantity_text
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.objects import Device, DeviceClass, DeviceRequest, ResourceClaim
 from gpulabel.model.cluster import Node
+from gpulabel.model.redaction import redact_text
 
-__all__ = ["ClaimVerdict", "explain_request", "state_device_taints"]
+__all__ = ["ClaimVerdict", "cel_error_verdict", "explain_request", "state_device_taints"]
 
 
 @dataclass(frozen=True)
@@ -345,4 +346,14 @@ class _Verdict:
         self.node, self.claim, self.request = node, claim, request
 
     def __call__(self, reason: str, detail: str, **data: Any) -> ClaimVerdict:
+        if reason == "cel-error":
+            return cel_error_verdict(self.node, self.claim, self.request, detail, data)
         return ClaimVerdict(self.node, self.claim, self.request, reason, detail, data)
+
+
+def cel_error_verdict(node: str, claim: str, request: str, detail: str, data: Mapping[str, Any]) -> ClaimVerdict:
+    """A ``cel-error`` verdict, redacted (``model/redaction.py``): a CEL compile error quotes its expression and a
+    runtime error the key it missed, and an expression may compare with a string that holds a secret (a URL's
+    password); ``pending`` and ``check -o wide`` print the detail, ``-o json`` the data."""
+    shown = {k: redact_text(v) if isinstance(v, str) else v for k, v in data.items()}
+    return ClaimVerdict(node, claim, request, "cel-error", redact_text(detail), shown)

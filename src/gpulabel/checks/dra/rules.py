@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpulabel.checks.dra.request import ClaimVerdict, explain_request
+from gpulabel.checks.dra.request import ClaimVerdict, cel_error_verdict, explain_request
 from gpulabel.k8s.dra.binding import binding_state
 from gpulabel.k8s.dra.evaluator import DraEvaluator
 from gpulabel.k8s.dra.extended import extended_claim
@@ -142,9 +142,10 @@ def _search_stopped(
     if error is not None:
         claim = next((c for c in claims if f"claim {c.ref}" in error), claims[0] if claims else None)
         if claim is not None:
-            reason = "cel-error" if "CEL" in error else "error"
             at = _request_in(error, claim)
-            return [ClaimVerdict(node.name, claim.ref, at, reason, error, {"scheduler_error": True})]
+            if "CEL" in error:  # redacted: it may quote an expression
+                return [cel_error_verdict(node.name, claim.ref, at, error, {"scheduler_error": True})]
+            return [ClaimVerdict(node.name, claim.ref, at, "error", error, {"scheduler_error": True})]
     return None
 
 
