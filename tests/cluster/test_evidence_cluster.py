@@ -238,3 +238,114 @@ def test_a_ready_gfd_without_labels_on_its_node_is_explained_from_its_log(
         assert not proxy.requests(lambda r: r.method != "GET")  # read-only
     finally:
         proxy.close()
+
+
+# The MIG manager Running and Ready after a failed apply (nvidia.com/mig.config.state=failed): its log as
+# NVIDIA/mig-parted v0.15.0 writes it (logrus' text format). The apply runs with -d
+# (pkg/mig/reconfigure/reconfigure.go applyMigConfig); mig-parted's own fatal line is cmd/nvidia-mig-parted/main.go's
+# log.Fatal of apply/apply.go's "error applying MIG configuration with hooks: %v", around apply/config.go's "error
+# setting MIGConfig: %v" and pkg/mig/config/config.go's "error attempting multiple config orderings: %v" and "all
+# orderings failed"; then Reconfigure.Run's setState(failed) and cmd/nvidia-mig-manager/main.go's loop:
+# log.Errorf("Error: %s", err) with "failed to apply MIG configuration: %w", and back to "Waiting for change to '%s'
+# label", where it blocks (SyncableMigConfig.Get) until the label changes.
+def _logrus(second: int, level: str, msg: str) -> str:
+    return f'2026-12-04T16:00:{second:02d}.000000000Z time="2026-12-04T16:00:{second:02d}Z" level={level} msg="{msg}"\n'
+
+
+MIG_FATAL = (
+    "Error applying MIG configuration with hooks: error setting MIGConfig: error attempting multiple config orderings: "
+    "all orderings failed"
+)
+MIG_LOG = "".join(
+    _logrus(i, level, msg)
+    for i, (level, msg) in enumerate(
+        [
+            ("info", "Waiting for change to 'nvidia.com/mig.config' label"),
+            ("info", "Updating to MIG config: all-1g.10gb"),
+            ("info", "Applying the selected MIG config to the node"),
+            ("debug", "Parsing config file..."),
+            ("debug", "Selecting specific MIG config..."),
+            ("debug", "Running apply-start hook"),
+            ("debug", "Checking current MIG mode..."),
+            ("debug", "Walking MigConfig for (devices=all)"),
+            ("debug", "Checking current MIG device configuration..."),
+            ("debug", "Running pre-apply-config hook"),
+            ("debug", "Applying MIG device configuration..."),
+            ("debug", "Walking MigConfig for (devices=all)"),
+            ("debug", "    Updating MIG config: map[1g.10gb:7]"),
+            ("error", "Error creating GPU instance for '1g.10gb': Insufficient Resources"),
+            ("debug", "Running apply-exit hook"),
+            ("fatal", MIG_FATAL),
+            (
+                "info",
+                "Restarting any GPU clients previously shutdown in Kubernetes by reenabling their component-specific "
+                "nodeSelector labels",
+            ),
+            ("info", "Changing the 'nvidia.com/mig.config.state' node label to 'failed'"),
+            ("error", "Error: failed to apply MIG configuration: exit status 1"),
+            ("info", "Waiting for change to 'nvidia.com/mig.config' label"),
+        ]
+    )
+)
+# what may follow while it waits: client-go's reflector warning when its Node watch drops (k8s.io/client-go v0.32.3
+# tools/cache/reflector.go klog.Warningf("%s: watch of %v ended with: %v"); mig-parted v0.15.0 vendors client-go)
+WATCH_DROPPED = (
+    "2026-12-04T17:{m:02d}:00.000000000Z W1204 17:{m:02d}:00.000000       1 reflector.go:492] "
+    "k8s.io/client-go/tools/cache/reflector.go:251: watch of *v1.Node ended with: an error on the server "
+    '("unable to decode an event from the watch stream: http2: client connection lost") has prevented the request '
+    "from succeeding\n"
+)
+MIG_NODE = "ev-mig"
+
+
+def test_a_ready_mig_manager_after_a_failed_apply_is_explained_from_its_log_within_the_tail(
+    gpu_operator: LabCluster, make_gpu_node: Any, tmp_path: Path
+) -> None:
+    mig = {"nvidia.com/mig.capable": "true", "nvidia.com/mig.config": "all-1g.10gb"}
+    make_gpu_node(MIG_NODE, {**GFD, **mig, "nvidia.com/mig.config.state": "failed"}, gpus=1)
+
+    def ready_mig_manager() -> dict[str, Any] | None:
+        pods = gpu_operator.get("pods", "-n", NS, "--field-selector", f"spec.nodeName={MIG_NODE}")["items"]
+        for p in pods:
+            statuses = p["status"].get("containerStatuses") or []
+            if (
+                p["metadata"]["ownerReferences"][0]["name"] == "nvidia-mig-manager"
+                and p["status"].get("phase") == "Running"
+                and statuses
+                and all(s.get("ready") for s in statuses)
+            ):
+                return p
+        return None
+
+    pod = wait_for(
+        ready_mig_manager, timeout=90, message="for the operator's MIG manager on the node, Running and Ready"
+    )
+    name = pod["metadata"]["name"]
+    container = pod["spec"]["containers"][0]["name"]
+    assert gpu_operator.get("node", MIG_NODE)["metadata"]["labels"]["nvidia.com/mig.config.state"] == "failed"
+    proxy = LogProxy(gpu_operator.kubeconfig)
+    try:
+        kubeconfig = proxy.kubeconfig(tmp_path / "proxy.kubeconfig")
+        # the decisive line is main.go's "Error: failed to apply MIG configuration" (the row's pattern also matches
+        # mig-parted's fatal line above it; the last hit is shown): found while the 50-line tail holds it, so with
+        # "Waiting for change" and up to 48 lines more after it; the 49th pushes it out of the tail
+        for after in (0, 48):
+            proxy.logs[(NS, name)] = MIG_LOG + "".join(WATCH_DROPPED.format(m=m) for m in range(after))
+            _, below = _explained(kubeconfig, MIG_NODE, "[mig-apply-failed]", "mig", "to name why the MIG apply failed")
+            assert f"evidence mig-manager {NS}/{name}: the MIG manager could not apply the layout" in below, after
+            shown = f"log {container} 2026-12-04T16:00:18.000000000Z: "
+            assert (
+                shown + 'time="2026-12-04T16:00:18Z" level=error msg="Error: failed to apply MIG configuration' in below
+            )
+        proxy.logs[(NS, name)] = MIG_LOG + "".join(WATCH_DROPPED.format(m=m) for m in range(49))
+        out = str(gpulabel(kubeconfig, "explain", f"node/{MIG_NODE}").stdout)
+        print(out)
+        assert "[mig-apply-failed]" not in out  # out of the tail: shown as unknown, with the lines that matter
+        assert f"evidence mig-manager {NS}/{name}: no known signature; the lines that matter" in out
+        # the Ready container's current log, bounded as every read
+        asked = proxy.requests(lambda r: r.path.endswith(f"/pods/{name}/log"))
+        assert asked and all("previous" not in r.query and r.query["container"] == [container] for r in asked)
+        assert all(r.query["tailLines"] == ["50"] and r.query["limitBytes"] == ["65536"] for r in asked)
+        assert not proxy.requests(lambda r: r.method != "GET")  # read-only
+    finally:
+        proxy.close()
