@@ -285,9 +285,12 @@ class _Pieces:
         self._refresh_capacities(fleet)
         self.use_nodes = set()
         for name in changed:
-            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
-        if changed:
-            self.index = None
+            node, cap = fleet.nodes.get(name), self.capacities.get(name)
+            self.rows.node(name, node, cap)
+            if self.index is not None:  # patched in place; a node that came or went: made again for the next row
+                key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
+                if node is None or not self.index.patch(node, cap, key):
+                    self.index = None
         return before
 
     def _scope(

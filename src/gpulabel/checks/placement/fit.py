@@ -100,15 +100,18 @@ class NodeIndex:
         capacities: Mapping[str, NodeCapacity] | None = None,
         keys: Mapping[str, Any] | None = None,
     ) -> None:
-        self.nodes = tuple(nodes)
+        self.nodes = list(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
+        self._seen: dict[tuple[str, ...], dict[Any, int]] = {}  # per key set, each signature's group
         self._positions: dict[str, int] | None = None
         self._kinds: list[int] | None = None  # per node, its (taints, unschedulable) as a number
+        self._kind_of: dict[Any, int] = {}
         self._sizes: dict[tuple[str, ...], list[int]] = {}
         self.capacities = dict(capacities or {})
         self.capacity_group: list[int | None] = []
         self.capacity_reps: list[NodeCapacity] = []
-        seen: dict[Any, int] = {}
+        self._cap_of: dict[Any, int] = {}  # each capacity key's group
+        seen = self._cap_of
         for node in self.nodes:
             cap = self.capacities.get(node.name)
             if cap is None:
@@ -118,6 +121,7 @@ class NodeIndex:
             if g == len(self.capacity_reps):
                 self.capacity_reps.append(cap)
             self.capacity_group.append(g)
+        self._limit = 2 * len(self.capacity_reps) + 256  # groups no node may be in any more, at most: see patch
 
     def groups(self, keys: tuple[str, ...]) -> tuple[list[int], list[Node]]:
         """``(group of each node, one representative node per group)`` for the label keys ``keys``."""
@@ -125,7 +129,7 @@ class NodeIndex:
         if cached is not None:
             return cached
         if self._kinds is None:  # nodes with the same taints and schedulability: one number (hashed once)
-            kinds: dict[Any, int] = {}
+            kinds = self._kind_of
             self._kinds = [kinds.setdefault((n.taints, n.unschedulable), len(kinds)) for n in self.nodes]
         seen: dict[Any, int] = {}
         member: list[int] = []
@@ -137,8 +141,49 @@ class NodeIndex:
                 g = seen[sig] = len(reps)
                 reps.append(node)
             member.append(g)
-        self._groups[keys] = (member, reps)
+        self._groups[keys], self._seen[keys] = (member, reps), seen
+        self._limit = max(self._limit, 2 * len(reps) + 256)
         return member, reps
+
+    def patch(self, node: Node, cap: NodeCapacity | None, key: Any = None) -> bool:
+        """The index with ``node`` (one of its nodes, by name, changed in place) and its capacity ``cap``
+        (``key``: ``cap.key()``, when the caller keeps it), as one made again would group them, without
+        walking the other nodes; ``False`` (the index unchanged: make it again) if no node of the index has
+        that name, or if the groups no node is in any more have grown past a bound.
+
+        A node's group is its signature's (a label group: the values of the keys and its taints and
+        cordon; a capacity group: its ``NodeCapacity.key()``), a new group if no node had it; the group
+        it leaves keeps its representative (any node of a signature gives that signature's verdict, which is
+        what grouping rests on), so ``place`` gives every node what a new index gives it. Groups left empty
+        are still evaluated by ``place``: after ``_limit`` of them the caller makes the index again."""
+        i = self.position(node.name)
+        if i is None:
+            return False
+        groups = max((len(reps) for _, reps in self._groups.values()), default=0)
+        if max(groups, len(self.capacity_reps), len(self._kind_of)) >= self._limit:
+            return False
+        self.nodes[i] = node
+        if cap is None:
+            self.capacities.pop(node.name, None)
+            self.capacity_group[i] = None
+        else:
+            self.capacities[node.name] = cap
+            g = self._cap_of.setdefault(cap.key() if key is None else key, len(self.capacity_reps))
+            if g == len(self.capacity_reps):
+                self.capacity_reps.append(cap)
+            self.capacity_group[i] = g
+        if self._kinds is not None:
+            kind = self._kinds[i] = self._kind_of.setdefault((node.taints, node.unschedulable), len(self._kind_of))
+            for keys, (member, reps) in self._groups.items():
+                seen = self._seen[keys]
+                sig = (tuple(map(node.labels.get, keys)), kind)
+                found = seen.get(sig)
+                if found is None:
+                    found = seen[sig] = len(reps)
+                    reps.append(node)
+                member[i] = found
+        self._sizes.clear()
+        return True
 
     def sizes(self, keys: tuple[str, ...]) -> list[int]:
         """How many nodes each group of :meth:`groups` has."""
