@@ -8,7 +8,8 @@ incremental evaluator runs in a worker process of its own (its cluster from ``be
 from ``monitor_replay.stream``, the LIST and ``controller.heap.settle`` as the monitor does them), and the
 workers take the events in turn: event *i* at the first size, then event *i* at the second, each worker
 waiting on a pipe while the other runs. A slow minute slows both. Printed: per size CPU per event p50 / p99 /
-max, the p99 of the larger over the smaller's, and per event kind the p50 at each size and their ratio.
+max, the p99 of the larger over the smaller's, per event kind the p50 at each size and their ratio, and each
+worker's resident set after the LIST and its peak (``VmHWM``: the LIST's decoding included).
 Agreement with the full evaluator is ``monitor_replay``'s (its digests); this bench only times.
 """
 
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.monitor_replay import START, _pct, listed_records, stream
+from bench.monitor_replay import START, _pct, _status, listed_records, stream
 
 
 def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str]) -> None:
@@ -48,15 +49,21 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str])
     ev.assess(START)
     del listed
     settle()
-    answers.write("ready\n")
+    answers.write(f"ready {_status('VmRSS:'):.0f}\n")
     answers.flush()
     for i, (kind, key, record) in enumerate(events):
-        if commands.readline().strip() != "go":
+        if (command := commands.readline().strip()) != "go":
+            if command == "peak":
+                answers.write(f"{_status('VmHWM:'):.0f}\n")
+                answers.flush()
             return
         started = time.process_time()
         ev.apply(kind, key, record)
         ev.assess(START + 0.1 * (i + 1))
         answers.write(f"{(time.process_time() - started) * 1000:.4f}\n")
+        answers.flush()
+    if commands.readline().strip() == "peak":
+        answers.write(f"{_status('VmHWM:'):.0f}\n")
         answers.flush()
 
 
@@ -80,9 +87,19 @@ def _start(snapshot: Path, events_file: Path) -> subprocess.Popen[str]:
         text=True,
     )
     assert proc.stdout is not None
-    if proc.stdout.readline().strip() != "ready":
+    ready = proc.stdout.readline().split()
+    if not ready or ready[0] != "ready":
         raise SystemExit(f"worker for {snapshot.name} did not start")
+    proc.floor_mb = float(ready[1])  # type: ignore[attr-defined]
     return proc
+
+
+def _peak(proc: subprocess.Popen[str]) -> float:
+    """The worker's peak resident set (``VmHWM``, MB), asked after its last event."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("peak\n")
+    proc.stdin.flush()
+    return float(proc.stdout.readline())
 
 
 def _report(sizes: Sequence[int], cpu: list[list[float]], whats: Sequence[Sequence[str]]) -> None:
@@ -133,11 +150,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     proc.stdin.write("go\n")
                     proc.stdin.flush()
                     ms.append(float(proc.stdout.readline()))
+            memory = [(proc.floor_mb, _peak(proc)) for proc in procs]  # type: ignore[attr-defined]
         finally:
             for proc in procs:
                 _close(proc)
     print(f"{args.events} events (seed {args.seed}), each size's incremental evaluator in turn, one event each")
     _report(sizes, cpu, whats)
+    for nodes, (floor, peak) in zip(sizes, memory, strict=True):
+        print(f"{nodes:,} nodes: RSS after the LIST {floor:.0f} MB, peak (VmHWM, the LIST's included) {peak:.0f} MB")
     return 0
 
 

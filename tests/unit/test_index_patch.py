@@ -1,4 +1,5 @@
-"""``NodeIndex.patch``: a node changed in place regroups that node alone, and ``place`` gives what a new index gives.
+"""``NodeIndex.patch``, ``insert``, ``remove``: a node changed, come or gone regroups that node alone, and ``place``
+gives what a new index gives.
 
 The pending keeper keeps one index of every node between events (``checks/pending/check.py``): a node whose
 labels, taints, cordon or capacity changed is patched into it instead of the index being made again over every
@@ -8,6 +9,7 @@ clusters and random changes, every pod's verdicts through the patched index must
 
 from __future__ import annotations
 
+import bisect
 import random
 from typing import Any
 
@@ -71,7 +73,22 @@ def test_a_patched_index_places_every_pod_as_a_new_one() -> None:
         caps = {n.name: c for n in nodes if (c := _cap(rng, n)) is not None}
         index = NodeIndex(nodes, caps)
         _verdicts(pods, index)  # the key sets' groups cached, so that patches regroup them
-        for _ in range(60):
+        for step in range(60):
+            if rng.random() < 0.25:  # a node joins or leaves, the index in name order as the keeper keeps it
+                if rng.random() < 0.5 and len(nodes) > 5:
+                    i = rng.randrange(len(nodes))
+                    caps.pop(nodes.pop(i).name, None)
+                    index.remove(i)
+                else:
+                    joined = _read([_node(rng, f"n{rng.randrange(30):02d}x{step}")]).nodes[0]
+                    i = bisect.bisect_left([n.name for n in nodes], joined.name)
+                    nodes.insert(i, joined)
+                    cap = _cap(rng, joined)
+                    if cap is not None:
+                        caps[joined.name] = cap
+                    assert index.insert(i, joined, cap)
+                assert _verdicts(pods, index) == _verdicts(pods, NodeIndex(nodes, caps)), seed
+                continue
             i = rng.randrange(len(nodes))
             changed = _read([_node(rng, nodes[i].name)]).nodes[0] if rng.random() < 0.7 else nodes[i]
             cap = _cap(rng, changed)

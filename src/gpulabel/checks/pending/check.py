@@ -23,6 +23,7 @@ those whose verdict may flip on its node
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,7 +36,7 @@ from gpulabel.checks.pending.specrows import SpecRows, told_to
 from gpulabel.checks.placement import fit as placement
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
-from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
+from gpulabel.model.cluster import KIND, ClusterState, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["CHECK", "KnownCapacities"]
@@ -56,6 +57,10 @@ def _unchecked_claims(kinds: Collection[str], unbound: Iterable[Pod]) -> tuple[s
     if "ResourceSlice" not in kinds and any(p.spec.resource_claims for p in unbound):
         return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
+
+
+def _name(node: Node) -> str:
+    return node.name
 
 
 def _unbound(pod: Pod | None) -> bool:
@@ -287,11 +292,23 @@ class _Pieces:
         for name in changed:
             node, cap = fleet.nodes.get(name), self.capacities.get(name)
             self.rows.node(name, node, cap)
-            if self.index is not None:  # patched in place; a node that came or went: made again for the next row
-                key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
-                if node is None or not self.index.patch(node, cap, key):
-                    self.index = None
+            if self.index is not None and not self._keep_index(name, node, cap):
+                self.index = None  # made again for the next new row
         return before
+
+    def _keep_index(self, name: str, node: Node | None, cap: NodeCapacity | None) -> bool:
+        """Node ``name`` (now ``node``, ``None``: gone, with ``cap``) patched into the kept index, in the state's
+        order (by name); whether the index holds (else it must be made again: too many groups left empty)."""
+        assert self.index is not None
+        nodes = self.index.nodes
+        at = bisect.bisect_left(nodes, name, key=_name)
+        here = at < len(nodes) and nodes[at].name == name
+        if node is None:
+            if here:
+                self.index.remove(at)
+            return True
+        key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
+        return self.index.patch(node, cap, key, at) if here else self.index.insert(at, node, cap, key)
 
     def _scope(
         self, fleet: Fleet, before: Mapping[str, NodeCapacity | None]

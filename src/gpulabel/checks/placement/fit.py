@@ -145,45 +145,87 @@ class NodeIndex:
         self._limit = max(self._limit, 2 * len(reps) + 256)
         return member, reps
 
-    def patch(self, node: Node, cap: NodeCapacity | None, key: Any = None) -> bool:
-        """The index with ``node`` (one of its nodes, by name, changed in place) and its capacity ``cap``
-        (``key``: ``cap.key()``, when the caller keeps it), as one made again would group them, without
-        walking the other nodes; ``False`` (the index unchanged: make it again) if no node of the index has
-        that name, or if the groups no node is in any more have grown past a bound.
+    def patch(self, node: Node, cap: NodeCapacity | None, key: Any = None, at: int | None = None) -> bool:
+        """The index with ``node`` (one of its nodes, by name, changed in place; ``at``: its position, when the
+        caller knows it) and its capacity ``cap`` (``key``: ``cap.key()``, when the caller keeps it), as one
+        made again would group them, without walking the other nodes; ``False`` (the index unchanged: make it
+        again) if no node of the index has that name, or if the groups no node is in any more have grown past
+        a bound.
 
         A node's group is its signature's (a label group: the values of the keys and its taints and
         cordon; a capacity group: its ``NodeCapacity.key()``), a new group if no node had it; the group
         it leaves keeps its representative (any node of a signature gives that signature's verdict, which is
         what grouping rests on), so ``place`` gives every node what a new index gives it. Groups left empty
         are still evaluated by ``place``: after ``_limit`` of them the caller makes the index again."""
-        i = self.position(node.name)
-        if i is None:
-            return False
-        groups = max((len(reps) for _, reps in self._groups.values()), default=0)
-        if max(groups, len(self.capacity_reps), len(self._kind_of)) >= self._limit:
+        i = self.position(node.name) if at is None else at
+        if i is None or self._full():
             return False
         self.nodes[i] = node
-        if cap is None:
-            self.capacities.pop(node.name, None)
-            self.capacity_group[i] = None
-        else:
-            self.capacities[node.name] = cap
-            g = self._cap_of.setdefault(cap.key() if key is None else key, len(self.capacity_reps))
-            if g == len(self.capacity_reps):
-                self.capacity_reps.append(cap)
-            self.capacity_group[i] = g
+        self.capacity_group[i] = self._capacity_of(node.name, cap, key)
         if self._kinds is not None:
-            kind = self._kinds[i] = self._kind_of.setdefault((node.taints, node.unschedulable), len(self._kind_of))
-            for keys, (member, reps) in self._groups.items():
-                seen = self._seen[keys]
-                sig = (tuple(map(node.labels.get, keys)), kind)
-                found = seen.get(sig)
-                if found is None:
-                    found = seen[sig] = len(reps)
-                    reps.append(node)
-                member[i] = found
+            self._kinds[i], groups = self._groups_of(node)
+            for (member, _), g in zip(self._groups.values(), groups, strict=True):
+                member[i] = g
         self._sizes.clear()
         return True
+
+    def insert(self, at: int, node: Node, cap: NodeCapacity | None, key: Any = None) -> bool:
+        """:meth:`patch` for a node that joined, at position ``at`` (the caller keeps the order); ``False``
+        (the index unchanged: make it again) past the bound of empty groups."""
+        if self._full():
+            return False
+        self.nodes.insert(at, node)
+        self._positions = None
+        self.capacity_group.insert(at, self._capacity_of(node.name, cap, key))
+        if self._kinds is not None:
+            kind, groups = self._groups_of(node)
+            self._kinds.insert(at, kind)
+            for (member, _), g in zip(self._groups.values(), groups, strict=True):
+                member.insert(at, g)
+        self._sizes.clear()
+        return True
+
+    def remove(self, at: int) -> None:
+        """The node at position ``at`` left: out of the index (its groups keep their representatives)."""
+        node = self.nodes.pop(at)
+        self._positions = None
+        self.capacities.pop(node.name, None)
+        self.capacity_group.pop(at)
+        if self._kinds is not None:
+            self._kinds.pop(at)
+            for member, _ in self._groups.values():
+                member.pop(at)
+        self._sizes.clear()
+
+    def _full(self) -> bool:
+        groups = max((len(reps) for _, reps in self._groups.values()), default=0)
+        return max(groups, len(self.capacity_reps), len(self._kind_of)) >= self._limit
+
+    def _capacity_of(self, name: str, cap: NodeCapacity | None, key: Any) -> int | None:
+        """The capacity group of node ``name`` with ``cap`` (a new one if no node had its key), kept."""
+        if cap is None:
+            self.capacities.pop(name, None)
+            return None
+        self.capacities[name] = cap
+        g = self._cap_of.setdefault(cap.key() if key is None else key, len(self.capacity_reps))
+        if g == len(self.capacity_reps):
+            self.capacity_reps.append(cap)
+        return g
+
+    def _groups_of(self, node: Node) -> tuple[int, list[int]]:
+        """``node``'s kind (taints, cordon) and its group for each cached key set (new ones where no node had
+        its signature, ``node`` their representative)."""
+        kind = self._kind_of.setdefault((node.taints, node.unschedulable), len(self._kind_of))
+        out = []
+        for keys, (_, reps) in self._groups.items():
+            seen = self._seen[keys]
+            sig = (tuple(map(node.labels.get, keys)), kind)
+            found = seen.get(sig)
+            if found is None:
+                found = seen[sig] = len(reps)
+                reps.append(node)
+            out.append(found)
+        return kind, out
 
     def sizes(self, keys: tuple[str, ...]) -> list[int]:
         """How many nodes each group of :meth:`groups` has."""
