@@ -23,7 +23,6 @@ those whose verdict may flip on its node
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,10 +56,6 @@ def _unchecked_claims(kinds: Collection[str], unbound: Iterable[Pod]) -> tuple[s
     if "ResourceSlice" not in kinds and any(p.spec.resource_claims for p in unbound):
         return ("claims not checked (no DRA objects in the input: resource.k8s.io/v1 not served, or not captured)",)
     return ()
-
-
-def _name(node: Node) -> str:
-    return node.name
 
 
 def _unbound(pod: Pod | None) -> bool:
@@ -300,15 +295,8 @@ class _Pieces:
         """Node ``name`` (now ``node``, ``None``: gone, with ``cap``) patched into the kept index, in the state's
         order (by name); whether the index holds (else it must be made again: too many groups left empty)."""
         assert self.index is not None
-        nodes = self.index.nodes
-        at = bisect.bisect_left(nodes, name, key=_name)
-        here = at < len(nodes) and nodes[at].name == name
-        if node is None:
-            if here:
-                self.index.remove(at)
-            return True
         key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
-        return self.index.patch(node, cap, key, at) if here else self.index.insert(at, node, cap, key)
+        return placement.keep_index(self.index, name, node, cap, key)
 
     def _scope(
         self, fleet: Fleet, before: Mapping[str, NodeCapacity | None]

@@ -10,6 +10,7 @@ unique ``kubernetes.io/hostname``. Pending pods and hazards are :mod:`gpulabel.c
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ __all__ = [
     "fitting_names",
     "fitting_nodes",
     "group_verdicts",
+    "keep_index",
     "message_of",
     "message_part",
     "place",
@@ -241,6 +243,26 @@ class NodeIndex:
         if self._positions is None:
             self._positions = {n.name: i for i, n in enumerate(self.nodes)}
         return self._positions.get(name)
+
+
+def keep_index(
+    index: NodeIndex, name: str, node: Node | None, cap: NodeCapacity | None = None, key: Any = None
+) -> bool:
+    """``index`` (its nodes in name order, as an evaluator's state lists them) with node ``name`` now ``node``
+    (``None``: gone) and its capacity ``cap`` (``key``: ``cap.key()``): changed, inserted or removed in place;
+    whether the index holds (``False``: too many groups left empty, make it again)."""
+    nodes = index.nodes
+    at = bisect.bisect_left(nodes, name, key=_node_name)
+    here = at < len(nodes) and nodes[at].name == name
+    if node is None:
+        if here:
+            index.remove(at)
+        return True
+    return index.patch(node, cap, key, at) if here else index.insert(at, node, cap, key)
+
+
+def _node_name(node: Node) -> str:
+    return node.name
 
 
 def place(
