@@ -68,15 +68,35 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str])
 
 
 def _prepare(nodes: int, events: int, seed: int, tmp: Path) -> tuple[Path, Path, list[str]]:
+    """The snapshot of ``nodes`` nodes and its stream, written under ``tmp`` by a process of their own (the
+    snapshot's objects, ~4 GB at 130,000 nodes, go back with it), and each event's kind."""
     snapshot, events_file = tmp / f"synth-{nodes}.json", tmp / f"events-{nodes}.json"
     subprocess.run(
         [sys.executable, "-m", "bench.synth", "--nodes", str(nodes), "--out", str(snapshot)],
         check=True,
         stderr=subprocess.DEVNULL,
     )
-    replayed = stream(json.loads(snapshot.read_text())["items"], events, seed)
-    events_file.write_text(json.dumps(replayed))
-    return snapshot, events_file, [str(e["what"]) for e in replayed]
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.replay_sizes",
+            "--stream",
+            str(snapshot),
+            str(events_file),
+            str(events),
+            str(seed),
+        ],
+        check=True,
+    )
+    return snapshot, events_file, [str(e["what"]) for e in json.loads(events_file.read_text())]
+
+
+def _stream(snapshot: str, events_file: str, events: int, seed: int) -> None:
+    import orjson
+
+    replayed = stream(orjson.loads(Path(snapshot).read_bytes())["items"], events, seed)
+    Path(events_file).write_text(json.dumps(replayed))
 
 
 def _start(snapshot: Path, events_file: Path) -> subprocess.Popen[str]:
@@ -131,9 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--events", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--worker", nargs=2, metavar=("SNAPSHOT", "EVENTS"), help=argparse.SUPPRESS)
+    p.add_argument("--stream", nargs=4, metavar=("SNAPSHOT", "EVENTS", "N", "SEED"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker(args.worker[0], args.worker[1], sys.stdin, sys.stdout)
+        return 0
+    if args.stream:
+        _stream(args.stream[0], args.stream[1], int(args.stream[2]), int(args.stream[3]))
         return 0
     sizes = sorted(args.nodes or [5000, 20000])
     if len(sizes) != 2:
