@@ -10,7 +10,9 @@ gpulabel's registry runs on it (``run_checks``), and so does the registry withou
 added (``managed``, ``queues``, ``admission``, ``stack``, ``runtime``), in turn, ``--rounds`` times. Printed:
 each one's best CPU seconds and their ratio (goal, issue 50: at most 1.20), and the same ratio with the
 parse of the snapshot added on both sides (``json.loads`` of the same objects: what ``check`` pays before
-any check runs). The checks' own keepers are the monitor's business (``bench/monitor_replay.py``).
+any check runs). Also every check on synth's cluster without the new objects (``plain``): what the
+objects themselves add, every check's cost with them over without. The checks' own keepers are the
+monitor's business (``bench/monitor_replay.py``).
 """
 
 from __future__ import annotations
@@ -121,14 +123,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.collect()
     gc.freeze()  # the state stays: collections while a check runs walk only what it made, as in gpulabel check
     kinds = sorted({o["kind"] for o in objects})
+    plain = ClusterState.from_objects(("bench", o) for o in synth.objects(a.nodes))  # without the new objects
+    gc.collect()
+    gc.freeze()
     older = Registry(tuple(c for c in BUILTIN if c.name not in NEW_CHECKS))
-    best = {"all": float("inf"), "without": float("inf")}
+    best = {"all": float("inf"), "without": float("inf"), "plain": float("inf")}
     findings = {}
     for _ in range(a.rounds):
-        for name, registry in (("all", BUILTIN), ("without", older)):
+        for name, registry, on in (("all", BUILTIN, state), ("without", older, state), ("plain", BUILTIN, plain)):
             gc.collect()
             start = time.process_time()
-            result = run_checks(state, registry.options())
+            result = run_checks(on, registry.options())
             best[name] = min(best[name], time.process_time() - start)
             findings[name] = len(result.findings)
     print(f"{a.nodes} nodes, {len(objects)} objects ({', '.join(kinds)}), best of {a.rounds}")
@@ -137,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratio = best["all"] / best["without"]
     with_parse = (best["all"] + parse) / (best["without"] + parse)
     print(f"checks alone: {ratio:.2f}x; with the parse ({parse:.2f} s json.loads): {with_parse:.2f}x (goal <= 1.20x)")
+    print(
+        f"every check on the cluster without the new objects: {best['plain']:.2f} s CPU, {findings['plain']} finding(s)"
+    )
+    print(f"with the new objects / without them, every check: {best['all'] / best['plain']:.2f}x")
     return 0
 
 

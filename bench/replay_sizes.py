@@ -8,7 +8,8 @@ incremental evaluator runs in a worker process of its own (its cluster from ``be
 from ``monitor_replay.stream``, the LIST and ``controller.heap.settle`` as the monitor does them), and the
 workers take the events in turn: event *i* at the first size, then event *i* at the second, each worker
 waiting on a pipe while the other runs. A slow minute slows both. Printed: per size CPU per event p50 / p99 /
-max, the p99 of the larger over the smaller's, and per event kind the p50 at each size and their ratio.
+max, the p99 of the larger over the smaller's, per event kind the p50 at each size and their ratio, and each
+worker's resident set after the LIST and its peak (``VmHWM``: the LIST's decoding included).
 Agreement with the full evaluator is ``monitor_replay``'s (its digests); this bench only times.
 """
 
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.monitor_replay import START, _pct, listed_records, stream
+from bench.monitor_replay import START, _pct, _status, listed_records, stream
 
 
 def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str]) -> None:
@@ -48,28 +49,54 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str])
     ev.assess(START)
     del listed
     settle()
-    answers.write("ready\n")
+    answers.write(f"ready {_status('VmRSS:'):.0f}\n")
     answers.flush()
     for i, (kind, key, record) in enumerate(events):
-        if commands.readline().strip() != "go":
+        if (command := commands.readline().strip()) != "go":
+            if command == "peak":
+                answers.write(f"{_status('VmHWM:'):.0f}\n")
+                answers.flush()
             return
         started = time.process_time()
         ev.apply(kind, key, record)
         ev.assess(START + 0.1 * (i + 1))
         answers.write(f"{(time.process_time() - started) * 1000:.4f}\n")
         answers.flush()
+    if commands.readline().strip() == "peak":
+        answers.write(f"{_status('VmHWM:'):.0f}\n")
+        answers.flush()
 
 
 def _prepare(nodes: int, events: int, seed: int, tmp: Path) -> tuple[Path, Path, list[str]]:
+    """The snapshot of ``nodes`` nodes and its stream, written under ``tmp`` by a process of their own (the
+    snapshot's objects, ~4 GB at 130,000 nodes, go back with it), and each event's kind."""
     snapshot, events_file = tmp / f"synth-{nodes}.json", tmp / f"events-{nodes}.json"
     subprocess.run(
         [sys.executable, "-m", "bench.synth", "--nodes", str(nodes), "--out", str(snapshot)],
         check=True,
         stderr=subprocess.DEVNULL,
     )
-    replayed = stream(json.loads(snapshot.read_text())["items"], events, seed)
-    events_file.write_text(json.dumps(replayed))
-    return snapshot, events_file, [str(e["what"]) for e in replayed]
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.replay_sizes",
+            "--stream",
+            str(snapshot),
+            str(events_file),
+            str(events),
+            str(seed),
+        ],
+        check=True,
+    )
+    return snapshot, events_file, [str(e["what"]) for e in json.loads(events_file.read_text())]
+
+
+def _stream(snapshot: str, events_file: str, events: int, seed: int) -> None:
+    import orjson
+
+    replayed = stream(orjson.loads(Path(snapshot).read_bytes())["items"], events, seed)
+    Path(events_file).write_text(json.dumps(replayed))
 
 
 def _start(snapshot: Path, events_file: Path) -> subprocess.Popen[str]:
@@ -80,9 +107,19 @@ def _start(snapshot: Path, events_file: Path) -> subprocess.Popen[str]:
         text=True,
     )
     assert proc.stdout is not None
-    if proc.stdout.readline().strip() != "ready":
+    ready = proc.stdout.readline().split()
+    if not ready or ready[0] != "ready":
         raise SystemExit(f"worker for {snapshot.name} did not start")
+    proc.floor_mb = float(ready[1])  # type: ignore[attr-defined]
     return proc
+
+
+def _peak(proc: subprocess.Popen[str]) -> float:
+    """The worker's peak resident set (``VmHWM``, MB), asked after its last event."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("peak\n")
+    proc.stdin.flush()
+    return float(proc.stdout.readline())
 
 
 def _report(sizes: Sequence[int], cpu: list[list[float]], whats: Sequence[Sequence[str]]) -> None:
@@ -114,9 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--events", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--worker", nargs=2, metavar=("SNAPSHOT", "EVENTS"), help=argparse.SUPPRESS)
+    p.add_argument("--stream", nargs=4, metavar=("SNAPSHOT", "EVENTS", "N", "SEED"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker(args.worker[0], args.worker[1], sys.stdin, sys.stdout)
+        return 0
+    if args.stream:
+        _stream(args.stream[0], args.stream[1], int(args.stream[2]), int(args.stream[3]))
         return 0
     sizes = sorted(args.nodes or [5000, 20000])
     if len(sizes) != 2:
@@ -133,11 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     proc.stdin.write("go\n")
                     proc.stdin.flush()
                     ms.append(float(proc.stdout.readline()))
+            memory = [(proc.floor_mb, _peak(proc)) for proc in procs]  # type: ignore[attr-defined]
         finally:
             for proc in procs:
                 _close(proc)
     print(f"{args.events} events (seed {args.seed}), each size's incremental evaluator in turn, one event each")
     _report(sizes, cpu, whats)
+    for nodes, (floor, peak) in zip(sizes, memory, strict=True):
+        print(f"{nodes:,} nodes: RSS after the LIST {floor:.0f} MB, peak (VmHWM, the LIST's included) {peak:.0f} MB")
     return 0
 
 

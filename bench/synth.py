@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_OPERANDS", "OPERAND_DAEMONSETS", "PROBLEMS", "Synth", "generate", "objects"]
+__all__ = ["DEFAULT_OPERANDS", "OPERAND_DAEMONSETS", "PROBLEMS", "Plan", "Synth", "generate", "objects", "plan"]
 
 JSON = dict[str, Any]
 
@@ -305,6 +305,59 @@ def _unschedulable_message(total: int, tainted: int) -> str:
     return f"0/{total} nodes are available: {', '.join(sorted(reasons))}.{tail}"
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`generate` decides per node before it builds an object: each node's name, machine and GPU
+    count (CPU nodes have none), the nodes of each injected problem, the node of each running training pod and
+    how many Pending pods. Each object is then built from its node's entry alone, so the cluster's shape per
+    node is the plan's (``tests/unit/test_synth_shape.py`` compares 130,000 nodes' with 20,000's)."""
+
+    names: list[str]
+    machines: dict[str, Machine]
+    counts: dict[str, int]
+    problems: dict[str, list[str]]  # problem kind -> node names, ``pending`` empty (its pods are named when built)
+    workloads: list[str]  # the node of each running training pod, in the order they are built
+    pending: int  # Pending pods asking for a product no node has
+
+
+def plan(
+    nodes: int = 5000,
+    *,
+    seed: int = 0,
+    gpu_fraction: float = 0.85,
+    problem_rate: float = 0.01,
+    operands: Sequence[str] = DEFAULT_OPERANDS,
+    workloads_per_gpu_node: float = 0.25,
+    rng: random.Random | None = None,
+) -> Plan:
+    """:func:`generate`'s decisions per node (``rng``: the generator's, seeded by ``seed`` if not given)."""
+    rng = rng if rng is not None else random.Random(seed)
+    machines: dict[str, Machine] = {}
+    counts: dict[str, int] = {}
+    names: list[str] = []
+    for i in range(nodes):
+        if rng.random() < gpu_fraction:
+            m = rng.choices(MACHINES, weights=[x.weight for x in MACHINES])[0]
+            name = f"{m.prefix}-{i:05d}"
+            machines[name], counts[name] = m, rng.choice(m.counts)
+        else:
+            name = f"cpu-{i:05d}"
+        names.append(name)
+    gpu_nodes = [n for n in names if n in machines]
+    per_kind = max(1, round(problem_rate * len(gpu_nodes))) if problem_rate > 0 else 0
+    shuffled = rng.sample(gpu_nodes, len(gpu_nodes))
+    node_kinds = [
+        k for k in PROBLEMS if k != "pending" and (k != "toolkit-not-ready" or "container-toolkit" in operands)
+    ]
+    problems: dict[str, list[str]] = {k: [] for k in PROBLEMS}
+    for k, problem in enumerate(node_kinds):
+        problems[problem] = sorted(shuffled[k * per_kind : (k + 1) * per_kind])
+    problem_of = {n: kind for kind, ns in problems.items() for n in ns}
+    healthy = [n for n in gpu_nodes if problem_of.get(n) in (None, "not-a-number", "toolkit-not-ready")]
+    workloads = [rng.choice(healthy) for _ in range(round(workloads_per_gpu_node * len(gpu_nodes)) if healthy else 0)]
+    return Plan(names, machines, counts, problems, workloads, per_kind)
+
+
 def generate(
     nodes: int = 5000,
     *,
@@ -320,26 +373,16 @@ def generate(
     if unknown:
         raise ValueError(f"unknown operand {unknown[0]!r}; known: {', '.join(OPERAND_DAEMONSETS)}")
     b = _Builder(seed)
-    machines: dict[str, Machine] = {}
-    counts: dict[str, int] = {}
-    names: list[str] = []
-    for i in range(nodes):
-        if b.rng.random() < gpu_fraction:
-            m = b.rng.choices(MACHINES, weights=[x.weight for x in MACHINES])[0]
-            name = f"{m.prefix}-{i:05d}"
-            machines[name], counts[name] = m, b.rng.choice(m.counts)
-        else:
-            name = f"cpu-{i:05d}"
-        names.append(name)
-    gpu_nodes = [n for n in names if n in machines]
-    per_kind = max(1, round(problem_rate * len(gpu_nodes))) if problem_rate > 0 else 0
-    shuffled = b.rng.sample(gpu_nodes, len(gpu_nodes))
-    node_kinds = [
-        k for k in PROBLEMS if k != "pending" and (k != "toolkit-not-ready" or "container-toolkit" in operands)
-    ]
-    problems: dict[str, list[str]] = {k: [] for k in PROBLEMS}
-    for k, problem in enumerate(node_kinds):
-        problems[problem] = sorted(shuffled[k * per_kind : (k + 1) * per_kind])
+    planned = plan(
+        nodes,
+        gpu_fraction=gpu_fraction,
+        problem_rate=problem_rate,
+        operands=operands,
+        workloads_per_gpu_node=workloads_per_gpu_node,
+        rng=b.rng,
+    )
+    machines, counts = planned.machines, planned.counts
+    problems = {k: list(v) for k, v in planned.problems.items()}
     problem_of = {n: kind for kind, ns in problems.items() for n in ns}
 
     out: list[JSON] = []
@@ -347,7 +390,7 @@ def generate(
     pods: list[JSON] = []
     ready_count = dict.fromkeys(operands, 0)
     scheduled_count = dict.fromkeys(operands, 0)
-    for name in names:
+    for name in planned.names:
         machine = machines.get(name)
         if machine is None:
             out.append(_node(name, {"pool": "cpu"}, [], 0, b))
@@ -375,16 +418,13 @@ def generate(
             pods.append(_operand_pod(op, ds_uid[op], name, ready, b))
             scheduled_count[op] += 1
             ready_count[op] += ready
-    healthy = [n for n in gpu_nodes if problem_of.get(n) in (None, "not-a-number", "toolkit-not-ready")]
-    for _ in range(round(workloads_per_gpu_node * len(gpu_nodes)) if healthy else 0):
-        node = b.rng.choice(healthy)
-        pods.append(_training_pod(machines[node].product, node, b))
+    pods.extend(_training_pod(machines[node].product, node, b) for node in planned.workloads)
     message = _unschedulable_message(nodes, len(problems["tainted"]))
-    for _ in range(per_kind):
+    for _ in range(planned.pending):
         pod = _training_pod(ABSENT_PRODUCT, "", b, message)
         problems["pending"].append(f"{pod['metadata']['namespace']}/{pod['metadata']['name']}")
         pods.append(pod)
-    desired = len(gpu_nodes) - len(problems["tainted"])
+    desired = len(machines) - len(problems["tainted"])
     out.extend(_daemonset(op, ds_uid[op], desired, scheduled_count[op], ready_count[op]) for op in operands)
     out.extend(pods)
     if cluster_policy:

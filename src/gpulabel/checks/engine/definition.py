@@ -214,27 +214,65 @@ def run_checks(state: ClusterState, opts: CheckOptions, checks: Sequence[Check] 
 
 
 class _Whole:
-    """A check's whole result, kept until a kind of ``reads`` changes (``None``: rerun every time)."""
+    """A check's whole result, kept until a kind of ``reads`` changes (``None``: rerun every time), or only a
+    change that moves a view of ``views`` (see :func:`whole`)."""
 
-    def __init__(self, check: Check, reads: frozenset[str] | None) -> None:
+    def __init__(
+        self,
+        check: Check,
+        reads: frozenset[str] | None,
+        views: Mapping[str, Callable[[Any], object]] | None = None,
+        pods_needed: bool = False,
+    ) -> None:
         self.check, self.reads = check, reads
+        self.views = views or {}
+        self.pods_needed = pods_needed
+        self.viewed: set[ObjectKey] | None = None  # the pods with a view (pods_needed), from the first result on
         self.kept: Result | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
-        if self.reads is None or kind in self.reads:
-            self.kept = None
+        if self.reads is not None and kind not in self.reads:
+            return
+        view = self.views.get(kind)
+        if view is not None:
+            before = None if old is None else view(old)
+            after = None if new is None else view(new)
+            if kind == "Pod" and self.viewed is not None:
+                if after is None:
+                    self.viewed.discard(key)
+                else:
+                    self.viewed.add(key)
+            if before == after:
+                return
+        if self.pods_needed and kind != "Pod" and self.viewed is not None and not self.viewed:
+            return  # no pod the result could tell of: no other change gives it a finding
+        self.kept = None
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.pods_needed and self.viewed is None:
+            view = self.views["Pod"]
+            self.viewed = {k for k, p in fleet.pods.items() if view(p) is not None}
         if self.kept is None or self.reads is None:
             self.kept = grade(self.check.run(fleet.state, opts), self.check.reasons())
         return self.kept
 
 
-def whole(reads: Sequence[str] | None) -> Callable[[Check], Pieces]:
+def whole(
+    reads: Sequence[str] | None,
+    views: Mapping[str, Callable[[Any], object]] | None = None,
+    pods_needed: bool = False,
+) -> Callable[[Check], Pieces]:
     """Pieces of one: the check's whole result, rerun when an object of ``reads`` changes (``None``: at every
-    evaluation, for a check whose result may read anything, the clock too)."""
+    evaluation, for a check whose result may read anything, the clock too).
+
+    ``views``: per kind, what of one object the result reads (``None``: nothing, as if it were absent); a
+    change that leaves its object's view equal reruns nothing. ``pods_needed``: while no pod has a view
+    (``views["Pod"]``), the result has no finding whatever the other kinds hold, so their changes rerun
+    nothing (a monitor's every node and pod event walked every pod for such a check: issue 50)."""
     kinds = None if reads is None else frozenset(reads)
-    return lambda check: _Whole(check, kinds)
+    if pods_needed and (views is None or "Pod" not in views):
+        raise ValueError("pods_needed needs a view of pods")
+    return lambda check: _Whole(check, kinds, dict(views or {}), pods_needed)
 
 
 # -- a check one node at a time ----------------------------------------------------------------------------------

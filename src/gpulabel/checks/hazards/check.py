@@ -13,7 +13,6 @@ same pod on the same node, only the count, names and the detail's fate change).
 from __future__ import annotations
 
 import bisect
-import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -81,6 +80,8 @@ class _Pieces:
         self.req_of: dict[ObjectKey, PodRequirements] = {}  # the pods whose finding counts other nodes
         self.shown: Result | None = None  # the last result, while no pod's findings change
         self.listed: list[ObjectKey] | None = None  # the pods with findings in the state's order, while the same
+        # every node grouped for placement, made for a new requirement's list and patched node by node after
+        self.index: placement.NodeIndex | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         if kind == "Node":
@@ -95,13 +96,17 @@ class _Pieces:
         state = fleet.state
         moved: set[PodRequirements] = set()
         for name in self.nodes:
-            moved |= self.fits.node(name, fleet.nodes.get(name))
+            node = fleet.nodes.get(name)
+            moved |= self.fits.node(name, node)
+            if self.index is not None and not placement.keep_index(self.index, name, node):
+                self.index = None  # made again for the next new requirement
         recount = self.fits.readers(moved) if moved else set()  # their count moved: told again (_recount)
         before: dict[ObjectKey, list[Finding]] = {}  # the re-judged pods' findings before (to tell a change)
         if self.everything:
             part, keys = state, list(fleet.pods)
             self.found, self.req_of, self.shown, self.listed = {}, {}, None, None
             self.fits.clear()
+            self.index = None
         else:
             self.dirty.update(k for n in self.nodes for k in fleet.bound(n))
             self.dirty |= self._recount(recount - self.dirty, fleet)
@@ -116,11 +121,10 @@ class _Pieces:
         if keys:
             by_ref = {fleet.pods[k].ref: k for k in keys}
             found: dict[str, list[Finding]] = {}
-            # over every node, made for the first new requirement
-            whole = functools.cache(lambda: placement.NodeIndex(state.nodes))
 
+            # over every node, made for the first new requirement
             def elsewhere(req: PodRequirements) -> tuple[int, list[str]]:
-                return self.fits.answer(req, whole)
+                return self.fits.answer(req, lambda: self._index(state))
 
             for f in pending.hazards(part, opts.namespace, by_name=fleet.nodes, elsewhere_of=elsewhere):
                 found.setdefault(f.pod, []).append(f)
@@ -143,14 +147,19 @@ class _Pieces:
             self.shown = Result("hazards", shown, graded=True)
         return self.shown
 
+    def _index(self, state: ClusterState) -> placement.NodeIndex:
+        """Every node, grouped for placement: kept between results, each node's change patched in (result)."""
+        if self.index is None:
+            self.index = placement.NodeIndex(state.nodes)
+        return self.index
+
     def _recount(self, keys: set[ObjectKey], fleet: Fleet) -> set[ObjectKey]:
         """The findings of the pods ``keys`` (the same pod on the same node; the kept list of nodes their
         requirements would fit moved) with the count and names now, as ``pending.hazards`` words them; the pods
         whose findings it did not write (to judge again)."""
-        whole = functools.cache(lambda: placement.NodeIndex(fleet.state.nodes))
         again: set[ObjectKey] = set()
         for key in keys:
-            count, names = self.fits.answer(self.req_of[key], whole)
+            count, names = self.fits.answer(self.req_of[key], lambda: self._index(fleet.state))
             was = self.found[key]
             now = [f if f.fits_elsewhere is None else pending.hazard_recounted(f, count, names) for f in was]
             if any(f is None for f in now):

@@ -35,7 +35,7 @@ from gpulabel.checks.pending.specrows import SpecRows, told_to
 from gpulabel.checks.placement import fit as placement
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
-from gpulabel.model.cluster import KIND, ClusterState, NodeCapacity, Pod
+from gpulabel.model.cluster import KIND, ClusterState, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["CHECK", "KnownCapacities"]
@@ -285,10 +285,18 @@ class _Pieces:
         self._refresh_capacities(fleet)
         self.use_nodes = set()
         for name in changed:
-            self.rows.node(name, fleet.nodes.get(name), self.capacities.get(name))
-        if changed:
-            self.index = None
+            node, cap = fleet.nodes.get(name), self.capacities.get(name)
+            self.rows.node(name, node, cap)
+            if self.index is not None and not self._keep_index(name, node, cap):
+                self.index = None  # made again for the next new row
         return before
+
+    def _keep_index(self, name: str, node: Node | None, cap: NodeCapacity | None) -> bool:
+        """Node ``name`` (now ``node``, ``None``: gone, with ``cap``) patched into the kept index, in the state's
+        order (by name); whether the index holds (else it must be made again: too many groups left empty)."""
+        assert self.index is not None
+        key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
+        return placement.keep_index(self.index, name, node, cap, key)
 
     def _scope(
         self, fleet: Fleet, before: Mapping[str, NodeCapacity | None]

@@ -10,6 +10,7 @@ unique ``kubernetes.io/hostname``. Pending pods and hazards are :mod:`gpulabel.c
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ __all__ = [
     "fitting_names",
     "fitting_nodes",
     "group_verdicts",
+    "keep_index",
     "message_of",
     "message_part",
     "place",
@@ -100,15 +102,18 @@ class NodeIndex:
         capacities: Mapping[str, NodeCapacity] | None = None,
         keys: Mapping[str, Any] | None = None,
     ) -> None:
-        self.nodes = tuple(nodes)
+        self.nodes = list(nodes)
         self._groups: dict[tuple[str, ...], tuple[list[int], list[Node]]] = {}
+        self._seen: dict[tuple[str, ...], dict[Any, int]] = {}  # per key set, each signature's group
         self._positions: dict[str, int] | None = None
         self._kinds: list[int] | None = None  # per node, its (taints, unschedulable) as a number
+        self._kind_of: dict[Any, int] = {}
         self._sizes: dict[tuple[str, ...], list[int]] = {}
         self.capacities = dict(capacities or {})
         self.capacity_group: list[int | None] = []
         self.capacity_reps: list[NodeCapacity] = []
-        seen: dict[Any, int] = {}
+        self._cap_of: dict[Any, int] = {}  # each capacity key's group
+        seen = self._cap_of
         for node in self.nodes:
             cap = self.capacities.get(node.name)
             if cap is None:
@@ -118,6 +123,7 @@ class NodeIndex:
             if g == len(self.capacity_reps):
                 self.capacity_reps.append(cap)
             self.capacity_group.append(g)
+        self._limit = 2 * len(self.capacity_reps) + 256  # groups no node may be in any more, at most: see patch
 
     def groups(self, keys: tuple[str, ...]) -> tuple[list[int], list[Node]]:
         """``(group of each node, one representative node per group)`` for the label keys ``keys``."""
@@ -125,7 +131,7 @@ class NodeIndex:
         if cached is not None:
             return cached
         if self._kinds is None:  # nodes with the same taints and schedulability: one number (hashed once)
-            kinds: dict[Any, int] = {}
+            kinds = self._kind_of
             self._kinds = [kinds.setdefault((n.taints, n.unschedulable), len(kinds)) for n in self.nodes]
         seen: dict[Any, int] = {}
         member: list[int] = []
@@ -137,8 +143,91 @@ class NodeIndex:
                 g = seen[sig] = len(reps)
                 reps.append(node)
             member.append(g)
-        self._groups[keys] = (member, reps)
+        self._groups[keys], self._seen[keys] = (member, reps), seen
+        self._limit = max(self._limit, 2 * len(reps) + 256)
         return member, reps
+
+    def patch(self, node: Node, cap: NodeCapacity | None, key: Any = None, at: int | None = None) -> bool:
+        """The index with ``node`` (one of its nodes, by name, changed in place; ``at``: its position, when the
+        caller knows it) and its capacity ``cap`` (``key``: ``cap.key()``, when the caller keeps it), as one
+        made again would group them, without walking the other nodes; ``False`` (the index unchanged: make it
+        again) if no node of the index has that name, or if the groups no node is in any more have grown past
+        a bound.
+
+        A node's group is its signature's (a label group: the values of the keys and its taints and
+        cordon; a capacity group: its ``NodeCapacity.key()``), a new group if no node had it; the group
+        it leaves keeps its representative (any node of a signature gives that signature's verdict, which is
+        what grouping rests on), so ``place`` gives every node what a new index gives it. Groups left empty
+        are still evaluated by ``place``: after ``_limit`` of them the caller makes the index again."""
+        i = self.position(node.name) if at is None else at
+        if i is None or self._full():
+            return False
+        self.nodes[i] = node
+        self.capacity_group[i] = self._capacity_of(node.name, cap, key)
+        if self._kinds is not None:
+            self._kinds[i], groups = self._groups_of(node)
+            for (member, _), g in zip(self._groups.values(), groups, strict=True):
+                member[i] = g
+        self._sizes.clear()
+        return True
+
+    def insert(self, at: int, node: Node, cap: NodeCapacity | None, key: Any = None) -> bool:
+        """:meth:`patch` for a node that joined, at position ``at`` (the caller keeps the order); ``False``
+        (the index unchanged: make it again) past the bound of empty groups."""
+        if self._full():
+            return False
+        self.nodes.insert(at, node)
+        self._positions = None
+        self.capacity_group.insert(at, self._capacity_of(node.name, cap, key))
+        if self._kinds is not None:
+            kind, groups = self._groups_of(node)
+            self._kinds.insert(at, kind)
+            for (member, _), g in zip(self._groups.values(), groups, strict=True):
+                member.insert(at, g)
+        self._sizes.clear()
+        return True
+
+    def remove(self, at: int) -> None:
+        """The node at position ``at`` left: out of the index (its groups keep their representatives)."""
+        node = self.nodes.pop(at)
+        self._positions = None
+        self.capacities.pop(node.name, None)
+        self.capacity_group.pop(at)
+        if self._kinds is not None:
+            self._kinds.pop(at)
+            for member, _ in self._groups.values():
+                member.pop(at)
+        self._sizes.clear()
+
+    def _full(self) -> bool:
+        groups = max((len(reps) for _, reps in self._groups.values()), default=0)
+        return max(groups, len(self.capacity_reps), len(self._kind_of)) >= self._limit
+
+    def _capacity_of(self, name: str, cap: NodeCapacity | None, key: Any) -> int | None:
+        """The capacity group of node ``name`` with ``cap`` (a new one if no node had its key), kept."""
+        if cap is None:
+            self.capacities.pop(name, None)
+            return None
+        self.capacities[name] = cap
+        g = self._cap_of.setdefault(cap.key() if key is None else key, len(self.capacity_reps))
+        if g == len(self.capacity_reps):
+            self.capacity_reps.append(cap)
+        return g
+
+    def _groups_of(self, node: Node) -> tuple[int, list[int]]:
+        """``node``'s kind (taints, cordon) and its group for each cached key set (new ones where no node had
+        its signature, ``node`` their representative)."""
+        kind = self._kind_of.setdefault((node.taints, node.unschedulable), len(self._kind_of))
+        out = []
+        for keys, (_, reps) in self._groups.items():
+            seen = self._seen[keys]
+            sig = (tuple(map(node.labels.get, keys)), kind)
+            found = seen.get(sig)
+            if found is None:
+                found = seen[sig] = len(reps)
+                reps.append(node)
+            out.append(found)
+        return kind, out
 
     def sizes(self, keys: tuple[str, ...]) -> list[int]:
         """How many nodes each group of :meth:`groups` has."""
@@ -154,6 +243,26 @@ class NodeIndex:
         if self._positions is None:
             self._positions = {n.name: i for i, n in enumerate(self.nodes)}
         return self._positions.get(name)
+
+
+def keep_index(
+    index: NodeIndex, name: str, node: Node | None, cap: NodeCapacity | None = None, key: Any = None
+) -> bool:
+    """``index`` (its nodes in name order, as an evaluator's state lists them) with node ``name`` now ``node``
+    (``None``: gone) and its capacity ``cap`` (``key``: ``cap.key()``): changed, inserted or removed in place;
+    whether the index holds (``False``: too many groups left empty, make it again)."""
+    nodes = index.nodes
+    at = bisect.bisect_left(nodes, name, key=_node_name)
+    here = at < len(nodes) and nodes[at].name == name
+    if node is None:
+        if here:
+            index.remove(at)
+        return True
+    return index.patch(node, cap, key, at) if here else index.insert(at, node, cap, key)
+
+
+def _node_name(node: Node) -> str:
+    return node.name
 
 
 def place(

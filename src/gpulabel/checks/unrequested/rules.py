@@ -86,7 +86,8 @@ def operand_daemonsets(daemonsets: Iterable[DaemonSet]) -> tuple[frozenset[str],
     return frozenset(ours), frozenset(ds.uid for ds in every)
 
 
-def _asks(pod: Pod) -> bool:
+def asks(pod: Pod) -> bool:
+    """Whether the pod requests GPUs (extended resources or claims): what it sees, it asked for."""
     return bool(pod.gpu_resources or pod.spec.resource_claims)
 
 
@@ -95,7 +96,7 @@ def use(
 ) -> Unrequested | None:
     """The pod's unrequested sight of GPUs, or ``None``: not Running, not on a GPU node, requesting GPUs, an
     operand's, or a DaemonSet's pod when ``daemonsets`` is ``None`` (the input has none)."""
-    if pod.phase != "Running" or not pod.sight or _asks(pod):
+    if pod.phase != "Running" or not pod.sight or asks(pod):
         return None
     node = nodes.get(pod.node_name)
     if node is None or not gpu_node(node):
