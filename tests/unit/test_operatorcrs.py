@@ -58,7 +58,7 @@ def gpucluster(name: str = "gpu-cluster") -> dict[str, Any]:
 
 
 def run(*objects: dict[str, Any]) -> list[Any]:
-    state = ClusterState.from_objects([("test", o) for o in objects])
+    state = ClusterState.from_objects([("test", o) for o in objects], kinds=("NVIDIADriver",))  # its CRD is served
     result = run_check("operatorcrs", state, BUILTIN.options())
     assert not result.skipped, result.skipped
     return list(result.findings)
@@ -211,6 +211,11 @@ def test_audit_strict_flags_a_deploy_label_no_release_knows_with_the_nearest_one
     assert audit_node(node_from_json(node("n", labels))) == []  # without --strict: nothing
     every = {**GPU_LABELS, **{d.key: "true" for d in DEPLOY_LABELS}}
     assert audit_node(node_from_json(node("n", every)), strict=True) == []
+
+
+def test_without_the_nvidiadriver_kind_the_check_says_it_was_skipped() -> None:
+    state = ClusterState.from_objects([("test", gpu("g")), ("test", gpucluster())])
+    assert run_check("operatorcrs", state, BUILTIN.options()).skipped == "no nvidiadrivers in the input"
 
 
 def test_the_owner_label_is_the_operators_in_sources() -> None:

@@ -23,7 +23,8 @@ def _run(state: ClusterState, opts: CheckOptions) -> Result:
 CHECK: Check = Check(
     "operatorcrs",
     _KINDS,
-    ("Node",),
+    # every operator that serves GPUCluster (v26.7.0) serves NVIDIADriver too (v23.9+): a capture of it has the kind
+    ("Node", "NVIDIADriver"),
     _run,
     "the GPU Operator's NVIDIADriver and GPUCluster custom resources: overlaps, refusals, routing, status",
     reasons=lambda: rules.REASONS,
