@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from gpulabel.checks.audit.rules import audit_node
 from gpulabel.checks.engine.assessment import FullEvaluator
 from gpulabel.checks.engine.incremental.evaluator import IncrementalEvaluator
 from gpulabel.checks.registry import BUILTIN, run_check
+from gpulabel.errors import SnapshotError
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import KIND, ClusterState, node_from_json
 from gpulabel.model.deploylabels import DEPLOY_LABELS
+from gpulabel.model.nvidiacrs import gpu_cluster_from_json, nvidia_driver_from_json
 from tests.objects import GPU_LABELS, node
 
 OWNER = "nvidia.com/gpu-operator.driver.owner"
@@ -254,3 +258,15 @@ def test_the_monitor_agrees_as_drivers_come_and_go() -> None:
         ["b1 driver node-without-driver"],
         ["a1 driver node-without-driver", "b1 driver node-without-driver"],
     ]
+
+
+def test_the_readers_name_a_field_of_the_wrong_type() -> None:
+    bad = {**driver("x"), "spec": {"nodeSelector": ["pool=a"]}}
+    with pytest.raises(SnapshotError, match=r"nvidiadriver x\): spec.nodeSelector is .*not a mapping"):
+        nvidia_driver_from_json(bad, "s.json")
+    with pytest.raises(SnapshotError, match=r"spec\.default is"):
+        nvidia_driver_from_json({**driver("x"), "spec": {"default": "true"}}, "s.json")
+    with pytest.raises(SnapshotError, match=r"status.conditions\[0\].reason is"):
+        gpu_cluster_from_json({**gpucluster(), "status": {"conditions": [{"type": "Error", "reason": 3}]}}, "s.json")
+    record = nvidia_driver_from_json(driver("x"), "s.json")  # no nodeSelector: GetNodeSelector's gpu.present=true
+    assert (record.node_selector, dict(record.selector)) == (None, {"nvidia.com/gpu.present": "true"})
