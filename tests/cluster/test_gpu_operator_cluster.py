@@ -199,7 +199,7 @@ def test_1_healthy_gpu_nodes_and_a_cpu_node(gpu_operator: LabCluster, make_gpu_n
     nfd = "nfd: skipped (no nodefeatures in the input)\n"  # NFD's CRDs are not in this cluster
     health = "health: OK\nmanaged: OK\n"
     queues = "queues: skipped (no resourceflavors in the input)\n"  # nor Kueue's
-    later = "admission: OK\nstack: OK\nruntime: OK\nunrequested: OK\ncudaskew: OK\n"  # after queues, in order
+    later = "admission: OK\nstack: OK\nruntime: OK\nunrequested: OK\ncudaskew: OK\noperatorcrs: OK\n"  # in order
     total = "total: 0 finding(s) error=0 warning=0 info=0\n"
     expected = "".join(f"{c}: OK\n" for c in checks) + nfd + health + queues + later + total
     assert (check.returncode, check.stdout) == (0, expected), check.stderr

@@ -185,6 +185,7 @@ def test_a_nodes_only_snapshot_skips_what_needs_pods_and_daemonsets(files: dict[
         "runtime: skipped (no pods in the input)\n"
         "unrequested: skipped (no pods in the input)\n"
         "cudaskew: skipped (no pods in the input)\n"
+        "operatorcrs: skipped (no nvidiadrivers in the input)\n"
         "total: 0 finding(s) error=0 warning=0 info=0\n",
     )
     assert run("pending", "--snapshot", files["nodes"]) == (0, "skipped (no pods in the input)\n", "")

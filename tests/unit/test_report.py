@@ -288,7 +288,8 @@ def test_report_writes_the_page_and_exits_zero_despite_findings(tmp_path: Path) 
     assert (code, err) == (0, "")
     assert out == (
         f"{target}: 4 nodes, audit=5 operands=11 pending=3 hazards=1 capacity=0 mig=0 sharing=0 upgrade=0 "
-        "nfd=skipped health=0 managed=0 queues=skipped admission=0 stack=skipped runtime=0 unrequested=0 cudaskew=0\n"
+        "nfd=skipped health=0 managed=0 queues=skipped admission=0 stack=skipped runtime=0 unrequested=0 cudaskew=0 "
+        "operatorcrs=skipped\n"
     )
     assert page_data(target.read_text())["summary"]["audit"]["findings"] == 5
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary file left behind
@@ -319,6 +320,7 @@ def test_report_json_output_gives_the_file_and_the_summary(tmp_path: Path) -> No
         "runtime": 0,
         "unrequested": 0,
         "cudaskew": 0,
+        "operatorcrs": 0,
     }
 
 

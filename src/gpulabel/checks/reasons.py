@@ -2,7 +2,7 @@
 
 Each check keeps its reasons next to the code that gives them (``REASONS`` in audit, operands,
 placement, pending, capacity, mig, sharing, upgrade, dra, nfdrules, health, managed, queues,
-admission, stack, runtime, unrequested and cudaskew;
+admission, stack, runtime, unrequested, cudaskew and operatorcrs;
 ``STRICT_REASONS`` in audit). This module only collects them, in the order
 ``check`` runs the checks, and renders the one table of docs/checks.md.
 """
@@ -22,6 +22,7 @@ from gpulabel.checks.managed import rules as managed
 from gpulabel.checks.mig import rules as mig
 from gpulabel.checks.nfd import rules as nfdrules
 from gpulabel.checks.operands import rules as operands
+from gpulabel.checks.operatorcrs import rules as operatorcrs
 from gpulabel.checks.pending import autoscale
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.placement import fit as placement
@@ -83,6 +84,7 @@ def catalogue() -> tuple[ReasonRow, ...]:
         *_rows(("runtime",), runtime.REASONS),
         *_rows(("unrequested",), unrequested.REASONS),
         *_rows(("cudaskew",), cudaskew.REASONS),
+        *_rows(("operatorcrs",), operatorcrs.REASONS),
     )
 
 

@@ -36,6 +36,7 @@ from gpulabel.checks.managed import check as managed
 from gpulabel.checks.mig import check as mig
 from gpulabel.checks.nfd import check as nfd
 from gpulabel.checks.operands import check as operands
+from gpulabel.checks.operatorcrs import check as operatorcrs
 from gpulabel.checks.pending import check as pending
 from gpulabel.checks.queues import check as queues
 from gpulabel.checks.runtime import check as runtime
@@ -81,6 +82,7 @@ CHECKS: tuple[Check, ...] = (
     runtime.CHECK,
     unrequested.CHECK,
     cudaskew.CHECK,
+    operatorcrs.CHECK,
 )
 BUILTIN = Registry(CHECKS)  # gpulabel's own checks, in order
 NODE_ONLY = ("Node", "ClusterPolicy")  # what the controller's node LIST can feed

@@ -27,6 +27,7 @@ from gpulabel.model.kueue import (
     topology_from_json,
     workload_from_json,
 )
+from gpulabel.model.nvidiacrs import GpuCluster, NvidiaDriver, gpu_cluster_from_json, nvidia_driver_from_json
 from gpulabel.model.readers import (
     cluster_policy_from_json,
     daemonset_from_json,
@@ -65,6 +66,8 @@ class ClusterState:
     daemonsets: tuple[DaemonSet, ...] = ()
     cluster_policies: tuple[JSON, ...] = ()
     runtime_classes: tuple[RuntimeClass, ...] = ()  # node.k8s.io/v1 RuntimeClasses
+    nvidia_drivers: tuple[NvidiaDriver, ...] = ()  # the GPU Operator's NVIDIADrivers (nvidia.com/v1alpha1)
+    gpu_clusters: tuple[GpuCluster, ...] = ()  # the GPU Operator's GPUCluster (nvidia.com/v1alpha1, the DRA stack)
     events: tuple[EventNote, ...] = ()  # core/v1 Warning Events (controllers' FailedCreate, the kubelet's)
     source: str = ""
     kinds: frozenset[str] = frozenset()
@@ -125,6 +128,8 @@ class ClusterState:
             daemonsets=tuple(fields["daemonsets"]),
             cluster_policies=tuple(fields["cluster_policies"]),
             runtime_classes=tuple(fields["runtime_classes"]),
+            nvidia_drivers=tuple(sorted(fields["nvidia_drivers"], key=lambda d: d.name)),
+            gpu_clusters=tuple(sorted(fields["gpu_clusters"], key=lambda g: g.name)),
             events=tuple(fields["events"]),
             source=source,
             kinds=frozenset(kinds),
@@ -272,6 +277,25 @@ KINDS: tuple[Kind, ...] = (
         namespaced=False,
         read=cluster_policy_from_json,
         field="cluster_policies",
+    ),
+    # the operator's newer CRs (v1alpha1 since v23.9 and v26.7.0): LISTed where their CRDs are served
+    Kind(
+        kind="NVIDIADriver",
+        group="nvidia.com",
+        version="v1alpha1",
+        resource="nvidiadrivers",
+        namespaced=False,
+        read=nvidia_driver_from_json,
+        field="nvidia_drivers",
+    ),
+    Kind(
+        kind="GPUCluster",
+        group="nvidia.com",
+        version="v1alpha1",
+        resource="gpuclusters",
+        namespaced=False,
+        read=gpu_cluster_from_json,
+        field="gpu_clusters",
     ),
     Kind(
         kind="RuntimeClass",

@@ -66,7 +66,14 @@ _GFD_NAMES = frozenset(
 )
 _GFD_PATTERNS = re.compile(r"(gpu\.compute\..+|cuda\.driver.*|cuda\.runtime.*|mig-.+|sharing\..+)")
 _OPERATOR_NAMES = frozenset(
-    {"gpu.present", "mig.config", "mig.config.state", "gpu.workload.config", "gpu-driver-upgrade-state"}
+    {
+        "gpu.present",
+        "mig.config",
+        "mig.config.state",
+        "gpu.workload.config",
+        "gpu-driver-upgrade-state",
+        "gpu-operator.driver.owner",  # NVIDIADriverOwnerLabel (v26.7.0 internal/consts): the node's NVIDIADriver
+    }
 )
 
 

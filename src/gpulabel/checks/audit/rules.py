@@ -8,6 +8,11 @@ knows whether the operand is enabled and gated in on the node, and its
 ``empty-deploy`` is the one that pages); audit says it only where operands
 does not run: a node read alone, an input without pods or DaemonSets, the
 ``audit`` command. One label, one finding.
+
+A node the GPU Operator labelled for its GPUCluster (DRA) stack runs no GPU Feature Discovery (v26.7.0
+``gpuClusterStateLabels`` has no GFD label; ``updateGPUStateLabels`` sweeps it away): its product, count and
+memory labels are absent by design there, so their absence is no finding (the values, when present, are still
+checked). ``--strict`` also names a deploy label no release of the operator knows (a typo of one it does).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import re
 from collections.abc import Iterable
 
 from gpulabel.k8s import labels as L
+from gpulabel.model import deploylabels as D
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, label_finding
@@ -40,6 +46,11 @@ REASONS: dict[str, Reason] = {
 STRICT_REASONS: dict[str, Reason] = {
     "no-pci-label": Reason("warning", "gpu.present=true but NFD reports no NVIDIA PCI device"),
     "bad-deploy-value": Reason("warning", "a deploy label whose value the GPU Operator does not know"),
+    "unknown-deploy-label": Reason(
+        "warning",
+        f"a nvidia.com/gpu.deploy.* label no release of the GPU Operator (up to {D.NEWEST_RELEASE}) writes or "
+        "selects on, usually a typo of one it does: no DaemonSet reads it",
+    ),
 }
 
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
@@ -60,7 +71,7 @@ def audit_node(
     the ``upgrade`` check does, and says every deploy value ``--strict`` would (``upgrade`` ``bad-value``)."""
     found: list[Finding] = []
     labels = node.labels
-    for key in (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
+    for key in () if D.gpu_cluster_node(labels) else (V.GPU_PRODUCT, V.GPU_COUNT, V.GPU_MEMORY):
         if key not in labels:
             found.append(_finding(node, key, "missing", REASONS["missing"].text))
     for key in (V.GPU_COUNT, V.GPU_MEMORY):
@@ -87,6 +98,12 @@ def audit_node(
 def _strict(node: Node, upgrade_run: bool) -> Iterable[Finding]:
     if not V.has_nvidia_pci(node.labels):
         yield _finding(node, V.PCI_PRESENT[0], "no-pci-label", STRICT_REASONS["no-pci-label"].text)
+    for key in sorted(node.labels):
+        if key.startswith(V.DEPLOY_PREFIX) and D.known_deploy_key(key) is None:
+            near = D.nearest_deploy_key(key)
+            hint = f"; did you mean {near}?" if near else ""
+            detail = f"no release of the GPU Operator up to {D.NEWEST_RELEASE} knows {key}{hint}"
+            yield _finding(node, key, "unknown-deploy-label", detail)
     if upgrade_run:  # every value below is one upgrade's bad-value says (not one of its DEPLOY_VALUES)
         return
     for key in sorted(node.labels):

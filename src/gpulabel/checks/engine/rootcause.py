@@ -105,6 +105,8 @@ def link_of(f: Finding) -> str | None:
         return "gfd-labels"
     if check == "health":
         return "health"
+    if check == "operatorcrs":  # NVIDIADrivers that leave the node to no driver DaemonSet (none, refused, stale owner)
+        return "daemonset" if reason in ("node-without-driver", "drivers-overlap", "owner-label-stale") else None
     if check == "admission":  # the kubelet rejected GPU pods: a link only where the node names the cause
         return {"device-plugin": "allocatable", "mig-manager": "mig"}.get(f.operand)
     return None

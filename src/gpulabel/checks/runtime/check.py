@@ -1,6 +1,6 @@
 """The ``runtime`` check, defined once: RuntimeClasses and runtime handlers GPU pods and DaemonSets need.
 
-Rerun whole when a Node, Pod, DaemonSet, RuntimeClass or Warning Event changes
+Rerun whole when a Node, Pod, DaemonSet, RuntimeClass, ClusterPolicy (its CDI/NRI settings) or Warning Event changes
 (:func:`~gpulabel.checks.engine.definition.whole`): correct, not incremental.
 """
 
@@ -13,7 +13,7 @@ from gpulabel.model.findings import Result
 
 __all__ = ["CHECK"]
 
-_KINDS = ("Node", "Pod", "DaemonSet", "RuntimeClass", "Event")
+_KINDS = ("Node", "Pod", "DaemonSet", "RuntimeClass", "ClusterPolicy", "Event")
 
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:

@@ -257,7 +257,7 @@ class IncrementalEvaluator:
         if self._karpenter is None:
             self._karpenter = KarpenterState.of_records(records("karpenter"))
         tuples = self._tuples
-        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass", "Event"):
+        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass", "Event", "NVIDIADriver", "GPUCluster"):
             if kind not in tuples:
                 tuples[kind] = tuple(self.records.get(kind, {}).values())
         return ClusterState(
@@ -266,6 +266,8 @@ class IncrementalEvaluator:
             daemonsets=tuples["DaemonSet"],
             cluster_policies=tuples["ClusterPolicy"],
             runtime_classes=tuples["RuntimeClass"],
+            nvidia_drivers=tuple(sorted(tuples["NVIDIADriver"], key=lambda d: d.name)),
+            gpu_clusters=tuple(sorted(tuples["GPUCluster"], key=lambda g: g.name)),
             events=tuples["Event"],
             source=self.source,
             kinds=frozenset(self.records),
