@@ -25,11 +25,13 @@ def run_explain_pod(session: Session, ref: str, opts: CheckOptions, verdict: Ver
 
     state = session.state(["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS], pod_field_selector=LIVE_PODS)
     namespace, _, name = ref.partition("/")
-    pod = next((p for p in state.pods if p.namespace == namespace and p.name == name), None)
+    # live lists no finished pod (LIVE_PODS): a snapshot's is left out too, so both say the same
+    pods = [p for p in state.pods if p.namespace == namespace and p.phase not in ("Succeeded", "Failed")]
+    pod = next((p for p in pods if p.name == name), None)
     if pod is None:
-        names = [p.name for p in state.pods if p.namespace == namespace]
-        near = difflib.get_close_matches(name, names, 1, 0.75)
-        raise InputError(f"pod/{ref}", f"not found (did you mean pod/{namespace}/{near[0]}?)" if near else "not found")
+        near = difflib.get_close_matches(name, [p.name for p in pods], 1, 0.75)
+        hint = f" (did you mean pod/{namespace}/{near[0]}?)" if near else " (a finished pod is not read)"
+        raise InputError(f"pod/{ref}", f"not found{hint}")
     findings: list[Finding] = []
     predicted = ""
     if not pod.node_name:  # pending judges it: every Pending pod of its namespace, GPU or not (--all-pods)

@@ -116,3 +116,11 @@ def test_a_pod_target_needs_a_namespace_and_a_name(target: str) -> None:
     with pytest.raises(InputError, match="give pod/NAMESPACE/NAME"):
         ExplainOptions.of(target)
     assert ExplainOptions.of("po/ml/a").pod == "ml/a"
+
+
+def test_a_finished_pod_is_not_read_as_live_lists_none(tmp_path: Path) -> None:
+    done = gpu_pod("train")
+    done["status"] = {"phase": "Succeeded"}
+    code, out, err = explain("pod/ml/train", _snapshot(tmp_path, node("cpu-1", None, {}), done))
+    assert (code, out) == (2, "")
+    assert "pod/ml/train: not found (a finished pod is not read)" in err
