@@ -25,7 +25,7 @@ NodePools nothing changes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -214,31 +214,19 @@ def _autoscaler(
     }
 
 
-def place_result(
-    state: ClusterState, workloads: Sequence[PlacedWorkload], *, full: bool, per_node: bool = False
-) -> tuple[Result, bool]:
-    """The ``place`` result, and whether every workload fits some node.
-
-    Workloads of one pod shape (the same ``requirements`` and ``requests`` objects, as
-    ``cluster.manifests`` hands out for identical pods, and no ResourceClaims) are placed
-    once: 50,000 copies of a Job's pod cost one placement and their output lines.
-    """
+def _shaped(
+    state: ClusterState,
+    workloads: Sequence[PlacedWorkload],
+    *,
+    full: bool,
+    per_node: bool,
+    used: Mapping[str, Mapping[str, str]] | None,
+) -> Iterator[tuple[PlacedWorkload, _Shape]]:
+    """Each workload with its shape, placed once per pod shape (a workload with claims, or with extended
+    resources a DeviceClass backs, alone: its placement depends on it)."""
     index = NodeIndex(state.nodes, state.capacities())
-    # the autoscaler's verdict (wide and structured output, where NodePools are): what each pool's nodes use
-    pools = state.karpenter.nodepools
-    used = nodepool_used(pools, state.nodes) if full and pools else None
-    autoscaled: list[dict[str, Cell]] = []
-    several = len(workloads) > 1
     dra: DraEvaluator | None = None  # made for the first workload with claims, shared by the rest of this run
-    plain: list[str] = []
-    wide: list[str] = []
-    grouped: list[str] = []
-    grouped_wide: list[str] = []
-    verdicts: list[dict[str, Cell]] = []
-    groups: list[dict[str, Cell]] = []
-    summaries: list[dict[str, Cell]] = []
     shapes: dict[tuple[int, int], _Shape] = {}
-    all_fit = True
     for w in workloads:
         key = (id(w.requirements), id(w.requests))
         through_dra = bool(w.resource_claims) or bool(_dra_backed(state, w))  # depends on the workload: not shared
@@ -251,6 +239,32 @@ def place_result(
             shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra, used=used)
             if not through_dra:
                 shapes[key] = shape
+        yield w, shape
+
+
+def place_result(
+    state: ClusterState, workloads: Sequence[PlacedWorkload], *, full: bool, per_node: bool = False
+) -> tuple[Result, bool]:
+    """The ``place`` result, and whether every workload fits some node.
+
+    Workloads of one pod shape (the same ``requirements`` and ``requests`` objects, as
+    ``cluster.manifests`` hands out for identical pods, and no ResourceClaims) are placed
+    once: 50,000 copies of a Job's pod cost one placement and their output lines.
+    """
+    # the autoscaler's verdict (wide and structured output, where NodePools are): what each pool's nodes use
+    pools = state.karpenter.nodepools
+    used = nodepool_used(pools, state.nodes) if full and pools else None
+    autoscaled: list[dict[str, Cell]] = []
+    several = len(workloads) > 1
+    plain: list[str] = []
+    wide: list[str] = []
+    grouped: list[str] = []
+    grouped_wide: list[str] = []
+    verdicts: list[dict[str, Cell]] = []
+    groups: list[dict[str, Cell]] = []
+    summaries: list[dict[str, Cell]] = []
+    all_fit = True
+    for w, shape in _shaped(state, workloads, full=full, per_node=per_node, used=used):
         all_fit = all_fit and bool(shape.fits)
         prefix = f"{w.ref} " if several else ""
         ref = w.ref
