@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from gpulabel.checks.pending.autoscale import REASONS as AUTOSCALE_REASONS
 from gpulabel.checks.pending.autoscale import AutoscaleVerdict, autoscaler_verdict, verdict_words
+from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Cell, Finding
 from gpulabel.model.severity import at_or_above
@@ -63,7 +64,7 @@ class PodStep:
 
 
 def _requests(pod: Pod) -> str:
-    asked = [f"{r} {n}" for r, n in sorted(pod.requests.items()) if "gpu" in r.lower() and n]
+    asked = [f"{r} {n}" for r, n in sorted(G.gpu_resources(pod.requests).items()) if n]
     return ", ".join(asked) or "no GPU"
 
 
