@@ -1,5 +1,8 @@
 """Karpenter's NodePools and NodeClaims, served by their real CRDs (sigs.k8s.io/karpenter v1.14.1), read live
 by paged LISTs and captured by ``gpulabel snapshot``: the records read from the file equal those read live.
+Then the autoscaler's verdict on those objects, live: ``explain pod/NS/NAME`` (a node coming, no NodePool
+will), ``gpus`` (what the NodePool may still add under its limit) and ``check``'s cause line, each equal to its
+answer on a snapshot of the same moment.
 
 Where the CRDs are not served (every other test's cluster), nothing is listed: ``test_kinds`` and
 ``karpenter/test_objects.py`` hold that on the fake API.
@@ -8,11 +11,13 @@ Where the CRDs are not served (every other test's cluster), nothing is listed: `
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from gpulabel_run import gpulabel
-from labcluster_support import LabCluster, wait_for
+from labcluster_support import LabCluster, delete_namespace, delete_pods_now, namespace_usable, wait_for
 
 from gpulabel.cluster.client import KubeClient
 from gpulabel.cluster.live import load_cluster
@@ -103,4 +108,118 @@ def test_nodepools_and_nodeclaims_live_and_in_a_snapshot(labcluster: LabCluster,
     finally:
         labcluster.kubectl("delete", "nodeclaims.karpenter.sh", names[1], "--ignore-not-found", check=False)
         labcluster.kubectl("delete", "nodepools.karpenter.sh", names[0], "--ignore-not-found", check=False)
+        labcluster.kubectl("delete", "-f", str(CRDS), "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)
+
+
+NS = "kk-auto"
+CUSTOM = "feature.node.kubernetes.io/custom-gpu-training"
+
+
+def pending_pod(name: str, selector: dict[str, str]) -> dict[str, Any]:
+    """A pod asking for 1 GPU, tolerating the NodePool's taint, selecting what no labcluster node has."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "nodeSelector": selector,
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [
+                {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            ],
+        },
+    }
+
+
+def _status(client: KubeClient, path: str, status: dict[str, Any]) -> None:
+    body = json.dumps({"status": status}).encode()
+    client.request("PATCH", f"{path}/status", body=body, content_type="application/merge-patch+json")
+
+
+def _scheduled_false(cluster: LabCluster, name: str) -> bool:
+    pod = cluster.get("pod", "-n", NS, name)
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False" for c in pod["status"].get("conditions", ())
+    )
+
+
+def test_the_autoscalers_verdict_live_equals_the_snapshot(labcluster: LabCluster, tmp_path: Path) -> None:
+    """The NodePool is Ready with a GPU limit of 16; its NodeClaim is launched (providerID, 8 GPUs of capacity),
+    its node not registered yet. ``h100`` (the pool's own requirement) is coming on that NodeClaim; ``step7``
+    selects a label no NodePool template knows: no NodePool will make a node for it."""
+    labcluster.kubectl("apply", "--server-side", "-f", str(CRDS))
+    client = KubeClient(str(labcluster.kubeconfig))
+    pool, claim = "kk-auto", "kk-auto-q9z4m"
+    namespace_usable(labcluster, NS)
+    try:
+        wait_for(lambda: client.served_resources("karpenter.sh/v1") >= {"nodepools", "nodeclaims"}, timeout=60)
+        labcluster.kubectl("create", "namespace", NS)
+        labcluster.apply(nodepool(pool), nodeclaim(claim, pool))
+        ready = {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Ready",
+            "message": "",
+            "lastTransitionTime": "2026-12-04T10:00:00Z",
+        }
+        _status(client, f"{KARPENTER}/nodepools/{pool}", {"conditions": [ready], "resources": {"nvidia.com/gpu": "8"}})
+        launched = {
+            "conditions": [
+                {
+                    "type": "Launched",
+                    "status": "True",
+                    "reason": "Launched",
+                    "message": "",
+                    "lastTransitionTime": "2026-12-04T10:00:01Z",
+                },
+                {
+                    "type": "Initialized",
+                    "status": "Unknown",
+                    "reason": "NotInitialized",
+                    "message": "",
+                    "lastTransitionTime": "2026-12-04T10:00:01Z",
+                },
+            ],
+            "providerID": "kwok://kk-auto-node",
+            "capacity": {"nvidia.com/gpu": "8"},
+        }
+        _status(client, f"{KARPENTER}/nodeclaims/{claim}", launched)
+        labcluster.apply(pending_pod("h100", {"example.com/gpu-name": "h100"}), pending_pod("step7", {CUSTOM: "true"}))
+        wait_for(lambda: _scheduled_false(labcluster, "h100") and _scheduled_false(labcluster, "step7"), timeout=60)
+
+        snap = tmp_path / "autoscaled.json"
+        done = gpulabel(labcluster.kubeconfig, "snapshot", "-o", str(snap))
+        assert done.returncode == 0, done.stderr
+
+        def both(*argv: str, keep: str = "") -> list[str]:
+            """The lines (starting with ``keep``) of ``gpulabel ARGV`` live and on the snapshot: the same."""
+            live = gpulabel(labcluster.kubeconfig, *argv)
+            offline = subprocess.run(
+                [sys.executable, "-m", "gpulabel", *argv, "--snapshot", str(snap)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            lines = [[line for line in p.stdout.splitlines() if line.startswith(keep)] for p in (live, offline)]
+            assert (live.returncode, lines[0]) == (offline.returncode, lines[1]), (argv, live.stderr, offline.stderr)
+            return lines[0]
+
+        coming = both("explain", f"pod/{NS}/h100")
+        assert coming[0] == f"pod/{NS}/h100: Pending; no step broken", coming
+        assert f"waiting autoscaler: a node is on its way (nodeclaim/{claim} nodepool/{pool})" in coming
+        none = both("explain", f"pod/{NS}/step7")
+        assert f"broken  autoscaler: no Karpenter NodePool will make a node for it (NodePools: {pool})" in none, none
+        assert any(f"error pending no-autoscaler unknown-key {CUSTOM}" in line for line in none)
+
+        rooms = both("gpus", keep="nodepool=")
+        assert rooms == [f"nodepool={pool} gpu_limit=16 used=8 status=8 launching=0 may_add=8"], rooms
+
+        causes = both("check", keep="cause pod/")
+        assert len(causes) == 1 and causes[0].startswith(f"cause pod/{NS}/step7 autoscaler: no-autoscaler "), causes
+    finally:
+        delete_pods_now(labcluster, NS)
+        delete_namespace(labcluster, NS)
+        labcluster.kubectl("delete", "nodeclaims.karpenter.sh", claim, "--ignore-not-found", check=False)
+        labcluster.kubectl("delete", "nodepools.karpenter.sh", pool, "--ignore-not-found", check=False)
         labcluster.kubectl("delete", "-f", str(CRDS), "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)

@@ -23,6 +23,7 @@ DRIFTED = str(ROOT / "examples" / "drifted-lab.yaml")
 DRA_LAB = str(ROOT / "examples" / "dra-lab.json")
 NFD_RULES = str(ROOT / "examples" / "nfd-rules.yaml")
 MIXED = str(ROOT / "examples" / "mixed-fleet.yaml")
+AUTOSCALED = str(ROOT / "examples" / "autoscaled.yaml")
 PODS = ROOT / "examples" / "pods"
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "gpulabel-v1.json").read_text())
 
@@ -66,6 +67,8 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["check", "--snapshot", files["nodes"]],
         ["explain", "node/lab-node-3", "--snapshot", DRIFTED],
         ["explain", "workload/ml/job-llm-ft-5b8f2", "--snapshot", str(ROOT / "examples" / "kueue-lab.yaml")],
+        ["explain", "pod/ml/step7-train", "--snapshot", AUTOSCALED],
+        ["check", "--snapshot", AUTOSCALED],
         ["report", "--snapshot", DRIFTED, "--html", files["html"]],
         ["diff", LAB, DRIFTED],
         ["version", "--client"],
@@ -79,6 +82,7 @@ def commands(files: dict[str, str]) -> list[list[str]]:
         ["queues", "--snapshot", files["nodes"]],
         ["gpus", "--snapshot", DRIFTED],
         ["gpus", "--snapshot", MIXED],
+        ["gpus", "--snapshot", AUTOSCALED],
         ["gpus", "--by", "flavor", "--snapshot", str(ROOT / "examples" / "kueue-lab.yaml")],
         ["gpus", "--by", "clusterqueue", "--snapshot", str(ROOT / "examples" / "kueue-lab.yaml")],
         ["devices", "--snapshot", DRA_LAB],

@@ -26,7 +26,7 @@ def test_the_target_takes_kubectls_names_of_the_workload_resource() -> None:
     assert ExplainOptions.of("workload/ml/a") == ExplainOptions("", "ml/a")
     assert ExplainOptions.of("kwl/ml/a") == ExplainOptions("", "ml/a")
     assert ExplainOptions.of("node/n") == ExplainOptions("n")
-    for bad in ("workload/ml", "workload/ml/a/b", "workload//a", "pod/ml/a"):
+    for bad in ("workload/ml", "workload/ml/a/b", "workload//a", "deployment/ml/a"):  # pod/NS/NAME: a pod
         with pytest.raises(InputError):
             ExplainOptions.of(bad)
 

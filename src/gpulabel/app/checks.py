@@ -214,10 +214,11 @@ def run_pending(
 @dataclass(frozen=True, slots=True)
 class ExplainOptions:
     """``explain node/NAME``: the node whose chain is walked; ``explain workload/NS/NAME``: the Kueue Workload
-    (``workload`` ``NS/NAME``, ``node`` empty)."""
+    (``workload`` ``NS/NAME``, ``node`` empty); ``explain pod/NS/NAME``: the pod (``pod`` ``NS/NAME``)."""
 
     node: str
     workload: str = ""
+    pod: str = ""
 
     @classmethod
     def of(cls, target: str) -> ExplainOptions:
@@ -229,8 +230,13 @@ class ExplainOptions:
             if not namespace or not wl or "/" in wl:
                 raise InputError(target, "give workload/NAMESPACE/NAME")
             return cls("", f"{namespace}/{wl}")
+        if kind in ("pod", "pods", "po"):  # kubectl's names of the Pod resource
+            namespace, _, pod = name.partition("/")
+            if not namespace or not pod or "/" in pod:
+                raise InputError(target, "give pod/NAMESPACE/NAME")
+            return cls("", pod=f"{namespace}/{pod}")
         if kind not in ("node", "nodes", "no") or not name:
-            raise InputError(target, "give node/NAME or workload/NAMESPACE/NAME")
+            raise InputError(target, "give node/NAME, pod/NAMESPACE/NAME or workload/NAMESPACE/NAME")
         return cls(name)
 
 
@@ -248,8 +254,10 @@ def run_explain(
     from gpulabel.model.severity import fails
 
     verdict = verdict or Verdict()
-    if target.workload:  # app.explainworkload.run_explain_workload walks a Workload
-        raise InputError(f"workload/{target.workload}", "run_explain walks a node")
+    if target.workload or target.pod:  # app.explainworkload and app.explainpod walk a Workload, a pod
+        raise InputError(
+            f"workload/{target.workload}" if target.workload else f"pod/{target.pod}", "run_explain walks a node"
+        )
     kinds = opts.registry.kinds
     state = session.state(kinds)
     node = state.node(target.node)

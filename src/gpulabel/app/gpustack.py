@@ -31,12 +31,14 @@ def run_gpus(session: Session, opts: GpusOptions) -> Outcome:
     from gpulabel.app.selected import EMPTY_EXIT, nothing_selected
     from gpulabel.checks.queues.usage import BY_CLUSTERQUEUE, BY_FLAVOR
     from gpulabel.k8s.dra.objects import DRA_KINDS
+    from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
 
     if opts.by in (BY_FLAVOR, BY_CLUSTERQUEUE):
         return _run_queue_gpus(session, opts, opts.by)
 
-    # DRA devices count per DeviceClass; DaemonSets tell the GPU stack's operands from pods that see GPUs unasked
-    state = session.state(["Node", "Pod", "DaemonSet", *DRA_KINDS])
+    # DRA devices count per DeviceClass; DaemonSets tell the GPU stack's operands from pods that see GPUs unasked;
+    # Karpenter's NodePools and NodeClaims: the GPUs each NodePool may still add (checks/pending/poolroom.py)
+    state = session.state(["Node", "Pod", "DaemonSet", *DRA_KINDS, *KARPENTER_KINDS])
     empty = nothing_selected(session.source, state, opts.namespace)
     if opts.namespace:
         state = dataclasses.replace(state, pods=tuple(p for p in state.pods if p.namespace == opts.namespace))

@@ -27,23 +27,27 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
     node (app/selected.py)."""
     from gpulabel.checks.pending.placeview import place_result
     from gpulabel.cluster.manifests import load_workloads
+    from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
 
     dra_objects: list[tuple[str, dict[str, Any]]] = []
     workloads = load_workloads(opts.manifests, dra_objects)
+    # Karpenter's NodePools and NodeClaims: which NodePool would make a node for a workload that fits none
+    # (-o wide and structured output: checks/pending/placeview.py)
+    karpenter = KARPENTER_KINDS if opts.explain else ()
     # claims, or extended resources (a domain-qualified name) that a DeviceClass may back
     if any(w.resource_claims or any("/" in r for r in w.requests) for w in workloads):
         import dataclasses
 
         from gpulabel.k8s.dra.objects import DRA_KINDS
 
-        state = session.state(["Node", "Pod", *DRA_KINDS])
+        state = session.state(["Node", "Pod", *DRA_KINDS, *karpenter])
         ns = next((w.namespace for w in workloads if w.resource_claims), "default")
         state = dataclasses.replace(state, dra=state.dra.with_objects(dra_objects, ns))
     else:
         from gpulabel.k8s.nfd.objects import NFD_KINDS
 
         # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
-        state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ())])
+        state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ()), *karpenter])
     result, all_fit = place_result(state, workloads, full=opts.explain, per_node=opts.per_node)
     from gpulabel.app.selected import refuse_empty
 

@@ -106,10 +106,11 @@ def _add_explain(add: AddCommand) -> None:
         examples=(
             "explain node/lab-node-3 --snapshot examples/drifted-lab.yaml",
             "explain workload/ml/job-a --snapshot examples/kueue-lab.yaml   # a Kueue Workload: queue, flavor, pods",
+            "explain pod/ml/step7-train --snapshot examples/autoscaled.yaml   # a pod: nodes, then the autoscaler",
         ),
         exits="0 no link broken at or above --fail-level, 1 one is, 2 bad input or an unusable cluster",
     )
-    p.add_argument("target", metavar="node/NAME|workload/NS/NAME")
+    p.add_argument("target", metavar="node/NAME|pod/NS/NAME|workload/NS/NAME")
     p.add_argument("--strict", action="store_true", help=argparse.SUPPRESS)
     _disabled_flag(p, "as for operands")
     from gpulabel.cli.gpucmds import add_stuck_after
@@ -131,6 +132,10 @@ def cmd_explain(ctx: Context) -> int:
         from gpulabel.app.explainworkload import run_explain_workload
 
         return ctx.finish(run_explain_workload(ctx.session(), target.workload, options(ctx), ctx.verdict()))
+    if target.pod:
+        from gpulabel.app.explainpod import run_explain_pod
+
+        return ctx.finish(run_explain_pod(ctx.session(), target.pod, options(ctx), ctx.verdict()))
     evidence = evidence_options(ctx.args)
     return ctx.finish(run_explain(ctx.session(), target, options(ctx), ctx.verdict(), evidence))
 

@@ -39,6 +39,8 @@ class Workload:
     requirements: PodRequirements
     requests: Mapping[str, int] = field(default_factory=dict)  # in the scheduler's units, defaults applied
     resource_claims: tuple[dict[str, Any], ...] = ()  # spec.resourceClaims, for DRA placement
+    # the pod template's spec as written: what an autoscaler's verdict reads (place -o wide, with NodePools)
+    spec: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def ref(self) -> str:
@@ -71,7 +73,7 @@ def workload_from_object(obj: dict[str, Any], where: str) -> Workload:
         raise ManifestError(where, path + text[4:] if text.startswith("spec.") else text) from None
     requirements = compile_pod_spec(spec, path, daemonset=kind == "DaemonSet")
     claims = tuple(c for c in spec.get("resourceClaims") or () if isinstance(c, dict))
-    return Workload(kind, namespace, name, where, requirements, requests, claims)
+    return Workload(kind, namespace, name, where, requirements, requests, claims, spec)
 
 
 def workloads_from_bytes(

@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from gpulabel.checks.engine.rootcause import Cause, KeptCauses, node_findings, root_causes
+from gpulabel.checks.engine.rootcause import (
+    POD_CAUSES,
+    Cause,
+    KeptCauses,
+    PodCause,
+    node_findings,
+    pod_causes,
+    root_causes,
+)
 from gpulabel.checks.engine.verdict import IgnoreRule, apply_ignores, regrade
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding, Result, Section
@@ -26,6 +34,7 @@ from gpulabel.model.severity import Severity
 __all__ = ["Accepted", "Assessment", "Evaluator", "KeptJudgment", "ObjectKey", "judged"]
 
 ObjectKey = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+_POD_CHECKS = frozenset(check for check, _ in POD_CAUSES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +52,31 @@ def judged(
     mark: Callable[[Result], Result] | None = None,
 ) -> tuple[Result, tuple[Cause, ...]]:
     """``result`` regraded and with the ignored findings dropped, and the root cause of each GPU node with a
-    problem (worst first), found from the findings that remain. ``mark`` (``check --baseline``) marks the
-    known findings before the causes are found: a known problem is no cause."""
+    problem (worst first), found from the findings that remain; then, in the causes section only, each Pending
+    pod no autoscaler will serve (:func:`~gpulabel.checks.engine.rootcause.pod_causes`: no node's GPUs are lost
+    to it). ``mark`` (``check --baseline``) marks the known findings before the causes are found: a known
+    problem is no cause."""
     labels = {n.name: n.labels for n in state.nodes} if accepted.ignore else {}  # read by node selectors only
     result = apply_ignores(regrade(result, accepted.severities), accepted.ignore, labels)
     if mark is not None:
         result = mark(result)
     causes: tuple[Cause, ...] = ()
     if result.parts:  # check: one root cause per GPU node first
-        causes = tuple(root_causes(state.nodes, (f for f in result.findings if not f.baseline)))
-        section = Section("causes", tuple(c.row() for c in causes), tuple(c.line() for c in causes))
+        current = [f for f in result.findings if not f.baseline]
+        causes = tuple(root_causes(state.nodes, current))
+        section = _with_pods(
+            Section("causes", tuple(c.row() for c in causes), tuple(c.line() for c in causes)), pod_causes(current)
+        )
         result = replace(result, sections=(section, *result.sections))
     return result, causes
+
+
+def _with_pods(section: Section, pods: Sequence[PodCause]) -> Section:
+    """The causes section with the pods' causes after the nodes'."""
+    if not pods:
+        return section
+    rows = (*section.rows, *(c.row() for c in pods))
+    return Section(section.name, rows, (*section.text, *(c.line() for c in pods)))
 
 
 class _Labels(Mapping[str, Mapping[str, str]]):
@@ -84,7 +106,8 @@ class KeptJudgment:
 
     def __init__(self, accepted: Accepted) -> None:
         self.accepted = accepted
-        self._parts: dict[str, tuple[Result, Result, dict[str, list[Finding]]]] = {}  # raw, judged, by node
+        # raw, judged, by node, the pods' causes
+        self._parts: dict[str, tuple[Result, Result, dict[str, list[Finding]], tuple[PodCause, ...]]] = {}
         self._causes = KeptCauses()
         self._findings: tuple[tuple[Result, ...], tuple[Finding, ...]] = ((), ())
         self._selects = any(rule.nodes is not None for rule in accepted.ignore)
@@ -110,13 +133,19 @@ class KeptJudgment:
             else:
                 by_node = was[2]
                 dirty.update(_regroup(by_node, was[1].findings, judged_part.findings))
-            self._parts[part.command] = (part, judged_part, by_node)
+            pods: tuple[PodCause, ...] = ()
+            if part.command in _POD_CHECKS:  # only these make pods' causes: the others' findings are not read
+                pods = tuple(pod_causes(f for f in judged_part.findings if not f.baseline))
+            self._parts[part.command] = (part, judged_part, by_node, pods)
             done.append(judged_part)
         kept = self._parts
         for name in dirty:
             found = [f for part in done for f in kept[part.command][2].get(name, ())]
             self._causes.node(name, nodes.get(name), found)
         causes, section = self._causes.told()
+        told = [c for part in done for c in kept[part.command][3]]
+        if told:  # judged()'s order: by pod across the checks (one check, pending, makes them)
+            section = _with_pods(section, sorted(told, key=lambda c: c.pod))
         last = self._findings[0]
         if len(done) != len(last) or not all(map(operator.is_, done, last)):  # a part judged again
             self._findings = (tuple(done), tuple(itertools.chain.from_iterable(p.findings for p in done)))

@@ -38,7 +38,19 @@ from gpulabel.model.findings import Cell, Finding, Section
 from gpulabel.model.operands import CHAIN_OPERANDS
 from gpulabel.model.severity import at_or_above
 
-__all__ = ["CHAIN", "CHAIN_OPERANDS", "Cause", "KeptCauses", "link_of", "node_findings", "node_gpus", "root_causes"]
+__all__ = [
+    "CHAIN",
+    "CHAIN_OPERANDS",
+    "POD_CAUSES",
+    "Cause",
+    "KeptCauses",
+    "PodCause",
+    "link_of",
+    "node_findings",
+    "node_gpus",
+    "pod_causes",
+    "root_causes",
+]
 
 CHAIN = (
     "nfd",
@@ -152,6 +164,53 @@ class Cause:
             "detail": f.detail,
             "more_findings": self.also,
         }
+
+
+# A Pending pod's finding that is a cause of its own (no node's link): no autoscaler will make a node for it
+# (checks/pending/autoscale.py). A pod a node is coming for (node-coming) or a NodePool can serve is no cause.
+POD_CAUSES = {("pending", "no-autoscaler"): "autoscaler"}
+
+
+@dataclass(frozen=True, slots=True)
+class PodCause:
+    """A Pending pod nothing will place: its finding (no autoscaler will make a node for it), after the nodes'
+    causes in ``check``'s cause lines."""
+
+    pod: str
+    link: str
+    finding: Finding
+
+    def line(self) -> str:
+        """``cause pod/<ns>/<name> <link>: <reason> <args> (<why>; fix: ...)``."""
+        f = self.finding
+        what = " ".join(p for p in (f.reason, *f.args) if p)
+        return f"cause pod/{self.pod} {self.link}: {what} ({f.detail})"
+
+    def row(self) -> dict[str, Cell]:
+        f = self.finding
+        return {
+            "node": None,
+            "link": self.link,
+            "gpus": None,
+            "check": f.check,
+            "reason": f.reason,
+            "severity": f.severity,
+            "operand": None,
+            "key": None,
+            "detail": f.detail,
+            "more_findings": 0,
+            "pod": self.pod,
+        }
+
+
+def pod_causes(findings: Iterable[Finding]) -> list[PodCause]:
+    """The pods' own causes among ``findings`` (warning or worse, as graded), by pod."""
+    found = {
+        f.pod: PodCause(f.pod, link, f)
+        for f in findings
+        if f.pod and (link := POD_CAUSES.get((f.check, f.reason))) and at_or_above(f.severity, "warning")
+    }
+    return [found[p] for p in sorted(found)]
 
 
 def _order(f: Finding, link: str) -> tuple[int, int]:

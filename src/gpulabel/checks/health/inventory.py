@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulabel.checks.health.usable import dra_classes, extended_rows, namespace_rows, node_use
+from gpulabel.checks.pending.poolroom import rooms_section
 from gpulabel.checks.unrequested.rules import uses
 from gpulabel.errors import InputError
 from gpulabel.k8s.labels import key_errors
@@ -282,6 +283,7 @@ def inventory_result(state: ClusterState, by: str | None = None, conditions: Map
         sections += (Section("extended", tuple(e.cells() for e in extended), tuple(e.line() for e in extended)),)
     if unrequested := _unrequested(state):
         sections += unrequested
+    sections += rooms_section(state)  # Karpenter's NodePools: the GPUs each may still add under its limits
     return Result("gpus", sections=sections, ok="", fields={"by": by})
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "nodepool_used",
     "provider_of",
     "stuck_nodeclaims",
+    "verdict_words",
 ]
 
 # What pending adds for a Pending pod that fits no node, where the cluster has Karpenter NodePools.
@@ -247,8 +248,9 @@ def stuck_nodeclaims(state: ClusterState, gpu_resource: str = "nvidia.com/gpu") 
     return out
 
 
-def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
-    ref = pod.ref
+def verdict_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
+    """The reason, args and detail that say ``v``: the ``pending`` finding's, ``explain pod/NS/NAME``'s
+    autoscaler step, ``place -o wide``'s line and ``check``'s cause line all use these words."""
     if v.kind == "coming":
         why = (
             "Karpenter nominated the pod to it"
@@ -256,22 +258,20 @@ def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
             else "the NodePool Karpenter would choose is launching it"
         )
         detail = f"NodeClaim {v.nodeclaim} of NodePool {v.nodepool} (created {v.since}) is on its way: {why}"
-        return Finding(
-            "pending",
-            "node-coming",
-            pod=ref,
-            args=(f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}"),
-            detail=detail,
-        )
+        return "node-coming", (f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}"), detail
     if v.kind == "can":
         detail = (
             f"Karpenter would make a node from NodePool {v.nodepool} (its template, taints and limits admit the "
             "pod; instance types are not modelled)"
         )
-        return Finding("pending", "nodepool-can", pod=ref, args=(f"nodepool/{v.nodepool}",), detail=detail)
+        return "nodepool-can", (f"nodepool/{v.nodepool}",), detail
     args = tuple(f"unknown-key {k}" for k in v.unknown_keys)
-    detail = v.message + (f"; fix: {v.fix}" if v.fix else "")
-    return Finding("pending", "no-autoscaler", pod=ref, args=args, detail=detail)
+    return "no-autoscaler", args, v.message + (f"; fix: {v.fix}" if v.fix else "")
+
+
+def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
+    reason, args, detail = verdict_words(v)
+    return Finding("pending", reason, pod=pod.ref, args=args, detail=detail)
 
 
 def autoscale_findings(

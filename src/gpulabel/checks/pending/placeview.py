@@ -15,21 +15,29 @@ Pure: workloads (anything shaped like :class:`PlacedWorkload`, such as
 
 Sections: ``workloads`` (fits, closest, changes, command, hints), ``groups``
 and ``nodes`` (one row per node, always in structured output).
+
+Where the input has Karpenter NodePools, ``full`` also says, for a workload that fits no node, what the
+autoscaler would do for its pod (:func:`gpulabel.checks.pending.autoscale.autoscaler_verdict`, in ``pending``'s
+words: :func:`~gpulabel.checks.pending.autoscale.verdict_words`): one wide line ``autoscaler: <reason> <args>
+(<why>)`` after the workload's others, and a row of the ``autoscaler`` section (structured output). Without
+NodePools nothing changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.nfd.rules import label_hints
+from gpulabel.checks.pending.autoscale import autoscaler_verdict, nodepool_used, verdict_words
 from gpulabel.checks.placement.advice import Advice, advise
 from gpulabel.checks.placement.fit import NodeIndex, group_verdicts, place
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.k8s.nodeaffinity import Result as Verdict
-from gpulabel.model.cluster import ClusterState
+from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Cell, Result, Section
+from gpulabel.model.readers import pod_from_json
 from gpulabel.model.vocabulary import UNKNOWN
 
 if TYPE_CHECKING:
@@ -53,6 +61,8 @@ class PlacedWorkload(Protocol):
     def requests(self) -> Mapping[str, int]: ...
     @property
     def resource_claims(self) -> tuple[dict[str, Any], ...]: ...
+    @property
+    def spec(self) -> Mapping[str, Any]: ...
     @property
     def ref(self) -> str: ...
 
@@ -110,6 +120,7 @@ class _Shape:
     grouped: list[str]
     grouped_wide: list[str]
     fix: list[str]
+    autoscaler: dict[str, Cell] | None = None  # the autoscaler's verdict (a row without "workload")
 
 
 def _shape(
@@ -120,6 +131,7 @@ def _shape(
     full: bool,
     per_node: bool,
     dra: DraEvaluator | None,
+    used: Mapping[str, Mapping[str, str]] | None = None,
 ) -> _Shape:
     nodes = state.nodes
     capacities = index.capacities
@@ -167,7 +179,67 @@ def _shape(
     if advice is not None:
         fix = _fix_lines("", advice)
         fix.extend(f"    nfd: {h}" for h in label_hints(state, None, w.requirements.label_keys))
-    return _Shape(fits, advice, rows, plain, wide, groups, grouped, grouped_wide, fix)
+    autoscaler = _autoscaler(state, w, used) if full and not fits and used is not None else None
+    if autoscaler is not None:
+        fix.append(f"autoscaler: {autoscaler.pop('line')}")
+    return _Shape(fits, advice, rows, plain, wide, groups, grouped, grouped_wide, fix, autoscaler)
+
+
+def _manifest_pod(w: PlacedWorkload) -> Pod:
+    """The workload's pod as the cluster would record it, Pending (a DaemonSet's: owned by one)."""
+    owners = (
+        [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": w.name, "uid": ""}] if w.kind == "DaemonSet" else []
+    )
+    meta = {"name": w.name or "manifest", "namespace": w.namespace, "ownerReferences": owners}
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(w.spec), "status": {"phase": "Pending"}}
+    return pod_from_json(obj, w.where)
+
+
+def _autoscaler(
+    state: ClusterState, w: PlacedWorkload, used: Mapping[str, Mapping[str, str]]
+) -> dict[str, Cell] | None:
+    """The autoscaler's verdict for the workload's pod, as a row (and its wide words under ``line``)."""
+    v = autoscaler_verdict(state, _manifest_pod(w), used=used)
+    if v is None:
+        return None
+    reason, args, detail = verdict_words(v)
+    return {
+        "verdict": v.kind,
+        "reason": reason,
+        "nodepool": v.nodepool or None,
+        "nodeclaim": v.nodeclaim or None,
+        "args": args,
+        "detail": detail,
+        "line": " ".join((reason, *args)) + f" ({detail})",
+    }
+
+
+def _shaped(
+    state: ClusterState,
+    workloads: Sequence[PlacedWorkload],
+    *,
+    full: bool,
+    per_node: bool,
+    used: Mapping[str, Mapping[str, str]] | None,
+) -> Iterator[tuple[PlacedWorkload, _Shape]]:
+    """Each workload with its shape, placed once per pod shape (a workload with claims, or with extended
+    resources a DeviceClass backs, alone: its placement depends on it)."""
+    index = NodeIndex(state.nodes, state.capacities())
+    dra: DraEvaluator | None = None  # made for the first workload with claims, shared by the rest of this run
+    shapes: dict[tuple[int, int], _Shape] = {}
+    for w in workloads:
+        key = (id(w.requirements), id(w.requests))
+        through_dra = bool(w.resource_claims) or bool(_dra_backed(state, w))  # depends on the workload: not shared
+        shape = None if through_dra else shapes.get(key)
+        if shape is None:
+            if through_dra:
+                from gpulabel.k8s.dra.evaluator import DraEvaluator
+
+                dra = dra or DraEvaluator(state.dra)
+            shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra, used=used)
+            if not through_dra:
+                shapes[key] = shape
+        yield w, shape
 
 
 def place_result(
@@ -179,9 +251,11 @@ def place_result(
     ``cluster.manifests`` hands out for identical pods, and no ResourceClaims) are placed
     once: 50,000 copies of a Job's pod cost one placement and their output lines.
     """
-    index = NodeIndex(state.nodes, state.capacities())
+    # the autoscaler's verdict (wide and structured output, where NodePools are): what each pool's nodes use
+    pools = state.karpenter.nodepools
+    used = nodepool_used(pools, state.nodes) if full and pools else None
+    autoscaled: list[dict[str, Cell]] = []
     several = len(workloads) > 1
-    dra: DraEvaluator | None = None  # made for the first workload with claims, shared by the rest of this run
     plain: list[str] = []
     wide: list[str] = []
     grouped: list[str] = []
@@ -189,20 +263,8 @@ def place_result(
     verdicts: list[dict[str, Cell]] = []
     groups: list[dict[str, Cell]] = []
     summaries: list[dict[str, Cell]] = []
-    shapes: dict[tuple[int, int], _Shape] = {}
     all_fit = True
-    for w in workloads:
-        key = (id(w.requirements), id(w.requests))
-        through_dra = bool(w.resource_claims) or bool(_dra_backed(state, w))  # depends on the workload: not shared
-        shape = None if through_dra else shapes.get(key)
-        if shape is None:
-            if through_dra:
-                from gpulabel.k8s.dra.evaluator import DraEvaluator
-
-                dra = dra or DraEvaluator(state.dra)
-            shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra)
-            if not through_dra:
-                shapes[key] = shape
+    for w, shape in _shaped(state, workloads, full=full, per_node=per_node, used=used):
         all_fit = all_fit and bool(shape.fits)
         prefix = f"{w.ref} " if several else ""
         ref = w.ref
@@ -217,12 +279,15 @@ def place_result(
         verdicts.extend({"workload": ref, **row} for row in shape.nodes)
         groups.extend({"workload": ref, **row} for row in shape.groups)
         summaries.append(_workload_row(w, shape.fits, shape.advice))
+        if shape.autoscaler is not None:
+            autoscaled.append({"workload": ref, **shape.autoscaler})
     if per_node:
         group_section = Section("groups", tuple(groups))
         node_section = Section("nodes", tuple(verdicts), tuple(plain), tuple(wide))
     else:
         group_section = Section("groups", tuple(groups), tuple(grouped), tuple(grouped_wide))
         node_section = Section("nodes", tuple(verdicts))
-    return Result(
-        "place", sections=(Section("workloads", tuple(summaries)), group_section, node_section), ok=""
-    ), all_fit
+    sections: tuple[Section, ...] = (Section("workloads", tuple(summaries)), group_section, node_section)
+    if used is not None:  # NodePools in the input: the autoscaler's verdict of each workload that fits no node
+        sections += (Section("autoscaler", tuple(autoscaled)),)
+    return Result("place", sections=sections, ok=""), all_fit
