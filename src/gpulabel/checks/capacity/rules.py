@@ -241,7 +241,7 @@ def nodeclaim_unready(
     said = f" ({claim.reason}: {claim.message})" if claim.message else ""
     detail = (
         f"NodeClaim {claim.name} of NodePool {claim.nodepool} (created {claim.created}) is not Initialized after "
-        f"{G.format_age(age)}{said}: {gaps}; {why}; the broken link before it: gpulabel explain node/{node.name}"
+        f"{G.format_age(age)}{said}: {gaps}; {why}; the GPU stack's chain there: gpulabel explain node/{node.name}"
     )
     args = (f"nodeclaim/{claim.name}", f"nodepool/{claim.nodepool}")
     return [
