@@ -24,7 +24,7 @@ AT = "2026-12-01T00:00:00Z"
 COMMANDS: dict[str, tuple[str, ...]] = {
     "check.json": ("check", "-o", "json", "--at", AT),
     "audit.json": ("audit", "-o", "json"),
-    "pending.json": ("pending", "-o", "json"),
+    "pending.json": ("pending", "-o", "json", "--at", AT),
     "report.html": ("report", "--html", "-", "--at", AT),
     "diff.txt": ("diff", "{F}", "{F}"),
     "diff.json": ("diff", "{F}", "{F}", "-o", "json"),

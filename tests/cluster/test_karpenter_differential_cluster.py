@@ -561,3 +561,82 @@ def test_a_pod_whose_node_is_in_flight_is_no_error(karpenter: LabCluster) -> Non
     told = autoscaler_verdict(state, record, [said], instance_types=types, provider=kwok_provider(types, GPU_KEYS))
     assert told is not None and told.kind == "coming" and told.nodeclaim == said.nodeclaim and told.nominated, told
     lab.kubectl("delete", "pod", "-n", NS, "inflight", "--grace-period=0", "--force", "--wait=false", check=False)
+
+
+def test_a_nodeclaim_whose_gpus_never_reach_allocatable_is_named(karpenter: LabCluster) -> None:
+    """Issue 45 item 3 against the real Karpenter: a GPU pod for NodePool ``general``; once Karpenter registered its
+    node, the node's startup taint is removed and its ``nvidia.com/gpu`` taken out of its status (a device plugin
+    that never registers). Karpenter keeps the NodeClaim not Initialized (``ResourceNotRegistered``,
+    ``initialization.go``), and gpulabel, reading the cluster live, says nothing within Karpenter's 15-minute
+    registration timeout and ``nodeclaim-not-initialized`` naming the NodeClaim and NodePool past it."""
+    from datetime import UTC, datetime, timedelta
+
+    from gpulabel.checks.capacity.rules import capacity
+
+    lab = karpenter
+    _signal(lab, signal.SIGCONT)  # the differential leaves it running; make sure
+    client = KubeClient(str(lab.kubeconfig))
+    cpu = "93m"  # no probe asks for it (theirs are unique and different): the NodeClaim's requests name this pod
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "never-initialized", "namespace": NS},
+        "spec": {
+            "containers": [{"name": "c", "image": "registry.invalid/probe",
+                            "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": cpu}}}],
+            "nodeSelector": {"pool-tier": "general"},
+        },
+    }  # fmt: skip
+    lab.apply(pod)
+
+    def registered() -> tuple[str, str] | None:
+        claims, _ = client.list_objects("/apis/karpenter.sh/v1/nodeclaims", lambda o: o)
+        for c in claims:
+            requests = ((c.get("spec") or {}).get("resources") or {}).get("requests") or {}
+            conds = {x["type"]: x["status"] for x in (c.get("status") or {}).get("conditions") or ()}
+            node = (c.get("status") or {}).get("nodeName")
+            if requests.get("cpu") == cpu and conds.get("Registered") == "True" and node:
+                return c["metadata"]["name"], node
+        return None
+
+    claim, node = wait_for(registered, timeout=120, message="for Karpenter to register the pod's node")
+    record = client.request("GET", f"/api/v1/nodes/{node}")
+    _retaint(client, record, [t for t in record["spec"].get("taints") or [] if t["key"] != HELD["key"]])
+    drop = [{"op": "remove", "path": f"/status/{part}/nvidia.com~1gpu"} for part in ("allocatable", "capacity")]
+    client.request(
+        "PATCH",
+        f"/api/v1/nodes/{node}/status",
+        body=json.dumps(drop).encode(),
+        content_type="application/json-patch+json",
+    )
+
+    def not_registered() -> dict[str, Any] | None:
+        c = client.request("GET", f"/apis/karpenter.sh/v1/nodeclaims/{claim}")
+        cond: dict[str, Any] = next(
+            (x for x in (c.get("status") or {}).get("conditions") or () if x["type"] == "Initialized"), {}
+        )
+        return cond if cond.get("reason") == "ResourceNotRegistered" else None
+
+    cond = wait_for(not_registered, timeout=90, message="for Karpenter to say the GPU was not registered")
+    assert (
+        cond["status"] == "Unknown" and cond["message"] == 'Resource "nvidia.com/gpu" was requested but not registered'
+    )
+    state = load_cluster(client, ["Node", "Pod", *KARPENTER_KINDS])
+    now = datetime.now(UTC)
+    assert [f for f in capacity(state, now=now) if f.node == node] == []  # within the grace: Karpenter waits
+    (found,) = [f for f in capacity(state, now=now + timedelta(minutes=20)) if f.node == node]
+    assert (found.reason, found.args) == ("nodeclaim-not-initialized", (f"nodeclaim/{claim}", "nodepool/general"))
+    assert "nvidia.com/gpu 0 allocatable of 1 requested" in found.detail, found.detail
+    assert cond["message"] in found.detail
+    # the command, live: capacity reads the NodeClaims where they are served
+    at = (now + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = subprocess.run(
+        [sys.executable, "-m", "gpulabel", "capacity", "--kubeconfig", str(lab.kubeconfig), "--at", at],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert f"{node} nvidia.com/gpu nodeclaim-not-initialized nodeclaim/{claim} nodepool/general" in out.stdout
+    lab.kubectl(
+        "delete", "pod", "-n", NS, "never-initialized", "--grace-period=0", "--force", "--wait=false", check=False
+    )
+    lab.kubectl("delete", "nodeclaim", claim, "--wait=false", check=False)

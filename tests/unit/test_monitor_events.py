@@ -442,3 +442,27 @@ def test_a_404_on_a_gone_pod_and_a_409_on_an_existing_event_are_no_api_errors(tm
     with pytest.raises(ClusterError):
         client.request("GET", "/api/v1/namespaces/ml/pods/train-0")  # not expected here: an error
     assert told == [(404, "GET", "/api/v1/namespaces/ml/pods/train-0")]
+
+
+def test_a_pending_pods_warning_is_held_while_a_node_is_coming_for_it_and_written_when_it_is_late() -> None:
+    """Issue 45: a Pending pod a Karpenter NodeClaim is in flight for waits on purpose: its placement Warning
+    (``insufficient``) is held while ``node-coming`` (info) says so, past its grace though it is, and written at
+    once when the NodeClaim turns ``node-late`` (with that Warning too); another pod's Warning is not held."""
+    clock = Clock()
+    planner = EventPlanner(clock, grace=NO_GRACE)
+    insufficient = Finding("pending", "insufficient", pod="ml/train-1", severity="warning", args=("nvidia.com/gpu",))
+    claim = ("nodeclaim/gpu-a100-7xk2p", "nodepool/gpu-a100")
+    coming = Finding("pending", "node-coming", pod="ml/train-1", severity="info", args=claim)
+    late = Finding("pending", "node-late", pod="ml/train-1", severity="warning", args=(*claim, "not-Registered"))
+    waiting = assessment([insufficient, coming, PENDING])
+    assert warnings(planner.plan(None, waiting).events) == [("Warning", "PendingUntoleratedTaint", 1)]
+    assert planner.pending == {"PendingInsufficient": 1}
+    clock.now += 600
+    assert planner.plan(waiting, waiting).events == ()  # held, however long
+    lapsed = assessment([insufficient, late, PENDING])
+    events = warnings(planner.plan(waiting, lapsed).events)
+    assert sorted(events) == [("Warning", "PendingInsufficient", 1), ("Warning", "PendingNodeLate", 1)]
+    assert planner.pending == {}
+    # without the NodeClaim the same Warning is written as before
+    alone = EventPlanner(Clock(), grace=NO_GRACE)
+    assert warnings(alone.plan(None, assessment([insufficient])).events) == [("Warning", "PendingInsufficient", 1)]

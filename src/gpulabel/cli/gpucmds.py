@@ -76,6 +76,11 @@ def add_gpu_commands(add: AddCommand) -> None:
     from gpulabel.cli.flags import disabled_flag
 
     disabled_flag(p, "as for operands")
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="judge a Karpenter NodeClaim's age at this RFC 3339 time instead of now (for a snapshot taken earlier)",
+    )
     p = add(
         "mig",
         cmd_mig,
@@ -155,7 +160,8 @@ def _run(ctx: Context, name: str, opts: CheckOptions) -> int:
 def cmd_capacity(ctx: Context) -> int:
     from gpulabel.app.checks import check_options
 
-    return _run(ctx, "capacity", check_options(disabled=ctx.args.disabled, config=ctx.verdict().config))
+    opts = check_options(disabled=ctx.args.disabled, at=ctx.args.at, config=ctx.verdict().config)
+    return _run(ctx, "capacity", opts)
 
 
 def cmd_mig(ctx: Context) -> int:

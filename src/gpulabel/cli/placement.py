@@ -61,6 +61,11 @@ def add_placement_commands(add: AddCommand) -> None:
     p.add_argument(
         "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
     )
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="judge a Karpenter NodeClaim's age at this RFC 3339 time instead of now (for a snapshot taken earlier)",
+    )
     add_all_pods_flag(p)
     add_verdict_flags(p)
     p = add(
@@ -87,7 +92,9 @@ def cmd_pending(ctx: Context) -> int:
 
     a = ctx.args
     verdict = ctx.verdict()
-    opts = check_options(namespace=a.namespace, per_node=a.per_node, all_pods=a.all_pods, config=verdict.config)
+    opts = check_options(
+        namespace=a.namespace, per_node=a.per_node, all_pods=a.all_pods, at=a.at, config=verdict.config
+    )
     return ctx.finish(run_pending(ctx.session(), opts, verdict, explain=ctx.fmt not in ("text", "name")))
 
 

@@ -248,6 +248,10 @@ class _Group:
 
     findings: list[Finding] = field(default_factory=list)
     ids: set[Identity] = field(default_factory=set)
+    held: bool = False  # a Pending pod's placement Warning while a node is coming for it (``pending`` node-coming)
+
+
+COMING = ("pending", "node-coming")  # checks/pending/autoscale.py: info, a NodeClaim in flight within its grace
 
 
 def _groups(assessment: Assessment, reasons: dict[tuple[str, str], str]) -> dict[EventKey, _Group]:
@@ -265,6 +269,12 @@ def _groups(assessment: Assessment, reasons: dict[tuple[str, str], str]) -> dict
         g = groups.setdefault(EventKey(regarding, "Warning", reason), _Group())
         g.findings.append(f)
         g.ids.add(identity(f))
+    coming = {f.pod for f in assessment.findings if f.reason == COMING[1] and f.check == COMING[0] and f.pod}
+    for key, g in groups.items():
+        # a Pending pod a Karpenter NodeClaim is coming for, within its grace, waits on purpose: its placement
+        # Warnings are held (not written, their grace kept) until the NodeClaim is late (node-late) or gone
+        if coming and key.regarding.kind == "Pod" and all(f.check == COMING[0] for f in g.findings):
+            g.held = f"{key.regarding.namespace}/{key.regarding.name}" in coming
     return groups
 
 
@@ -353,6 +363,10 @@ class EventPlanner:
         for key, group in after.items():
             record = self.series.get(key)
             if key not in self.posted:
+                if group.held:
+                    self._since.setdefault(key, now)  # its grace counts from now: written at once when released
+                    pending[key.reason] = pending.get(key.reason, 0) + 1
+                    continue
                 due = self._due(key, group, now)
                 if due is not None:
                     pending[key.reason] = pending.get(key.reason, 0) + 1

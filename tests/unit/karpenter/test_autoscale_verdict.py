@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from gpulabel.checks.pending.autoscale import autoscaler_verdict, nodepool_used, stuck_nodeclaims
+from gpulabel.checks.pending.autoscale import autoscaler_verdict, nodepool_used
 from gpulabel.cli.main import main
 from gpulabel.k8s.karpenter.events import pod_event
 from gpulabel.model.cluster import ClusterState
@@ -132,29 +132,25 @@ def test_restricted_label() -> None:
     assert v.kind == "none" and "using label kubernetes.io/hostname is not allowed" in v.message
 
 
-def test_stuck_nodeclaim_registered_without_gpus() -> None:
-    claim = nodeclaim("gpu-a-s1", "gpu-a", node="n9", initialized="False", reason="ResourceNotRegistered")
-    s = state(*pools(), claim, node("n9", None, {"karpenter.sh/nodepool": "gpu-a"}))
-    stuck = stuck_nodeclaims(s)
-    assert [(c.name, why) for c, why in stuck] == [
-        ("gpu-a-s1", 'Resource "nvidia.com/gpu" was requested but not registered')
-    ]
-    fine = state(*pools(), claim, node("n9", "8", {"karpenter.sh/nodepool": "gpu-a"}))
-    assert stuck_nodeclaims(fine) == []
-
-
 EXAMPLE = Path(__file__).parents[3] / "examples" / "autoscaled.yaml"
+
+
+# the example's NodeClaim of gpu-a100 is 5 minutes old then (its NodeClaim of gpu-l4 45 minutes, stuck)
+AT = "2026-12-04T10:05:00Z"
+STUCK = ("gpu-l4-m2c9d", "ip-10-0-3-52.ec2.internal")  # tests/unit/karpenter/test_nodeclaim_lifecycle.py
 
 
 def _check(items: list[JSON], tmp_path: Path) -> tuple[int, str]:
     snapshot = tmp_path / "snap.yaml"
     snapshot.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
     out = io.StringIO()
-    return main(["check", "--snapshot", str(snapshot), "-o", "wide"], out, io.StringIO()), out.getvalue()
+    return main(["check", "--snapshot", str(snapshot), "-o", "wide", "--at", AT], out, io.StringIO()), out.getvalue()
 
 
 def test_check_exits_0_while_a_nodeclaim_is_launching_for_every_pending_gpu_pod(tmp_path: Path) -> None:
-    items = [i for i in yaml.safe_load(EXAMPLE.read_text())["items"] if i["metadata"]["name"] != "step7-train"]
+    items = [
+        i for i in yaml.safe_load(EXAMPLE.read_text())["items"] if i["metadata"]["name"] not in ("step7-train", *STUCK)
+    ]
     rc, out = _check(items, tmp_path)
     assert rc == 0, out
     assert "info ml/train-1 node-coming nodeclaim/gpu-a100-7xk2p nodepool/gpu-a100" in out
@@ -171,7 +167,11 @@ def test_check_exits_1_for_the_seeds_step7_pod_naming_the_nodepools_and_the_fix(
 
 
 def test_without_nodepools_pending_is_unchanged(tmp_path: Path) -> None:
-    items = [i for i in yaml.safe_load(EXAMPLE.read_text())["items"] if not i["apiVersion"].startswith("karpenter")]
+    items = [
+        i
+        for i in yaml.safe_load(EXAMPLE.read_text())["items"]
+        if not i["apiVersion"].startswith("karpenter") and i["metadata"]["name"] not in STUCK
+    ]
     rc, out = _check(items, tmp_path)
     assert rc == 0, out
     assert "node-coming" not in out and "no-autoscaler" not in out

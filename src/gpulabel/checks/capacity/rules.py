@@ -10,7 +10,10 @@ the input (hand-written snapshots) are only checked for the labels.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
+from gpulabel.k8s.karpenter import lifecycle
+from gpulabel.k8s.karpenter.lifecycle import Unready
 from gpulabel.model import gpustack as G
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
@@ -18,7 +21,7 @@ from gpulabel.model.findings import Finding, label_finding
 from gpulabel.model.operands import CATALOGUE
 from gpulabel.model.severity import Reason
 
-__all__ = ["READS_DISABLED", "REASONS", "capacity", "capacity_node"]
+__all__ = ["READS_DISABLED", "REASONS", "capacity", "capacity_node", "nodeclaim_unready"]
 
 REASONS: dict[str, Reason] = {
     "no-allocatable": Reason("error", "a GPU node whose device plugin should run advertises no GPU"),
@@ -36,6 +39,12 @@ REASONS: dict[str, Reason] = {
         "error",
         "a node its cloud or autoscaler labels as a GPU instance advertises no GPU: the autoscalers count it "
         "unready and the scheduler places no GPU pod on it",
+    ),
+    "nodeclaim-not-initialized": Reason(
+        "error",
+        "a Karpenter NodeClaim registered as the node is not Initialized past Karpenter's registration timeout "
+        "(15 min) because the GPUs it requested never reached allocatable: its pods wait on a node that never "
+        "serves them",
     ),
 }
 DEVICE_PLUGIN = CATALOGUE["device-plugin"].deploy_key
@@ -124,8 +133,16 @@ def expected_devices(labels: Mapping[str, str], advertised: Mapping[str, int]) -
     return {G.SHARED_RESOURCE if renamed else G.GPU_RESOURCE: gpus * per_gpu}
 
 
-def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = True) -> list[Finding]:
-    """``operator``: the GPU Operator manages the cluster, so it owes every NVIDIA node ``gpu.present``."""
+def capacity_node(
+    node: Node,
+    disabled: Iterable[str] = (),
+    operator: bool = True,
+    claim: Unready | None = None,
+    now: datetime | None = None,
+) -> list[Finding]:
+    """``operator``: the GPU Operator manages the cluster, so it owes every NVIDIA node ``gpu.present``;
+    ``claim``: the Karpenter NodeClaim registered as the node and not Initialized, judged at ``now``
+    (:func:`nodeclaim_unready`)."""
     labels = node.labels
     found: list[Finding] = []
     if operator and labels.get(V.GPU_PRESENT) is None and V.has_nvidia_pci(labels):
@@ -144,35 +161,92 @@ def capacity_node(node: Node, disabled: Iterable[str] = (), operator: bool = Tru
         return found
     if operator and total > 0 and labels.get(V.GPU_PRESENT) != "true":
         value = labels.get(V.GPU_PRESENT)
-        now = "absent" if value is None else f"{value!r}"
+        shown = "absent" if value is None else f"{value!r}"
         found.append(
             _finding(
                 node,
                 G.GPU_RESOURCE,
                 "unlabelled-gpus",
-                f"allocatable {_shown(advertised)} but {V.GPU_PRESENT} is {now}",
+                f"allocatable {_shown(advertised)} but {V.GPU_PRESENT} is {shown}",
             )
         )
     meant = plugin_meant_to_run(node, disabled)
-    if meant and total == 0:
+    if total == 0:
+        return found + _no_gpus(node, advertised, meant, disabled, claim, now)
+    found.extend(_mismatches(node, advertised, found))
+    return found
+
+
+def _no_gpus(
+    node: Node,
+    advertised: Mapping[str, int],
+    meant: bool,
+    disabled: Iterable[str],
+    claim: Unready | None,
+    now: datetime | None,
+) -> list[Finding]:
+    """A node that advertises no GPU: its NodeClaim not Initialized (:func:`nodeclaim_unready`), else the device
+    plugin meant to run (``no-allocatable``), else its cloud's GPU label (``cloud-gpus-not-allocatable``)."""
+    labels = node.labels
+    if claim is not None and (unready := nodeclaim_unready(node, claim, now, meant, disabled)) is not None:
+        return unready  # past its grace one finding with the node's facts, within it none (Karpenter waits)
+    if meant:
         detail = f"allocatable has {_shown(advertised)}; {DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}"
         if V.GPU_COUNT in labels:
             detail += f", {V.GPU_COUNT}={labels[V.GPU_COUNT]}"
-        found.append(_finding(node, G.GPU_RESOURCE, "no-allocatable", detail))
-        return found
-    if not meant and total == 0:
-        cloud = None if "device-plugin" in disabled else cloud_gpu_label(labels)
-        if cloud is not None:
-            detail = (
-                f"{cloud} (a GPU instance, labelled before any GPU software ran) but allocatable has "
-                f"{_shown(advertised)}: the driver or the device plugin never came up here (gpulabel explain "
-                f"node/{node.name}); Cluster Autoscaler counts the node unready (resourceUnready) and Karpenter "
-                "leaves its NodeClaim not Initialized"
-            )
-            found.append(_finding(node, G.GPU_RESOURCE, "cloud-gpus-not-allocatable", detail))
-        return found
-    found.extend(_mismatches(node, advertised, found))
-    return found
+        return [_finding(node, G.GPU_RESOURCE, "no-allocatable", detail)]
+    cloud = None if "device-plugin" in disabled else cloud_gpu_label(labels)
+    if cloud is None:
+        return []
+    detail = (
+        f"{cloud} (a GPU instance, labelled before any GPU software ran) but allocatable has "
+        f"{_shown(advertised)}: the driver or the device plugin never came up here (gpulabel explain "
+        f"node/{node.name}); Cluster Autoscaler counts the node unready (resourceUnready) and Karpenter "
+        "leaves its NodeClaim not Initialized"
+    )
+    return [_finding(node, G.GPU_RESOURCE, "cloud-gpus-not-allocatable", detail)]
+
+
+def nodeclaim_unready(
+    node: Node, claim: Unready, now: datetime | None, meant: bool, disabled: Iterable[str] = ()
+) -> list[Finding] | None:
+    """The node's NodeClaim, registered and not Initialized, requested GPUs the node has none of in allocatable
+    (Karpenter's ``RequestedResourcesRegistered``, ``k8s/karpenter/lifecycle.py``): ``None`` when it did not (the
+    node's other findings stand); else, past :data:`lifecycle.REGISTRATION_TIMEOUT` from the NodeClaim's creation,
+    one ``nodeclaim-not-initialized`` finding that also says what ``no-allocatable`` or
+    ``cloud-gpus-not-allocatable`` would (so the node is not reported twice), and within it none: Karpenter is
+    still initializing the node (no time given: within)."""
+    missing = [(name, qty) for name, qty in claim.unregistered(node.amounts) if G.gpu_resources({name: 1})]
+    if not missing:
+        return None
+    age = None if now is None else lifecycle.age(claim.created, now)
+    if age is None or age <= lifecycle.REGISTRATION_TIMEOUT:
+        return [] if not meant else None  # the device plugin's own no-allocatable still says it meanwhile
+    capacity = dict(claim.capacity)
+    gaps = ", ".join(
+        f"{name} 0 allocatable of {qty} requested"
+        + (f" ({capacity[name]} in its capacity)" if name in capacity else "")
+        for name, qty in missing
+    )
+    labels = node.labels
+    cloud = None if "device-plugin" in disabled else cloud_gpu_label(labels)
+    if meant:
+        why = f"the device plugin should run here ({DEVICE_PLUGIN}={labels.get(DEVICE_PLUGIN)}) and advertises none"
+    elif cloud is not None:
+        why = (
+            f"{cloud} (a GPU instance, labelled before any GPU software ran): its driver or device plugin never came up"
+        )
+    else:
+        why = "no device plugin is meant to run here by the node's labels"
+    said = f" ({claim.reason}: {claim.message})" if claim.message else ""
+    detail = (
+        f"NodeClaim {claim.name} of NodePool {claim.nodepool} (created {claim.created}) is not Initialized after "
+        f"{G.format_age(age)}{said}: {gaps}; {why}; the GPU stack's chain there: gpulabel explain node/{node.name}"
+    )
+    args = (f"nodeclaim/{claim.name}", f"nodepool/{claim.nodepool}")
+    return [
+        Finding("capacity", "nodeclaim-not-initialized", node=node.name, key=G.GPU_RESOURCE, args=args, detail=detail)
+    ]
 
 
 def _mismatches(node: Node, advertised: dict[str, int], found: list[Finding]) -> list[Finding]:
@@ -251,8 +325,8 @@ def _why(labels: Mapping[str, str], resource: str) -> str:
     return f"gpu.count={labels.get(V.GPU_COUNT, 'absent')} x gpu.replicas={labels.get(G.GPU_REPLICAS, '1')}"
 
 
-def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]:
-    """Every node's capacity findings, by node."""
+def capacity(state: ClusterState, disabled: Sequence[str] = (), now: datetime | None = None) -> list[Finding]:
+    """Every node's capacity findings, by node (``now``: when a Karpenter NodeClaim's age is judged)."""
     from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
 
     off = set(disabled) | disabled_by_cluster_policy(state.cluster_policies)
@@ -261,4 +335,5 @@ def capacity(state: ClusterState, disabled: Sequence[str] = ()) -> list[Finding]
     operator = bool(state.cluster_policies) or any(
         k.startswith(V.DEPLOY_PREFIX) for node in state.nodes for k in node.labels
     )
-    return [f for node in state.nodes for f in capacity_node(node, off, operator)]
+    claims = lifecycle.unready_claims(state.karpenter.nodeclaims)
+    return [f for node in state.nodes for f in capacity_node(node, off, operator, claims.get(node.name), now)]

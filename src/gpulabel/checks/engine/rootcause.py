@@ -124,9 +124,15 @@ def link_of(f: Finding) -> str | None:
     return None
 
 
+# Karpenter's providers' GPU count of a node's instance type, labelled before any GPU software runs
+# (aws/karpenter-provider-aws, Azure/karpenter-provider-azure v1.14.1): what a node whose stack never came up has
+KARPENTER_GPU_COUNTS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.azure.com/sku-gpu-count")
+
+
 def node_gpus(node: Node) -> int | None:
-    """The node's GPUs: the most of ``gpu.count`` and what capacity or allocatable has; ``None`` if nothing says."""
-    found = [G.whole_number(node.labels.get(V.GPU_COUNT))]
+    """The node's GPUs: the most of ``gpu.count``, a Karpenter provider's GPU count label and what capacity or
+    allocatable has; ``None`` if nothing says."""
+    found = [G.whole_number(node.labels.get(k)) for k in (V.GPU_COUNT, *KARPENTER_GPU_COUNTS)]
     found += [
         G.whole_number(str(a.get(G.GPU_RESOURCE, "")).strip() or None) for a in (node.capacity, node.allocatable or {})
     ]

@@ -8,7 +8,9 @@ Karpenter Events) and returns an :class:`AutoscaleVerdict`:
   NodePool Karpenter would choose for the pod (Karpenter counts in-flight NodeClaims as capacity for pending
   pods: ``pkg/controllers/provisioning/scheduling/scheduler.go`` ``NewScheduler`` takes the state's in-flight
   nodes). A launching node's ``karpenter.sh/unregistered`` taint belongs to that NodeClaim, so it is part of
-  ``coming``, never an untolerated taint.
+  ``coming``, never an untolerated taint. Information while the NodeClaim is younger than
+  :data:`COMING_GRACE` (Karpenter's own registration timeout); past it, ``node-late``: a warning naming the
+  NodeClaim, its age and the condition it has not reached.
 - ``can``: a NodePool would take the pod (:func:`gpulabel.k8s.karpenter.scheduling.decide`) and nothing is
   launching for it yet.
 - ``none``: no NodePool will: Karpenter's own message (``Failed to schedule pod, ...``), the keys no NodePool
@@ -25,14 +27,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from gpulabel.k8s.karpenter import lifecycle
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
 from gpulabel.k8s.karpenter.instancetypes import InstanceType
+from gpulabel.k8s.karpenter.lifecycle import REGISTRATION_TIMEOUT
 from gpulabel.k8s.karpenter.objects import NodeClaim, NodePool
 from gpulabel.k8s.karpenter.providers import AWS, AZURE, CORE, GCP, Provider, kwok
 from gpulabel.k8s.karpenter.scheduling import PodTerms, Verdict, decide, pod_terms
+from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Finding
 from gpulabel.model.severity import Reason
@@ -52,14 +58,15 @@ class Judged(Protocol):
 
 
 __all__ = [
+    "COMING_GRACE",
     "REASONS",
     "AutoscaleVerdict",
     "Judged",
     "autoscale_findings",
     "autoscaler_verdict",
+    "coming_deadline",
     "nodepool_used",
     "provider_of",
-    "stuck_nodeclaims",
     "verdict_words",
 ]
 
@@ -70,11 +77,22 @@ REASONS: dict[str, Reason] = {
         "a NodeClaim is in flight for the pod (Karpenter nominated it, or the NodePool "
         "Karpenter would choose has a NodeClaim not yet Initialized)",
     ),
+    "node-late": Reason(
+        "warning",
+        "the NodeClaim in flight for the pod is older than Karpenter's registration timeout (15 min) and not yet "
+        "Initialized: its age and the condition it has not reached",
+    ),
     "nodepool-can": Reason("info", "no node fits the pod now, and a Karpenter NodePool would make one"),
     "no-autoscaler": Reason(
         "error", "no Karpenter NodePool will make a node for the pod: Karpenter's reason and the fix"
     ),
 }
+
+# How long a NodeClaim in flight is information: Karpenter's own registration timeout (sigs.k8s.io/karpenter
+# v1.14.1 pkg/controllers/nodeclaim/lifecycle/liveness.go ``registrationTimeout``, 15 minutes: a NodeClaim not
+# Registered by then is deleted and made again; ``LaunchTimeout``, 5 minutes, is the launch's share of it). Past it,
+# a NodeClaim still not Initialized is later than any Karpenter waits for: ``node-late``.
+COMING_GRACE = REGISTRATION_TIMEOUT
 
 _PROVIDERS = {"karpenter.k8s.aws": AWS, "karpenter.azure.com": AZURE, "karpenter.k8s.gcp": GCP}
 _KWOK_GROUP = "karpenter.kwok.sh"
@@ -92,6 +110,8 @@ class AutoscaleVerdict:
     - ``provider``: the provider whose well-known keys were used, and ``nominated``: the evidence was an Event
     - ``model``: the decision of Karpenter's rules it rests on (``None`` where an Event or the pod alone decided):
       what the differential against the real Karpenter compares (tests/cluster/test_karpenter_differential_cluster.py)
+    - ``age``: the NodeClaim's age in seconds when the caller gave a time (``coming``; ``None`` otherwise), and
+      ``waiting``: the first of its Launched, Registered, Initialized conditions not yet True (``coming``)
     """
 
     kind: Literal["coming", "can", "none"]
@@ -104,6 +124,13 @@ class AutoscaleVerdict:
     provider: str = ""
     nominated: bool = False
     model: Verdict | None = None
+    age: float | None = None
+    waiting: str = ""
+
+    @property
+    def late(self) -> bool:
+        """A ``coming`` NodeClaim older than :data:`COMING_GRACE` (by the caller's time)."""
+        return self.kind == "coming" and self.age is not None and self.age > COMING_GRACE
 
 
 def provider_of(pools: Iterable[NodePool]) -> Provider:
@@ -130,15 +157,27 @@ def nodepool_used(pools: Sequence[NodePool], nodes: Sequence[Node]) -> dict[str,
     return {name: {"nodes": str(n)} for name, n in counts.items()}
 
 
-def _initialized(claim: NodeClaim) -> bool:
-    cond = claim.condition("Initialized")
-    return cond is not None and cond.status == "True"
-
-
 def _in_flight(claims: Iterable[NodeClaim], pool: str) -> NodeClaim | None:
     """The oldest NodeClaim of ``pool`` not yet Initialized (its node launching, registering or initializing)."""
-    waiting = [c for c in claims if c.nodepool == pool and not _initialized(c)]
+    waiting = [c for c in claims if c.nodepool == pool and not lifecycle.initialized(c)]
     return min(waiting, key=lambda c: (c.created, c.name)) if waiting else None
+
+
+def _coming(
+    claim: NodeClaim, provider: str, now: datetime | None, nominated: bool = False, model: Verdict | None = None
+) -> AutoscaleVerdict:
+    """``coming`` for ``claim``, with its age at ``now`` (none without a time or a creationTimestamp)."""
+    return AutoscaleVerdict(
+        "coming",
+        claim.nodepool,
+        claim.name,
+        claim.created,
+        provider=provider,
+        nominated=nominated,
+        model=model,
+        age=None if now is None else lifecycle.age(claim.created, now),
+        waiting=lifecycle.waiting(claim),
+    )
 
 
 def _raw_spec(pod: Pod) -> Mapping[str, Any] | None:
@@ -170,12 +209,14 @@ def autoscaler_verdict(
     *,
     instance_types: Sequence[InstanceType] | None = None,
     provider: Provider | None = None,
+    now: datetime | None = None,
 ) -> AutoscaleVerdict | None:
     """Karpenter's verdict for ``pod`` (which fits no node): ``coming``, ``can`` or ``none``; ``None`` without
     NodePools. ``events``: the pod's Karpenter Events, parsed (newest last); ``used``: :func:`nodepool_used`
     of the state, passed when judging many pods. ``instance_types`` (and their ``provider``, whose well-known
     keys include the offerings' keys): where they are known, as for kwok from its file; a cluster read does not
-    hold them, so ``check`` and the monitor judge without (``decide`` says what that leaves unknown)."""
+    hold them, so ``check`` and the monitor judge without (``decide`` says what that leaves unknown). ``now``: the
+    time a ``coming`` NodeClaim's age is measured at (none: its age is not judged)."""
     pools = state.karpenter.nodepools
     if not pools:
         return None
@@ -184,10 +225,8 @@ def autoscaler_verdict(
     for event in reversed(events):
         if isinstance(event, Nominated) and event.nodeclaim:
             claim = next((c for c in claims if c.name == event.nodeclaim), None)
-            if claim is not None and not _initialized(claim):
-                return AutoscaleVerdict(
-                    "coming", claim.nodepool, claim.name, claim.created, provider=provider.name, nominated=True
-                )
+            if claim is not None and not lifecycle.initialized(claim):
+                return _coming(claim, provider.name, now, nominated=True)
             break
     if pod.pinned or any(kind == "DaemonSet" for kind, _ in pod.owners):
         # pkg/utils/pod/scheduling.go IsProvisionable: Karpenter makes no node for a DaemonSet's pod
@@ -203,9 +242,7 @@ def autoscaler_verdict(
     if verdict.nodepool is not None:
         claim = _in_flight(claims, verdict.nodepool)
         if claim is not None:
-            return AutoscaleVerdict(
-                "coming", verdict.nodepool, claim.name, claim.created, provider=provider.name, model=verdict
-            )
+            return _coming(claim, provider.name, now, model=verdict)
         return AutoscaleVerdict("can", verdict.nodepool, provider=provider.name, model=verdict)
     failed = FailedToSchedule(verdict.message.removeprefix("Failed to schedule pod, "))
     keys = failed.unknown_keys
@@ -229,25 +266,6 @@ def _with_requests(terms: PodTerms, pod: Pod) -> PodTerms:
     return replace(terms, requests=tuple(sorted({**requests, "pods": Fraction(1)}.items())))
 
 
-def stuck_nodeclaims(state: ClusterState, gpu_resource: str = "nvidia.com/gpu") -> list[tuple[NodeClaim, str]]:
-    """NodeClaims launched and registered but not Initialized whose node advertises no ``gpu_resource`` while
-    the NodeClaim's capacity promised some: each with why (its Initialized condition's message)."""
-    out = []
-    nodes = {n.name: n for n in state.nodes}
-    for claim in state.karpenter.nodeclaims:
-        registered = claim.condition("Registered")
-        if _initialized(claim) or registered is None or registered.status != "True" or not claim.node_name:
-            continue
-        if claim.capacity.get(gpu_resource, "0") in ("0", ""):
-            continue
-        node = nodes.get(claim.node_name)
-        amounts = node.amounts if node is not None else None
-        if not (amounts or {}).get(gpu_resource, 0):
-            cond = claim.condition("Initialized")
-            out.append((claim, cond.message if cond is not None else ""))
-    return out
-
-
 def verdict_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
     """The reason, args and detail that say ``v``: the ``pending`` finding's, ``explain pod/NS/NAME``'s
     autoscaler step, ``place -o wide``'s line and ``check``'s cause line all use these words."""
@@ -257,6 +275,13 @@ def verdict_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
             if v.nominated
             else "the NodePool Karpenter would choose is launching it"
         )
+        if v.late and v.age is not None:
+            detail = (
+                f"NodeClaim {v.nodeclaim} of NodePool {v.nodepool} (created {v.since}) is {G.format_age(v.age)} old "
+                f"and not {v.waiting} yet, past Karpenter's {G.format_age(COMING_GRACE)} registration timeout: {why}; "
+                f"kubectl describe nodeclaim {v.nodeclaim}"
+            )
+            return "node-late", (f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}", f"not-{v.waiting}"), detail
         detail = f"NodeClaim {v.nodeclaim} of NodePool {v.nodepool} (created {v.since}) is on its way: {why}"
         return "node-coming", (f"nodeclaim/{v.nodeclaim}", f"nodepool/{v.nodepool}"), detail
     if v.kind == "can":
@@ -274,12 +299,27 @@ def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
     return Finding("pending", reason, pod=pod.ref, args=args, detail=detail)
 
 
+def coming_deadline(state: ClusterState, now: datetime) -> datetime | None:
+    """The earliest time after ``now`` at which a NodeClaim not yet Initialized passes :data:`COMING_GRACE` (a
+    ``coming`` verdict on it turns ``node-late`` then), or ``None``: what a keeper of verdicts waits for."""
+    grace = timedelta(seconds=COMING_GRACE)
+    ends = [
+        end
+        for c in state.karpenter.nodeclaims
+        if not lifecycle.initialized(c)
+        and (created := G.parse_time(c.created)) is not None
+        and (end := created + grace) > now
+    ]
+    return min(ends) if ends else None
+
+
 def autoscale_findings(
-    state: ClusterState, pods: Sequence[Judged], spec_key: Callable[[Pod], Any]
+    state: ClusterState, pods: Sequence[Judged], spec_key: Callable[[Pod], Any], now: datetime | None = None
 ) -> dict[str, tuple[Finding, ...]]:
     """One finding per Pending pod of ``pods`` that fits no node (by the pod's ref), where the cluster has
     NodePools; pods of one ``spec_key`` share one verdict, computed once (their ask is the same), so the cost
-    grows with distinct asks, not pods x NodePools."""
+    grows with distinct asks, not pods x NodePools. ``now``: when a NodeClaim in flight is judged late
+    (:data:`COMING_GRACE`); none: never."""
     if not state.karpenter.nodepools:
         return {}
     used = nodepool_used(state.karpenter.nodepools, state.nodes)
@@ -296,7 +336,7 @@ def autoscale_findings(
             continue
         pod, key = pending.pod, spec_key(pending.pod)
         if key not in memo:
-            memo[key] = autoscaler_verdict(state, pod, used=used)
+            memo[key] = autoscaler_verdict(state, pod, used=used, now=now)
         v = memo[key]
         if v is not None:
             out[pod.ref] = (_finding(pod, v),)

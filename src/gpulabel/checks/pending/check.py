@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
@@ -43,7 +44,12 @@ __all__ = ["CHECK", "KnownCapacities"]
 
 def _run(state: ClusterState, opts: CheckOptions) -> Result:
     return pending.pending_result(
-        state, opts.namespace, per_node=opts.per_node, all_pods=opts.all_pods, nfd_config=opts.nfd_config
+        state,
+        opts.namespace,
+        per_node=opts.per_node,
+        all_pods=opts.all_pods,
+        nfd_config=opts.nfd_config,
+        now=opts.now,
     )
 
 
@@ -168,6 +174,9 @@ class _Pieces:
         # a piece and the Pending pods are the same (a node's change tells pieces again, the same pods')
         self.listed: tuple[list[ObjectKey], int] | None = None
         self.changed = False  # something was touched since the last result
+        # when a NodeClaim in flight passes autoscale.COMING_GRACE (its pods' node-coming turns node-late): the
+        # verdicts read the clock then, so every pod is judged again once the time given has passed it
+        self.deadline: datetime | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         self.changed = True
@@ -253,6 +262,8 @@ class _Pieces:
         return graded(self.check, found, self.table)
 
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
+        if self.deadline is not None and opts.now >= self.deadline:
+            self.changed = True  # a NodeClaim in flight passed its grace: the autoscaler's verdicts change
         before = self._cells(fleet)
         judged_keys, earlier = self._scope(fleet, before)
         moved = self.rows.settled()
@@ -270,6 +281,8 @@ class _Pieces:
         self.rows.prune()
         if self.finished is None:
             self.finished = self._finish(fleet, opts)
+        nodepools = fleet.state.karpenter.nodepools
+        self.deadline = autoscale.coming_deadline(fleet.state, opts.now) if nodepools else None
         return self.finished
 
     def _cells(self, fleet: Fleet) -> dict[str, NodeCapacity | None]:

@@ -32,6 +32,8 @@ from gpulabel.model.podspec import PINNED
 from gpulabel.model.severity import Reason
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from gpulabel.k8s.dra.evaluator import DraEvaluator
 
 __all__ = [
@@ -575,26 +577,24 @@ def pending_result(
     per_node: bool = False,
     all_pods: bool = False,
     nfd_config: NfdConfig | None = None,
+    now: datetime | None = None,
 ) -> CheckResult:
     """The ``pending`` result: per pod and reason (``per_node``: per pod and node) findings, and one row per pod.
 
     Only GPU pods unless ``all_pods``: the other Pending pods are counted, as info. Wide lines add, for
     an NFD label a pod selects and no node has, the NodeFeatureRule that would produce it and why it
-    does not match (``nfd_config``: nfd-master's configuration).
+    does not match (``nfd_config``: nfd-master's configuration). ``now``: when NodeClaims in flight are judged late.
     """
     pods = pending_pods(state, namespace, gpu_only=not all_pods)
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
-    verdicts = autoscale_findings(state, pods, spec_key)  # by pod: each after the pod's own, as the keeper's pieces
+    verdicts = autoscale_findings(state, pods, spec_key, now)  # by pod: after the pod's own, as the keeper's pieces
     own = (p.findings(state.nodes) if per_node else p.grouped(state.nodes) for p in pods)
     findings = tuple(f for p, fs in zip(pods, own, strict=True) for f in (*fs, *verdicts.get(p.pod.ref, ())))
     rows = tuple(pod_row(p.pod, p.message, p.predicted) for p in pods)
     memo: dict[Any, list[str]] = {}  # nfd-master's prediction once per set of selected label keys
     text = tuple(pod_text(p.pod, p.message) for p in pods)
-    wide = tuple(
-        line
-        for p in pods
-        for line in pod_wide(p.pod, p.message, p.predicted, nfd_hints(state, nfd_config, p.pod, memo))
-    )
+    hints = (nfd_hints(state, nfd_config, p.pod, memo) for p in pods)
+    wide = tuple(line for p, h in zip(pods, hints, strict=True) for line in pod_wide(p.pod, p.message, p.predicted, h))
     counts = {"pods": len(pods), **({"other_pending": others} if others else {})}
     notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
     return CheckResult("pending", findings, (Section("pods", rows, text, wide),), counts=counts, notes=notes)
