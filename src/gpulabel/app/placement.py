@@ -48,7 +48,10 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
 
         # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
         state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ()), *karpenter])
-    result, all_fit = place_result(state, workloads, full=opts.explain, per_node=opts.per_node)
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)  # a NodeClaim's age (the autoscaler's verdict, -o wide)
+    result, all_fit = place_result(state, workloads, full=opts.explain, per_node=opts.per_node, now=now)
     from gpulabel.app.selected import refuse_empty
 
     return refuse_empty(Outcome(result, 0 if all_fit else 1), session.source, state)

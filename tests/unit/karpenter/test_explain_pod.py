@@ -19,6 +19,7 @@ from tests.unit.karpenter.test_autoscale_verdict import CUSTOM, GPU_TAINT, gpu_p
 from tests.unit.pending_objects import JSON, node
 
 EXAMPLE = "examples/autoscaled.yaml"
+AT = "2026-12-04T10:05:00Z"  # the example's NodeClaims within their grace
 
 
 def explain(target: str, snapshot: str, *flags: str) -> tuple[int, str, str]:
@@ -28,19 +29,19 @@ def explain(target: str, snapshot: str, *flags: str) -> tuple[int, str, str]:
 
 
 def test_the_step7_pod_no_nodepool_serves_is_broken_at_the_autoscaler_with_the_fix() -> None:
-    code, out, _ = explain("pod/ml/step7-train", EXAMPLE)
+    code, out, _ = explain("pod/ml/step7-train", EXAMPLE, "--at", AT)
     lines = out.splitlines()
     assert code == 1
     assert lines[0] == "pod/ml/step7-train: Pending; first broken step: nodes"
     assert lines[1] == "waiting pod: Pending, not bound to a node; requests nvidia.com/gpu 1"
-    assert lines[2].startswith("broken  nodes: fits none of 1 node(s); gpulabel predicts: 0/1 nodes are available")
+    assert lines[2].startswith("broken  nodes: fits none of 2 node(s); gpulabel predicts: 0/2 nodes are available")
     assert lines[4] == "broken  autoscaler: no Karpenter NodePool will make a node for it (NodePools: gpu-a100, gpu-l4)"
     assert lines[5].startswith(f"          error pending no-autoscaler unknown-key {CUSTOM} (Failed to schedule pod, ")
     assert f"or declare {CUSTOM} in a NodePool's spec.template.metadata.labels" in lines[5]
 
 
 def test_a_pod_a_node_is_coming_for_waits_and_nothing_is_broken() -> None:
-    code, out, _ = explain("pod/ml/train-1", EXAMPLE, "-o", "json")
+    code, out, _ = explain("pod/ml/train-1", EXAMPLE, "-o", "json", "--at", AT)
     doc = json.loads(out)
     assert code == 0
     assert (doc["autoscaler"], doc["first_broken"]) == ("coming", None)
@@ -61,7 +62,7 @@ def test_a_pod_a_node_is_coming_for_waits_and_nothing_is_broken() -> None:
 
 def explain_pending() -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = main(["pending", "--snapshot", EXAMPLE, "-o", "json"], out, err)
+    code = main(["pending", "--snapshot", EXAMPLE, "-o", "json", "--at", AT], out, err)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -92,6 +92,6 @@ def test_gpus_command_on_the_example() -> None:
     assert lines[-2:] == [
         "nodepool=gpu-a100 gpu_limit=32 used=8 status=8 launching=1 may_add=24 (less the GPUs of 1 NodeClaim(s) "
         "not yet launched: not known until they are)",
-        "nodepool=gpu-l4 gpu_limit=none used=0 status=- launching=0 may_add=unbounded (no spec.limits: Karpenter "
+        "nodepool=gpu-l4 gpu_limit=none used=1 status=- launching=0 may_add=unbounded (no spec.limits: Karpenter "
         "sets no bound on its nvidia.com/gpu)",
     ]

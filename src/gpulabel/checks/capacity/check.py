@@ -12,7 +12,6 @@ from gpulabel.checks.capacity import rules as capacity
 from gpulabel.checks.engine.definition import Check, CheckOptions, Facts, NodeRule, node_check
 from gpulabel.checks.operands.daemonsets import disabled_by_cluster_policy
 from gpulabel.k8s.karpenter import lifecycle
-from gpulabel.k8s.karpenter.objects import NodeClaim
 from gpulabel.model import vocabulary as V
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.findings import Finding
@@ -29,25 +28,13 @@ def _deployed(node: Node) -> bool:
     return any(k.startswith(V.DEPLOY_PREFIX) for k in node.labels)
 
 
-_last: list[tuple[tuple[NodeClaim, ...], lifecycle.UnreadyClaims]] = []  # the last NodeClaims read, and theirs
-
-
-def _unready(claims: tuple[NodeClaim, ...]) -> lifecycle.UnreadyClaims:
-    """:func:`lifecycle.unready_claims`, made again only for another tuple of NodeClaims (the monitor's state keeps
-    its tuple while no NodeClaim changes, and asks on every result)."""
-    if _last and _last[0][0] is claims:
-        return _last[0][1]
-    made = lifecycle.unready_claims(claims)
-    _last[:] = [(claims, made)]
-    return made
-
-
 def _context(state: ClusterState, opts: CheckOptions, facts: Facts) -> tuple[frozenset[str], bool, Any]:
     # only the switches capacity_node reads: another operand switched off reruns no node (the rule's context)
     # without a ClusterPolicy or any deploy label the cluster runs no GPU Operator (a standalone device
     # plugin, a cloud's): nothing writes gpu.present there, so its absence is no finding
     off = (frozenset(opts.disabled) | disabled_by_cluster_policy(state.cluster_policies)) & capacity.READS_DISABLED
-    return off, bool(state.cluster_policies) or "deployed" in facts, _unready(state.karpenter.nodeclaims)
+    unready = lifecycle.unready_claims(state.karpenter.nodeclaims)
+    return off, bool(state.cluster_policies) or "deployed" in facts, unready
 
 
 def _initializing(node: Node) -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpulabel.checks.nfd.rules import label_hints
@@ -132,6 +133,7 @@ def _shape(
     per_node: bool,
     dra: DraEvaluator | None,
     used: Mapping[str, Mapping[str, str]] | None = None,
+    now: datetime | None = None,
 ) -> _Shape:
     nodes = state.nodes
     capacities = index.capacities
@@ -179,7 +181,7 @@ def _shape(
     if advice is not None:
         fix = _fix_lines("", advice)
         fix.extend(f"    nfd: {h}" for h in label_hints(state, None, w.requirements.label_keys))
-    autoscaler = _autoscaler(state, w, used) if full and not fits and used is not None else None
+    autoscaler = _autoscaler(state, w, used, now) if full and not fits and used is not None else None
     if autoscaler is not None:
         fix.append(f"autoscaler: {autoscaler.pop('line')}")
     return _Shape(fits, advice, rows, plain, wide, groups, grouped, grouped_wide, fix, autoscaler)
@@ -196,10 +198,10 @@ def _manifest_pod(w: PlacedWorkload) -> Pod:
 
 
 def _autoscaler(
-    state: ClusterState, w: PlacedWorkload, used: Mapping[str, Mapping[str, str]]
+    state: ClusterState, w: PlacedWorkload, used: Mapping[str, Mapping[str, str]], now: datetime | None
 ) -> dict[str, Cell] | None:
     """The autoscaler's verdict for the workload's pod, as a row (and its wide words under ``line``)."""
-    v = autoscaler_verdict(state, _manifest_pod(w), used=used)
+    v = autoscaler_verdict(state, _manifest_pod(w), used=used, now=now)
     if v is None:
         return None
     reason, args, detail = verdict_words(v)
@@ -221,6 +223,7 @@ def _shaped(
     full: bool,
     per_node: bool,
     used: Mapping[str, Mapping[str, str]] | None,
+    now: datetime | None = None,
 ) -> Iterator[tuple[PlacedWorkload, _Shape]]:
     """Each workload with its shape, placed once per pod shape (a workload with claims, or with extended
     resources a DeviceClass backs, alone: its placement depends on it)."""
@@ -236,17 +239,23 @@ def _shaped(
                 from gpulabel.k8s.dra.evaluator import DraEvaluator
 
                 dra = dra or DraEvaluator(state.dra)
-            shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra, used=used)
+            shape = _shape(state, index, w, full=full, per_node=per_node, dra=dra, used=used, now=now)
             if not through_dra:
                 shapes[key] = shape
         yield w, shape
 
 
 def place_result(
-    state: ClusterState, workloads: Sequence[PlacedWorkload], *, full: bool, per_node: bool = False
+    state: ClusterState,
+    workloads: Sequence[PlacedWorkload],
+    *,
+    full: bool,
+    per_node: bool = False,
+    now: datetime | None = None,
 ) -> tuple[Result, bool]:
     """The ``place`` result, and whether every workload fits some node.
 
+    ``now``: when a NodeClaim's age is judged (a launching one past its grace is late, not on its way).
     Workloads of one pod shape (the same ``requirements`` and ``requests`` objects, as
     ``cluster.manifests`` hands out for identical pods, and no ResourceClaims) are placed
     once: 50,000 copies of a Job's pod cost one placement and their output lines.
@@ -264,7 +273,7 @@ def place_result(
     groups: list[dict[str, Cell]] = []
     summaries: list[dict[str, Cell]] = []
     all_fit = True
-    for w, shape in _shaped(state, workloads, full=full, per_node=per_node, used=used):
+    for w, shape in _shaped(state, workloads, full=full, per_node=per_node, used=used, now=now):
         all_fit = all_fit and bool(shape.fits)
         prefix = f"{w.ref} " if several else ""
         ref = w.ref
