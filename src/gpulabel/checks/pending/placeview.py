@@ -135,8 +135,7 @@ def _shape(
     used: Mapping[str, Mapping[str, str]] | None = None,
     now: datetime | None = None,
 ) -> _Shape:
-    nodes = state.nodes
-    capacities = index.capacities
+    nodes, capacities = state.nodes, index.capacities
     results = place(w.requirements, index, full=full, request=w.requests)
     backed = _dra_backed(state, w)
     if w.resource_claims or backed:
