@@ -100,8 +100,9 @@ class FakeApi:
         self.before_write: Callable[[], None] | None = None  # runs once, before the next Lease write
         self.lock = threading.RLock()
         # the other kinds: collection path -> "namespace/name" -> object; scripted watches by path
-        # Events are served by every API server (the runtime check LISTs and watches the Warning ones), none at first
-        self.objects: dict[str, dict[str, dict[str, Any]]] = {"/api/v1/events": {}}
+        # Events and ConfigMaps are served by every API server (the runtime check LISTs and watches the Warning
+        # Events, pending the autoscalers' and Cluster Autoscaler's status ConfigMap), none at first
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {"/api/v1/events": {}, "/api/v1/configmaps": {}}
         self.kind_watches: dict[str, list[Watch]] = {}
 
     # -- state ------------------------------------------------------------------
@@ -291,6 +292,10 @@ def _fields_match(obj: dict[str, Any], selector: str) -> bool:
         found: Any = obj
         for part in path.split("."):
             found = found.get(part) if isinstance(found, dict) else None
+        if path == "source" and obj.get("kind") == "Event":
+            # an Event's selectable ``source`` (pkg/registry/core/event/strategy.go ToSelectableFields):
+            # source.component, else reportingComponent
+            found = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
         if ((found or "") == value) == negated:
             return False
     return True

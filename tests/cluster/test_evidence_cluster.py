@@ -24,6 +24,8 @@ from gpulabel_run import gpulabel
 from labcluster_support import GPU_OPERATOR_NAMESPACE as NS
 from labcluster_support import LabCluster, wait_for
 
+from gpulabel.model.cluster import AUTOSCALER_EVENTS
+
 # the device plugin's failure, as k8s-device-plugin prints it (NVIDIA/k8s-device-plugin#444; internal/plugin/factory.go)
 NVML = "Failed to initialize NVML: could not load NVML library."
 LOG = (
@@ -163,8 +165,10 @@ def test_explain_names_the_device_plugins_cause_and_line_live_and_from_a_bundle(
         assert asked.query["previous"] == ["true"] and asked.query["tailLines"] == ["50"]
         assert asked.query["limitBytes"] == ["65536"] and asked.query["timestamps"] == ["true"]
         events = proxy.requests(lambda r: r.path.endswith("/events"))
-        assert {q for r in events for q in r.query["fieldSelector"]} == {
-            "type=Warning",  # the Warning Events the runtime check joins (one paged LIST), beside the evidence's
+        # the autoscalers' pod Events (one LIST per reason) where the command's checks read them (pending's)
+        autoscalers = set(AUTOSCALER_EVENTS.values())
+        assert {q for r in events for q in r.query["fieldSelector"]} - autoscalers == {
+            "type=Warning,source!=karpenter",  # the Warning Events the runtime check joins (one paged LIST)
             f"involvedObject.kind=Pod,involvedObject.name={name}",
             "involvedObject.kind=DaemonSet,involvedObject.name=nvidia-device-plugin-daemonset",
             f"involvedObject.kind=Node,involvedObject.name={NODE}",

@@ -560,6 +560,17 @@ def test_a_pod_whose_node_is_in_flight_is_no_error(karpenter: LabCluster) -> Non
     assert verdict.kind == "coming" and verdict.nodepool == "slow" and not verdict.message, verdict
     told = autoscaler_verdict(state, record, [said], instance_types=types, provider=kwok_provider(types, GPU_KEYS))
     assert told is not None and told.kind == "coming" and told.nodeclaim == said.nodeclaim and told.nominated, told
+    # live pending LISTs the Nominated Event (its own row, by field selector) and calls the pod coming by it; a
+    # snapshot captures the Event, and pending on it says the same
+    coming = [f"nodeclaim/{said.nodeclaim}", "nodepool/slow"]
+    live = _coming(lab, "pending", "-n", NS, "-o", "json")
+    assert live["args"] == coming and live["detail"].endswith("Karpenter nominated the pod to it"), live
+    snap = lab.dir / "inflight.json"
+    done = _gpulabel(lab, "snapshot", "-o", str(snap))
+    assert done.returncode == 0, done.stderr
+    events = [o for o in json.loads(snap.read_text())["items"] if o.get("kind") == "Event"]
+    assert any(e["reason"] == "Nominated" and e["involvedObject"]["name"] == "inflight" for e in events), events
+    assert _coming(lab, "pending", "-n", NS, "-o", "json", "--snapshot", str(snap)) == live
     lab.kubectl("delete", "pod", "-n", NS, "inflight", "--grace-period=0", "--force", "--wait=false", check=False)
 
 
@@ -640,3 +651,19 @@ def test_a_nodeclaim_whose_gpus_never_reach_allocatable_is_named(karpenter: LabC
         "delete", "pod", "-n", NS, "never-initialized", "--grace-period=0", "--force", "--wait=false", check=False
     )
     lab.kubectl("delete", "nodeclaim", claim, "--wait=false", check=False)
+
+
+def _gpulabel(lab: LabCluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpulabel", *args, "--kubeconfig", str(lab.kubeconfig)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _coming(lab: LabCluster, *args: str) -> dict[str, Any]:
+    """The in-flight pod's node-coming finding in ``gpulabel ARGS`` (JSON)."""
+    done = _gpulabel(lab, *args)
+    found = [f for f in json.loads(done.stdout)["findings"] if f["pod"] == f"{NS}/inflight"]
+    coming = [f for f in found if f["reason"] == "node-coming"]
+    assert len(coming) == 1, (found, done.stderr)
+    return dict(coming[0])

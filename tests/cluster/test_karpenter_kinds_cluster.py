@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,78 @@ def test_the_autoscalers_verdict_live_equals_the_snapshot(labcluster: LabCluster
         labcluster.kubectl("delete", "nodeclaims.karpenter.sh", claim, "--ignore-not-found", check=False)
         labcluster.kubectl("delete", "nodepools.karpenter.sh", pool, "--ignore-not-found", check=False)
         labcluster.kubectl("delete", "-f", str(CRDS), "--ignore-not-found", "--wait=true", "--timeout=60s", check=False)
+
+
+def _event(name: str, pod: dict[str, Any], reason: str, message: str, kind: str, component: str) -> dict[str, Any]:
+    """A core/v1 Event about ``pod``, stamped now, as client-go's recorder writes it."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": meta["namespace"]},
+        "involvedObject": {"kind": "Pod", "namespace": meta["namespace"], "name": meta["name"], "uid": meta["uid"],
+                           "apiVersion": "v1"},
+        "type": kind,
+        "reason": reason,
+        "message": message,
+        "source": {"component": component},
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }  # fmt: skip
+
+
+def test_cluster_autoscalers_events_and_status_live_and_in_a_snapshot(labcluster: LabCluster, tmp_path: Path) -> None:
+    """The real API server answers the field selectors the autoscalers' rows LIST by (one reason each, the Warning
+    row without Karpenter's, the status ConfigMap by name): live ``pending`` reads Cluster Autoscaler's
+    ``NotTriggerScaleUp`` (cluster-autoscaler-1.36.1 ``eventing_scale_up_processor.go``) and its status, says no
+    autoscaler will and why; ``snapshot`` captures them (not the Normal Event nobody reads, not another ConfigMap),
+    and ``pending --snapshot`` of it says the same."""
+    ns = "kca"
+    labcluster.kubectl("create", "namespace", ns, check=False)
+    try:
+        want = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train", "namespace": ns},
+                "spec": {"containers": [{"name": "c", "image": "registry.invalid/train",
+                                         "resources": {"limits": {"nvidia.com/gpu": "64"}}}]}}  # fmt: skip
+        labcluster.apply(want)
+
+        def unschedulable() -> dict[str, Any] | None:
+            got: dict[str, Any] = labcluster.get("pod", "-n", ns, "train")
+            conds = {c["type"]: c for c in got.get("status", {}).get("conditions") or ()}
+            return got if conds.get("PodScheduled", {}).get("reason") == "Unschedulable" else None
+
+        pod = wait_for(unschedulable, timeout=60, message="for the scheduler to find no node for the pod")
+        status = (
+            "time: 2026-12-04 10:19:50.1 +0000 UTC\nautoscalerStatus: Running\nclusterWide:\n  health:\n"
+            "    status: Healthy\nnodeGroups:\n- name: gpu-pool\n  health:\n    status: Healthy\n"
+            "    cloudProviderTarget: 4\n    minSize: 0\n    maxSize: 4\n  scaleUp:\n    status: NoActivity\n"
+        )
+        cms = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cluster-autoscaler-status",
+             "namespace": ns}, "data": {"status": status}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other", "namespace": ns}, "data": {}},
+        ]  # fmt: skip
+        not_triggered = "pod didn't trigger scale-up: 1 max node group size reached"
+        labcluster.apply(
+            *cms,
+            _event("train.ca1", pod, "NotTriggerScaleUp", not_triggered, "Normal", "cluster-autoscaler"),
+            _event("train.s1", pod, "Started", "Started container c", "Normal", "kubelet"),
+            _event("train.k1", pod, "FailedScheduling", "Failed to schedule pod, x", "Warning", "karpenter"),
+        )
+        live = gpulabel(labcluster.kubeconfig, "pending", "-n", ns)
+        line = f"{ns}/train no-autoscaler cluster-autoscaler 1 max node group size reached"
+        # the session's cluster has no Node (a cluster scaled to zero): exit 2 says so, the verdict is still given
+        assert line in live.stdout.splitlines(), live.stdout + live.stderr
+        wide = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "-o", "wide").stdout
+        assert "gpu-pool 4/4 nodes" in wide and "raise the node group's maximum size" in wide, wide
+        snap = tmp_path / "ca.json"
+        done = gpulabel(labcluster.kubeconfig, "snapshot", "-o", str(snap))
+        assert done.returncode == 0, done.stderr
+        held = {(o["kind"], o["metadata"]["name"]) for o in json.loads(snap.read_text())["items"] if "metadata" in o}
+        assert {("Event", "train.ca1"), ("Event", "train.k1"), ("ConfigMap", "cluster-autoscaler-status")} <= held
+        assert not {("Event", "train.s1"), ("ConfigMap", "other")} & held
+        offline = gpulabel(labcluster.kubeconfig, "pending", "-n", ns, "--snapshot", str(snap))
+        assert (offline.returncode, offline.stdout) == (live.returncode, live.stdout)
+    finally:
+        labcluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)

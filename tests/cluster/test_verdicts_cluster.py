@@ -258,7 +258,7 @@ def test_a_snapshot_gives_the_same_check_as_the_live_run(
     res = gpulabel(gpu_operator.kubeconfig, "snapshot", "-o", str(again), "--progress")
     assert res.returncode == 0, res.stderr
     steps = [
-        re.fullmatch(r"snapshot: (\w+) (\d+) object\(s\), (\d+) page\(s\); kind (\d+)/(\d+) \(\d+s\)", line)
+        re.fullmatch(r"snapshot: ([\w/]+) (\d+) object\(s\), (\d+) page\(s\); kind (\d+)/(\d+) \(\d+s\)", line)
         for line in res.stderr.splitlines()
     ]
     assert steps and all(steps), res.stderr

@@ -74,7 +74,9 @@ def test_the_evidence_rights_are_pods_log_get_and_events_list_in_the_chart_and_d
 def test_the_table_gives_the_api_paths_the_supported_kinds_and_the_state_fields() -> None:
     assert RESOURCES["Node"] == ("/api/v1/nodes", False)
     assert RESOURCES["ResourceClaim"] == ("/apis/resource.k8s.io/v1/resourceclaims", True)
-    assert set(RESOURCES) == set(SUPPORTED_KINDS) == {k.kind for k in KINDS}
+    assert set(RESOURCES) == {k.kind for k in KINDS}
+    # the rows read in part of an API kind (the autoscalers' Events) are that kind in a snapshot
+    assert set(SUPPORTED_KINDS) == {k.object_kind for k in KINDS} == {k.kind for k in KINDS if not k.api_kind}
     assert tuple(k.kind for k in KINDS if k.field == "dra") == DRA_KINDS
     fields = {f.name for f in dataclasses.fields(ClusterState)}
     assert {k.field for k in KINDS} <= fields
@@ -89,7 +91,8 @@ def test_each_kind_is_read_into_its_field() -> None:
         {"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}},
         {"kind": "NodePool", "metadata": {"name": "gpu-pool"}, "spec": {"template": {"spec": {}}}},
         {"kind": "NodeClaim", "metadata": {"name": "gpu-pool-x7k2p"}, "spec": {}},
-        {"kind": "ConfigMap", "metadata": {"name": "ignored"}},
+        {"kind": "ConfigMap", "metadata": {"name": "another", "namespace": "kube-system"}},
+        {"kind": "Secret", "metadata": {"name": "ignored"}},
     ]
     state = ClusterState.from_objects(("t", o) for o in objects)
     assert [n.name for n in state.nodes] == ["n"]
@@ -99,7 +102,42 @@ def test_each_kind_is_read_into_its_field() -> None:
     assert list(state.dra.classes) == ["gpu"]
     assert [p.name for p in state.karpenter.nodepools] == ["gpu-pool"]
     assert [c.name for c in state.karpenter.nodeclaims] == ["gpu-pool-x7k2p"]
-    assert state.kinds == {"Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass", "NodePool", "NodeClaim"}
+    assert [(m.namespace, m.name, m.status) for m in state.autoscaler] == [("kube-system", "another", None)]
+    assert state.kinds == {
+        "Node", "Pod", "DaemonSet", "ClusterPolicy", "DeviceClass", "NodePool", "NodeClaim", "ConfigMap",
+    }  # fmt: skip
+
+
+def test_the_autoscalers_events_are_read_in_part_one_reason_a_list_and_their_objects_are_events() -> None:
+    """One LIST per reason, disjoint from the Warning row (a field selector matches one value), each read as an
+    Event; a live read's rows are the API kind in the state's kinds, as a snapshot's."""
+    rows = [k for k in KINDS if k.object_kind == "Event"]
+    assert [(k.kind, k.field_selector) for k in rows] == [
+        ("Event", "type=Warning,source!=karpenter"),
+        ("Event/Nominated", "type=Normal,reason=Nominated,involvedObject.kind=Pod"),
+        ("Event/FailedScheduling", "type=Warning,source=karpenter,reason=FailedScheduling,involvedObject.kind=Pod"),
+        ("Event/TriggeredScaleUp", "type=Normal,reason=TriggeredScaleUp,involvedObject.kind=Pod"),
+        ("Event/NotTriggerScaleUp", "type=Normal,reason=NotTriggerScaleUp,involvedObject.kind=Pod"),
+    ]
+    assert {k.path for k in rows} == {"/api/v1/events"} and {k.field for k in rows} == {"events"}
+    assert ClusterState.of_records([], "live", ["Event/Nominated", "ConfigMap"]).kinds == {"Event", "ConfigMap"}
+
+
+def test_the_status_configmap_is_granted_by_name_alone() -> None:
+    """RBAC: ``configmaps`` only with ``resourceNames: [cluster-autoscaler-status]`` (a LIST whose fieldSelector is
+    ``metadata.name=NAME`` is authorized as NAME: k8s.io/apiserver v0.37.2 pkg/endpoints/request/requestinfo.go),
+    in deploy/rbac, the monitor's role and both of the chart's."""
+    for path in ("deploy/rbac/readonly.yaml", "deploy/monitor/monitor-rbac.yaml"):
+        docs = list(yaml.safe_load_all((ROOT / path).read_text()))
+        (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+        rules = [r for r in role["rules"] if "configmaps" in r["resources"]]
+        assert [(r["resources"], r.get("resourceNames")) for r in rules] == [
+            (["configmaps"], ["cluster-autoscaler-status"])
+        ]
+    for name in ("rbac.yaml", "monitor-rbac.yaml"):
+        text = (ROOT / "deploy" / "helm" / "gpulabel" / "templates" / name).read_text()
+        lines = [ln for ln in text.splitlines() if '"configmaps"' in ln]
+        assert len(lines) == 1 and '"resourceNames" (list "cluster-autoscaler-status"))' in lines[0]
 
 
 def _watched(rules: list[dict[str, list[str]]]) -> set[tuple[str, str]]:

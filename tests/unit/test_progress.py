@@ -121,27 +121,37 @@ def test_a_capture_draws_each_kinds_objects_and_pages_and_the_client_draws_nothi
     out = io.StringIO()
     notes: list[str] = []
     doc = capture(client, notes.append, Progress("snapshot", out, delay=0, force=True))
-    # 5 nodes, 2 pods, and the DaemonSets and Warning Events listed empty: an empty typed List says the kind was read
-    assert len(doc["items"]) == 9 and doc["items"][-2:] == [
+    # 5 nodes, 2 pods, and the DaemonSets, the Warning Events, the autoscalers' Events (one LIST per reason) and
+    # the status ConfigMap listed empty: an empty typed List says the kind was read
+    assert len(doc["items"]) == 14 and doc["items"][-7:] == [
         {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
-        {"apiVersion": "v1", "kind": "EventList", "items": []},
+        *[{"apiVersion": "v1", "kind": "EventList", "items": []}] * 5,
+        {"apiVersion": "v1", "kind": "ConfigMapList", "items": []},
     ]
     kinds: set[str] = set()
     state = ClusterState.from_objects(list(iter_objects(doc, "capture", kinds)), "capture", kinds)
-    assert state.kinds == {"Node", "Pod", "DaemonSet", "Event"} and not state.daemonsets
+    assert state.kinds == {"Node", "Pod", "DaemonSet", "Event", "ConfigMap"} and not state.daemonsets
     path = tmp_path / "snapshot.json"
     path.write_bytes(orjson.dumps(doc))
     assert load_snapshots([str(path)]).kinds == state.kinds  # the file reader (one JSON List, streamed) too
     shown = [line.rsplit(" (", 1)[0] for line in out.getvalue().splitlines()]
-    assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/4"
-    assert "snapshot: Node 5 object(s), 3 page(s); kind 1/4" in shown
-    assert shown[-3:] == [
-        "snapshot: Pod 2 object(s), 1 page(s); kind 2/4",
-        "snapshot: DaemonSet 0 object(s), 1 page(s); kind 3/4",
-        "snapshot: Event 0 object(s), 1 page(s); kind 4/4",
+    assert shown[0] == "snapshot: Node 2 object(s), 1 page(s); kind 1/9"
+    assert "snapshot: Node 5 object(s), 3 page(s); kind 1/9" in shown
+    assert shown[-8:] == [
+        "snapshot: Pod 2 object(s), 1 page(s); kind 2/9",
+        "snapshot: DaemonSet 0 object(s), 1 page(s); kind 3/9",
+        "snapshot: Event 0 object(s), 1 page(s); kind 4/9",
+        "snapshot: Event/Nominated 0 object(s), 1 page(s); kind 5/9",
+        "snapshot: Event/FailedScheduling 0 object(s), 1 page(s); kind 6/9",
+        "snapshot: Event/TriggeredScaleUp 0 object(s), 1 page(s); kind 7/9",
+        "snapshot: Event/NotTriggerScaleUp 0 object(s), 1 page(s); kind 8/9",
+        "snapshot: ConfigMap 0 object(s), 1 page(s); kind 9/9",
     ]
     assert err.getvalue() == ""
-    assert notes[0].startswith("5 Node, 2 Pod, 0 DaemonSet, 0 Event; not served: ClusterPolicy")
+    assert notes[0].startswith(
+        "5 Node, 2 Pod, 0 DaemonSet, 0 Event, 0 Event/Nominated, 0 Event/FailedScheduling, 0 Event/TriggeredScaleUp, "
+        "0 Event/NotTriggerScaleUp, 0 ConfigMap; not served: ClusterPolicy"
+    )
 
 
 def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_live(
@@ -156,12 +166,13 @@ def test_a_kind_listed_empty_is_kept_so_check_on_the_snapshot_says_what_it_says_
     assert empty == [
         {"apiVersion": "v1", "kind": "PodList", "items": []},
         {"apiVersion": "apps/v1", "kind": "DaemonSetList", "items": []},
-        {"apiVersion": "v1", "kind": "EventList", "items": []},
+        *[{"apiVersion": "v1", "kind": "EventList", "items": []}] * 5,  # the Warnings, each autoscaler reason
+        {"apiVersion": "v1", "kind": "ConfigMapList", "items": []},
     ]
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(doc))
     # the live load's kinds are the kinds listed: the snapshot's are the same, empty ones included
-    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet", "Event"})
+    assert load_snapshots([str(path)]).kinds == frozenset({"Node", "Pod", "DaemonSet", "Event", "ConfigMap"})
     out = io.StringIO()
     main(["check", "--snapshot", str(path)], out, io.StringIO())
     lines = out.getvalue().splitlines()

@@ -71,7 +71,7 @@ ERROR_CASES = [
     ("broken YAML names the line", "kind: List\nitems:\n  - a: [\n", "invalid YAML"),
     ("a scalar is not an object", "42", "expected a Kubernetes object or List, found int"),
     ("a mapping without kind is not an object", "a: 1\n", "document has no 'kind'"),
-    ("a ConfigMap alone is the wrong kind", "kind: ConfigMap\nmetadata: {name: x}\n", "wrong kind of file"),
+    ("a Secret alone is the wrong kind", "kind: Secret\nmetadata: {name: x}\n", "wrong kind of file"),
     ("a node without a name is malformed", '{"kind": "Node", "metadata": {}}', "Node has no metadata.name"),
     (
         "labels that are not strings are malformed",

@@ -201,9 +201,11 @@ def run_pending(
     from gpulabel.k8s.dra.objects import DRA_KINDS
     from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
     from gpulabel.k8s.nfd.objects import NFD_KINDS
+    from gpulabel.model.cluster import AUTOSCALER_KINDS
 
-    # NodePools and NodeClaims: the autoscaler's verdict of a pod that fits no node (checks/pending/autoscale.py)
-    kinds = ["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS, *(NFD_KINDS if explain else ())]
+    # NodePools and NodeClaims, the autoscalers' pod Events and Cluster Autoscaler's status: the autoscaler's verdict
+    # of a pod that fits no node (checks/pending/autoscale.py)
+    kinds = ["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS, *AUTOSCALER_KINDS, *(NFD_KINDS if explain else ())]
     state = session.state(kinds, pod_field_selector=LIVE_PODS)
     outcome = judge(run_check("pending", state, opts), state, verdict or Verdict())
     # live lists no finished pod (LIVE_PODS), a snapshot holds them: a namespace of only finished pods would be

@@ -1,5 +1,5 @@
 """``explain pod/NS/NAME``: one pod's way to a node (``checks/explain/pod.py``), its findings ``pending``'s on the
-same input, and, where Karpenter NodePools are, the autoscaler's verdict on it."""
+same input, and, where Karpenter NodePools or Cluster Autoscaler are, the autoscaler's verdict on it."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ def run_explain_pod(session: Session, ref: str, opts: CheckOptions, verdict: Ver
     from gpulabel.checks.explain.pod import explain_pod
     from gpulabel.k8s.dra.objects import DRA_KINDS
     from gpulabel.k8s.karpenter.objects import KARPENTER_KINDS
+    from gpulabel.model.cluster import AUTOSCALER_KINDS
     from gpulabel.model.severity import fails
 
-    state = session.state(["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS], pod_field_selector=LIVE_PODS)
+    kinds = ["Node", "Pod", *DRA_KINDS, *KARPENTER_KINDS, *AUTOSCALER_KINDS]
+    state = session.state(kinds, pod_field_selector=LIVE_PODS)
     namespace, _, name = ref.partition("/")
     # live lists no finished pod (LIVE_PODS): a snapshot's is left out too, so both say the same
     pods = [p for p in state.pods if p.namespace == namespace and p.phase not in ("Succeeded", "Failed")]
@@ -40,7 +42,7 @@ def run_explain_pod(session: Session, ref: str, opts: CheckOptions, verdict: Ver
         findings = [f for f in judged.findings if f.pod == pod.ref]
         rows = next((s.rows for s in judged.sections if s.name == "pods"), ())
         predicted = next((str(r.get("predicted_message") or "") for r in rows if r.get("pod") == pod.ref), "")
-    steps = explain_pod(state, pod, findings, predicted)
+    steps = explain_pod(state, pod, findings, predicted, opts.now)
     first = next((s.name for s in steps if s.status == "broken"), None)
     head = (
         f"pod/{pod.ref}: {pod.phase}"

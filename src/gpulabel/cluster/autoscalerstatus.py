@@ -2,7 +2,9 @@
 ``api.ClusterAutoscalerStatus``, cluster-autoscaler 1.30 and later); before 1.30 it was free text.
 
 Upstream: kubernetes/autoscaler ``cluster-autoscaler/clusterstate/utils/status.go`` (cluster-autoscaler-1.36.1).
-The fields are read by the pure :func:`gpulabel.k8s.clusterautoscaler.status_from_document`.
+The fields are read by the pure :func:`gpulabel.k8s.clusterautoscaler.status_from_document`; this module gives
+the pure reader of the ConfigMap kind its YAML decoder (:func:`gpulabel.k8s.clusterautoscaler.use_decoder`), as
+the package ``gpulabel.cluster`` is imported.
 """
 
 from __future__ import annotations
@@ -10,15 +12,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
+from gpulabel.k8s.clusterautoscaler import TEXT_FORM, AutoscalerStatus, status_of_text, use_decoder
 
-from gpulabel.k8s.clusterautoscaler import AutoscalerStatus, status_from_document
+__all__ = ["TEXT_FORM", "autoscaler_status", "decode_status"]
 
-__all__ = ["TEXT_FORM", "autoscaler_status"]
 
-# before 1.30 (cluster-autoscaler-1.29.0 clusterstate/utils/status.go): "Cluster-autoscaler status at %s:\n%v" of
-# api.ClusterAutoscalerStatus.GetReadableString ("Cluster-wide:\n  Health: ..."), which YAML reads as a mapping too
-TEXT_FORM = "Cluster-autoscaler status at "
+def decode_status(text: str) -> Any:
+    """The document of a YAML text, or ``None`` where it is no YAML."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+
+
+use_decoder(decode_status)
 
 
 def autoscaler_status(configmap: Mapping[str, Any], where: str) -> AutoscalerStatus | None:
@@ -26,12 +35,4 @@ def autoscaler_status(configmap: Mapping[str, Any], where: str) -> AutoscalerSta
     free text of Cluster Autoscaler before 1.30 (or absent): nothing to read field by field."""
     data = configmap.get("data")
     text = data.get("status") if isinstance(data, Mapping) else None
-    if not isinstance(text, str) or text.startswith(TEXT_FORM):
-        return None
-    try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
-    if not isinstance(doc, Mapping):
-        return None  # the text form: "Cluster-autoscaler status at ...:" lines do not make a mapping
-    return status_from_document(doc, where)
+    return status_of_text(text, where)[0]

@@ -77,4 +77,4 @@ def _empty_list(kind: str) -> dict[str, Any]:
     """The typed List of ``kind`` with no items (the API server's answer to its LIST, less the metadata)."""
     k = KIND[kind]
     api_version = f"{k.group}/{k.version}" if k.group else k.version
-    return {"apiVersion": api_version, "kind": f"{kind}List", "items": []}
+    return {"apiVersion": api_version, "kind": f"{k.object_kind}List", "items": []}

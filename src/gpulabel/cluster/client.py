@@ -324,8 +324,10 @@ class KubeClient:
     def list(self, kind: str, namespace: str | None = None, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
         """All objects of ``kind`` (in ``namespace``, if given) as JSON, and the list's resourceVersion."""
 
+        object_kind = KIND[kind].object_kind  # a row read in part of an API kind (Event/Nominated): Event
+
         def with_kind(item: dict[str, Any]) -> dict[str, Any]:
-            item.setdefault("kind", kind)
+            item.setdefault("kind", object_kind)
             return item
 
         kwargs.setdefault("field_selector", KIND[kind].field_selector)  # a kind read in part (Warning Events)

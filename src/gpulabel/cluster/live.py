@@ -52,14 +52,15 @@ def load_cluster(
         try:
             items = client.list_objects(
                 client.kind_path(name),
-                partial(_read, kind.reader(), kind.kind, where),
+                partial(_read, kind.reader(), kind.object_kind, where),
                 label_selector=label_selector,
                 field_selector=field_selector,
             )[0]
         except ClusterError as err:
-            # a read-only role from before Warning Events were read: answer without them, as a snapshot without
-            # Events does (the runtime check then says nothing from Events), rather than not at all
-            if name != "Event" or err.status != 403:
+            # a read-only role from before Warning Events (or the autoscalers' Events and status ConfigMap) were
+            # read: answer without them, as a snapshot without them does (the runtime check then says nothing from
+            # Events, the autoscaler's verdict rests on the objects), rather than not at all
+            if kind.object_kind not in ("Event", "ConfigMap") or err.status != 403:
                 raise
             unread.append(name)
             continue

@@ -14,7 +14,7 @@ from gpulabel.cluster import collector
 from gpulabel.cluster.bundle import GZIP_MAGIC, bundle_member
 from gpulabel.cluster.decode import JSONSyntaxError, decode_json, decode_json_items, decode_yaml, split_json_list
 from gpulabel.errors import SnapshotError
-from gpulabel.model.cluster import KINDS, SUPPORTED_KINDS, ClusterState
+from gpulabel.model.cluster import KIND, KINDS, SUPPORTED_KINDS, ClusterState
 
 __all__ = ["MAX_SNAPSHOT_BYTES", "iter_objects", "load_snapshots", "read_documents"]
 
@@ -101,8 +101,8 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str]:
     return str(kind), str(namespace), str(name)
 
 
-_NAMESPACED = frozenset(k.kind for k in KINDS if k.namespaced)
-_ALL = frozenset(k.kind for k in KINDS)
+_NAMESPACED = frozenset(k.object_kind for k in KINDS if k.namespaced)
+_ALL = frozenset(k.object_kind for k in KINDS)
 
 
 def _list_objects(
@@ -195,8 +195,10 @@ def load_snapshots(
     refused; of them the state's ``kinds`` names Pod alone, for "no pods in the input") but, in a JSON List, not
     parsed beyond that.
     """
+    # the API kinds of the rows read (a row read in part of one, Event/Nominated, reads its kind's objects)
+    objects = None if read is None else frozenset(KIND[k].object_kind if k in KIND else k for k in read)
     with collector.paused():  # nothing read is part of a cycle: see cluster/collector.py
-        return _load(list(paths), warn, None if read is None else frozenset(read))
+        return _load(list(paths), warn, objects)
 
 
 def _skipped(read: frozenset[str]) -> Callable[[str], bool]:
@@ -208,7 +210,8 @@ def _load(names: list[str], warn: Callable[[str], None] | None, read: frozenset[
     merged: dict[tuple[str, str, str], Any] = {}
     duplicates: dict[tuple[str, str, str], None] = {}
     kinds: set[str] = set()
-    converters = {k.kind: k.reader() for k in KINDS if read is None or k.kind in read}  # one reader per kind
+    # one reader per API kind (the rows read in part of one, as the autoscalers' Events, share its reader)
+    converters = {k.object_kind: k.reader() for k in KINDS if read is None or k.object_kind in read}
     skip = None if read is None else _skipped(read)
     for path in names:
         mine: list[tuple[tuple[str, str, str], Any]] = []

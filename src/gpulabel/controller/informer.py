@@ -184,7 +184,7 @@ class Informer:
         parts) and kept for the watch events that follow.
         """
         read = self.kind.reader()
-        kind, where = self.kind.kind, self.where
+        kind, where = self.kind.object_kind, self.where
 
         def keyed(item: JSON) -> tuple[Key, Any]:
             item.setdefault("kind", kind)  # a LIST's items carry no kind

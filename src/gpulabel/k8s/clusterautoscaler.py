@@ -20,12 +20,15 @@ Upstream: kubernetes/autoscaler at ``cluster-autoscaler-1.36.1``.
   rejected groups, the scheduler's filter reasons (``simulator/clustersnapshot/scheduling_error.go``).
 
 The YAML text is decoded by the caller (the core reads no YAML): :func:`status_from_document` takes the
-decoded mapping.
+decoded mapping. The ConfigMap as a kind of the table (:func:`configmap_from_json`) decodes it with the decoder
+the cluster layer registers (:func:`use_decoder`, ``gpulabel.cluster.autoscalerstatus``, registered when any
+``gpulabel.cluster`` module is imported: every reader of API objects is one).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,12 +46,18 @@ __all__ = [
     "NodeGroupStatus",
     "NotTriggered",
     "ScaleUp",
+    "StatusConfigMap",
     "Triggered",
+    "configmap_from_json",
     "scale_up_event",
     "status_from_document",
+    "use_decoder",
 ]
 
 STATUS_CONFIGMAP = ("kube-system", "cluster-autoscaler-status")  # the default of --status-config-map-name
+# before 1.30 (cluster-autoscaler-1.29.0 clusterstate/utils/status.go): "Cluster-autoscaler status at %s:\n%v" of
+# api.ClusterAutoscalerStatus.GetReadableString ("Cluster-wide:\n  Health: ..."), which YAML reads as a mapping too
+TEXT_FORM = "Cluster-autoscaler status at "
 LAST_UPDATED = "cluster-autoscaler.kubernetes.io/last-updated"
 # skippedreasons.go and eventing_scale_up_processor.go ReasonsMessage
 BACKOFF = "in backoff after failed scale-up"
@@ -222,3 +231,54 @@ def scale_up_event(reason: str, message: str) -> Triggered | NotTriggered | None
             found[m[2]] = found.get(m[2], 0) + int(m[1])
         return NotTriggered(tuple(sorted(found.items())))
     return None
+
+
+# -- the status ConfigMap as a kind ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StatusConfigMap:
+    """A ``cluster-autoscaler-status`` ConfigMap: where it is, when Cluster Autoscaler last wrote it (its
+    ``last-updated`` annotation) and its status (``None``: the free text before 1.30, absent, or another
+    ConfigMap of a snapshot that holds every ConfigMap); ``text_form``: the text before 1.30."""
+
+    namespace: str
+    name: str
+    updated: str = ""
+    status: AutoscalerStatus | None = None
+    text_form: bool = False
+
+
+_DECODERS: list[Callable[[str], Any]] = []  # the YAML decoder the cluster layer registers (one)
+
+
+def use_decoder(decode: Callable[[str], Any]) -> None:
+    """Decode ``data.status`` with ``decode`` (text -> the document, or ``None`` where it is no YAML)."""
+    _DECODERS[:] = [decode]
+
+
+def status_of_text(text: Any, where: str) -> tuple[AutoscalerStatus | None, bool]:
+    """The status ``data.status`` holds, and whether it is the free text before 1.30."""
+    if not isinstance(text, str):
+        return None, False
+    if text.startswith(TEXT_FORM):
+        return None, True
+    doc = _DECODERS[0](text) if _DECODERS else None
+    if not isinstance(doc, dict):
+        return None, False  # not YAML, or a scalar or a list: nothing to read field by field
+    return status_from_document(doc, where), False
+
+
+def configmap_from_json(obj: dict[str, Any], where: str) -> StatusConfigMap:
+    """A ConfigMap of the input: decoded where it is named ``cluster-autoscaler-status`` (the default of
+    ``--status-config-map-name``; CA's ``--namespace``, kube-system by default, is where it lives)."""
+    f = Fields(where)
+    meta = f.mapping(obj.get("metadata"), "metadata")
+    name = f.text(meta.get("name"), "metadata.name")
+    namespace = f.text(meta.get("namespace"), "metadata.namespace")
+    updated = f.strmap(meta.get("annotations"), "metadata.annotations").get(LAST_UPDATED, "")
+    if name != STATUS_CONFIGMAP[1]:
+        return StatusConfigMap(namespace, name)
+    data = f.mapping(obj.get("data"), "data")
+    status, text_form = status_of_text(data.get("status"), f"{where} data.status")
+    return StatusConfigMap(namespace, name, updated, status, text_form)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from gpulabel.k8s.clusterautoscaler import StatusConfigMap, configmap_from_json
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.karpenter.objects import KarpenterState, nodeclaim_from_json, nodepool_from_json
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
@@ -39,6 +40,8 @@ from gpulabel.model.records import JSON, DaemonSet, LabelWrite, Node, Pod, Runti
 from gpulabel.model.redaction import redact_text
 
 __all__ = [
+    "AUTOSCALER_EVENTS",
+    "AUTOSCALER_KINDS",
     "KIND",
     "KINDS",
     "SUPPORTED_KINDS",
@@ -68,7 +71,8 @@ class ClusterState:
     runtime_classes: tuple[RuntimeClass, ...] = ()  # node.k8s.io/v1 RuntimeClasses
     nvidia_drivers: tuple[NvidiaDriver, ...] = ()  # the GPU Operator's NVIDIADrivers (nvidia.com/v1alpha1)
     gpu_clusters: tuple[GpuCluster, ...] = ()  # the GPU Operator's GPUCluster (nvidia.com/v1alpha1, the DRA stack)
-    events: tuple[EventNote, ...] = ()  # core/v1 Warning Events (controllers' FailedCreate, the kubelet's)
+    # core/v1 Warning Events (controllers' FailedCreate, the kubelet's), the autoscalers' pod Events (AUTOSCALER_EVENTS)
+    events: tuple[EventNote, ...] = ()
     source: str = ""
     kinds: frozenset[str] = frozenset()
     # -l chose the nodes: a node another object names (a ResourceSlice's nodeName) may be one it left out
@@ -77,6 +81,7 @@ class ClusterState:
     nfd: NfdState = field(default_factory=NfdState)  # NodeFeatures and NodeFeatureRules
     kueue: KueueState = field(default_factory=KueueState)  # Kueue's flavors, queues, topologies and workloads
     karpenter: KarpenterState = field(default_factory=KarpenterState)  # NodePools and NodeClaims
+    autoscaler: tuple[StatusConfigMap, ...] = ()  # Cluster Autoscaler's status ConfigMap (cluster-autoscaler-status)
 
     def node(self, name: str) -> Node | None:
         for n in self.nodes:
@@ -122,6 +127,7 @@ class ClusterState:
         fields: dict[str, list[Any]] = {k.field: [] for k in KINDS}
         for kind, record in records:
             fields[KIND[kind].field].append(record)
+        # a table row read in part of an API kind (the autoscalers' Events) is that kind, as a snapshot holds it
         return cls(
             nodes=tuple(sorted(fields["nodes"], key=lambda n: n.name)),
             pods=tuple(fields["pods"]),
@@ -132,11 +138,12 @@ class ClusterState:
             gpu_clusters=tuple(sorted(fields["gpu_clusters"], key=lambda g: g.name)),
             events=tuple(fields["events"]),
             source=source,
-            kinds=frozenset(kinds),
+            kinds=frozenset(KIND[k].object_kind if k in KIND else k for k in kinds),
             dra=DraState.from_objects(fields["dra"]),
             nfd=NfdState.of_records(fields["nfd"]),
             kueue=KueueState.of_records(fields["kueue"]),
             karpenter=KarpenterState.of_records(fields["karpenter"]),
+            autoscaler=tuple(fields["autoscaler"]),
         )
 
 
@@ -180,6 +187,21 @@ def _event(obj: JSON, where: str) -> EventNote:
     return event_from_json(obj)
 
 
+# The autoscalers' pod Events, each a LIST of its own: the reason (and type) by field selector
+# (pkg/registry/core/event/strategy.go ToSelectableFields: reason, type, source, involvedObject.kind), disjoint from
+# the Warning row. Karpenter (sigs.k8s.io/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/events.go):
+# Normal Nominated, Warning FailedScheduling, component karpenter (operator.go GetEventRecorderFor(AppName)).
+# Cluster Autoscaler (cluster-autoscaler-1.36.1 processors/status/eventing_scale_up_processor.go): Normal
+# TriggeredScaleUp and NotTriggerScaleUp (its component, cluster-autoscaler, is not selected on: a managed
+# autoscaler may name itself otherwise; the message is what is read).
+AUTOSCALER_EVENTS: Mapping[str, str] = {
+    "Nominated": "type=Normal,reason=Nominated,involvedObject.kind=Pod",
+    "FailedScheduling": "type=Warning,source=karpenter,reason=FailedScheduling,involvedObject.kind=Pod",
+    "TriggeredScaleUp": "type=Normal,reason=TriggeredScaleUp,involvedObject.kind=Pod",
+    "NotTriggerScaleUp": "type=Normal,reason=NotTriggerScaleUp,involvedObject.kind=Pod",
+}
+AUTOSCALER_KINDS = (*(f"Event/{reason}" for reason in AUTOSCALER_EVENTS), "ConfigMap")
+
 _ALWAYS_SERVED = ("", "apps")  # the core group and apps/v1
 
 
@@ -200,6 +222,13 @@ class Kind:
     older: tuple[str, ...] = ()
     # a kind read in part: the LISTs' and watches' fieldSelector (Events: only the Warnings)
     field_selector: str | None = None
+    # the API kind where the row is one part of it (the autoscalers' Events): ``kind`` is then the row's own name
+    api_kind: str = ""
+
+    @property
+    def object_kind(self) -> str:
+        """The ``kind`` of its objects (in a snapshot, a LIST's items): the API kind."""
+        return self.api_kind or self.kind
 
     def reader(self) -> Callable[[JSON, str], Any]:
         """The reader for one load (snapshot files or LISTs): ``new_reader()`` where given, else ``read``."""
@@ -316,7 +345,24 @@ KINDS: tuple[Kind, ...] = (
         namespaced=True,
         read=_event,
         field="events",
-        field_selector="type=Warning",
+        # Karpenter's Warnings are its own row's (Event/FailedScheduling): the LISTs stay apart
+        field_selector="type=Warning,source!=karpenter",
+    ),
+    # the autoscalers' pod Events, each reason one LIST (a field selector matches one value): the autoscaler's
+    # verdict of a Pending pod (checks/pending/autoscale.py). A snapshot holds them as Events.
+    *(
+        Kind(
+            kind=f"Event/{reason}",
+            group="",
+            version="v1",
+            resource="events",
+            namespaced=True,
+            read=_event,
+            field="events",
+            field_selector=selector,
+            api_kind="Event",
+        )
+        for reason, selector in AUTOSCALER_EVENTS.items()
     ),
     Kind(
         kind="DeviceClass",
@@ -407,6 +453,21 @@ KINDS: tuple[Kind, ...] = (
         read=nodeclaim_from_json,
         field="karpenter",
     ),
+    # Cluster Autoscaler's status (kubernetes/autoscaler cluster-autoscaler-1.36.1 clusterstate/utils/status.go):
+    # the one ConfigMap, by name in any namespace (its --namespace); RBAC grants that name alone (resourceNames:
+    # a LIST whose fieldSelector names metadata.name is authorized as that name, k8s.io/apiserver
+    # pkg/endpoints/request/requestinfo.go)
+    Kind(
+        kind="ConfigMap",
+        group="",
+        version="v1",
+        resource="configmaps",
+        namespaced=True,
+        read=configmap_from_json,
+        field="autoscaler",
+        field_selector="metadata.name=cluster-autoscaler-status",
+    ),
 )
 KIND: Mapping[str, Kind] = {k.kind: k for k in KINDS}
-SUPPORTED_KINDS = tuple(KIND)
+# the API kinds a snapshot may hold (a row read in part of one, as the autoscalers' Events, is that kind)
+SUPPORTED_KINDS = tuple(dict.fromkeys(k.object_kind for k in KINDS))

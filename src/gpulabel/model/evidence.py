@@ -77,6 +77,8 @@ class EventNote:
     message: str
     time: str
     count: int = 1
+    component: str = ""  # who wrote it: source.component (core/v1), else reportingComponent
+    uid: str = ""  # the involved object's uid (a pod of the same name made again is another pod)
 
     @property
     def about(self) -> str:
@@ -96,6 +98,8 @@ class EventNote:
             "message": self.message,
             "time": self.time,
             "count": self.count,
+            **({"component": self.component} if self.component else {}),
+            **({"uid": self.uid} if self.uid else {}),
         }
 
     @classmethod
@@ -109,6 +113,8 @@ class EventNote:
             str(doc.get("message") or ""),
             str(doc.get("time") or ""),
             int(doc.get("count") or 1),
+            str(doc.get("component") or ""),
+            str(doc.get("uid") or ""),
         )
 
 
@@ -202,6 +208,10 @@ def event_from_json(obj: Mapping[str, Any]) -> EventNote:
     meta = obj.get("metadata") or {}
     series = obj.get("series") or {}
     time = obj.get("lastTimestamp") or series.get("lastObservedTime") or obj.get("eventTime")
+    source = obj.get("source") or {}
+    # the API server's own choice for the ``source`` field selector (pkg/registry/core/event/strategy.go
+    # ToSelectableFields: source.component, else reportingComponent)
+    component = (source.get("component") if isinstance(source, Mapping) else "") or obj.get("reportingComponent")
     return EventNote(
         str(involved.get("kind") or ""),
         str(involved.get("namespace") or ""),
@@ -211,6 +221,8 @@ def event_from_json(obj: Mapping[str, Any]) -> EventNote:
         redact_text(str(obj.get("message") or "")),
         str(time or meta.get("creationTimestamp") or ""),
         int(series.get("count") or obj.get("count") or 1),
+        str(component or ""),
+        str(involved.get("uid") or ""),
     )
 
 

@@ -384,6 +384,7 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
         sight=sight_of(meta.get("annotations"), spec),
         messages=container_messages(status),
+        uid=meta.get("uid") or "",
     )
 
 
@@ -437,6 +438,7 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
         sight=sight_of(meta.get("annotations"), spec),
         messages=container_messages(status),
+        uid=f.string(meta.get("uid"), "metadata.uid"),
     )
 
 

@@ -149,6 +149,7 @@ class Pod:
     runtime_class: str = ""  # spec.runtimeClassName
     sight: tuple[Sight, ...] = ()  # how its containers ask to see GPUs besides requests (model/gpusight.py)
     messages: tuple[str, ...] = ()  # its containers' waiting and terminated messages (model/terminations.py)
+    uid: str = ""  # metadata.uid: an Event about a pod of the same name made before is not about this one
 
     @property
     def requirements(self) -> PodRequirements:

@@ -6,11 +6,13 @@ The steps, in the order a pod meets them:
 2. ``nodes``: where it fits now, in ``pending``'s words (its findings for the pod: a reason per group of
    nodes, and the scheduler's message gpulabel predicts), or the node it is bound to (``explain node/NAME``
    walks that node's chain);
-3. ``autoscaler`` (only where the input has Karpenter NodePools and the pod fits no node): the autoscaler's
-   verdict (:func:`gpulabel.checks.pending.autoscale.autoscaler_verdict`), worded as ``pending``'s finding
-   (:func:`~gpulabel.checks.pending.autoscale.verdict_words`): the NodeClaim on its way (``waiting``), the
-   NodePool that would make a node (``ok``), or why no NodePool will, with the fix (``broken``). Where a node
-   is on its way or a NodePool would make one, the ``nodes`` step is ``waiting``, not ``broken``.
+3. ``autoscaler`` (only where the input has Karpenter NodePools, or Cluster Autoscaler's status or Events, and
+   the pod fits no node): the autoscaler's verdict (:func:`gpulabel.checks.pending.autoscale.pod_verdict`, the
+   pod's Events read as ``pending`` reads them), worded as ``pending``'s finding
+   (:func:`~gpulabel.checks.pending.autoscale.verdict_words`): the node on its way (``waiting``), the
+   NodePool that would make a node (``ok``), why no autoscaler will, with the fix (``broken``), or, where
+   Cluster Autoscaler said nothing of the pod lately, not known (``waiting``). Where a node is on its way or a
+   NodePool would make one, the ``nodes`` step is ``waiting``, not ``broken``.
 
 Pure: the state, the pod and ``pending``'s findings for it in; the steps out.
 """
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from gpulabel.checks.pending.autoscale import REASONS as AUTOSCALE_REASONS
-from gpulabel.checks.pending.autoscale import AutoscaleVerdict, autoscaler_verdict, verdict_words
+from gpulabel.checks.pending.autoscale import AutoscaleVerdict, pod_verdict, verdict_words
 from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Pod
 from gpulabel.model.findings import Cell, Finding
@@ -29,7 +32,7 @@ from gpulabel.model.severity import at_or_above
 
 __all__ = ["PodStep", "explain_pod"]
 
-_STATUS = {"coming": "waiting", "can": "ok", "none": "broken"}
+_STATUS = {"coming": "waiting", "can": "ok", "none": "broken", "unknown": "waiting"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,32 +88,47 @@ def _nodes_step(state: ClusterState, pod: Pod, own: tuple[Finding, ...], predict
     return PodStep("nodes", status, f"fits none of {nodes} node(s){said}", own)
 
 
-def _autoscaler_step(state: ClusterState, pod: Pod, said: Sequence[Finding]) -> PodStep | None:
-    """The autoscaler's verdict, where ``pending`` gave one for the pod (NodePools in the input, no node fits)."""
+def _autoscaler_step(
+    state: ClusterState, pod: Pod, said: Sequence[Finding], now: datetime | None = None
+) -> PodStep | None:
+    """The autoscaler's verdict, where ``pending`` gave one for the pod (an autoscaler in the input, no node
+    fits), judged at ``now`` as ``pending`` judged it."""
     if not said:
         return None
-    v = autoscaler_verdict(state, pod)
-    if v is None:  # pending had NodePools, the state has none: not the same input
+    v = pod_verdict(state, pod, now)
+    if v is None:  # pending had an autoscaler, the state has none: not the same input
         return None
     _, args, _ = verdict_words(v)
     pools = ", ".join(p.name for p in state.karpenter.nodepools)
+    none = (
+        "Cluster Autoscaler will not make a node for it (its NotTriggerScaleUp Event)"
+        if v.autoscaler == "cluster-autoscaler"
+        else f"no Karpenter NodePool will make a node for it (NodePools: {pools})"
+    )
     head = {
-        "coming": f"a node is on its way ({' '.join(args)})",
+        "coming": f"the node on its way is late ({' '.join(args)})"
+        if v.late
+        else f"a node is on its way ({' '.join(args)})",
         "can": f"Karpenter would make a node from NodePool {v.nodepool}",
-        "none": f"no Karpenter NodePool will make a node for it (NodePools: {pools})",
+        "none": none,
+        "unknown": "Cluster Autoscaler said nothing of the pod lately: whether it will make a node is not known",
     }[v.kind]
     return PodStep("autoscaler", _STATUS[v.kind], head, tuple(said), v)
 
 
-def explain_pod(state: ClusterState, pod: Pod, findings: Sequence[Finding], predicted: str = "") -> list[PodStep]:
+def explain_pod(
+    state: ClusterState, pod: Pod, findings: Sequence[Finding], predicted: str = "", now: datetime | None = None
+) -> list[PodStep]:
     """The pod's steps. ``findings``: ``pending``'s findings for the pod (none for a bound pod); ``predicted``:
-    the scheduler message gpulabel predicts for it (``pending``'s ``pods`` row)."""
+    the scheduler message gpulabel predicts for it (``pending``'s ``pods`` row); ``now``: the time ``pending``
+    judged at (the autoscalers' Events and a NodeClaim's age)."""
     own = tuple(f for f in findings if f.reason not in AUTOSCALE_REASONS)
     said = [f for f in findings if f.reason in AUTOSCALE_REASONS]
     nodes = _nodes_step(state, pod, own, predicted)
-    auto = None if pod.node_name else _autoscaler_step(state, pod, said)
+    auto = None if pod.node_name else _autoscaler_step(state, pod, said, now)
     if auto is None:
         return [_pod_step(pod), nodes]
-    if auto.status != "broken" and nodes.status == "broken":  # a node is on its way, or a NodePool makes one
+    known = auto.verdict is not None and auto.verdict.kind != "unknown"
+    if known and auto.status != "broken" and nodes.status == "broken":  # a node is on its way, or a NodePool makes one
         nodes = replace(nodes, status="waiting")
     return [_pod_step(pod), nodes, auto]

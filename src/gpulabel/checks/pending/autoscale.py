@@ -17,7 +17,16 @@ Karpenter Events) and returns an :class:`AutoscaleVerdict`:
   template knows, and a fix that works (select the provider's template-time GPU label, or declare the key in
   a NodePool's ``spec.template.metadata.labels``).
 
-``None`` when the cluster has no NodePool: the pod's findings are then what they were without autoscalers.
+A ``Nominated`` Event naming a NodeClaim in flight decides first; else a fresh ``FailedScheduling`` of Karpenter's
+that is the pod's newest Karpenter Event is Karpenter's own word: ``none`` with its message, over what its rules
+(modelled here) would say.
+
+Where the cluster has no NodePool but Cluster Autoscaler (its status ConfigMap or its pod Events,
+:mod:`.autoscaler_events`), the verdict is CA's own word and nothing else: ``coming`` (a ``TriggeredScaleUp``
+within ``--max-node-provision-time``), ``none`` (a ``NotTriggerScaleUp``: its reasons, the status's groups at
+their max or in backoff, the fix) or ``unknown`` (CA said nothing about the pod lately: gpulabel does not model CA's
+node groups, so it does not guess). ``None`` when the cluster has neither: the pod's findings are then what they
+were without autoscalers.
 Instance types are not modelled (:mod:`gpulabel.k8s.karpenter.scheduling`): ``can`` means the NodePool's
 template and limits admit the pod, not that some instance type has its GPUs.
 """
@@ -31,6 +40,7 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
+from gpulabel.checks.pending import autoscaler_events as words
 from gpulabel.k8s.karpenter import lifecycle
 from gpulabel.k8s.karpenter.events import FailedToSchedule, Nominated
 from gpulabel.k8s.karpenter.instancetypes import InstanceType
@@ -62,10 +72,13 @@ __all__ = [
     "REASONS",
     "AutoscaleVerdict",
     "Judged",
+    "autoscale_applies",
     "autoscale_findings",
     "autoscaler_verdict",
+    "ca_verdict",
     "coming_deadline",
     "nodepool_used",
+    "pod_verdict",
     "provider_of",
     "verdict_words",
 ]
@@ -75,7 +88,8 @@ REASONS: dict[str, Reason] = {
     "node-coming": Reason(
         "info",
         "a NodeClaim is in flight for the pod (Karpenter nominated it, or the NodePool "
-        "Karpenter would choose has a NodeClaim not yet Initialized)",
+        "Karpenter would choose has a NodeClaim not yet Initialized), or Cluster Autoscaler triggered a scale-up "
+        "for it within its max-node-provision-time (15 min)",
     ),
     "node-late": Reason(
         "warning",
@@ -84,7 +98,14 @@ REASONS: dict[str, Reason] = {
     ),
     "nodepool-can": Reason("info", "no node fits the pod now, and a Karpenter NodePool would make one"),
     "no-autoscaler": Reason(
-        "error", "no Karpenter NodePool will make a node for the pod: Karpenter's reason and the fix"
+        "error",
+        "no Karpenter NodePool will make a node for the pod (Karpenter's reason), or Cluster Autoscaler said it "
+        "did not trigger a scale-up (its reasons and status); and the fix",
+    ),
+    "autoscaler-unknown": Reason(
+        "info",
+        "Cluster Autoscaler runs and wrote no TriggeredScaleUp or NotTriggerScaleUp Event on the pod lately: "
+        "whether it will make a node is not known here",
     ),
 }
 
@@ -94,6 +115,7 @@ REASONS: dict[str, Reason] = {
 # a NodeClaim still not Initialized is later than any Karpenter waits for: ``node-late``.
 COMING_GRACE = REGISTRATION_TIMEOUT
 
+_NO_EVENTS = object()  # the memo's key of Cluster Autoscaler's verdict of a pod without Events of its own
 _PROVIDERS = {"karpenter.k8s.aws": AWS, "karpenter.azure.com": AZURE, "karpenter.k8s.gcp": GCP}
 _KWOK_GROUP = "karpenter.kwok.sh"
 
@@ -114,7 +136,7 @@ class AutoscaleVerdict:
       ``waiting``: the first of its Launched, Registered, Initialized conditions not yet True (``coming``)
     """
 
-    kind: Literal["coming", "can", "none"]
+    kind: Literal["coming", "can", "none", "unknown"]
     nodepool: str = ""
     nodeclaim: str = ""
     since: str = ""
@@ -126,6 +148,13 @@ class AutoscaleVerdict:
     model: Verdict | None = None
     age: float | None = None
     waiting: str = ""
+    # Cluster Autoscaler's verdict (``autoscaler`` ``cluster-autoscaler``): ``coming`` its node groups being scaled
+    # up, ``none`` its reasons (per reason, how many node groups gave it); ``said``: an autoscaler's Event decided
+    autoscaler: str = "karpenter"
+    groups: tuple[str, ...] = ()
+    reasons: tuple[tuple[str, int], ...] = ()
+    said: bool = False
+    status: str = ""
 
     @property
     def late(self) -> bool:
@@ -239,12 +268,27 @@ def autoscaler_verdict(
     terms = pod_terms(raw) if instance_types is None else _with_requests(pod_terms(raw), pod)
     used = used if used is not None else nodepool_used(pools, state.nodes)
     verdict = decide(terms, pools, provider, used, instance_types=instance_types)
+    if events and isinstance(events[-1], FailedToSchedule):
+        # Karpenter's own word, newer than any nomination: its message, over what its rules modelled here say
+        return _karpenter_failed(events[-1], provider, pools, verdict)
     if verdict.nodepool is not None:
         claim = _in_flight(claims, verdict.nodepool)
         if claim is not None:
             return _coming(claim, provider.name, now, model=verdict)
         return AutoscaleVerdict("can", verdict.nodepool, provider=provider.name, model=verdict)
     failed = FailedToSchedule(verdict.message.removeprefix("Failed to schedule pod, "))
+    keys = failed.unknown_keys
+    return AutoscaleVerdict(
+        "none",
+        message=verdict.message,
+        unknown_keys=keys,
+        fix=_failed_fix(failed, provider, pools),
+        provider=provider.name,
+        model=verdict,
+    )
+
+
+def _failed_fix(failed: FailedToSchedule, provider: Provider, pools: Sequence[NodePool]) -> str:
     keys = failed.unknown_keys
     fix = _fix(keys, provider, pools) if keys else ""
     if not fix and failed.taints:
@@ -253,8 +297,37 @@ def autoscaler_verdict(
         fix = "raise the NodePool's spec.limits, or free its nodes"
     elif not fix and failed.dra:
         fix = "Karpenter ignores pods with ResourceClaims (IGNORE_DRA_REQUESTS): request the GPU as a resource"
+    return fix
+
+
+def _karpenter_failed(
+    failed: FailedToSchedule, provider: Provider, pools: Sequence[NodePool], model: Verdict
+) -> AutoscaleVerdict:
+    """``none`` from Karpenter's own ``FailedScheduling`` Event (its message, the keys and fix read out of it)."""
     return AutoscaleVerdict(
-        "none", message=verdict.message, unknown_keys=keys, fix=fix, provider=provider.name, model=verdict
+        "none",
+        message=f"Failed to schedule pod, {failed.text}",
+        unknown_keys=failed.unknown_keys,
+        fix=_failed_fix(failed, provider, pools),
+        provider=provider.name,
+        model=model,
+        said=True,
+    )
+
+
+def ca_verdict(word: words.CaWord) -> AutoscaleVerdict:
+    """Cluster Autoscaler's word for a pod as a verdict."""
+    groups = tuple(g.group for g in word.groups)
+    return AutoscaleVerdict(
+        word.kind,
+        since=word.time,
+        message=word.message,
+        fix=word.fix,
+        autoscaler="cluster-autoscaler",
+        groups=groups,
+        reasons=word.reasons,
+        said=word.kind != "unknown",
+        status=word.status,
     )
 
 
@@ -266,9 +339,40 @@ def _with_requests(terms: PodTerms, pod: Pod) -> PodTerms:
     return replace(terms, requests=tuple(sorted({**requests, "pods": Fraction(1)}.items())))
 
 
+def _ca_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
+    """Cluster Autoscaler's verdict in words (:func:`verdict_words`)."""
+    status = f"; {v.status}" if v.status else ""
+    if v.kind == "coming":
+        # a group's id as CA names it (on GCE an instance group's URL): its last part names it short
+        args = tuple(f"nodegroup/{g.rsplit('/', 1)[-1]}" for g in v.groups)
+        detail = (
+            f"Cluster Autoscaler triggered a scale-up for the pod ({v.since}: {v.message}); a node should register "
+            f"within its max-node-provision-time (15 min by default){status}"
+        )
+        return "node-coming", args, detail
+    if v.kind == "none":
+        args = ("cluster-autoscaler", *(f"{n} {r}" for r, n in v.reasons))
+        detail = f"Cluster Autoscaler's NotTriggerScaleUp Event ({v.since}) says: {v.message}{status}"
+        if v.message.startswith("pod triggered scale-up"):
+            detail = (
+                f"Cluster Autoscaler triggered a scale-up ({v.since}: {v.message}), and backs off the groups now"
+                f"{status}"
+            )
+        detail += f"; fix: {v.fix}" if v.fix else ""
+        return "no-autoscaler", args, detail
+    detail = (
+        "Cluster Autoscaler runs here (its status ConfigMap or its Events) and wrote no TriggeredScaleUp in the last "
+        "15 min nor NotTriggerScaleUp in the last 10 min on the pod: whether it will make a node is not known "
+        f"here (gpulabel does not model its node groups){status}"
+    )
+    return "autoscaler-unknown", ("cluster-autoscaler",), detail
+
+
 def verdict_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
     """The reason, args and detail that say ``v``: the ``pending`` finding's, ``explain pod/NS/NAME``'s
     autoscaler step, ``place -o wide``'s line and ``check``'s cause line all use these words."""
+    if v.autoscaler == "cluster-autoscaler" or v.kind == "unknown":
+        return _ca_words(v)
     if v.kind == "coming":
         why = (
             "Karpenter nominated the pod to it"
@@ -291,7 +395,8 @@ def verdict_words(v: AutoscaleVerdict) -> tuple[str, tuple[str, ...], str]:
         )
         return "nodepool-can", (f"nodepool/{v.nodepool}",), detail
     args = tuple(f"unknown-key {k}" for k in v.unknown_keys)
-    return "no-autoscaler", args, v.message + (f"; fix: {v.fix}" if v.fix else "")
+    said = "Karpenter's FailedScheduling Event says: " if v.said else ""
+    return "no-autoscaler", args, said + v.message + (f"; fix: {v.fix}" if v.fix else "")
 
 
 def _finding(pod: Pod, v: AutoscaleVerdict) -> Finding:
@@ -313,16 +418,38 @@ def coming_deadline(state: ClusterState, now: datetime) -> datetime | None:
     return min(ends) if ends else None
 
 
+def autoscale_applies(state: ClusterState) -> bool:
+    """Whether a Pending pod that fits no node gets an autoscaler's verdict: Karpenter's NodePools, or Cluster
+    Autoscaler's status or Events."""
+    return bool(state.karpenter.nodepools) or words.ca_applies(state)
+
+
+def pod_verdict(state: ClusterState, pod: Pod, now: datetime | None = None) -> AutoscaleVerdict | None:
+    """The verdict :func:`autoscale_findings` gives ``pod`` (which fits no node), read the same way: the pod's own
+    Events (Karpenter's, or Cluster Autoscaler's with its status where there are no NodePools), aged at ``now``;
+    ``None`` where no autoscaler applies."""
+    if not autoscale_applies(state):
+        return None
+    notes = words.of_pod(words.pod_events(state), pod)
+    if not state.karpenter.nodepools:
+        return ca_verdict(words.ca_word(words.ca_status(state), notes, now))
+    return autoscaler_verdict(state, pod, words.karpenter_events(notes, now), now=now)
+
+
 def autoscale_findings(
     state: ClusterState, pods: Sequence[Judged], spec_key: Callable[[Pod], Any], now: datetime | None = None
 ) -> dict[str, tuple[Finding, ...]]:
     """One finding per Pending pod of ``pods`` that fits no node (by the pod's ref), where the cluster has
-    NodePools; pods of one ``spec_key`` share one verdict, computed once (their ask is the same), so the cost
-    grows with distinct asks, not pods x NodePools. ``now``: when a NodeClaim in flight is judged late
-    (:data:`COMING_GRACE`); none: never."""
-    if not state.karpenter.nodepools:
+    NodePools (or Cluster Autoscaler: its word alone); pods of one ``spec_key`` without Events of their own share
+    one verdict, computed once (their ask is the same), so the cost grows with distinct asks, not pods x NodePools.
+    ``now``: what the autoscalers' Events are aged at (:mod:`.autoscaler_events`) and when a NodeClaim in flight is
+    judged late (:data:`COMING_GRACE`); none: only ``Nominated`` is read, and no NodeClaim is late."""
+    if not autoscale_applies(state):
         return {}
-    used = nodepool_used(state.karpenter.nodepools, state.nodes)
+    pools = state.karpenter.nodepools
+    index = words.pod_events(state)
+    status = words.ca_status(state) if not pools else None
+    used = nodepool_used(pools, state.nodes) if pools else {}
     memo: dict[Any, AutoscaleVerdict | None] = {}
     fits: dict[int, bool] = {}
     out: dict[str, tuple[Finding, ...]] = {}
@@ -335,9 +462,17 @@ def autoscale_findings(
         if fits[shared]:
             continue
         pod, key = pending.pod, spec_key(pending.pod)
-        if key not in memo:
-            memo[key] = autoscaler_verdict(state, pod, used=used, now=now)
-        v = memo[key]
+        notes = words.of_pod(index, pod)
+        v: AutoscaleVerdict | None
+        if not pools:
+            word = words.ca_word(status, notes, now)
+            v = ca_verdict(word) if notes else memo.setdefault(_NO_EVENTS, ca_verdict(word))
+        elif karpenter := words.karpenter_events(notes, now):
+            v = autoscaler_verdict(state, pod, karpenter, used, now=now)  # the pod's own Events: its own verdict
+        else:
+            if key not in memo:
+                memo[key] = autoscaler_verdict(state, pod, used=used, now=now)
+            v = memo[key]
         if v is not None:
             out[pod.ref] = (_finding(pod, v),)
     return out

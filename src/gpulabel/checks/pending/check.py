@@ -29,14 +29,14 @@ from datetime import datetime
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
-from gpulabel.checks.pending import autoscale, scope
+from gpulabel.checks.pending import autoscale, autoscaler_events, scope
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.pending.columns import Columns
 from gpulabel.checks.pending.specrows import SpecRows, told_to
 from gpulabel.checks.placement import fit as placement
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
-from gpulabel.model.cluster import KIND, ClusterState, Node, NodeCapacity, Pod
+from gpulabel.model.cluster import AUTOSCALER_KINDS, KIND, ClusterState, Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding, Result, Section
 
 __all__ = ["CHECK", "KnownCapacities"]
@@ -95,6 +95,8 @@ class KnownCapacities(ClusterState):
             dra=state.dra,
             nfd=state.nfd,
             karpenter=state.karpenter,
+            events=state.events,  # the autoscalers' pod Events
+            autoscaler=state.autoscaler,
         )
         object.__setattr__(part, "known", known)
         return part
@@ -177,6 +179,9 @@ class _Pieces:
         # when a NodeClaim in flight passes autoscale.COMING_GRACE (its pods' node-coming turns node-late): the
         # verdicts read the clock then, so every pod is judged again once the time given has passed it
         self.deadline: datetime | None = None
+        # when an autoscaler's Event the verdicts read ages past its window (autoscaler_events.events_deadline):
+        # every pod is judged again once the time given has passed it
+        self.events_deadline: datetime | None = None
 
     def touched(self, kind: str, key: ObjectKey, old: Any | None, new: Any | None) -> None:
         self.changed = True
@@ -204,7 +209,9 @@ class _Pieces:
                 names = {p.node_name for p in (old, new) if p is not None and p.node_name}
                 self.capacities_dirty.update(names)
                 self.use_nodes.update(names)
-        elif KIND[kind].field in ("dra", "nfd", "karpenter"):
+        elif KIND[kind].field in ("dra", "nfd", "karpenter", "autoscaler") or (
+            KIND[kind].field == "events" and (autoscaler_events.is_autoscaler_event(old or new))
+        ):
             self.everything = True
             self.gpu, self.told_of = None, {}  # what a DeviceClass backs; NFD's hints, a pod's claims
 
@@ -264,6 +271,8 @@ class _Pieces:
     def result(self, fleet: Fleet, opts: CheckOptions) -> Result:
         if self.deadline is not None and opts.now >= self.deadline:
             self.changed = True  # a NodeClaim in flight passed its grace: the autoscaler's verdicts change
+        if self.events_deadline is not None and opts.now >= self.events_deadline:
+            self.everything = True  # an autoscaler's Event aged past its window: the verdicts it made change
         before = self._cells(fleet)
         judged_keys, earlier = self._scope(fleet, before)
         moved = self.rows.settled()
@@ -283,6 +292,7 @@ class _Pieces:
             self.finished = self._finish(fleet, opts)
         nodepools = fleet.state.karpenter.nodepools
         self.deadline = autoscale.coming_deadline(fleet.state, opts.now) if nodepools else None
+        self.events_deadline = autoscaler_events.events_deadline(fleet.state, opts.now)
         return self.finished
 
     def _cells(self, fleet: Fleet) -> dict[str, NodeCapacity | None]:
@@ -318,7 +328,7 @@ class _Pieces:
         # a pod told by a row needs no column of its own: its row's cells of the changed nodes are new (_cells),
         # and its piece is told again from the row (_retell) if the row's told changed
         unrowed = self.unbound - self.row_of.keys()
-        if self.changed and fleet.state.karpenter.nodepools:
+        if self.changed and autoscale.autoscale_applies(fleet.state):
             self.everything = True  # the autoscaler's verdict reads every node's pool and every NodeClaim
         self.changed = False
         if self.joined and not self.everything:
@@ -364,8 +374,9 @@ class _Pieces:
         """The pieces of the Pending pods ``keys``: from their spec's rows, or judged on every node."""
         rowed: list[ObjectKey] = []
         rest: list[ObjectKey] = []
+        applies = autoscale.autoscale_applies(fleet.state)
         for k in sorted(keys, key=fleet.order):
-            (rowed if self._rowed(fleet.pods[k], fleet.state, opts) else rest).append(k)
+            (rowed if self._rowed(fleet.pods[k], fleet.state, opts, applies) else rest).append(k)
         self._from_rows(rowed, fleet, opts)
         if rest:
             pods = tuple(fleet.pods[k] for k in rest)
@@ -375,10 +386,10 @@ class _Pieces:
                 self.found[by_ref[ref]] = graded_piece
 
     @staticmethod
-    def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions) -> bool:
+    def _rowed(pod: Pod, state: ClusterState, opts: CheckOptions, autoscaled: bool) -> bool:
         """Whether ``pod``'s piece is told by its spec's kept row (not with claims, not one finding per node, not
         where NodePools are: the autoscaler's verdict comes with ``pending_result``)."""
-        return not opts.per_node and not pending.with_claims(pod, state) and not state.karpenter.nodepools
+        return not opts.per_node and not pending.with_claims(pod, state) and not autoscaled
 
     def _from_rows(self, keys: list[ObjectKey], fleet: Fleet, opts: CheckOptions) -> None:
         """The pieces of the Pending pods ``keys`` (in order), each told by its spec's row: the pods
@@ -453,7 +464,7 @@ class _Pieces:
 
 CHECK: Check = Check(
     "pending",
-    ("Node", "Pod", *DRA_KINDS, *NFD_KINDS, "NodePool", "NodeClaim"),
+    ("Node", "Pod", *DRA_KINDS, *NFD_KINDS, "NodePool", "NodeClaim", *AUTOSCALER_KINDS),
     ("Node", "Pod"),
     _run,
     "why each Pending pod fits no node",

@@ -36,7 +36,7 @@ from gpulabel.checks.placement.advice import Advice, advise
 from gpulabel.checks.placement.fit import NodeIndex, group_verdicts, place
 from gpulabel.k8s.nodeaffinity import PodRequirements
 from gpulabel.k8s.nodeaffinity import Result as Verdict
-from gpulabel.model.cluster import ClusterState, Pod
+from gpulabel.model.cluster import ClusterState, Node, Pod
 from gpulabel.model.findings import Cell, Result, Section
 from gpulabel.model.readers import pod_from_json
 from gpulabel.model.vocabulary import UNKNOWN
@@ -124,6 +124,28 @@ class _Shape:
     autoscaler: dict[str, Cell] | None = None  # the autoscaler's verdict (a row without "workload")
 
 
+def _groups(nodes: Sequence[Node], results: Sequence[Verdict]) -> tuple[list[dict[str, Cell]], list[str], list[str]]:
+    """The nodes' verdicts grouped: the rows, the lines, and the wide lines (each group's best node's failures)."""
+    groups: list[dict[str, Cell]] = []
+    grouped: list[str] = []
+    grouped_wide: list[str] = []
+    for g in group_verdicts(nodes, results):
+        grouped.append(g.line())
+        grouped_wide.append(g.line())
+        grouped_wide.extend(f"    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
+        groups.append(
+            {
+                "fits": g.result.fits,
+                "reason": g.reason,
+                "count": g.count,
+                "sample": g.sample,
+                "best": g.best,
+                "failures": _failures(g.result),
+            }
+        )
+    return groups, grouped, grouped_wide
+
+
 def _shape(
     state: ClusterState,
     index: NodeIndex,
@@ -159,23 +181,7 @@ def _shape(
             wide.append(r.line(n.name))
             wide.extend(f"    {f.filter}: {f.reason}: {f.why}" for f in r.failures)
         rows.append({"node": n.name, "fits": r.fits, "reason": r.reason, "failures": _failures(r)})
-    groups: list[dict[str, Cell]] = []
-    grouped: list[str] = []
-    grouped_wide: list[str] = []
-    for g in group_verdicts(nodes, results):
-        grouped.append(g.line())
-        grouped_wide.append(g.line())
-        grouped_wide.extend(f"    {g.best}: {f.filter}: {f.reason}: {f.why}" for f in g.result.failures)
-        groups.append(
-            {
-                "fits": g.result.fits,
-                "reason": g.reason,
-                "count": g.count,
-                "sample": g.sample,
-                "best": g.best,
-                "failures": _failures(g.result),
-            }
-        )
+    groups, grouped, grouped_wide = _groups(nodes, results)
     fix: list[str] = []
     if advice is not None:
         fix = _fix_lines("", advice)

@@ -583,8 +583,8 @@ def pending_result(
 
     Only GPU pods unless ``all_pods``: the other Pending pods are counted, as info. Wide lines add, for
     an NFD label a pod selects and no node has, the NodeFeatureRule that would produce it and why it
-    does not match (``nfd_config``: nfd-master's configuration). ``now``: when NodeClaims in flight are judged late.
-    """
+    does not match (``nfd_config``: nfd-master's configuration). ``now``: when NodeClaims in flight are judged late
+    and the autoscalers' Events aged (``autoscaler_events``)."""
     pods = pending_pods(state, namespace, gpu_only=not all_pods)
     others = 0 if all_pods else other_pending(state, namespace, len(pods))
     verdicts = autoscale_findings(state, pods, spec_key, now)  # by pod: after the pod's own, as the keeper's pieces

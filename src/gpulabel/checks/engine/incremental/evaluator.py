@@ -55,7 +55,8 @@ class IncrementalEvaluator:
         self._keepers: dict[str, Pieces] = {}  # each check's pieces; none yet: made whole at the next assess
         self._judgment = KeptJudgment(self.accepted)  # each check's judged result, each node's root cause
         self._changed: set[str] = set()  # the nodes whose record changed since the last assess
-        self._tuples: dict[str, tuple[Any, ...]] = {}  # DaemonSets' and ClusterPolicies' tuple until the kind changes
+        # DaemonSets', ClusterPolicies', Events' ... tuple (by the state's field) until a kind of it changes
+        self._tuples: dict[str, tuple[Any, ...]] = {}
         # the pods in parts of chunks.SIZE by their place (_seq), each part's tuple until one of its pods changes:
         # the state's pods are those tuples (model/chunks.py), so a pod's change remakes one part, not every pod's
         self._parts: list[dict[ObjectKey, Pod]] = []
@@ -71,7 +72,7 @@ class IncrementalEvaluator:
         self._reindex(kind)
         self._keepers = {}
         self._judgment = KeptJudgment(self.accepted)
-        self._tuples.pop(kind, None)
+        self._tuples.pop(KIND[kind].field, None)
 
     def apply(self, kind: str, key: ObjectKey, record: Any | None) -> bool:
         if kind not in KIND:
@@ -83,7 +84,7 @@ class IncrementalEvaluator:
             store.pop(key, None)
         else:
             store[key] = record
-        self._tuples.pop(kind, None)
+        self._tuples.pop(KIND[kind].field, None)
         if not known:  # a kind new to the state: what is skipped and every caveat may change
             self._reindex(kind)
             self._keepers = {}
@@ -256,21 +257,30 @@ class IncrementalEvaluator:
             self._kueue = KueueState.of_records(records("kueue"))
         if self._karpenter is None:
             self._karpenter = KarpenterState.of_records(records("karpenter"))
-        tuples = self._tuples
-        for kind in ("DaemonSet", "ClusterPolicy", "RuntimeClass", "Event", "NVIDIADriver", "GPUCluster"):
-            if kind not in tuples:
-                tuples[kind] = tuple(self.records.get(kind, {}).values())
+        tuples = self._tuples  # by the state's field: several rows (the Events read in part) fill one
+        for name in (
+            "daemonsets",
+            "cluster_policies",
+            "runtime_classes",
+            "events",
+            "autoscaler",
+            "nvidia_drivers",
+            "gpu_clusters",
+        ):
+            if name not in tuples:
+                tuples[name] = tuple(records(name))
         return ClusterState(
             nodes=self._node_chunks(),
             pods=self._pod_chunks(),
-            daemonsets=tuples["DaemonSet"],
-            cluster_policies=tuples["ClusterPolicy"],
-            runtime_classes=tuples["RuntimeClass"],
-            nvidia_drivers=tuple(sorted(tuples["NVIDIADriver"], key=lambda d: d.name)),
-            gpu_clusters=tuple(sorted(tuples["GPUCluster"], key=lambda g: g.name)),
-            events=tuples["Event"],
+            daemonsets=tuples["daemonsets"],
+            cluster_policies=tuples["cluster_policies"],
+            runtime_classes=tuples["runtime_classes"],
+            nvidia_drivers=tuple(sorted(tuples["nvidia_drivers"], key=lambda d: d.name)),
+            gpu_clusters=tuple(sorted(tuples["gpu_clusters"], key=lambda g: g.name)),
+            events=tuples["events"],
+            autoscaler=tuples["autoscaler"],
             source=self.source,
-            kinds=frozenset(self.records),
+            kinds=frozenset(KIND[k].object_kind for k in self.records),
             dra=self._dra,
             nfd=self._nfd,
             kueue=self._kueue,
