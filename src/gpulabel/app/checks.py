@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from gpulabel.app.baseline import load_baseline
 from gpulabel.app.config import Config, load_config, parse_duration
@@ -29,6 +30,7 @@ __all__ = [
     "Verdict",
     "check_options",
     "judge",
+    "parse_at",
     "parse_duration",
     "run_all",
     "run_audit",
@@ -82,7 +84,6 @@ def check_options(
     threshold), ``--at`` (RFC 3339), ``--all-pods``, ``--nfd-config`` (nfd-master's configuration file, read
     here); the config's operator namespace."""
     from gpulabel.app.nfd import load_nfd_config
-    from gpulabel.model.gpustack import parse_time
 
     config = config or Config()
     disabled = known_operands(disabled)  # checked first: the first bad flag is the one named
@@ -103,11 +104,18 @@ def check_options(
         health_taints=config.health_taints,
     )
     if at:
-        when = parse_time(at)
-        if when is None:
-            raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
-        opts = replace(opts, now=when)
+        opts = replace(opts, now=parse_at(at))
     return opts
+
+
+def parse_at(at: str) -> datetime:
+    """``--at``'s RFC 3339 time (the moment a snapshot's ages are judged at), or the one-line refusal."""
+    from gpulabel.model.gpustack import parse_time
+
+    when = parse_time(at)
+    if when is None:
+        raise InputError("--at", f"{at!r} is not an RFC 3339 time such as 2026-11-30T04:00:00Z")
+    return when
 
 
 def judge(result: Result, state: ClusterState, verdict: Verdict) -> Outcome:

@@ -8,6 +8,7 @@ that makes it fit on a node by every filter, or why no single one does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from gpulabel.app.session import Outcome, Session
@@ -20,6 +21,7 @@ class PlaceOptions:
     manifests: tuple[str, ...]  # files; - is stdin
     explain: bool = False  # every failing filter per node, and the advice
     per_node: bool = False  # one verdict per node instead of one per group of nodes with the same verdict
+    now: datetime | None = None  # when a NodeClaim's age is judged (--at; None: the run's time)
 
 
 def run_place(session: Session, opts: PlaceOptions) -> Outcome:
@@ -48,9 +50,9 @@ def run_place(session: Session, opts: PlaceOptions) -> Outcome:
 
         # NodeFeatureRules explain a missing feature.node.kubernetes.io label (-o wide and structured output)
         state = session.state(["Node", "Pod", *(NFD_KINDS if opts.explain else ()), *karpenter])
-    from datetime import UTC, datetime
+    from datetime import UTC
 
-    now = datetime.now(UTC)  # a NodeClaim's age (the autoscaler's verdict, -o wide)
+    now = opts.now or datetime.now(UTC)  # a NodeClaim's age (the autoscaler's verdict, -o wide)
     result, all_fit = place_result(state, workloads, full=opts.explain, per_node=opts.per_node, now=now)
     from gpulabel.app.selected import refuse_empty
 

@@ -23,6 +23,8 @@ from gpulabel.cli.context import add_all_pods_flag, add_verdict_flags
 from gpulabel.model.vocabulary import GPU_POD_RULE
 
 if TYPE_CHECKING:
+    import argparse
+
     from gpulabel.cli.context import AddCommand, Context
 
 __all__ = ["add_placement_commands", "cmd_hazards", "cmd_pending", "cmd_place"]
@@ -45,6 +47,7 @@ def add_placement_commands(add: AddCommand) -> None:
     p.add_argument(
         "--per-node", action="store_true", help="one line per node (<node> yes|no <reason>) instead of grouped"
     )
+    _add_at(p)
     p = add(
         "pending",
         cmd_pending,
@@ -61,11 +64,7 @@ def add_placement_commands(add: AddCommand) -> None:
     p.add_argument(
         "--per-node", action="store_true", help="one line per pod and node (<pod> <node> <reason>) instead of grouped"
     )
-    p.add_argument(
-        "--at",
-        metavar="TIME",
-        help="judge a Karpenter NodeClaim's age at this RFC 3339 time instead of now (for a snapshot taken earlier)",
-    )
+    _add_at(p)
     add_all_pods_flag(p)
     add_verdict_flags(p)
     p = add(
@@ -78,11 +77,25 @@ def add_placement_commands(add: AddCommand) -> None:
     add_verdict_flags(p)
 
 
+def _add_at(p: argparse.ArgumentParser) -> None:
+    """``place``'s and ``pending``'s ``--at``: the moment a NodeClaim's age is judged at."""
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="judge a Karpenter NodeClaim's age at this RFC 3339 time instead of now (for a snapshot taken earlier)",
+    )
+
+
 def cmd_place(ctx: Context) -> int:
+    from gpulabel.app.checks import parse_at
     from gpulabel.app.placement import PlaceOptions, run_place
 
+    a = ctx.args
     opts = PlaceOptions(
-        manifests=tuple(ctx.args.manifests), explain=ctx.fmt not in ("text", "name"), per_node=ctx.args.per_node
+        manifests=tuple(a.manifests),
+        explain=ctx.fmt not in ("text", "name"),
+        per_node=a.per_node,
+        now=parse_at(a.at) if a.at else None,
     )
     return ctx.finish(run_place(ctx.session(), opts))
 

@@ -104,3 +104,22 @@ def test_plain_output_a_workload_that_fits_and_no_nodepools_are_unchanged(tmp_pa
     fits = manifest(tmp_path, "small", {}, gpus="0")
     _, out = place(fits, "--snapshot", EXAMPLE, "-o", "json")
     assert json.loads(out)["autoscaler"] == []
+
+
+def test_at_judges_the_nodeclaims_age_at_the_snapshots_time(tmp_path: Path) -> None:
+    # gpu-l4-m2c9d was made at 09:20: within Karpenter's 15m registration timeout it is on its way, past it late
+    l4 = manifest(tmp_path, "l4", {"karpenter.k8s.aws/instance-gpu-name": "l4"})
+    _, early = place(l4, "--snapshot", EXAMPLE, "-o", "wide", "--at", "2026-12-04T09:25:00Z")
+    assert early.splitlines()[-1].startswith(
+        "autoscaler: node-coming nodeclaim/gpu-l4-m2c9d nodepool/gpu-l4 (NodeClaim gpu-l4-m2c9d of NodePool gpu-l4 "
+        "(created 2026-12-04T09:20:00Z) is on its way"
+    ), early
+    _, late = place(l4, "--snapshot", EXAMPLE, "-o", "wide", "--at", "2026-12-04T10:05:00Z")
+    assert "(created 2026-12-04T09:20:00Z) is 45m old and not Initialized yet" in late.splitlines()[-1]
+    assert late.splitlines()[-1].startswith("autoscaler: node-late nodeclaim/gpu-l4-m2c9d")
+    err = io.StringIO()
+    code = main(["place", l4, "--snapshot", EXAMPLE, "--at", "yesterday"], io.StringIO(), err)
+    assert (code, err.getvalue()) == (
+        2,
+        "gpulabel: --at: 'yesterday' is not an RFC 3339 time such as 2026-11-30T04:00:00Z\n",
+    )
