@@ -110,7 +110,7 @@ SETS = {
     "held-out": "Held out",
     "fitted-5": "Fifth corpus",
     "fitted-6": "Sixth corpus",
-    "held-out-7": "Seventh corpus, held out",
+    "fitted-7": "Seventh corpus",
 }
 
 
