@@ -347,6 +347,14 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'GPU resources are not discovered by the node"',
             "composed: gpu-operator cmd/nvidia-validator/main.go main (Error: %v), Plugin.validateGPUResource",
         ),
+        (
+            'time="2026-11-30T10:12:06Z" level=info msg="GPU resources are not yet discovered by the node, retry: 2"',
+            "composed: gpu-operator v26.7 cmd/nvidia-validator/main.go Plugin.validateGPUResource (Infof, the wait)",
+        ),
+        (
+            'time="2021-07-21T18:19:50Z" level=info msg="GPU resources are not yet discovered by the node, retry: 30"',
+            "composed: gpu-operator v1.7.0 validator/main.go Plugin.validateGPUResource (log.Infof, the last try)",
+        ),
     ],
     "validator-cuda-workload": [
         (
@@ -559,6 +567,9 @@ _VALIDATOR_OK = [  # gpu-operator v26.7 cmd/nvidia-validator (a retry that then 
     'time="2026-11-30T10:12:01Z" level=info msg="gdrcopy driver is not ready"',
     'time="2026-11-30T10:12:01Z" level=info msg="nvidia-peermem driver is not ready"',
     'time="2026-11-30T10:12:01Z" level=info msg="Validation completed successfully - vGPU devices present on the host"',
+    # v1.7.0 to v26.7 Plugin.validateGPUResource when the device plugin has registered the GPUs (debug level)
+    'time="2026-11-30T10:12:11Z" level=debug msg="Found GPU resource name nvidia.com/gpu quantity 8"',
+    'time="2026-11-30T10:12:11Z" level=debug msg="Found MIG GPU resource name nvidia.com/mig-1g.10gb quantity 7"',
 ]
 _MIG_OK = [  # mig-parted v0.15 (NVIDIA/gpu-operator#1606 and #668 as posted, up to the failure)
     'time="2025-08-19T11:17:35Z" level=debug msg="Walking MigConfig for (devices=all)"',

@@ -110,6 +110,7 @@ SETS = {
     "held-out": "Held out",
     "fitted-5": "Fifth corpus",
     "fitted-6": "Sixth corpus",
+    "fitted-7": "Seventh corpus",
 }
 
 

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from gpulabel.k8s.clusterautoscaler import StatusConfigMap, configmap_from_json
+from gpulabel.k8s.clusterautoscaler import StatusConfigMap
 from gpulabel.k8s.dra.plugin import DraState
-from gpulabel.k8s.karpenter.objects import KarpenterState, nodeclaim_from_json, nodepool_from_json
+from gpulabel.k8s.karpenter.objects import KarpenterState
 from gpulabel.k8s.nfd.objects import NfdState, nodefeature_from_json, nodefeaturerule_from_json
 from gpulabel.k8s.resources import NodeCapacity
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.autoscalerreads import nodeclaim_read, nodepool_read, status_configmap_read
 from gpulabel.model.evidence import EventNote, event_from_json
 from gpulabel.model.kueue import (
     KUEUE_GROUP,
@@ -441,7 +442,7 @@ KINDS: tuple[Kind, ...] = (
         version="v1",
         resource="nodepools",
         namespaced=False,
-        read=nodepool_from_json,
+        read=nodepool_read,
         field="karpenter",
     ),
     Kind(
@@ -450,7 +451,7 @@ KINDS: tuple[Kind, ...] = (
         version="v1",
         resource="nodeclaims",
         namespaced=False,
-        read=nodeclaim_from_json,
+        read=nodeclaim_read,
         field="karpenter",
     ),
     # Cluster Autoscaler's status (kubernetes/autoscaler cluster-autoscaler-1.36.1 clusterstate/utils/status.go):
@@ -463,7 +464,7 @@ KINDS: tuple[Kind, ...] = (
         version="v1",
         resource="configmaps",
         namespaced=True,
-        read=configmap_from_json,
+        read=status_configmap_read,
         field="autoscaler",
         field_selector="metadata.name=cluster-autoscaler-status",
     ),
