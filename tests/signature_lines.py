@@ -55,6 +55,15 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "Ensure that the cluster can access the proper networks.",
             "composed: gpu-driver-container sle15/nvidia-driver _update_package_cache (25.01.21)",
         ),
+        (
+            "Error: Failed to download metadata for repo 'AppStream'",
+            "composed: libdnf 0.35 libdnf/repo/Repo.cpp Repo::Impl::load as dnf 4 prints it (RHEL 8.0/8.1)",
+        ),
+        (
+            "Error: Failed to download metadata for repo 'rhel-9-for-x86_64-appstream-rpms': Cannot download "
+            "repomd.xml: Cannot download repodata/repomd.xml: All mirrors were tried",
+            "composed: libdnf 0.69 libdnf/repo/Repo.cpp Repo::Impl::load with librepo's reason (RHEL 9)",
+        ),
     ],
     "driver-entitlement": [
         (
@@ -235,6 +244,16 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get "
             'sandbox runtime: no runtime for "nvidia" is configured',
             "https://github.com/NVIDIA/gpu-operator/issues/413 (the Event's reason and message)",
+        ),
+        (
+            "FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find "
+            "runtime handler nvidia from runtime list map[runc:{/usr/bin/runc oci}]",
+            "composed: cri-o v1.14 oci/oci.go ValidateRuntimeHandler (handler structs in the list)",
+        ),
+        (
+            "FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find "
+            "runtime handler nvidia from runtime list map[crun:0xc0001a6f00 runc:0xc0001a6fc0]",
+            "composed: cri-o v1.30 internal/oci/oci.go ValidateRuntimeHandler (pointers in the list)",
         ),
     ],
     "device-plugin-inotify": [
@@ -487,6 +506,9 @@ _DRIVER_OK = [  # a driver pod that builds, loads and waits (NVIDIA/gpu-operator
     "Checking NVIDIA driver packages...",
     "Updating the package cache...",
     "Ign:1 http://archive.ubuntu.com/ubuntu noble InRelease",
+    # dnf 4 dnf/base.py fill_sack: a repository skipped (skip_if_unavailable=True) while the others load
+    "Ignoring repositories: epel",
+    "Last metadata expiration check: 0:00:03 ago on Thu May 21 15:19:43 2026.",
     "Resolving Linux kernel version...",
     "Proceeding with Linux kernel version 5.0.0-36-generic",
     "Installing Linux kernel headers...",
@@ -606,6 +628,9 @@ _EVENTS_OK = [  # the kubelet's ordinary Events on an operand pod
     "Started: Started container nvidia-container-toolkit-ctr",
     'Pulling: Pulling image "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"',
     "Scheduled: Successfully assigned gpu-operator/nvidia-operator-validator-v8xn9 to gpu-1",
+    # cri-o internal/oci/oci.go: a handler other than nvidia missing (a sandbox runtime class), not this cause
+    "FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find runtime "
+    "handler runsc from runtime list map[crun:0xc0001a6f00 runc:0xc0001a6fc0]",
     # https://github.com/NVIDIA/gpu-operator/issues/443: a runtime error that is not a driver root (SELinux, SLES)
     "Failed: Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
     "create failed: unable to start container process: error during container init: error running hook #0: error "

@@ -111,7 +111,7 @@ SETS = {
     "fitted-5": "Fifth corpus",
     "fitted-6": "Sixth corpus",
     "fitted-7": "Seventh corpus",
-    "held-out-8": "Eighth corpus",
+    "fitted-8": "Eighth corpus",
 }
 
 
