@@ -128,20 +128,22 @@ class _Cells:
         return self._size
 
 
-def _buckets(ids: list[int], names: Sequence[str]) -> dict[int, list[str]]:
-    """The names by the id of their result, each list in order: one step a run of nodes with the same result (a
-    pool's nodes, next to each other by name: about 3,000 runs at 65,000 nodes), not one a node."""
+def _buckets(ids: list[int], names: Sequence[str]) -> tuple[dict[int, list[str]], dict[int, int]]:
+    """The names by the id of their result, each list in order, and the place of each id's first node: one step
+    a run of nodes with the same result (a pool's nodes, next to each other by name: about 3,000 runs at 65,000
+    nodes), not one a node."""
     buckets: dict[int, list[str]] = {}
+    first: dict[int, int] = {}
     at = 0
     for k, run in groupby(ids):
         end = at + len(list(run))
         members = buckets.get(k)
         if members is None:
-            buckets[k] = list(names[at:end])
+            buckets[k], first[k] = list(names[at:end]), at
         else:
             members.extend(names[at:end])
         at = end
-    return buckets
+    return buckets, first
 
 
 class SpecRow:
@@ -223,15 +225,14 @@ class SpecRow:
             self._fill_each(names, results, capacities)
             return
         ids = list(map(id, results))
-        buckets = _buckets(ids, names)
-        by_id = dict(zip(ids, results, strict=True))
+        buckets, first = _buckets(ids, names)
         cell_of: dict[int, int] = {}  # a result's cell, where its nodes share one: every node's set at once below
         own: list[tuple[list[str], int]] = []  # the other nodes, by their own cell
         tally: dict[MessagePart | None, int] = {}
         touched: set[int] = set()  # the lists extended: sorted once at the end
         lists: list[list[str]] = []
         for k, members in buckets.items():
-            result = by_id[k]
+            result = results[first[k]]
             score = shortfall(result)
             group = self._group(result.reason)
             same = group.scores.setdefault(score, [])
