@@ -380,7 +380,8 @@ class NodeCapacity:
             count += 1
             for k, v in reqs.items():
                 total[k] = total.get(k, 0) + v
-        return cls(dict(allocatable), total, count, min(priorities, default=2**31))
+        # allocatable kept as given: a node record's amounts, one dict for the nodes of a machine, never written
+        return cls(allocatable, total, count, min(priorities, default=2**31))
 
     def key(self) -> tuple[Any, ...]:
         return (

@@ -163,6 +163,9 @@ class _Pieces:
         # every node grouped for placement, made for a new row and kept while no node or capacity changes
         self.index: placement.NodeIndex | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
+        # one copy of each distinct key: nodes of one machine with the same pods share it (the key's tuples are 10
+        # objects a node, 45 MB at 130,000 nodes); emptied when it holds many more keys than nodes
+        self.cap_shared: dict[Any, Any] = {}
         self.finished: Result | None = None  # the last result, while no Pending pod is re-judged
         # each rowed pod's piece with the record and the row's told it was made from (and the pod's message and
         # NFD hints): re-judged, a pod whose record and row's told are the same objects keeps it (a node's
@@ -318,8 +321,18 @@ class _Pieces:
         """Node ``name`` (now ``node``, ``None``: gone, with ``cap``) patched into the kept index, in the state's
         order (by name); whether the index holds (else it must be made again: too many groups left empty)."""
         assert self.index is not None
-        key = None if cap is None else self.cap_keys.setdefault(name, cap.key())
+        key = None if cap is None else self._cap_key(name, cap)
         return placement.keep_index(self.index, name, node, cap, key)
+
+    def _cap_key(self, name: str, cap: NodeCapacity) -> Any:
+        """Node ``name``'s ``cap.key()``, kept, and one object for every node whose key is equal."""
+        key = self.cap_keys.get(name)
+        if key is None:
+            made, shared = cap.key(), self.cap_shared
+            if len(shared) > 2 * len(self.cap_keys) + 1024:
+                shared.clear()
+            key = self.cap_keys[name] = shared.setdefault(made, made)
+        return key
 
     def _scope(
         self, fleet: Fleet, before: Mapping[str, NodeCapacity | None]
@@ -403,11 +416,9 @@ class _Pieces:
 
         def whole() -> placement.NodeIndex:
             if self.index is None:
-                known = self.cap_keys
                 for name, cap in self.capacities.items():
-                    if name not in known:
-                        known[name] = cap.key()
-                self.index = placement.NodeIndex(state.nodes, self.capacities, known)
+                    self._cap_key(name, cap)
+                self.index = placement.NodeIndex(state.nodes, self.capacities, self.cap_keys)
             return self.index
 
         memo: dict[Any, list[str]] = {}

@@ -31,8 +31,8 @@ per node: the output itself grows with the nodes).
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from gpulabel.checks.engine.readby import ReadBy
@@ -60,6 +60,92 @@ class _Group:
 Cell = tuple[Result, Score, MessagePart | None]  # a node's verdict, its shortfall, its part of the message
 
 
+class _Cells:
+    """Each node's cell (its index in the row's table): the cells of the row's :meth:`SpecRow.fill`, as two
+    lists (the names then, sorted, and each one's cell: no dictionary of every node made for a new row, 12 ms
+    and 5 MB at 65,000 nodes), and over them the cells put since and the nodes dropped (``None``)."""
+
+    __slots__ = ("_base", "_names", "_over", "_size")
+
+    def __init__(self) -> None:
+        self._names: list[str] = []
+        self._base: list[int] = []
+        self._over: dict[str, int | None] = {}
+        self._size = 0
+
+    def fill(self, names: list[str], cells: list[int]) -> None:
+        """Every node's cell at once, ``names`` sorted (an empty row)."""
+        self._names, self._base, self._over, self._size = names, cells, {}, len(names)
+
+    def get(self, name: str) -> int | None:
+        over = self._over
+        if name in over:
+            return over[name]
+        names = self._names
+        i = bisect.bisect_left(names, name)
+        return self._base[i] if i < len(names) and names[i] == name else None
+
+    def __getitem__(self, name: str) -> int:
+        i = self.get(name)
+        if i is None:
+            raise KeyError(name)
+        return i
+
+    def __contains__(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def __setitem__(self, name: str, i: int) -> None:
+        if self.get(name) is None:
+            self._size += 1
+        self._over[name] = i
+        self._bound()
+
+    def pop(self, name: str, default: int | None = None) -> int | None:
+        i = self.get(name)
+        if i is None:
+            return default
+        self._over[name] = None
+        self._size -= 1
+        self._bound()
+        return i
+
+    def _bound(self) -> None:
+        """Once more nodes were put or dropped than the lists hold (nodes come and go under new names for as
+        long as the monitor runs): the lists made again from every cell, the changes in them."""
+        if len(self._over) <= max(1024, len(self._names)):
+            return
+        merged = dict(zip(self._names, self._base, strict=True))
+        for name, i in self._over.items():
+            if i is None:
+                merged.pop(name, None)
+            else:
+                merged[name] = i
+        self._names = sorted(merged)
+        self._base = [merged[n] for n in self._names]
+        self._over = {}
+
+    def __len__(self) -> int:
+        return self._size
+
+
+def _buckets(ids: list[int], names: Sequence[str]) -> tuple[dict[int, list[str]], dict[int, int]]:
+    """The names by the id of their result, each list in order, and the place of each id's first node: one step
+    a run of nodes with the same result (a pool's nodes, next to each other by name: about 3,000 runs at 65,000
+    nodes), not one a node."""
+    buckets: dict[int, list[str]] = {}
+    first: dict[int, int] = {}
+    at = 0
+    for k, run in groupby(ids):
+        end = at + len(list(run))
+        members = buckets.get(k)
+        if members is None:
+            buckets[k], first[k] = list(names[at:end]), at
+        else:
+            members.extend(names[at:end])
+        at = end
+    return buckets, first
+
+
 class SpecRow:
     """One distinct Pending spec's verdict on every node (its cells) and the sums pending tells from them."""
 
@@ -70,9 +156,9 @@ class SpecRow:
         self.priority = pod.priority
         self.policy = pod.spec.preemption_policy
         self.prefilter = self.req.prefilter_names()
-        # a node's cell is its index in ``table``, the row's distinct cells: a dictionary of names to numbers,
-        # which the garbage collector never walks (20,000 nodes, a few rows: no 100,000 objects to visit)
-        self.cells: dict[str, int] = {}
+        # a node's cell is its index in ``table``, the row's distinct cells: names to numbers, which the garbage
+        # collector never walks (20,000 nodes, a few rows: no 100,000 objects to visit)
+        self.cells = _Cells()
         self.table: list[Cell] = []
         self.uses: list[int] = []  # how many nodes have each cell of the table (0: its slot is free)
         self._free: list[int] = []
@@ -130,24 +216,23 @@ class SpecRow:
         added once per distinct part.
 
         Nodes are first bucketed by their result (placement shares one result object between the nodes of a
-        group: a few dozen distinct at 65,000 nodes), in one loop of one append per node; each bucket's cells,
-        group and sums are then set at once (``dict.fromkeys``, a list extended, a count), and each group's
-        lists sorted once (runs already in order: a merge). Only nodes whose part of the message is their own
-        (preemption's answer reads the node's capacity; a PreFilter name set names the node) are visited again."""
+        group: a few dozen distinct at 65,000 nodes), by runs (:func:`_buckets`); each bucket's group and sums
+        are then set at once (a list extended, a count), every node's cell in one step (:class:`_Cells`), and
+        each group's lists sorted once (runs already in order: a merge). Only nodes whose part of the message is
+        their own (preemption's answer reads the node's capacity; a PreFilter name set names the node) are
+        visited again."""
         if self.prefilter is not None:  # the part names the node: not shared
             self._fill_each(names, results, capacities)
             return
-        buckets: defaultdict[int, list[str]] = defaultdict(list)
         ids = list(map(id, results))
-        for k, name in zip(ids, names, strict=True):
-            buckets[k].append(name)
-        by_id = dict(zip(ids, results, strict=True))
-        cells = self.cells
+        buckets, first = _buckets(ids, names)
+        cell_of: dict[int, int] = {}  # a result's cell, where its nodes share one: every node's set at once below
+        own: list[tuple[list[str], int]] = []  # the other nodes, by their own cell
         tally: dict[MessagePart | None, int] = {}
         touched: set[int] = set()  # the lists extended: sorted once at the end
         lists: list[list[str]] = []
         for k, members in buckets.items():
-            result = by_id[k]
+            result = results[first[k]]
             score = shortfall(result)
             group = self._group(result.reason)
             same = group.scores.setdefault(score, [])
@@ -162,13 +247,22 @@ class SpecRow:
             else:  # its own preemption answer: whether a pod of lower priority is on it
                 parts = {}
                 for name in members:
-                    own = message_part(None, name, result, capacities.get(name), self.priority)
-                    parts.setdefault(own, []).append(name)
+                    own_part = message_part(None, name, result, capacities.get(name), self.priority)
+                    parts.setdefault(own_part, []).append(name)
             for shared, on in parts.items():
                 i = self._intern((result, score, shared), 0)
                 self.uses[i] += len(on)
-                cells.update(dict.fromkeys(on, i))
+                if len(parts) == 1:
+                    cell_of[k] = i
+                else:
+                    cell_of[k] = -1
+                    own.append((on, i))
                 tally[shared] = tally.get(shared, 0) + len(on)
+        cells = self.cells
+        cells.fill(list(names), list(map(cell_of.__getitem__, ids)))
+        for on, i in own:
+            for name in on:
+                cells[name] = i
         for target in lists:
             target.sort()
         for counted, n in tally.items():
