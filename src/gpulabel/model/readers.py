@@ -355,11 +355,12 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
     podspec, pinned = compiled({k: spec[k] for k in COMPILED_FIELDS if k in spec}, shared)
     node_name = sys.intern(spec.get("nodeName") or "")
     try:
-        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
+        requests, gpu_resources, sights = _asked(spec, status, bool(node_name), shared)
     except QuantityError:
         return None
     priority = spec.get("priority")
     waiting, restarts = _container_state(status)
+    annotations = meta.get("annotations")
     return Pod(
         namespace=meta.get("namespace") or "default",
         name=name,
@@ -377,15 +378,59 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,
         restarts=restarts,
-        gpu_resources=_gpu_resources(spec),
+        gpu_resources=gpu_resources,
         device_health=_device_health(status),
         status_reason=sys.intern(status.get("reason") or ""),
         status_message=_said(status.get("message") or ""),
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
-        sight=sight_of(meta.get("annotations"), spec),
+        sight=(sight_of(annotations, None) + sights) if annotations else sights,
         messages=container_messages(status),
         uid=meta.get("uid") or "",
     )
+
+
+_Asked = tuple[dict[str, int], tuple[str, ...], tuple[Any, ...]]
+
+
+def _asked(spec: JSON, status: JSON, bound: bool, table: Shared | None) -> _Asked:
+    """What a pod's containers ask: the scheduler's requests, the nvidia.com resources, the ways its containers
+    see GPUs (``sight_of`` without the annotations). Read once per load for the pods whose containers, pod-level
+    resources and overhead are the same (a workload's replicas, a DaemonSet's pods), found by their text,
+    when the status cannot change the requests (not bound, or no resize in it); else read for this pod alone."""
+    key = _ask_key(spec, status, bound) if table is not None else None
+    if table is not None and key is not None:
+        known: _Asked | None = table.get(key)
+        if known is not None:
+            return known
+    asked = (
+        _shared(scheduler_amounts(pod_requests(spec, status, bound=bound)), table),
+        _gpu_resources(spec),
+        sight_of(None, spec),
+    )
+    if key is None:
+        return asked
+    same: _Asked = kept(table, key, asked)
+    return same
+
+
+def _ask_key(spec: JSON, status: JSON, bound: bool) -> tuple[str, str] | None:
+    """The key of what ``_asked`` reads of a pod; None where its status may count (``pod_requests``: a bound
+    pod with allocated or actuated resources, or a resize pending)."""
+    if bound:
+        if "allocatedResources" in status or "resources" in status:
+            return None
+        for part in ("initContainerStatuses", "containerStatuses"):
+            listed = status.get(part)
+            for cs in listed if type(listed) is list else ():
+                if type(cs) is not dict or "allocatedResources" in cs or "resources" in cs:
+                    return None
+        conditions = status.get("conditions")
+        for c in conditions if type(conditions) is list else ():
+            if type(c) is not dict or c.get("type") == "PodResizePending":
+                return None
+    # repr, not JSON text: a YAML snapshot's values (a date, NaN) have JSON texts that other values share
+    text = repr((spec.get("containers"), spec.get("initContainers"), spec.get("resources"), spec.get("overhead")))
+    return ("asked", text)
 
 
 def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
