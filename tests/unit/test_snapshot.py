@@ -292,9 +292,9 @@ def test_kinds_not_read_are_named_but_not_parsed(tmp_path: Path, monkeypatch: py
     parsed: list[bytes] = []
     jiter_items = decode._jiter_items
 
-    def counted(data: bytes, chunk: list[Any], where: str) -> list[Any]:
+    def counted(data: bytes, chunk: list[Any], where: str, *wrapped: bytes) -> list[Any]:
         parsed.extend(map(bytes, chunk))
-        return jiter_items(data, chunk, where)
+        return jiter_items(data, chunk, where, *wrapped)
 
     monkeypatch.setattr(decode, "_jiter_items", counted)
     whole, nodes_only = load_snapshots([f]), load_snapshots([f], read=["Node"])

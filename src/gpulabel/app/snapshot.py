@@ -43,6 +43,8 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
 
     notes: list[str] = []
     progress = Progress("snapshot", delay=0.0, force=True) if opts.progress else None
+    if opts.bundle is None and opts.output != "-":
+        return _streamed(session, opts, notes, progress)
     doc = capture(session.client(), notes.append, progress)
     if opts.bundle is not None:
         return _bundle(session, opts, opts.bundle, doc, notes, progress)
@@ -57,6 +59,28 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
     line = f"{opts.output}: {notes[0]}" if notes else opts.output
     section = Section("written", (), (line,))
     return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": len(data)}))
+
+
+def _streamed(session: Session, opts: SnapshotOptions, notes: list[str], progress: object) -> Outcome:
+    """``-o FILE``: each page written to the file as it arrives (cluster/capture.py ``capture_to``), so the
+    capture's memory is a page's, whatever the cluster's size; the file is the one ``-`` prints."""
+    from gpulabel.cluster.capture import capture_to
+    from gpulabel.cluster.files import Output, write_stream
+    from gpulabel.cluster.progress import Progress
+
+    client = session.client()
+    line = progress if isinstance(progress, Progress) else None
+    size = 0
+
+    def produce(out: Output) -> None:
+        nonlocal size
+        capture_to(client, out, notes.append, line)
+        size = out.mark()
+
+    write_stream(opts.output, produce, marker=GENERATOR_MARK, force=opts.force)
+    line_text = f"{opts.output}: {notes[0]}" if notes else opts.output
+    section = Section("written", (), (line_text,))
+    return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": size}))
 
 
 def _bundle(

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpulabel.cluster.client import KubeClient
+from gpulabel.cluster.files import Output
 from gpulabel.cluster.live import served_kinds
 from gpulabel.cluster.progress import Progress
 from gpulabel.model.cluster import KIND, KINDS
 
-__all__ = ["capture"]
+__all__ = ["capture", "capture_to"]
 
 
 @dataclass
@@ -65,12 +66,78 @@ def capture(
         items.extend(found if found else [_empty_list(kind)])
         counts[kind] = len(found)
     line.done()
+    _note(note, counts)
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+# The document's top as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes it, up to its items (run_snapshot's doc).
+_TOP = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "generator": "gpulabel", "items": []}
+_INDENT = b"    "  # an item's lines, two levels in (the document, its items)
+
+
+def capture_to(
+    client: KubeClient,
+    out: Output,
+    note: Callable[[str], None] = lambda text: None,
+    progress: Progress | None = None,
+) -> None:
+    """:func:`capture`, each page's objects written to ``out`` as they arrive, never held: the bytes are those of
+    ``orjson.dumps({**capture(...), "generator": "gpulabel"}, option=OPT_INDENT_2) + b"\\n"`` (what ``snapshot``
+    writes), so a 20,000-node cluster takes one page's memory, not the cluster's. A LIST restarted from its
+    first page (410 Gone) drops what it wrote."""
+    import orjson
+
+    top = orjson.dumps(_TOP, option=orjson.OPT_INDENT_2)
+    head, empty = top[: -len(b"[]\n}")], b"[]\n}\n"
+    out.write(head)
+    written = 0
+
+    def item(obj: dict[str, Any]) -> None:
+        nonlocal written
+        text = orjson.dumps(obj, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n" + _INDENT)
+        out.write((b",\n" if written else b"[\n") + _INDENT + text)
+        written += 1
+
+    counts: dict[str, int] = {}
+    line = progress if progress is not None else Progress("snapshot")
+    kinds = served_kinds(client, [k.kind for k in KINDS])
+    for i, kind in enumerate(kinds):
+        listing = _Listing(line, kind, f"{i + 1}/{len(kinds)}")
+        object_kind = KIND[kind].object_kind
+        start, before = out.mark(), written
+
+        def restart(start: int = start, before: int = before) -> None:
+            nonlocal written
+            out.back_to(start)
+            written = before
+
+        def with_kind(obj: dict[str, Any], object_kind: str = object_kind) -> None:
+            obj.setdefault("kind", object_kind)  # as client.list hands them on
+            item(obj)
+
+        found, _ = client.list_objects(
+            client.kind_path(kind),
+            with_kind,
+            field_selector=KIND[kind].field_selector,
+            on_page=listing,
+            restarted=restart,
+        )
+        listing.objects = len(found)
+        listing.show(final=True)
+        if not found:
+            item(_empty_list(kind))
+        counts[kind] = len(found)
+    line.done()
+    out.write(b"\n  ]\n}\n" if written else empty)
+    _note(note, counts)
+
+
+def _note(note: Callable[[str], None], counts: dict[str, int]) -> None:
     skipped = [k.kind for k in KINDS if k.kind not in counts]
     note(
         ", ".join(f"{n} {kind}" for kind, n in counts.items())
         + (f"; not served: {', '.join(skipped)}" if skipped else "")
     )
-    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
 def _empty_list(kind: str) -> dict[str, Any]:

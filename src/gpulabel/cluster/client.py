@@ -257,6 +257,7 @@ class KubeClient:
         limit: int = DEFAULT_PAGE_SIZE,
         max_restarts: int = 3,
         on_page: Callable[[int, int], None] | None = None,
+        restarted: Callable[[], None] | None = None,
     ) -> tuple[list[T], str]:
         """Every object of a paged LIST, each passed through ``transform`` as its page arrives,
         and the list's resourceVersion.
@@ -267,7 +268,8 @@ class KubeClient:
         Converting page by page means the raw JSON of only one page is alive at
         a time. A 410 Gone on a continuation restarts the LIST from the start and
         drops what was read, so a restart never hands out a partial or
-        duplicated result.
+        duplicated result; ``restarted()`` is called before each such restart (a ``transform`` that
+        writes its objects somewhere drops them there).
         """
         from gpulabel.cluster.progress import Progress
 
@@ -286,6 +288,8 @@ class KubeClient:
                     progress.done()
                 return listed
             restarts += 1
+            if restarted is not None:
+                restarted()
 
     def _list_pages(
         self,

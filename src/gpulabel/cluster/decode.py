@@ -130,17 +130,23 @@ def decode_json_items(
     parsed: it comes as its identity alone (``kind``, ``metadata.name`` and
     ``metadata.namespace``, read by msgspec, which skips the rest without building it).
     """
+    wrap = _JITER_LEVELS - (MAX_DEPTH - 2) + 1  # jiter's wrapping (_jiter), and the chunk's own array
     for start in range(0, len(items), _CHUNK):
         chunk = items[start : start + _CHUNK]
-        if skip is not None and (heads := _heads(chunk)) is not None:
+        # one copy of the chunk's text, wrapped for jiter; the heads are read from the array inside, in place
+        wrapped = b"[" * wrap + b",".join(chunk) + b"]" * wrap
+        if skip is not None and (heads := _heads(memoryview(wrapped)[wrap - 1 : len(wrapped) - wrap + 1])) is not None:
             read = [_parsed(head, skip) for head in heads]
+            if all(read):
+                yield from _jiter_items(data, chunk, where, wrapped)
+                continue
             wanted = [raw for raw, parse in zip(chunk, read, strict=True) if parse]
             parsed = iter(_jiter_items(data, wanted, where) if wanted else ())
             for head, parse in zip(heads, read, strict=True):
                 meta = head.metadata
                 yield next(parsed) if parse or meta is None else _identity_of(head.kind, meta)
             continue
-        yield from _jiter_items(data, chunk, where)
+        yield from _jiter_items(data, chunk, where, wrapped)
 
 
 def _parsed(head: _Head, skip: Callable[[str], bool]) -> bool:
@@ -152,18 +158,26 @@ def _identity_of(kind: str, meta: _HeadMeta) -> dict[str, Any]:
     return {"kind": kind, "metadata": {"name": meta.name, "namespace": meta.namespace}}
 
 
-def _heads(chunk: Sequence[Any]) -> list[_Head] | None:
-    """Each item's identity, or ``None`` when one is not an object of that shape (then every item is parsed)."""
+def _heads(chunk: memoryview) -> list[_Head] | None:
+    """Each item's identity, from the chunk's JSON array; ``None`` when one is not an object of that shape (then
+    every item is parsed)."""
     try:
-        return msgspec.json.decode(b"[" + b",".join(chunk) + b"]", type=list[_Head])
+        heads: list[_Head] = _HEADS.decode(chunk)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
+    return heads
 
 
-def _jiter_items(data: bytes, chunk: Sequence[Any], where: str) -> list[Any]:
-    """The items of ``chunk`` parsed by one jiter call; a bad item named with its line in the file."""
+def _jiter_items(data: bytes, chunk: Sequence[Any], where: str, wrapped: bytes | None = None) -> list[Any]:
+    """The items of ``chunk`` parsed by one jiter call; a bad item named with its line in the file.
+    ``wrapped``: the chunk's array already wrapped as :func:`_jiter` wraps it (one copy of the text, not two)."""
     try:
-        values: list[Any] = _jiter(b"[" + b",".join(chunk) + b"]", MAX_DEPTH - 2)
+        if wrapped is None:
+            values: list[Any] = _jiter(b"[" + b",".join(chunk) + b"]", MAX_DEPTH - 2)
+        else:
+            values = jiter.from_json(wrapped, catch_duplicate_keys=True, allow_inf_nan=False)
+            for _ in range(_JITER_LEVELS - (MAX_DEPTH - 2)):
+                values = values[0]
     except ValueError:
         values = []
     else:
@@ -187,6 +201,9 @@ class _Head(msgspec.Struct):
 
     kind: Any = None
     metadata: _HeadMeta | None = None
+
+
+_HEADS = msgspec.json.Decoder(list[_Head])  # made once: a Decoder per call costs as much as a chunk's heads
 
 
 class _ListShape(msgspec.Struct):

@@ -38,10 +38,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
+from typing import BinaryIO
 
 from gpulabel.errors import InputError
 
-__all__ = ["MARK_HEAD", "write_file"]
+__all__ = ["MARK_HEAD", "write_file", "write_stream"]
 
 _NEW_FILE_MODE = 0o644
 MARK_HEAD = 4096  # the marker must be in a file's first bytes: looking never reads a whole file
@@ -59,12 +61,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _temporary(directory: str, data: bytes, mode: int, owner: tuple[int, int] | None) -> str:
+# What fills a temporary file: given its descriptor, writes the whole content (and may fail midway).
+_Fill = Callable[[int], None]
+
+
+def _temporary(directory: str, fill: _Fill, mode: int, owner: tuple[int, int] | None) -> str:
     import tempfile  # not at import time: the CLI builds its parser for every command, --help included
 
     fd, tmp = tempfile.mkstemp(prefix=".gpulabel-", dir=directory)
     try:
-        _write_all(fd, data)
+        fill(fd)
         os.fsync(fd)
         os.fchmod(fd, mode)
         if owner is not None:
@@ -77,8 +83,8 @@ def _temporary(directory: str, data: bytes, mode: int, owner: tuple[int, int] | 
     return tmp
 
 
-def _create(path: str, data: bytes, mode: int) -> None:
-    tmp = _temporary(os.path.dirname(path) or ".", data, mode, None)
+def _create(path: str, fill: _Fill, mode: int) -> None:
+    tmp = _temporary(os.path.dirname(path) or ".", fill, mode, None)
     try:
         os.link(tmp, path)  # fails with EEXIST rather than replace anything
     finally:
@@ -116,9 +122,9 @@ def _may_replace(path: str, st: os.stat_result, marker: bytes, force: bool) -> s
     return None
 
 
-def _replace(path: str, st: os.stat_result, data: bytes, mode: int | None) -> None:
+def _replace(path: str, st: os.stat_result, fill: _Fill, mode: int | None) -> None:
     owner = (st.st_uid, st.st_gid) if os.geteuid() == 0 else None
-    tmp = _temporary(os.path.dirname(path) or ".", data, stat.S_IMODE(st.st_mode) if mode is None else mode, owner)
+    tmp = _temporary(os.path.dirname(path) or ".", fill, stat.S_IMODE(st.st_mode) if mode is None else mode, owner)
     try:
         now = os.lstat(path)
         if (now.st_dev, now.st_ino, now.st_nlink) != (st.st_dev, st.st_ino, st.st_nlink):
@@ -143,20 +149,106 @@ def write_file(path: str, data: bytes, *, marker: bytes, force: bool = False, mo
     """
     if marker not in data[:MARK_HEAD]:
         raise ValueError("the data does not carry its generator marker in its first bytes")
+    _write(path, lambda fd: _write_all(fd, data), marker, force, mode)
+
+
+class Output:
+    """Where :func:`write_stream`'s producer writes: ``write``, and ``mark``/``back_to`` to drop what was written
+    after a mark (a LIST restarted from its first page)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._at = 0  # bytes written and kept (counted: /dev/null has no position)
+        self.failed = False  # a write failed (ENOSPC, EFBIG): the file's error, not the producer's
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._out.write(data)
+        except OSError:
+            self.failed = True
+            raise
+        self._at += len(data)
+
+    def mark(self) -> int:
+        """The bytes written so far (kept: a ``back_to`` drops the rest)."""
+        return self._at
+
+    def back_to(self, mark: int) -> None:
+        self._at = mark
+        try:
+            self._out.seek(mark)
+            self._out.truncate()
+        except OSError:
+            self.failed = True
+            raise
+
+
+class _Produced(Exception):
+    """The producer's own error (not the file's), carried past the rules' OSError handling and raised as it was."""
+
+    def __init__(self, err: BaseException) -> None:
+        self.err = err
+
+
+def write_stream(
+    path: str, produce: Callable[[Output], None], *, marker: bytes, force: bool = False, mode: int | None = None
+) -> None:
+    """As :func:`write_file`, the content written by ``produce(out)`` as it is made, never held whole: the rules
+    are applied before ``produce`` runs, and it writes into the temporary file that then takes the path's place
+    (into nothing for ``/dev/null``, where it still runs). If ``produce`` fails, the temporary file is removed,
+    the path is as it was, and its error is raised as it is (a failed write is the file's: ``cannot write``).
+    """
+
+    def run(out: BinaryIO) -> None:
+        sink = Output(out)
+        try:
+            produce(sink)
+        except OSError as err:
+            if sink.failed:
+                raise
+            raise _Produced(err) from err
+        except Exception as err:
+            raise _Produced(err) from err
+
+    def fill(fd: int) -> None:
+        with os.fdopen(fd, "w+b", closefd=False) as out:
+            run(out)
+            out.flush()
+        if marker not in os.pread(fd, MARK_HEAD, 0):
+            raise ValueError("the data does not carry its generator marker in its first bytes")
+
+    try:
+        _write(path, fill, marker, force, mode, discard=run)
+    except _Produced as produced:
+        raise produced.err from None
+
+
+def _write(
+    path: str,
+    fill: _Fill,
+    marker: bytes,
+    force: bool,
+    mode: int | None,
+    discard: Callable[[BinaryIO], None] | None = None,
+) -> None:
+    """Where ``fill`` writes ``path``'s new content, by the rules; ``discard``: what still runs for /dev/null."""
     target = _target(path)
     try:
         try:
             st = os.lstat(target)
         except FileNotFoundError:
-            _create(target, data, _NEW_FILE_MODE if mode is None else mode)
+            _create(target, fill, _NEW_FILE_MODE if mode is None else mode)
             return
         kind = st.st_mode
         if stat.S_ISREG(kind):
             why = _may_replace(target, st, marker, force)
             if why is not None:
                 raise _fail(path, why)
-            _replace(target, st, data, mode)
+            _replace(target, st, fill, mode)
         elif stat.S_ISCHR(kind) and st.st_rdev == _DEV_NULL:
+            if discard is not None:  # the content is made (a capture's LISTs run) and kept nowhere
+                with open(os.devnull, "w+b") as sink:
+                    discard(sink)
             return  # /dev/null: nothing kept, nothing to write
         elif stat.S_ISDIR(kind):
             raise _fail(path, "Is a directory")

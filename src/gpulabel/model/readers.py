@@ -12,6 +12,7 @@ from typing import Any, TypeGuard
 from gpulabel.errors import SnapshotError
 from gpulabel.k8s.resources import QuantityError, node_amounts, pod_requests, scheduler_amounts
 from gpulabel.k8s.taints import Taint
+from gpulabel.model.asks import asked, gpu_resources, shared_requests
 from gpulabel.model.fields import Fields, interned
 from gpulabel.model.gpusight import sight_of
 from gpulabel.model.podspec import COMPILED_FIELDS, Shared, compiled, kept
@@ -267,13 +268,6 @@ def _quantities(value: Any) -> Any:
     return value
 
 
-def _shared(requests: dict[str, int], table: Shared | None) -> dict[str, int]:
-    """One dict per distinct request within a load: replicas and daemon pods ask for the same,
-    150,000 pods hold a few hundred. ``table`` belongs to one load (None: no sharing)."""
-    shared: dict[str, int] = kept(table, ("requests", *sorted(requests.items())), requests)
-    return shared
-
-
 # What the checks read of a pod's condition (Pod.ready, Pod.condition_message); its times are dropped, so
 # the equal conditions of many pods are one.
 _CONDITION_FIELDS = ("type", "status", "reason", "message")
@@ -355,11 +349,12 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
     podspec, pinned = compiled({k: spec[k] for k in COMPILED_FIELDS if k in spec}, shared)
     node_name = sys.intern(spec.get("nodeName") or "")
     try:
-        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
+        requests, gpu_resources, sights = asked(spec, status, bool(node_name), shared)
     except QuantityError:
         return None
     priority = spec.get("priority")
     waiting, restarts = _container_state(status)
+    annotations = meta.get("annotations")
     return Pod(
         namespace=meta.get("namespace") or "default",
         name=name,
@@ -377,12 +372,12 @@ def _fitting_pod(obj: JSON, shared: Shared | None) -> Pod | None:
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,
         restarts=restarts,
-        gpu_resources=_gpu_resources(spec),
+        gpu_resources=gpu_resources,
         device_health=_device_health(status),
         status_reason=sys.intern(status.get("reason") or ""),
         status_message=_said(status.get("message") or ""),
         runtime_class=sys.intern(_text(spec.get("runtimeClassName"))),
-        sight=sight_of(meta.get("annotations"), spec),
+        sight=(sight_of(annotations, None) + sights) if annotations else sights,
         messages=container_messages(status),
         uid=meta.get("uid") or "",
     )
@@ -411,7 +406,7 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
             owners.append((f.string(o.get("kind"), f"{path}.kind"), f.string(o.get("uid"), f"{path}.uid")))
     node_name = f.string(spec.get("nodeName"), "spec.nodeName")
     try:
-        requests = _shared(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
+        requests = shared_requests(scheduler_amounts(pod_requests(spec, status, bound=bool(node_name))), shared)
     except QuantityError as err:
         raise SnapshotError(f.here, str(err)) from None
     priority = spec.get("priority")
@@ -431,7 +426,7 @@ def _checked_pod(obj: JSON, where: str, shared: Shared | None) -> Pod:
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
         waiting=waiting,
         restarts=restarts,
-        gpu_resources=_gpu_resources(spec),
+        gpu_resources=gpu_resources(spec),
         device_health=_device_health(status),
         status_reason=sys.intern(f.string(status.get("reason"), "status.reason")),
         status_message=_said(f.string(status.get("message"), "status.message")),
@@ -485,27 +480,6 @@ def _device_health(status: JSON) -> tuple[DeviceHealth, ...]:
                             )
                         )
     return tuple(found)
-
-
-def _gpu_resources(spec: JSON) -> tuple[str, ...]:
-    found: set[str] = set()
-    for key in ("containers", "initContainers"):
-        listed = spec.get(key)
-        if not isinstance(listed, list):
-            continue
-        for c in listed:
-            res = c.get("resources") if isinstance(c, dict) else None
-            if not res or not isinstance(res, dict):
-                continue
-            for part in ("requests", "limits"):
-                amounts = res.get(part)
-                if not amounts or not isinstance(amounts, dict):
-                    continue
-                for k, v in amounts.items():
-                    name = k if type(k) is str else str(k)
-                    if name.startswith("nvidia.com/") and (v if type(v) is str else str(v)) != "0":
-                        found.add(name)
-    return tuple(sorted(found)) if found else ()
 
 
 def _selector(f: Fields, value: Any, path: str) -> JSON:
