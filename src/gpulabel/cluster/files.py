@@ -41,7 +41,7 @@ import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
-from gpulabel.errors import InputError
+from gpulabel.errors import GpulabelError, InputError
 
 __all__ = ["MARK_HEAD", "write_file", "write_stream"]
 
@@ -183,8 +183,9 @@ class Output:
             raise
 
 
-class _Produced(Exception):
-    """The producer's own error (not the file's), carried past the rules' OSError handling and raised as it was."""
+class _Produced(GpulabelError):
+    """The producer's own error (not the file's), carried past the rules' OSError handling and raised as it was
+    (never seen outside this module: ``write_stream`` unwraps it)."""
 
     def __init__(self, err: BaseException) -> None:
         self.err = err
