@@ -526,6 +526,10 @@ _DRIVER_OK = [  # a driver pod that builds, loads and waits (NVIDIA/gpu-operator
     "Loading NVIDIA driver kernel modules...",
     "Cleaning up the package cache...",
     "RHEL VERSION successfully resolved from kernel: 8.6",  # rhel8/nvidia-driver _resolve_rhel_version
+    # rhel8|rhel9|rhel10/nvidia-driver _mount_rootfs on an SELinux node, where chcon relabels the driver's /dev quietly
+    "Check SELinux status",
+    "SELinux is enabled",
+    "Change device files security context for selinux compatibility",
     # k8s-driver-manager (v0.6.5 driver-manager, v0.12 main.go) doing its work
     "Draining node gpu-1 of any GPU pods...",
     "Auto drain of the node gpu-1 is disabled",

@@ -112,6 +112,8 @@ SETS = {
     "fitted-6": "Sixth corpus",
     "fitted-7": "Seventh corpus",
     "fitted-8": "Eighth corpus",
+    "held-out-9": "Ninth corpus",
+    "fitted-9": "Ninth corpus",
 }
 
 

@@ -155,3 +155,46 @@ def test_a_go_runtime_abort_that_is_not_a_panic_is_fatal() -> None:
         "fatal: morestack on gsignal",
     ]
     assert _texts(lines) == [lines[1], lines[3]]
+
+
+def test_coreutils_cant_says_a_failure_as_cannot_does() -> None:
+    """The driver scripts' _mount_rootfs runs ``chcon -R -t container_file_t /run/nvidia/driver/dev`` when
+    /sys/fs/selinux exists (gpu-driver-container rhel8|rhel9|rhel10, azurelinux, fedora); with SELinux disabled
+    every file fails. coreutils words it ``can't apply partial context to unlabeled file %s`` (src/chcon.c, v8.4 to
+    v9.5), the file quoted by quote() to v8.24 (typographic quotes in a UTF-8 locale, the centos7|rhel7 images'
+    8.22) and by quoteaf() from v8.25 (straight quotes, RHEL 8's 8.30 and RHEL 9's 8.32); id, sort and uptime say
+    ``can't``/``couldn't`` too. The last line that says what failed is shown, not only the ``failed to get security
+    context`` lines before it. Composed from those format strings."""
+    v830 = [
+        "Mounting NVIDIA driver rootfs...",
+        "Change device files security context for selinux compatibility",
+        "chcon: failed to get security context of 'hugepages': Operation not supported",
+        "chcon: failed to get security context of 'net': Operation not supported",
+        "chcon: can't apply partial context to unlabeled file 'nvidia-caps'",
+        "chcon: can't apply partial context to unlabeled file '/run/nvidia/driver/dev'",
+        "Stopping NVIDIA persistence daemon...",
+        "Unloading NVIDIA driver kernel modules...",
+        "Unmounting NVIDIA driver rootfs...",
+    ]
+    assert _texts(v830) == v830[3:6]
+    v822 = [
+        "chcon: can\u2019t apply partial context to unlabeled file \u2018nvidia0\u2019",
+        "chcon: can't apply partial context to unlabeled file \u2018/run/nvidia/driver/dev\u2019",
+        "Unmounting NVIDIA driver rootfs...",
+    ]
+    assert _texts(v822) == v822[:2]
+    couldnt = ["I start", "uptime: couldn't get boot time: No such file or directory", "I stop"]
+    assert _texts(couldnt) == [couldnt[1]]
+
+
+def test_the_driver_scripts_selinux_lines_when_chcon_works_say_no_failure() -> None:
+    """The twin: on a node with SELinux enabled the same function prints its steps and chcon prints nothing; no
+    error line, so the last lines are shown."""
+    lines = [
+        "Mounting NVIDIA driver rootfs...",
+        "Check SELinux status",
+        "SELinux is enabled",
+        "Change device files security context for selinux compatibility",
+        "Done, now waiting for signal",
+    ]
+    assert _texts(lines) == lines[-3:]

@@ -51,9 +51,12 @@ _FATAL = re.compile(
     r"|terminate called after throwing)"
     r"|level=(?:fatal|panic)\b|\[(?:FATAL|fatal)\]|\bcritical error\b",
 )
+# a failure said in words: "cannot" and "could not", and their contractions as coreutils prints them (chcon's
+# "can't apply partial context to unlabeled file %s", id's "can't get process context", sort's and uptime's
+# "couldn't ...": src/chcon.c, id.c, sort.c, uptime.c from v8.4 to v9.5), in straight or typographic apostrophes
 _ERROR = re.compile(
     r"(?i)^(?:E\d{4} \d\d:\d\d:\d\d|error\b|\w*(?:error|exception)\b:)|level=error\b|\b(?:ERROR|ERR)\b|\[error\]"
-    r"|\bfailed\b|\bunable to\b|\bcannot\b|\bcould not\b"
+    r"|\bfailed\b|\bunable to\b|\bcannot\b|\bcould not\b|\bcan['\u2019]t\b|\bcouldn['\u2019]t\b"
 )
 
 
