@@ -114,6 +114,8 @@ SETS = {
     "fitted-8": "Eighth corpus",
     "held-out-9": "Ninth corpus",
     "fitted-9": "Ninth corpus",
+    "held-out-10": "Tenth corpus",
+    "fitted-10": "Tenth corpus",
 }
 
 
