@@ -193,6 +193,24 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "pkg/config/engine/containerd/containerd.go",
         ),
     ],
+    "toolkit-config-command": [
+        (
+            'time="2024-11-05T09:14:22Z" level=error msg="error running nvidia-toolkit: unable to determine runtime '
+            "options: unable to load crio config: failed to run command chroot [/host crio status config]: exit "
+            'status 127\\nfailed to run command chroot [/host crio-status config]: exit status 127"',
+            "composed: nvidia-container-toolkit v1.17.0 tools/container/runtime/crio/crio.go GetLowlevelRuntimePaths, "
+            "pkg/config/engine/crio/crio.go CommandLineSource (two commands, errors.Join) and "
+            "pkg/config/toml/source-cli.go (logrus text format, the newline quoted)",
+        ),
+        (
+            'time="2026-11-30T10:12:01Z" level=error msg="error running nvidia-ctk-installer: unable to determine '
+            "runtime options: unable to load containerd config: failed to load config: failed to run command chroot "
+            '[/host /usr/local/bin/containerd config dump]: exit status 1"',
+            "composed: nvidia-container-toolkit v1.19 cmd/nvidia-ctk-installer/main.go and "
+            "container/runtime/containerd/containerd.go GetLowlevelRuntimePaths with RUNTIME_CONFIG_SOURCE=command "
+            "and RUNTIME_EXECUTABLE_PATH (logrus text format)",
+        ),
+    ],
     "toolkit-runtime-config": [
         (
             'time="2023-06-01T08:00:00Z" level=fatal msg="Error: unable to load config: failed to load config: '
@@ -206,6 +224,15 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'open /runtime/config-dir/config.toml: permission denied"',
             "composed: nvidia-container-toolkit v1.19 cmd/nvidia-ctk-installer/main.go and "
             "container/runtime/containerd/containerd.go Setup, getRuntimeConfig (logrus text format)",
+        ),
+        (
+            'time="2025-02-03T11:40:09Z" level=error msg="error running nvidia-toolkit: unable to determine runtime '
+            "options: unable to load containerd config: failed to load config: failed to run command chroot "
+            "[/host containerd config dump]: exit status 127\\nconfig file /runtime/config-dir/config.toml is a "
+            'directory"',
+            "composed: nvidia-container-toolkit v1.17.1 tools/container/runtime/containerd/containerd.go "
+            "getRuntimeConfig, toml.LoadFirst(command, file) joining both errors (pkg/config/toml/list.go, "
+            "source-file.go): the command fell back to a file that cannot be read",
         ),
     ],
     "toolkit-runtime-restart": [
@@ -556,6 +583,8 @@ _TOOLKIT_OK = [  # nvidia-container-toolkit v1.17 Info lines (tools/container/ru
     'no such file or directory"',
     'time="2022-11-24T02:13:36Z" level=info msg="Using library root /run/nvidia/driver/usr/lib/x86_64-linux-gnu"',
     'time="2026-11-30T10:12:01Z" level=info msg="Waiting for signal"',
+    # after GetLowlevelRuntimePaths read the runtime's config (v1.17 tools/container/toolkit/toolkit.go Install)
+    'time="2026-11-30T10:12:01Z" level=info msg="Installing NVIDIA container toolkit to \'/usr/local/nvidia/toolkit\'"',
 ]
 _PLUGIN_OK = [  # k8s-device-plugin v0.14 (NVIDIA/k8s-device-plugin#406 as posted) and v0.20 Info lines
     "I1113 09:15:44.110759       1 main.go:154] Starting FS watcher.",
