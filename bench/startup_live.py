@@ -77,6 +77,25 @@ def first_picture(argv: list[str], dump: Path, env: dict[str, str], log: Path) -
     return wall, cpu
 
 
+def list_pages(cluster: LabCluster, start: float, end: float, user: str) -> dict[str, int]:
+    """LIST pages ``user`` asked for between ``start`` and ``end``, by resource (and field selector), from the audit
+    log."""
+    from datetime import datetime
+    from urllib.parse import parse_qs, urlsplit
+
+    out: dict[str, int] = {}
+    for e in cluster.audit_events():
+        when = datetime.fromisoformat(e["requestReceivedTimestamp"].replace("Z", "+00:00")).timestamp()
+        if e.get("verb") != "list" or e.get("stage") != "ResponseComplete" or not start <= when < end:
+            continue
+        if str((e.get("user") or {}).get("username", "")) != user:
+            continue
+        selector = parse_qs(urlsplit(e["requestURI"]).query).get("fieldSelector", [""])[0]
+        name = (e.get("objectRef") or {}).get("resource", "?") + (f" ({selector})" if selector else "")
+        out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", type=int, default=5000)
@@ -127,6 +146,7 @@ def main() -> None:
         print(f"ratio (wall, best of {args.runs}): {ratio:.2f}x (goal 1.5x: {'met' if ratio <= 1.5 else 'missed'})")
         print(f"every run, wall s: kubectl {[round(w, 2) for w, _ in base]}, monitor {[round(w, 2) for w, _ in mine]}")
         print(f"the monitor's requests in its last start (audit log): {requests}")
+        print(f"its LIST pages by resource: {list_pages(cluster, began, ended + 1, user)}")
         print(f"load average (1 min) before and after each round: {[round(x, 1) for x in loads]}")
     finally:
         cluster.stop()
