@@ -10,9 +10,15 @@ bench/monitor_bench.py does), then runs, ``--runs`` times in turn so the machine
 - ``gpulabel monitor`` as the chart runs it (its arguments, its ServiceAccount's token kubeconfig,
   ``--dump FILE``), from the process start until the dump file exists, then stopped.
 
-Each figure is wall seconds and the process's CPU seconds (``wait4``), best of the runs; the ratio is
-the monitor's best over kubectl's best. The monitor reads more than nodes and pods (DaemonSets, the
-DRA kinds the cluster serves, Events): its LIST pages are counted from the audit log of the last run.
+Each figure is wall seconds and the process's CPU seconds (``wait4`` for kubectl; the monitor's
+``/proc/PID/stat`` at its first picture), best of the runs; the ratio is the monitor's best wall over
+kubectl's best. The monitor reads more than nodes and pods (DaemonSets, the DRA kinds the cluster serves,
+Events by field selector, the autoscaler's ConfigMap, its own Events as leader): its LIST pages in the last
+run are counted from the audit log, by resource and field selector. The 1-minute load average is printed
+before the first round and after each. The monitor's stderr goes to ``monitor.log`` in the cluster's
+directory; one that exits before its first picture stops the bench with its last lines. Results and the
+largest size held live: bench/README.md, "Issue 50 item 1: start to first picture, live" (5,000 nodes take
+about 5 minutes to populate on 2 cores, 10,000 about twice that).
 
     .venv/bin/python -m bench.startup_live --nodes 5000 [--runs 3] [--training 300]
 """
