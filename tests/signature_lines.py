@@ -234,6 +234,22 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "getRuntimeConfig, toml.LoadFirst(command, file) joining both errors (pkg/config/toml/list.go, "
             "source-file.go): the command fell back to a file that cannot be read",
         ),
+        (
+            'time="2024-08-20T07:31:44Z" level=fatal msg="error: unable to load config: failed to load config: '
+            'read /runtime/config-dir/config.toml: is a directory"',
+            "composed: nvidia-container-toolkit v1.16.2 tools/container/containerd/containerd.go main (error: %v) "
+            "and Setup, pkg/config/engine/containerd/option.go loadConfig around go-toml v1 LoadFile (its "
+            "is-a-directory check never fires: os.Stat of a directory returns no error)",
+        ),
+        (
+            'time="2025-06-12T14:02:51Z" level=error msg="error running nvidia-toolkit: unable to determine runtime '
+            "options: unable to load containerd config: failed to load config: failed to run command chroot "
+            "[/host containerd config dump]: exit status 127\\nopen /runtime/config-dir/config.toml: "
+            'permission denied"',
+            "composed: nvidia-container-toolkit v1.17.5 tools/container/runtime/containerd/containerd.go "
+            "GetLowlevelRuntimePaths, toml.LoadFirst(command, file) (pkg/config/toml/list.go) with go-toml v1.9.5 "
+            "LoadFile's open error last (logrus text format, the newline quoted)",
+        ),
     ],
     "toolkit-runtime-restart": [
         (
@@ -585,6 +601,10 @@ _TOOLKIT_OK = [  # nvidia-container-toolkit v1.17 Info lines (tools/container/ru
     'time="2026-11-30T10:12:01Z" level=info msg="Waiting for signal"',
     # after GetLowlevelRuntimePaths read the runtime's config (v1.17 tools/container/toolkit/toolkit.go Install)
     'time="2026-11-30T10:12:01Z" level=info msg="Installing NVIDIA container toolkit to \'/usr/local/nvidia/toolkit\'"',
+    # a near miss of toolkit-runtime-config: the wrapper around an inner error that is not the file's (v1.19
+    # pkg/config/engine/containerd/containerd.go parseVersion), an unknown failure whose lines are shown
+    'time="2026-11-30T10:12:01Z" level=error msg="error running nvidia-ctk-installer: unable to determine runtime '
+    'options: unable to load containerd config: failed to parse config version: unsupported type for version field: 2"',
 ]
 _PLUGIN_OK = [  # k8s-device-plugin v0.14 (NVIDIA/k8s-device-plugin#406 as posted) and v0.20 Info lines
     "I1113 09:15:44.110759       1 main.go:154] Starting FS watcher.",

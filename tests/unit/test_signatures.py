@@ -115,6 +115,15 @@ def test_an_unknown_failure_shows_the_last_lines_and_no_cause() -> None:
     assert d.summary() == 'no known signature; "step 5"'
 
 
+def test_the_toolkits_load_wrapper_around_another_error_is_an_unknown_failure() -> None:
+    """``unable to load containerd config: ...`` wraps every load error of the toolkit; only a file's (missing,
+    unreadable, unparsable) names toolkit-runtime-config, another inner error names no cause and is shown."""
+    line = next(t for t in TWINS["container-toolkit"] if "unsupported type for version field" in t)
+    evidence = Evidence(logs=(LogTail("gpu-operator/p-1", "ctr", lines=(LogLine("", "starting"), LogLine("", line))),))
+    d = diagnose(Blame("gpu-1", "container-toolkit", "operand-pod", _pod(), None), evidence)
+    assert d.signature is None and line in [ln.text for ln in d.lines]
+
+
 def test_a_row_of_another_operand_is_not_taken() -> None:
     line = EXCERPTS["device-plugin-nvml"][0]
     evidence = Evidence(logs=(LogTail("gpu-operator/p-1", "ctr", lines=(LogLine("", line),)),))
