@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from itertools import groupby
+from itertools import compress, islice
+from operator import is_not
 from typing import Any
 
 from gpulabel.checks.engine.readby import ReadBy
@@ -128,24 +129,6 @@ class _Cells:
         return self._size
 
 
-def _buckets(ids: list[int], names: Sequence[str]) -> tuple[dict[int, list[str]], dict[int, int]]:
-    """The names by the id of their result, each list in order, and the place of each id's first node: one step
-    a run of nodes with the same result (a pool's nodes, next to each other by name: about 3,000 runs at 65,000
-    nodes), not one a node."""
-    buckets: dict[int, list[str]] = {}
-    first: dict[int, int] = {}
-    at = 0
-    for k, run in groupby(ids):
-        end = at + len(list(run))
-        members = buckets.get(k)
-        if members is None:
-            buckets[k], first[k] = list(names[at:end]), at
-        else:
-            members.extend(names[at:end])
-        at = end
-    return buckets, first
-
-
 class SpecRow:
     """One distinct Pending spec's verdict on every node (its cells) and the sums pending tells from them."""
 
@@ -213,60 +196,60 @@ class SpecRow:
     def fill(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
         """Every node's cell at once (``names`` in order, an empty row): :meth:`put`'s sums, with what nodes
         sharing one result share (its score, group, part of the message) worked out once, and the sums
-        added once per distinct part.
+        added once per run of nodes.
 
-        Nodes are first bucketed by their result (placement shares one result object between the nodes of a
-        group: a few dozen distinct at 65,000 nodes), by runs (:func:`_buckets`); each bucket's group and sums
-        are then set at once (a list extended, a count), every node's cell in one step (:class:`_Cells`), and
-        each group's lists sorted once (runs already in order: a merge). Only nodes whose part of the message is
-        their own (preemption's answer reads the node's capacity; a PreFilter name set names the node) are
-        visited again."""
+        Placement shares one result object between the nodes of a group (a few dozen distinct at 65,000
+        nodes), and a pool's nodes are next to each other by name: the nodes are taken by runs of one result
+        object (about 3,000 runs at 65,000 nodes, found in C by identity), each run's names added to its
+        group's lists at once and its cells set at once (:class:`_Cells`). The runs come in the nodes' order,
+        so every list of a group (empty before) is in order as it is built, with no sort. Only nodes whose part
+        of the message is their own (preemption's answer reads the node's capacity; a PreFilter name set names
+        the node) are visited one by one."""
         if self.prefilter is not None:  # the part names the node: not shared
             self._fill_each(names, results, capacities)
             return
-        ids = list(map(id, results))
-        buckets, first = _buckets(ids, names)
-        cell_of: dict[int, int] = {}  # a result's cell, where its nodes share one: every node's set at once below
-        own: list[tuple[list[str], int]] = []  # the other nodes, by their own cell
-        tally: dict[MessagePart | None, int] = {}
-        touched: set[int] = set()  # the lists extended: sorted once at the end
-        lists: list[list[str]] = []
-        for k, members in buckets.items():
-            result = results[first[k]]
-            score = shortfall(result)
-            group = self._group(result.reason)
-            same = group.scores.setdefault(score, [])
-            for target in (group.names, same):
-                if id(target) not in touched:
-                    touched.add(id(target))
-                    lists.append(target)
-                target.extend(members)
-            base = None if result.fits else message_part(None, "", result, None, self.priority)
-            if base is None or not base.resolvable:
-                parts: dict[MessagePart | None, list[str]] = {base: members}
-            else:  # its own preemption answer: whether a pod of lower priority is on it
-                parts = {}
-                for name in members:
-                    own_part = message_part(None, name, result, capacities.get(name), self.priority)
-                    parts.setdefault(own_part, []).append(name)
-            for shared, on in parts.items():
-                i = self._intern((result, score, shared), 0)
-                self.uses[i] += len(on)
-                if len(parts) == 1:
-                    cell_of[k] = i
-                else:
-                    cell_of[k] = -1
-                    own.append((on, i))
-                tally[shared] = tally.get(shared, 0) + len(on)
-        cells = self.cells
-        cells.fill(list(names), list(map(cell_of.__getitem__, ids)))
-        for on, i in own:
-            for name in on:
-                cells[name] = i
-        for target in lists:
-            target.sort()
-        for counted, n in tally.items():
-            self._add(counted, n)
+        n = len(results)
+        # where each run of one result object starts: a node whose result is not its predecessor's
+        starts = [0, *compress(range(1, n), map(is_not, results, islice(results, 1, None)))] if n else []
+        # by id of a result: its group's lists, its cell (-1: a cell per node), how many nodes have that cell, and
+        # its shortfall
+        shared: dict[int, list[Any]] = {}
+        own: dict[tuple[int, MessagePart | None], int] = {}  # (id of a result, a node's own part) -> its cell
+        tally: dict[MessagePart | None, int] = {}  # the nodes with a part of their own, by it
+        base: list[int] = []  # every node's cell, in order
+        for at, end in zip(starts, [*starts[1:], n], strict=True):
+            result = results[at]
+            known = shared.get(id(result))
+            if known is None:
+                score = shortfall(result)
+                group = self._group(result.reason)
+                part = None if result.fits else message_part(None, "", result, None, self.priority)
+                # its own preemption answer (whether a pod of lower priority is on it): a cell per node below
+                i = -1 if part is not None and part.resolvable else self._intern((result, score, part), 0)
+                known = shared[id(result)] = [group.names, group.scores.setdefault(score, []), i, 0, score]
+            in_group, same, i, _, score = known
+            run = names[at:end]
+            in_group.extend(run)
+            same.extend(run)
+            if i >= 0:
+                known[3] += end - at
+                base.extend([i] * (end - at))
+                continue
+            for name in run:
+                mine = message_part(None, name, result, capacities.get(name), self.priority)
+                j = own.get((id(result), mine))
+                if j is None:
+                    j = own[(id(result), mine)] = self._intern((result, score, mine), 0)
+                self.uses[j] += 1
+                base.append(j)
+                tally[mine] = tally.get(mine, 0) + 1
+        for _, _, i, count, _ in shared.values():
+            if i >= 0:
+                self.uses[i] += count
+                tally[self.table[i][2]] = tally.get(self.table[i][2], 0) + count
+        self.cells.fill(list(names), base)
+        for counted, count in tally.items():
+            self._add(counted, count)
         self._told = None
 
     def _fill_each(self, names: Sequence[str], results: list[Result], capacities: Mapping[str, NodeCapacity]) -> None:
