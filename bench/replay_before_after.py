@@ -27,19 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.monitor_replay import _pct, stream
+from bench.synth import write_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _prepare(work: Path, nodes: int, events: int, seed: int) -> tuple[Path, Path, list[str]]:
     snapshot, events_file = work / f"synth-{nodes}.json", work / f"events-{nodes}-{events}-{seed}.json"
-    if not snapshot.exists():
-        subprocess.run(
-            [sys.executable, "-m", "bench.synth", "--nodes", str(nodes), "--out", str(snapshot)],
-            check=True,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-        )
+    write_file(snapshot, nodes)
     if not events_file.exists():
         objects = json.loads(snapshot.read_text())["items"]
         events_file.write_text(json.dumps(stream(objects, events, seed)))

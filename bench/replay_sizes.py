@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.monitor_replay import START, _digest, _pct, _status, listed_records, stream
+from bench.synth import write_file
 
 ROOT = Path(__file__).resolve().parent.parent
 Records = dict[str, list[tuple[tuple[str, str], Any]]]
@@ -144,12 +145,7 @@ def _prepare(nodes: int, events: int, seed: int, tmp: Path) -> tuple[Path, Path,
     their own (the snapshot's objects, ~4 GB at 130,000 nodes, go back with them) unless there already, and
     each event's kind."""
     snapshot, events_file = tmp / f"synth-{nodes}.json", tmp / f"events-{nodes}-{events}-{seed}.json"
-    if not snapshot.exists():
-        subprocess.run(
-            [sys.executable, "-m", "bench.synth", "--nodes", str(nodes), "--out", str(snapshot)],
-            check=True,
-            stderr=subprocess.DEVNULL,
-        )
+    write_file(snapshot, nodes)
     if not events_file.exists() or not Path(_pages_of(snapshot)).exists():
         stream_args = ["--stream", str(snapshot), str(events_file), str(events), str(seed)]
         subprocess.run([sys.executable, "-m", "bench.replay_sizes", *stream_args], check=True)
