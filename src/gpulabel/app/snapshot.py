@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpulabel.app.evidence import EvidenceOptions
 from gpulabel.app.session import Outcome, Session
 from gpulabel.errors import InputError
 from gpulabel.model.findings import Cell, Result, Section
+
+if TYPE_CHECKING:
+    from gpulabel.cluster.progress import Progress
 
 __all__ = ["GENERATOR_MARK", "SnapshotOptions", "run_snapshot"]
 
@@ -61,20 +65,18 @@ def run_snapshot(session: Session, opts: SnapshotOptions) -> Outcome:
     return Outcome(Result("snapshot", sections=(section,), ok="", fields={"file": opts.output, "bytes": len(data)}))
 
 
-def _streamed(session: Session, opts: SnapshotOptions, notes: list[str], progress: object) -> Outcome:
+def _streamed(session: Session, opts: SnapshotOptions, notes: list[str], progress: Progress | None) -> Outcome:
     """``-o FILE``: each page written to the file as it arrives (cluster/capture.py ``capture_to``), so the
     capture's memory is a page's, whatever the cluster's size; the file is the one ``-`` prints."""
     from gpulabel.cluster.capture import capture_to
     from gpulabel.cluster.files import Output, write_stream
-    from gpulabel.cluster.progress import Progress
 
     client = session.client()
-    line = progress if isinstance(progress, Progress) else None
     size = 0
 
     def produce(out: Output) -> None:
         nonlocal size
-        capture_to(client, out, notes.append, line)
+        capture_to(client, out, notes.append, progress)
         size = out.mark()
 
     write_stream(opts.output, produce, marker=GENERATOR_MARK, force=opts.force)

@@ -55,19 +55,30 @@ def capture(
     ``progress``: the line to draw on (default: stderr's, on a terminal only).
     """
     items: list[dict[str, Any]] = []
+
+    def list_kind(kind: str, listing: _Listing) -> int:
+        found, _ = client.list(kind, on_page=listing)
+        items.extend(found if found else [_empty_list(kind)])
+        return len(found)
+
+    _note(note, _each_kind(client, progress, list_kind))
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _each_kind(
+    client: KubeClient, progress: Progress | None, list_kind: Callable[[str, _Listing], int]
+) -> dict[str, int]:
+    """Each served kind listed in turn by ``list_kind(kind, listing)`` (its objects' count), told on the progress
+    line; the counts by kind."""
     counts: dict[str, int] = {}
     line = progress if progress is not None else Progress("snapshot")
     kinds = served_kinds(client, [k.kind for k in KINDS])
     for i, kind in enumerate(kinds):
         listing = _Listing(line, kind, f"{i + 1}/{len(kinds)}")
-        found, _ = client.list(kind, on_page=listing)
-        listing.objects = len(found)
+        listing.objects = counts[kind] = list_kind(kind, listing)
         listing.show(final=True)
-        items.extend(found if found else [_empty_list(kind)])
-        counts[kind] = len(found)
     line.done()
-    _note(note, counts)
-    return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+    return counts
 
 
 # The document's top as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes it, up to its items (run_snapshot's doc).
@@ -98,20 +109,16 @@ def capture_to(
         out.write((b",\n" if written else b"[\n") + _INDENT + text)
         written += 1
 
-    counts: dict[str, int] = {}
-    line = progress if progress is not None else Progress("snapshot")
-    kinds = served_kinds(client, [k.kind for k in KINDS])
-    for i, kind in enumerate(kinds):
-        listing = _Listing(line, kind, f"{i + 1}/{len(kinds)}")
+    def list_kind(kind: str, listing: _Listing) -> int:
         object_kind = KIND[kind].object_kind
         start, before = out.mark(), written
 
-        def restart(start: int = start, before: int = before) -> None:
+        def restart() -> None:
             nonlocal written
             out.back_to(start)
             written = before
 
-        def with_kind(obj: dict[str, Any], object_kind: str = object_kind) -> None:
+        def with_kind(obj: dict[str, Any]) -> None:
             obj.setdefault("kind", object_kind)  # as client.list hands them on
             item(obj)
 
@@ -122,12 +129,11 @@ def capture_to(
             on_page=listing,
             restarted=restart,
         )
-        listing.objects = len(found)
-        listing.show(final=True)
         if not found:
             item(_empty_list(kind))
-        counts[kind] = len(found)
-    line.done()
+        return len(found)
+
+    counts = _each_kind(client, progress, list_kind)
     out.write(b"\n  ]\n}\n" if written else empty)
     _note(note, counts)
 

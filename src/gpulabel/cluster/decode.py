@@ -51,7 +51,12 @@ def _depth_message() -> str:
 def _jiter(data: bytes, limit: int) -> Any:
     """``data`` parsed by jiter, refusing duplicate keys and values deeper than ``limit`` below the root."""
     wrap = _JITER_LEVELS - limit
-    value = jiter.from_json(b"[" * wrap + data + b"]" * wrap, catch_duplicate_keys=True, allow_inf_nan=False)
+    return _unwrapped(b"[" * wrap + data + b"]" * wrap, wrap)
+
+
+def _unwrapped(text: bytes, wrap: int) -> Any:
+    """``text``, ``data`` inside ``wrap`` arrays, parsed by jiter (duplicate keys refused), ``data``'s value."""
+    value = jiter.from_json(text, catch_duplicate_keys=True, allow_inf_nan=False)
     for _ in range(wrap):
         value = value[0]
     return value
@@ -175,9 +180,7 @@ def _jiter_items(data: bytes, chunk: Sequence[Any], where: str, wrapped: bytes |
         if wrapped is None:
             values: list[Any] = _jiter(b"[" + b",".join(chunk) + b"]", MAX_DEPTH - 2)
         else:
-            values = jiter.from_json(wrapped, catch_duplicate_keys=True, allow_inf_nan=False)
-            for _ in range(_JITER_LEVELS - (MAX_DEPTH - 2)):
-                values = values[0]
+            values = _unwrapped(wrapped, _JITER_LEVELS - (MAX_DEPTH - 2))
     except ValueError:
         values = []
     else:
