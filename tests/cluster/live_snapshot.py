@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from typing import Any
 from gpulabel.cli.main import main
 
 AT = "2026-12-04T00:00:00Z"  # every age is measured at one time on both sides
-ROUNDS = 3
+ROUNDS = 4
+PAUSE = 5.0  # seconds before a round taken again, growing: a burst of scheduler retries should not span every round
 
 
 def run(argv: Sequence[str]) -> tuple[int, str, str]:
@@ -72,6 +74,13 @@ _PAGE_SOURCE = (
     (re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ"), "generated TIME"),
     (re.compile(r'"generated":"[^"]*"'), '"generated":"TIME"'),
 )
+# The page's data is one line of JSON: a line per value, so that :func:`_between` compares each Pending pod's
+# message on its own (the scheduler's CEL errors name whichever device it tried first, retry by retry).
+_PAGE_DATA = re.compile(r'(<script type="application/json" id="gpulabel-data">)(.*?)(</script>)', re.S)
+
+
+def _data_lines(match: re.Match[str]) -> str:
+    return f"{match[1]}\n{json.dumps(json.loads(match[2]), indent=1)}\n{match[3]}"
 
 
 def _answer(cmd: Sequence[str], *source: str) -> tuple[int, str, str]:
@@ -79,6 +88,7 @@ def _answer(cmd: Sequence[str], *source: str) -> tuple[int, str, str]:
     if cmd[0] == "report":
         for pattern, fixed in _PAGE_SOURCE:
             out = pattern.sub(fixed, out)
+        out = _PAGE_DATA.sub(_data_lines, out, count=1)
     return code, out, err
 
 
@@ -131,7 +141,8 @@ def _round(kubeconfig: Path, cmds: Sequence[tuple[str, ...]], first: Path, secon
 def live_equals_snapshot(kubeconfig: Path, work: Path, **what: str) -> dict[str, Any]:
     """Each read-only command live against the same on snapshots of the moment; a failure names every command
     whose live answer is neither snapshot's, with the answers. A round that fails is taken again (a scheduler
-    retry can change a Pending pod's message while a command LISTs its kinds one after another), up to three.
+    retry can change a Pending pod's message while a command LISTs its kinds one after another), up to ROUNDS,
+    pausing PAUSE seconds more before each.
     ``what``: :func:`read_only_commands`' namespace, node, expression and manifest (a file name). Returns what
     was compared: commands, rounds, commands whose answer changed between the round's two snapshots."""
     manifest = Path(what.pop("manifest"))
@@ -139,8 +150,29 @@ def live_equals_snapshot(kubeconfig: Path, work: Path, **what: str) -> dict[str,
     first, second = work / "moment-a.json", work / "moment-b.json"
     retried: list[str] = []  # the commands of rounds taken again, printed by the callers
     for rounds in range(1, ROUNDS + 1):
+        if rounds > 1:
+            time.sleep(PAUSE * (rounds - 1))
         differ, moved = _round(kubeconfig, cmds, first, second)
         if not differ:
             return {"commands": len(cmds) + 1, "rounds": rounds, "moved": moved, "retried": retried}
         retried.extend(str(d["command"]) for d in differ)
-    raise AssertionError(json.dumps(differ, indent=1))
+    raise AssertionError(json.dumps(differ, indent=1) + "\n" + _summary(differ))
+
+
+def _summary(differ: Sequence[dict[str, Any]]) -> str:
+    """The last line of a failure (CI shows the tail): each command that differed, and its first line that
+    differs from both snapshots' (or what was refused)."""
+    said = []
+    for d in differ:
+        if "refused" in d:
+            said.append(f"{d['command']}: refused: {d['refused'][:200]}")
+            continue
+        a, b = d["snapshot"], d.get("snapshot after", d["snapshot"])
+        lines = [x[1].splitlines() for x in (d["live"], a, b)]
+        rows = enumerate(zip(*lines, strict=False))
+        first = next(
+            (f"line {i + 1}: {got[:200]!r}" for i, (got, was, then) in rows if got not in (was, then)),
+            f"exit {d['live'][0]} vs {a[0]}/{b[0]}; lines {len(lines[0])} vs {len(lines[1])}/{len(lines[2])}",
+        )
+        said.append(f"{d['command']}: {first}")
+    return f"live differs from both snapshots in {len(differ)} command(s): " + " | ".join(said)
