@@ -15,7 +15,14 @@ from collections.abc import Sequence
 import pytest
 from bench import new_kinds_bench
 
-from gpulabel.checks.queues.rules import FlavorNodes, NodeGroups, flavor_nodes, flavor_requirements, why_none
+from gpulabel.checks.queues.rules import (
+    _SELECTIONS,
+    FlavorNodes,
+    NodeGroups,
+    flavor_nodes,
+    flavor_requirements,
+    why_none,
+)
 from gpulabel.model import gpustack as G
 from gpulabel.model.cluster import ClusterState, Node
 from gpulabel.model.kueue import ResourceFlavor
@@ -78,3 +85,15 @@ def test_groups_made_for_other_keys_are_not_used() -> None:
     groups = NodeGroups(state.nodes, ())  # reads no label: the flavor's nodeLabels are not among its keys
     assert not groups.serves(flavor_requirements(flavor))
     assert flavor_nodes(flavor, state.nodes, groups=groups) == _node_by_node(flavor, state.nodes)
+
+
+def test_selected_markings_are_kept_a_bounded_few_and_equal_a_fresh_walk() -> None:
+    state = _cluster(1)
+    groups = NodeGroups(state.nodes, {"nvidia.com/gpu.product"})
+    rng = random.Random(7)
+    markings = [tuple(rng.random() < 0.5 for _ in groups.members) for _ in range(3 * _SELECTIONS)]
+    for fits in markings + markings[:5]:  # more distinct markings than are kept, then some again
+        want = tuple(n for n, gid in zip(groups.nodes, groups.of, strict=True) if fits[gid])
+        assert groups.selected(fits) == want
+        assert groups.selected(list(fits)) is groups.selected(fits)  # the second ask walks no node
+        assert len(groups._selected) <= _SELECTIONS

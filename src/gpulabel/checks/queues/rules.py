@@ -26,6 +26,7 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 from gpulabel.checks.queues.pools import Pools, pools_for
 from gpulabel.k8s.nodeaffinity import PodRequirements
@@ -116,6 +117,9 @@ class FlavorNodes:
         return sum(self.gpus.values())
 
 
+_SELECTIONS = 16  # NodeGroups.selected: the distinct markings kept
+
+
 class NodeGroups:
     """The nodes grouped by what a flavor's requirements read of them: the values of ``keys``, the taints and
     whether the node is cordoned (``PodRequirements.label_keys``: nodes that agree on these get the same
@@ -137,6 +141,19 @@ class NodeGroups:
             self.of.append(gid)
             self.members[gid].append(node)
         self._gpus: dict[int, tuple[dict[str, int], int]] = {}
+        self._selected: dict[tuple[bool, ...], tuple[Node, ...]] = {}
+
+    def selected(self, fits: Sequence[bool]) -> tuple[Node, ...]:
+        """The nodes of the groups that ``fits`` marks (by group), in the nodes' order; one walk of the nodes per
+        distinct marking (flavors of one product select the same groups), the last few kept (a kept marking
+        holds a reference per node it selects: ``_SELECTIONS`` of them at most)."""
+        key = tuple(fits)
+        kept = self._selected.get(key)
+        if kept is None:
+            if len(self._selected) >= _SELECTIONS:
+                self._selected.clear()
+            kept = self._selected[key] = tuple(compress(self.nodes, map(key.__getitem__, self.of)))
+        return kept
 
     def gpus(self, gid: int) -> tuple[dict[str, int], int]:
         """The group's GPUs by resource (allocatable) and how many of its nodes have no allocatable; summed the
@@ -202,7 +219,7 @@ def _grouped(flavor: ResourceFlavor, req: PodRequirements, groups: NodeGroups) -
         total, missing = groups.gpus(gid)
         gpus.update(total)
         unknown += missing
-    selected = tuple(n for n, gid in zip(groups.nodes, groups.of, strict=True) if fits[gid]) if any(fits) else ()
+    selected = groups.selected(fits) if any(fits) else ()
     order: dict[str, int] = {}  # the resources in the order the nodes first name them, as node by node
     for node in selected:
         if len(order) == len(gpus):
