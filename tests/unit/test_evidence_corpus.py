@@ -117,6 +117,7 @@ SETS = {
     "held-out-10": "Tenth corpus",
     "fitted-10": "Tenth corpus",
     "held-out-11": "Eleventh corpus",
+    "fitted-11": "Eleventh corpus",
 }
 
 
