@@ -451,6 +451,20 @@ LINES: dict[str, list[tuple[str, str]]] = {
             "https://github.com/NVIDIA/gpu-operator/issues/118 (nvidia-smi --gpu-reset, persistenced holding it)",
         ),
     ],
+    "mig-manager-nvml": [
+        (
+            'time="2026-11-30T10:12:01Z" level=fatal msg="Error applying MIG configuration with hooks: error '
+            'initializing NVML: ERROR_LIBRARY_NOT_FOUND"',
+            "composed: mig-parted v0.15 cmd/nvidia-mig-parted/main.go (log.Fatal), apply/apply.go and apply/config.go "
+            "ApplyMigConfig with go-nvml v0.13's name for a library it cannot load",
+        ),
+        (
+            'time="2022-05-11T16:53:48Z" level=fatal msg="Error applying MIG configuration with hooks: error '
+            'initializing NVML: Driver Not Loaded"',
+            "composed: mig-parted v0.5 cmd/apply/apply.go and cmd/apply/mode.go ApplyMigMode with nvmlErrorString's "
+            "words for NVML_ERROR_DRIVER_NOT_LOADED",
+        ),
+    ],
     "mig-apply-failed": [
         (
             "MIG mode change did not take effect after rebooting",
@@ -460,6 +474,12 @@ LINES: dict[str, list[tuple[str, str]]] = {
             'time="2026-11-30T10:12:01Z" level=error msg="Error: failed to apply MIG configuration: exit status 1"',
             "composed: mig-parted v0.15 cmd/nvidia-mig-manager/main.go (Error: %s) and "
             "pkg/mig/reconfigure/reconfigure.go Reconfigure.Run",
+        ),
+        (
+            'time="2024-02-13T10:21:20Z" level=fatal msg="Error applying MIG configuration with hooks: error '
+            'resetting all GPUs: exit status 255"',
+            "composed: mig-parted v0.10 cmd/nvidia-mig-parted/apply/apply.go and apply/mode.go ApplyMigMode "
+            "(error resetting all GPUs: %v), the wrapper around an inner error other than NVML's start",
         ),
     ],
     "dcgm-exporter-hostengine": [
@@ -656,6 +676,10 @@ _MIG_OK = [  # mig-parted v0.15 (NVIDIA/gpu-operator#1606 and #668 as posted, up
     "Asserting that the requested configuration is present in the configuration file",
     "Applying the MIG mode change from the selected config to the node (and double checking it took effect)",
     "Changing the 'nvidia.com/mig.config.state' node label to 'pending'",
+    # mig-parted apply.go around NVML failing to start with a return that is not a missing library or driver (an
+    # internal driver error): neither mig-manager-nvml's cause nor mig-apply-failed's, so no cause is named
+    'time="2026-11-30T10:12:01Z" level=fatal msg="Error applying MIG configuration with hooks: error initializing '
+    'NVML: Unknown Error"',
 ]
 _DCGM_OK = [  # dcgm-exporter 3.1 (NVIDIA/dcgm-exporter#148 as posted, before the failure) and 3.3 Info lines
     'time="2023-08-01T02:47:12Z" level=info msg="Starting dcgm-exporter"',

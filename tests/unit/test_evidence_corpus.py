@@ -116,6 +116,8 @@ SETS = {
     "fitted-9": "Ninth corpus",
     "held-out-10": "Tenth corpus",
     "fitted-10": "Tenth corpus",
+    "held-out-11": "Eleventh corpus",
+    "fitted-11": "Eleventh corpus",
 }
 
 

@@ -81,6 +81,24 @@ def test_without_an_error_the_last_lines_are_shown() -> None:
     assert _texts(lines) == ["two", "three", "four"]
 
 
+def test_without_an_error_an_indented_line_is_read_with_the_line_it_continues() -> None:
+    """The kernel's multi-line messages (NVRM's advice after a probe that was not called), printed by the driver
+    installer under ``Kernel messages:`` with each continuation indented: the last entries are shown by their first
+    lines, not by the last entry's tail."""
+    lines = [
+        "Kernel messages:",
+        "[ 10.000001] nvidia-nvlink: Nvlink Core is being initialized, major device number 499",
+        "[ 10.000002] NVRM: The NVIDIA probe routine was not called for 4 device(s).",
+        "[ 10.000003] NVRM: This can occur when another driver was loaded and",
+        "               NVRM: obtained ownership of the NVIDIA device(s).",
+        "[ 10.000004] NVRM: Try unloading the conflicting kernel module (and/or",
+        "               NVRM: reconfigure your kernel without the conflicting",
+        "               NVRM: again.",
+    ]
+    assert _texts(lines) == [lines[2], lines[3], lines[5]]
+    assert _texts(["  one", "  two"]) == ["  one"]  # nothing but continuations: the first line starts the entry
+
+
 def test_a_line_is_shown_as_a_terminal_shows_it() -> None:
     assert readable("\x1b[31mERROR\x1b[0m: failed") == "ERROR: failed"
     assert readable("downloading 10%\rdownloading 100%\r") == "downloading 100%"

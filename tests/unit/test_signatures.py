@@ -124,6 +124,24 @@ def test_the_toolkits_load_wrapper_around_another_error_is_an_unknown_failure() 
     assert d.signature is None and line in [ln.text for ln in d.lines]
 
 
+def test_the_mig_managers_apply_wrapper_around_nvml_not_starting_is_not_a_held_gpu() -> None:
+    """``Error applying MIG configuration with hooks: ...`` wraps every error of mig-parted's apply; NVML failing
+    to start with a missing library or driver names mig-manager-nvml, with another return (an internal driver error)
+    no cause, and the line is shown."""
+    line = next(t for t in TWINS["mig-manager"] if "error initializing NVML: Unknown Error" in t)
+    evidence = Evidence(logs=(LogTail("gpu-operator/p-1", "ctr", lines=(LogLine("", "starting"), LogLine("", line))),))
+    d = diagnose(Blame("gpu-1", "mig-manager", "operand-pod", _pod(), None), evidence)
+    assert d.signature is None and line in [ln.text for ln in d.lines]
+    then = 'time="2026-11-30T10:12:02Z" level=error msg="Error: failed to apply MIG configuration: exit status 1"'
+    missing = Evidence(
+        logs=(
+            LogTail("gpu-operator/p-1", "ctr", lines=(LogLine("", EXCERPTS["mig-manager-nvml"][0]), LogLine("", then))),
+        )
+    )
+    named = diagnose(Blame("gpu-1", "mig-manager", "operand-pod", _pod(), None), missing).signature
+    assert named is not None and named.id == "mig-manager-nvml"  # the Go manager's exit-status line after it
+
+
 def test_a_row_of_another_operand_is_not_taken() -> None:
     line = EXCERPTS["device-plugin-nvml"][0]
     evidence = Evidence(logs=(LogTail("gpu-operator/p-1", "ctr", lines=(LogLine("", line),)),))

@@ -13,7 +13,8 @@ never the frames of the stack trace that follows (Go goroutine and signal
 dumps, Python tracebacks, Java frames; a C++ abort's ``terminate called``
 counts as fatal); without a fatal line the last error lines (those whose
 message says what failed before those that are errors by their logger's level alone: advice printed at error
-level after the failure); without an error line the last lines that are not frames.
+level after the failure); without an error line the last lines that are not frames, an indented line read as the
+continuation of the one before it (the first line of each of the last entries is shown).
 """
 
 from __future__ import annotations
@@ -130,4 +131,11 @@ def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
         return [*before[-(keep - 1) :], last] if keep > 1 else [last]
     errors = [i for i in told if is_error(lines[i])]
     failures = [i for i in errors if says_failure(lines[i])]
-    return (failures or errors or told)[-keep:]
+    return (failures or errors or _entries(lines, told) or told)[-keep:]
+
+
+def _entries(lines: Sequence[str], told: Sequence[int]) -> list[int]:
+    """The lines that start an entry: an indented line continues the one before it (the kernel's multi-line
+    messages, which dmesg and the driver installer's ``Kernel messages:`` print with the continuation indented
+    under the text), so the last entries are shown by their first lines, not by the tail of the last one."""
+    return [i for k, i in enumerate(told) if k == 0 or not lines[i][:1].isspace()]
