@@ -74,6 +74,8 @@ def figure(verdicts: list[Verdict]) -> str:
     said = (
         f"{len(verdicts)} cases, {len(known)} of a known kind: {right} named right "
         f"({100 * right // len(known)}%), {counts['missed']} missed, {counts['wrong']} wrong"
+        if known
+        else f"{len(verdicts)} cases, none of a known kind, {counts['wrong']} wrong"
     )
     if len(known) == len(verdicts):
         return said
@@ -118,6 +120,8 @@ SETS = {
     "fitted-10": "Tenth corpus",
     "held-out-11": "Eleventh corpus",
     "fitted-11": "Eleventh corpus",
+    "held-out-12": "Twelfth corpus",
+    "fitted-12": "Twelfth corpus",
 }
 
 
