@@ -216,3 +216,49 @@ def test_the_driver_scripts_selinux_lines_when_chcon_works_say_no_failure() -> N
         "Done, now waiting for signal",
     ]
     assert _texts(lines) == lines[-3:]
+
+
+def test_a_retry_notice_logged_below_error_level_after_the_error_is_not_the_line_that_matters() -> None:
+    """k8s-device-plugin logs a failure at klog's error level and then, at info level, that it will retry:
+    cmd/mps-control-daemon/main.go ``klog.Errorf("Failed to start MPS daemon: %v")``, then ``klog.Infof("Failed to
+    start one or more MPS deamons. Retrying in 30s...")`` and on the next attempt ``klog.Warningf("Failed to remove
+    .ready file: %v")`` (v0.15.0 lines 203, 129, 218; v0.17.0 lines 213, 132, 228); cmd/nvidia-device-plugin/main.go
+    ``klog.Errorf("Failed to start plugin: %v")`` and ``klog.Infof("Failed to start one or more plugins. Retrying in
+    30s...")`` (v0.15.0 lines 301, 208; v0.17.0 lines 374, 268). The notices say ``Failed`` too; the error they are
+    about is the line shown. Composed from those format strings."""
+    v017 = [
+        'I0101 00:00:00.000001 99 daemon.go:97] "Staring MPS daemon" resource="nvidia.com/gpu"',
+        "E0101 00:00:00.000002 99 main.go:213] Failed to start MPS daemon: error setting SELinux context: lsetxattr "
+        "/mps/nvidia.com/gpu/pipe: permission denied",
+        "I0101 00:00:00.000003 99 main.go:132] Failed to start one or more MPS deamons. Retrying in 30s...",
+        "W0101 00:00:30.000001 99 main.go:228] Failed to remove .ready file: remove /mps/.ready: no such file or "
+        "directory",
+        "I0101 00:00:30.000002 99 main.go:230] Stopping MPS daemons.",
+        "I0101 00:00:30.000003 99 main.go:132] Failed to start one or more MPS deamons. Retrying in 30s...",
+    ]
+    assert _texts(v017) == [v017[1]]
+    v015 = [
+        "I0101 00:00:00.000001 1 main.go:279] Retrieving plugins.",
+        "E0101 00:00:00.000002 1 main.go:301] Failed to start plugin: error waiting for MPS daemon: error checking "
+        "MPS daemon health: failed to send command to MPS daemon: exit status 1",
+        "I0101 00:00:00.000003 1 main.go:208] Failed to start one or more plugins. Retrying in 30s...",
+    ]
+    assert _texts(v015) == [v015[1]]
+
+
+def test_a_failure_logged_below_error_level_before_any_error_is_still_shown() -> None:
+    """The twin: a warning or info line that says a failure and is not after an error-level one is the failure itself
+    (gRPC's warning that a dial failed, the validator's logrus info line ``Error: error validating toolkit
+    installation``), and a log that says its failures only below error level shows them as before."""
+    warned = [
+        "I0101 00:00:00.000001 1 main.go:163] Starting OS watcher.",
+        "W0101 00:00:00.000002 1 component.go:41] grpc: addrConn.createTransport failed to connect to nfd-master",
+        "E0101 00:00:00.000003 1 main.go:95] error creating NVML labeler: failed to initialize NVML",
+    ]
+    assert _texts(warned) == warned[1:]
+    info = [
+        'time="2021-10-07T15:16:34Z" level=info msg="version: 8fd8b2d9"',
+        'time="2021-10-07T15:16:34Z" level=info msg="Error: error validating toolkit installation: exec: '
+        '\\"nvidia-smi\\": executable file not found in $PATH"',
+    ]
+    assert _texts(info) == [info[1]]

@@ -13,8 +13,9 @@ never the frames of the stack trace that follows (Go goroutine and signal
 dumps, Python tracebacks, Java frames; a C++ abort's ``terminate called``
 counts as fatal); without a fatal line the last error lines (those whose
 message says what failed before those that are errors by their logger's level alone: advice printed at error
-level after the failure); without an error line the last lines that are not frames, an indented line read as the
-continuation of the one before it (the first line of each of the last entries is shown).
+level after the failure; and not those their logger marks below error level, info or warning, after one at error
+level: a retry notice about the error it follows); without an error line the last lines that are not frames, an
+indented line read as the continuation of the one before it (the first line of each of the last entries is shown).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 
 from gpulabel.model.redaction import redact_text
 
-__all__ = ["decisive", "is_error", "is_fatal", "is_frame", "readable", "says_failure", "shown"]
+__all__ = ["below_error", "decisive", "is_error", "is_fatal", "is_frame", "readable", "says_failure", "shown"]
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _FRAME = re.compile(
@@ -60,6 +61,16 @@ _ERROR = re.compile(
     r"|\bfailed\b|\bunable to\b|\bcannot\b|\bcould not\b|\bcan['\u2019]t\b|\bcouldn['\u2019]t\b"
 )
 
+
+# a level below error that a logger writes before its message: klog's I and W headers, logrus' and slog's level=info,
+# level=warning (warn), debug and trace, logrus' short INFO[0000] and WARN[0000] forms. A failure said at such a level
+# follows the error it is about: k8s-device-plugin v0.15.0 to v0.17.0 log klog.Errorf("Failed to start plugin: %v")
+# and then klog.Infof("Failed to start one or more plugins. Retrying in 30s...") (cmd/nvidia-device-plugin/main.go),
+# and the MPS control daemon klog.Errorf("Failed to start MPS daemon: %v"), then the same Infof retry notice and, on
+# the next attempt, klog.Warningf("Failed to remove .ready file: %v") (cmd/mps-control-daemon/main.go)
+_BELOW_ERROR = re.compile(
+    r"^[IWD]\d{4} \d\d:\d\d:\d\d|\blevel=(?i:info|warn(?:ing)?|debug|trace)\b|^(?:INFO|WARN|DEBU|TRAC)\[\d+\]"
+)
 
 # the level a logger writes before its message: klog's header, logrus' level=, its short ERRO[0000] form, a bare ERROR
 _LEVEL = re.compile(
@@ -112,6 +123,12 @@ def says_failure(line: str) -> bool:
     return is_fatal(line) or _ERROR.search(_LEVEL.sub("", line)) is not None
 
 
+def below_error(line: str) -> bool:
+    """A line its logger marks as info, warning or debug: a failure it says is a notice about an error logged before
+    it (a retry), not the error itself."""
+    return _BELOW_ERROR.search(line) is not None
+
+
 def _in_trace(lines: Sequence[str], i: int) -> bool:
     """A frame, or the source line Python prints indented under a frame's ``File "...", line N``."""
     if is_frame(lines[i]):
@@ -121,8 +138,9 @@ def _in_trace(lines: Sequence[str], i: int) -> bool:
 
 def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
     """The indices (ascending) of at most ``keep`` lines that say why the program stopped: the last panic or
-    fatal line with the error lines before it; else the last error lines that say what failed (else the last
-    error lines); else the last lines; never a frame of a stack trace."""
+    fatal line with the error lines before it; else the last error lines that say what failed, leaving out those
+    logged below error level after one logged at error level (or at no level): a retry notice about it (else the
+    last error lines); else the last lines; never a frame of a stack trace."""
     told = [i for i, line in enumerate(lines) if line.strip() and not _in_trace(lines, i)]
     fatal = [i for i in told if is_fatal(lines[i])]
     if fatal:
@@ -131,7 +149,10 @@ def decisive(lines: Sequence[str], keep: int = 3) -> list[int]:
         return [*before[-(keep - 1) :], last] if keep > 1 else [last]
     errors = [i for i in told if is_error(lines[i])]
     failures = [i for i in errors if says_failure(lines[i])]
-    return (failures or errors or _entries(lines, told) or told)[-keep:]
+    # a failure said below error level after one said at error level is a notice about it (a retry), not the cause
+    first = next((i for i in failures if not below_error(lines[i])), len(lines))
+    said = [i for i in failures if i <= first or not below_error(lines[i])]
+    return (said or errors or _entries(lines, told) or told)[-keep:]
 
 
 def _entries(lines: Sequence[str], told: Sequence[int]) -> list[int]:
