@@ -122,6 +122,8 @@ SETS = {
     "fitted-11": "Eleventh corpus",
     "held-out-12": "Twelfth corpus",
     "fitted-12": "Twelfth corpus",
+    "held-out-13": "Thirteenth corpus",
+    "fitted-13": "Thirteenth corpus",
 }
 
 
