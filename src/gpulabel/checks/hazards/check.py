@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
@@ -143,7 +144,7 @@ class _Pieces:
         if self.shown is None:
             if self.listed is None:
                 self.listed = sorted(self.found, key=fleet.order)  # a pod's place never moves (Fleet.order)
-            shown = tuple(f for k in self.listed for f in self.found[k])
+            shown = tuple(chain.from_iterable(map(self.found.__getitem__, self.listed)))
             self.shown = Result("hazards", shown, graded=True)
         return self.shown
 
