@@ -159,8 +159,18 @@ class _Pieces:
         requirements would fit moved) with the count and names now, as ``pending.hazards`` words them; the pods
         whose findings it did not write (to judge again)."""
         again: set[ObjectKey] = set()
+        answers: dict[int, tuple[int, tuple[str, ...]]] = {}  # by id of a requirement (req_of keeps it): asked once
+
+        def index() -> placement.NodeIndex:
+            return self._index(fleet.state)
+
         for key in keys:
-            count, names = self.fits.answer(self.req_of[key], lambda: self._index(fleet.state))
+            req = self.req_of[key]
+            answer = answers.get(id(req))
+            if answer is None:
+                count, first = self.fits.answer(req, index)
+                answer = answers[id(req)] = (count, tuple(first))
+            count, names = answer
             was = self.found[key]
             now = [f if f.fits_elsewhere is None else pending.hazard_recounted(f, count, names) for f in was]
             if any(f is None for f in now):
