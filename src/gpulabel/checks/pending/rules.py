@@ -539,8 +539,7 @@ def hazards(
 
 
 def pod_row(pod: Pod, message: str, predicted: str | None, ref: str | None = None) -> dict[str, Any]:
-    """A Pending pod's row of the ``pods`` section: the scheduler's message and the one predicted (``ref``: the
-    pod's ``ref``, if made already)."""
+    """A Pending pod's row of the ``pods`` section: the scheduler's message and the one predicted (``ref``: known)."""
     return {"pod": pod.ref if ref is None else ref, "scheduler_message": message, "predicted_message": predicted}
 
 
@@ -553,9 +552,7 @@ def pod_wide(
 ) -> tuple[str, ...]:
     """A Pending pod's wide lines: the scheduler's message, the predicted one, NFD's hints (``nfd_hints``);
     ``text``: the pod's ``pod_text``, ``ref``: its ``ref``, if made already."""
-    first = pod_text(pod, message) if text is None else text
-    if ref is None:
-        ref = pod.ref
+    first, ref = pod_text(pod, message) if text is None else text, pod.ref if ref is None else ref
     lines = [first] if predicted is None else [first, f"{ref} predicted: {predicted}"]
     if hints:
         lines.extend(f"{ref} nfd: {h}" for h in hints)
