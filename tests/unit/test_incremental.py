@@ -731,11 +731,11 @@ def test_a_nodefeaturerule_change_tells_a_pending_pod_its_hints_again() -> None:
     assert got.result.parts != first.result.parts
 
 
-def _regroup_never(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any]) -> set[str]:
+def _regroup_never(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any], *_: Any) -> set[str]:
     return set()
 
 
-def _regroup_came_only(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any]) -> set[str]:
+def _regroup_came_only(by_node: dict[str, list[Any]], old: Sequence[Any], new: Sequence[Any], *_: Any) -> set[str]:
     """Only the nodes of the findings that came (a node whose last finding went keeps it)."""
     was = {id(f) for f in old}
     nodes = {f.node for f in new if id(f) not in was and f.node and not f.pod}

@@ -229,3 +229,25 @@ def test_a_pending_pod_whose_row_told_the_same_keeps_its_piece() -> None:
     pair.apply(_node("gpu-f", team="y", taints=[TAINT]), False)
     assert not _differs(*pair.assess(START + 120))
     assert all(keeper.found[k] is not p for k, p in pieces.items())
+
+
+def test_pods_of_two_requirements_recounted_by_one_change_each_read_their_own() -> None:
+    """hazards' recount asks each requirement's kept list once per batch (``_recount``): two running pods whose
+    requirements differ (pool and team, team alone) and whose lists one node's change moves (gpu-f joins team
+    x) must each read their own count (3 and 4), as the full evaluator counts them."""
+    listed = [
+        *(o for o in LIST if o["kind"] == "Node"),
+        _node("gpu-h", team="x") | {"metadata": {"name": "gpu-h", "labels": {"team": "x", "pool": "other"}}},
+        _held(),
+        pod("held-2", 1, "gpu-c", selector={"team": "x"}),
+    ]
+    opts = check_options()
+    ev = IncrementalEvaluator(opts)
+    pair = Pair(ev, FullEvaluator(opts))
+    pair.reset(listed)
+    assert not _differs(*pair.assess(START))
+    pair.apply(_node("gpu-f", team="x"), False)
+    got, want = pair.assess(START + 60)
+    assert not _differs(got, want), _differs(got, want)
+    counts = {f.pod: f.fits_elsewhere for f in got.result.findings if f.check == "hazards"}
+    assert counts == {"ml/held": 3, "ml/held-2": 4}, counts

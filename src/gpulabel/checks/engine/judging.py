@@ -127,15 +127,20 @@ class KeptJudgment:
                 done.append(was[1])
                 continue
             judged_part = apply_ignores(regrade(part, accepted.severities), accepted.ignore, labels)
+            differ: list[Finding] | None = None  # the findings not where they were (_changed)
             if was is None:
                 by_node = node_findings(f for f in judged_part.findings if not f.baseline)
                 dirty.update(by_node)
             else:
                 by_node = was[2]
-                dirty.update(_regroup(by_node, was[1].findings, judged_part.findings))
+                differ = _changed(was[1].findings, judged_part.findings)
+                dirty.update(_regroup(by_node, was[1].findings, judged_part.findings, differ))
             pods: tuple[PodCause, ...] = ()
             if part.command in _POD_CHECKS:  # only these make pods' causes: the others' findings are not read
-                pods = tuple(pod_causes(f for f in judged_part.findings if not f.baseline))
+                if was is not None and differ is not None and _POD_REASONS.isdisjoint(map(_REASON, differ)):
+                    pods = was[3]  # no finding of a reason that makes a pod's cause came or went: the same causes
+                else:
+                    pods = tuple(pod_causes(f for f in judged_part.findings if not f.baseline))
             self._parts[part.command] = (part, judged_part, by_node, pods)
             done.append(judged_part)
         kept = self._parts
@@ -153,21 +158,37 @@ class KeptJudgment:
         return result, causes
 
 
-def _regroup(by_node: dict[str, list[Finding]], old: Sequence[Finding], new: Sequence[Finding]) -> set[str]:
-    """``by_node`` (``node_findings`` of ``old``, without the baseline's) made ``node_findings`` of ``new`` in
-    place, and the nodes whose findings changed. Keepers make again only the findings that changed and keep the
-    rest (the same objects), so the nodes to regroup are those of the findings not in the same place in both:
-    of equal length, the places holding another object; else the span between the longest common start and end.
-    """
+def _changed(old: Sequence[Finding], new: Sequence[Finding]) -> list[Finding]:
+    """The findings not in the same place in ``old`` and ``new`` (keepers make again only the findings that
+    changed and keep the rest, the same objects): of equal length, those of the places holding another object;
+    else those of the span between the longest common start and end. Found in C: a node's change tells
+    hundreds of Pending pods' findings again, among thousands kept."""
     if len(old) == len(new):
         places = list(itertools.compress(range(len(new)), map(operator.is_not, old, new)))
-        changed = [f for i in places for f in (old[i], new[i])]
-    else:
-        start = next(itertools.compress(itertools.count(), map(operator.is_not, old, new)), min(len(old), len(new)))
-        tail = next(itertools.compress(itertools.count(), map(operator.is_not, reversed(old), reversed(new))), 0)
-        tail = min(tail, len(old) - start, len(new) - start)
-        changed = [*old[start : len(old) - tail], *new[start : len(new) - tail]]
-    nodes = {f.node for f in changed if f.node and not f.pod}
+        return [*map(old.__getitem__, places), *map(new.__getitem__, places)]
+    start = next(itertools.compress(itertools.count(), map(operator.is_not, old, new)), min(len(old), len(new)))
+    tail = next(itertools.compress(itertools.count(), map(operator.is_not, reversed(old), reversed(new))), 0)
+    tail = min(tail, len(old) - start, len(new) - start)
+    return [*old[start : len(old) - tail], *new[start : len(new) - tail]]
+
+
+_NODE = operator.attrgetter("node")
+_REASON = operator.attrgetter("reason")
+_POD_REASONS = frozenset(reason for _, reason in POD_CAUSES)
+
+
+def _regroup(
+    by_node: dict[str, list[Finding]],
+    old: Sequence[Finding],
+    new: Sequence[Finding],
+    changed: Sequence[Finding] | None = None,
+) -> set[str]:
+    """``by_node`` (``node_findings`` of ``old``, without the baseline's) made ``node_findings`` of ``new`` in
+    place, and the nodes whose findings changed: the nodes of the findings :func:`_changed` finds (``changed``:
+    found already)."""
+    if changed is None:
+        changed = _changed(old, new)
+    nodes = {f.node for f in itertools.compress(changed, map(_NODE, changed)) if not f.pod}
     if not nodes:
         return set()
     fresh = node_findings(f for f in new if f.node in nodes and not f.baseline)

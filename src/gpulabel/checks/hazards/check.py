@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
@@ -143,7 +144,7 @@ class _Pieces:
         if self.shown is None:
             if self.listed is None:
                 self.listed = sorted(self.found, key=fleet.order)  # a pod's place never moves (Fleet.order)
-            shown = tuple(f for k in self.listed for f in self.found[k])
+            shown = tuple(chain.from_iterable(map(self.found.__getitem__, self.listed)))
             self.shown = Result("hazards", shown, graded=True)
         return self.shown
 
@@ -158,8 +159,18 @@ class _Pieces:
         requirements would fit moved) with the count and names now, as ``pending.hazards`` words them; the pods
         whose findings it did not write (to judge again)."""
         again: set[ObjectKey] = set()
+        answers: dict[int, tuple[int, tuple[str, ...]]] = {}  # by id of a requirement (req_of keeps it): asked once
+
+        def index() -> placement.NodeIndex:
+            return self._index(fleet.state)
+
         for key in keys:
-            count, names = self.fits.answer(self.req_of[key], lambda: self._index(fleet.state))
+            req = self.req_of[key]
+            answer = answers.get(id(req))
+            if answer is None:
+                count, first = self.fits.answer(req, index)
+                answer = answers[id(req)] = (count, tuple(first))
+            count, names = answer
             was = self.found[key]
             now = [f if f.fits_elsewhere is None else pending.hazard_recounted(f, count, names) for f in was]
             if any(f is None for f in now):

@@ -24,15 +24,16 @@ those whose verdict may flip on its node
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from itertools import chain
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, ObjectKey, graded
 from gpulabel.checks.pending import autoscale, autoscaler_events, scope
 from gpulabel.checks.pending import rules as pending
 from gpulabel.checks.pending.columns import Columns
-from gpulabel.checks.pending.specrows import SpecRows, told_to
+from gpulabel.checks.pending.specrows import Plan, SpecRows, told_by, told_plan
 from gpulabel.checks.placement import fit as placement
 from gpulabel.k8s.dra.objects import DRA_KINDS
 from gpulabel.k8s.nfd.objects import NFD_KINDS
@@ -102,14 +103,17 @@ class KnownCapacities(ClusterState):
         return part
 
 
-@dataclass(frozen=True, slots=True)
-class _Piece:
-    """One Pending pod's part of the result: its findings, its row and its lines."""
+class _Piece(NamedTuple):
+    """One Pending pod's part of the result: its findings, its row and its lines (a tuple: a node's change
+    tells hundreds of them again)."""
 
     findings: tuple[Finding, ...]
     row: Mapping[str, Any]
     text: str
     wide: tuple[str, ...]
+
+
+_FINDINGS, _ROW, _TEXT, _WIDE = map(itemgetter, range(4))
 
 
 def _pieces(part: ClusterState, opts: CheckOptions) -> dict[str, _Piece]:
@@ -130,10 +134,11 @@ def _pieces(part: ClusterState, opts: CheckOptions) -> dict[str, _Piece]:
 
 
 class _Told:
-    """A pod told by a row: its record, the row's told and graded findings its piece was made from, the piece,
-    and its message and hints (the pod's own: a piece told again keeps them). Changed in place when told again."""
+    """A pod told by a row: its record (and ``ref``), the row's told and graded findings its piece was made from,
+    the piece, and its message and hints (the pod's own: a piece told again keeps them). Changed in place when
+    told again."""
 
-    __slots__ = ("graded", "hints", "message", "piece", "pod", "told")
+    __slots__ = ("graded", "hints", "message", "piece", "pod", "ref", "told")
 
     def __init__(
         self, pod: Pod, told: Any, piece: _Piece, message: str, hints: list[str], graded: tuple[Finding, ...]
@@ -141,6 +146,7 @@ class _Told:
         self.pod, self.told, self.piece, self.message, self.hints, self.graded = (
             pod, told, piece, message, hints, graded,
         )  # fmt: skip
+        self.ref = pod.ref
 
 
 class _Pieces:
@@ -162,6 +168,9 @@ class _Pieces:
         self.gpu: pending.GpuPods | None = None
         # every node grouped for placement, made for a new row and kept while no node or capacity changes
         self.index: placement.NodeIndex | None = None
+        # every node's name in order, for the new rows' cells (one tuple shared by them, not a copy each): made
+        # again after a node came or went
+        self.names: tuple[str, ...] | None = None
         self.cap_keys: dict[str, Any] = {}  # each node's NodeCapacity.key(), dropped when its capacity changes
         # one copy of each distinct key: nodes of one machine with the same pods share it (the key's tuples are 10
         # objects a node, 45 MB at 130,000 nodes); emptied when it holds many more keys than nodes
@@ -193,6 +202,8 @@ class _Pieces:
                 if self.gpu_was is None:
                     self.gpu_was = self.gpu.view()
                 self.gpu.put(old, new)
+            if old is None or new is None:
+                self.names = None  # a node came or went
             if old is None or new is None or placement.placement_view(old) != placement.placement_view(new):
                 if old is not None and new is not None and old.name == new.name:
                     self.columns.changed(old)  # in place: its column (checks/pending/columns.py)
@@ -245,25 +256,36 @@ class _Pieces:
     def _retell(self, moved: Collection[tuple[Any, ...]]) -> bool:
         """Tell again the pieces of the pods read from the rows ``moved`` (their cells changed) whose row's told
         is not the one their piece was made from; whether a piece changed. The pod's record is the same (a
-        pod that changed was judged again), so its message, hints and text are kept."""
+        pod that changed was judged again), so its message, hints and text are kept. What is the same for
+        every pod of the row is worked out once: which of its findings it keeps (``told_plan``, per graded
+        findings its piece was told from) and the predicted line's words."""
         changed = False
+        found = self.found
         for spec in moved:
             row = self.rows.rows.get(spec)
             if row is None:
                 continue
             now, graded = row.told(), row.graded(self._grade)
-            found = self.found
+            predicted = now[1]
+            plans: dict[int, tuple[tuple[Finding, ...], Plan]] = {}  # by id of the graded a piece was told from
             for key, told in self.rows.users.get(spec, {}).items():
                 if told.told is now:
                     continue
-                pod, piece = told.pod, told.piece
-                same = told.told[1] == now[1]  # the predicted message
-                found[key] = told.piece = _Piece(
-                    told_to(graded, pod.ref, (told.graded, piece.findings)),
-                    piece.row if same else pending.pod_row(pod, told.message, now[1]),
-                    piece.text,
-                    piece.wide if same else pending.pod_wide(pod, told.message, now[1], told.hints, piece.text),
-                )
+                piece, was, ref = told.piece, told.graded, told.ref
+                plan = plans.get(id(was))
+                if plan is None:
+                    plan = plans[id(was)] = (was, told_plan(graded, was))
+                findings = told_by(plan[1], ref, piece.findings)
+                if told.told[1] == predicted:  # the predicted message: the row and wide lines the same
+                    found[key] = told.piece = _Piece(findings, piece.row, piece.text, piece.wide)
+                else:
+                    pod, message, text = told.pod, told.message, piece.text
+                    found[key] = told.piece = _Piece(
+                        findings,
+                        pending.pod_row(pod, message, predicted, ref),
+                        text,
+                        pending.pod_wide(pod, message, predicted, told.hints, text, ref),
+                    )
                 told.told, told.graded = now, graded
                 changed = True
         return changed
@@ -395,7 +417,7 @@ class _Pieces:
             pods = tuple(fleet.pods[k] for k in rest)
             by_ref = {p.ref: k for p, k in zip(pods, rest, strict=True)}
             for ref, piece in _pieces(KnownCapacities.of(fleet.state, pods, self.capacities), opts).items():
-                graded_piece = replace(piece, findings=tuple(graded(self.check, piece.findings, self.table)))
+                graded_piece = piece._replace(findings=tuple(graded(self.check, piece.findings, self.table)))
                 self.found[by_ref[ref]] = graded_piece
 
     @staticmethod
@@ -427,7 +449,9 @@ class _Pieces:
             if (ns and pod.namespace != ns) or (gpu is not None and pod not in gpu):
                 continue
             spec = pending.spec_key(pod)
-            row = self.rows.row(spec, pod, fleet.names, self.capacities, whole)
+            if self.names is None:
+                self.names = tuple(fleet.names)
+            row = self.rows.row(spec, pod, self.names, self.capacities, whole)
             told = row.told()
             kept = self.told_of.get(key)
             if kept is not None and kept.pod is pod and kept.told is told:
@@ -460,16 +484,17 @@ class _Pieces:
                 others = sum(1 for k in self.unbound if not ns or fleet.pods[k].namespace == ns) - len(self.found)
             self.listed = (sorted(self.found, key=fleet.order), others)  # a pod's place never moves (Fleet.order)
         keys, others = self.listed
-        pieces = [self.found[k] for k in keys]
+        pieces = list(map(self.found.__getitem__, keys))
         counts = {"pods": len(pieces), **({"other_pending": others} if others else {})}
         notes = {"other Pending pod(s), not GPU pods (--all-pods lists them)": others} if others else {}
+        # each field of every piece, in C (_Piece is a tuple): findings, row, text, wide
         section = Section(
             "pods",
-            tuple(p.row for p in pieces),
-            tuple(p.text for p in pieces),
-            tuple(line for p in pieces for line in p.wide),
+            tuple(map(_ROW, pieces)),
+            tuple(map(_TEXT, pieces)),
+            tuple(chain.from_iterable(map(_WIDE, pieces))),
         )
-        findings = tuple(f for p in pieces for f in p.findings)
+        findings = tuple(chain.from_iterable(map(_FINDINGS, pieces)))
         return Result("pending", findings, (section,), counts=counts, notes=notes, graded=True)
 
 

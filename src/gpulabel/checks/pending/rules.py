@@ -538,9 +538,9 @@ def hazards(
     return out
 
 
-def pod_row(pod: Pod, message: str, predicted: str | None) -> dict[str, Any]:
-    """A Pending pod's row of the ``pods`` section: the scheduler's message and the one predicted."""
-    return {"pod": pod.ref, "scheduler_message": message, "predicted_message": predicted}
+def pod_row(pod: Pod, message: str, predicted: str | None, ref: str | None = None) -> dict[str, Any]:
+    """A Pending pod's row of the ``pods`` section: the scheduler's message and the one predicted (``ref``: known)."""
+    return {"pod": pod.ref if ref is None else ref, "scheduler_message": message, "predicted_message": predicted}
 
 
 def pod_text(pod: Pod, message: str) -> str:
@@ -548,15 +548,15 @@ def pod_text(pod: Pod, message: str) -> str:
 
 
 def pod_wide(
-    pod: Pod, message: str, predicted: str | None, hints: Iterable[str], text: str | None = None
+    pod: Pod, message: str, predicted: str | None, hints: Iterable[str], text: str | None = None, ref: str | None = None
 ) -> tuple[str, ...]:
     """A Pending pod's wide lines: the scheduler's message, the predicted one, NFD's hints (``nfd_hints``);
-    ``text``: the pod's ``pod_text``, if made already."""
-    return (
-        pod_text(pod, message) if text is None else text,
-        *((f"{pod.ref} predicted: {predicted}",) if predicted is not None else ()),
-        *(f"{pod.ref} nfd: {h}" for h in hints),
-    )
+    ``text``: the pod's ``pod_text``, ``ref``: its ``ref``, if made already."""
+    first, ref = pod_text(pod, message) if text is None else text, pod.ref if ref is None else ref
+    lines = [first] if predicted is None else [first, f"{ref} predicted: {predicted}"]
+    if hints:
+        lines.extend(f"{ref} nfd: {h}" for h in hints)
+    return tuple(lines)
 
 
 def nfd_hints(state: ClusterState, nfd_config: NfdConfig | None, pod: Pod, memo: dict[Any, list[str]]) -> list[str]:

@@ -43,7 +43,7 @@ from gpulabel.k8s.nodeaffinity import Result
 from gpulabel.model.cluster import Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding
 
-__all__ = ["Cell", "SpecRow", "SpecRows", "told_to"]
+__all__ = ["Cell", "Plan", "SpecRow", "SpecRows", "told_by", "told_plan", "told_to"]
 
 Score = tuple[int, int]
 
@@ -69,12 +69,12 @@ class _Cells:
     __slots__ = ("_base", "_names", "_over", "_size")
 
     def __init__(self) -> None:
-        self._names: list[str] = []
+        self._names: Sequence[str] = []  # never changed in place: a tuple may be every row's (SpecRow.fill)
         self._base: list[int] = []
         self._over: dict[str, int | None] = {}
         self._size = 0
 
-    def fill(self, names: list[str], cells: list[int]) -> None:
+    def fill(self, names: Sequence[str], cells: list[int]) -> None:
         """Every node's cell at once, ``names`` sorted (an empty row)."""
         self._names, self._base, self._over, self._size = names, cells, {}, len(names)
 
@@ -247,7 +247,7 @@ class SpecRow:
             if i >= 0:
                 self.uses[i] += count
                 tally[self.table[i][2]] = tally.get(self.table[i][2], 0) + count
-        self.cells.fill(list(names), base)
+        self.cells.fill(names if isinstance(names, tuple) else list(names), base)  # a tuple: shared, never changed
         for counted, count in tally.items():
             self._add(counted, count)
         self._told = None
@@ -380,8 +380,26 @@ def told_to(
 ) -> tuple[Finding, ...]:
     """A row's ``graded`` findings about the pod ``ref``; ``before``: the graded findings the pod's last findings
     were made from, and those (a graded finding still there gives the pod's own again)."""
-    mine = dict(zip(map(id, before[0]), before[1], strict=True)) if before else {}
-    return tuple(mine.get(id(f)) or (f if f.pod == ref else f.about(ref)) for f in graded)
+    if not before:
+        return tuple([f if f.pod == ref else f.about(ref) for f in graded])
+    return told_by(told_plan(graded, before[0]), ref, before[1])
+
+
+Plan = list["int | Finding"]
+
+
+def told_plan(graded: tuple[Finding, ...], before: tuple[Finding, ...]) -> Plan:
+    """How :func:`told_to` tells ``graded`` to a pod whose findings were told from ``before`` (graded findings
+    too): per finding, the place in ``before`` of that same object (the pod's own finding there is kept), or the
+    finding (told about the pod anew). The same for every pod of a row told from ``before``: made once for them."""
+    at = {id(f): i for i, f in enumerate(before)}
+    return [at.get(id(f), f) for f in graded]
+
+
+def told_by(plan: Plan, ref: str, mine: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """:func:`told_to`'s findings for the pod ``ref`` by ``plan`` (:func:`told_plan`), ``mine``: the pod's
+    findings told from the ``before`` of the plan."""
+    return tuple([mine[x] if isinstance(x, int) else x if x.pod == ref else x.about(ref) for x in plan])
 
 
 class SpecRows(ReadBy[tuple[Any, ...], Any]):
