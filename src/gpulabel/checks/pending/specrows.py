@@ -32,13 +32,19 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress, islice
-from operator import is_not
 from typing import Any
 
 from gpulabel.checks.engine.readby import ReadBy
 from gpulabel.checks.pending.rules import PENDING_SAMPLE, PendingPod
-from gpulabel.checks.placement.fit import MessagePart, NodeIndex, message_of, message_part, place, shortfall
+from gpulabel.checks.placement.fit import (
+    MessagePart,
+    NodeIndex,
+    message_of,
+    message_part,
+    place,
+    result_runs,
+    shortfall,
+)
 from gpulabel.k8s.nodeaffinity import Result
 from gpulabel.model.cluster import Node, NodeCapacity, Pod
 from gpulabel.model.findings import Finding
@@ -208,16 +214,13 @@ class SpecRow:
         if self.prefilter is not None:  # the part names the node: not shared
             self._fill_each(names, results, capacities)
             return
-        n = len(results)
-        # where each run of one result object starts: a node whose result is not its predecessor's
-        starts = [0, *compress(range(1, n), map(is_not, results, islice(results, 1, None)))] if n else []
         # by id of a result: its group's lists, its cell (-1: a cell per node), how many nodes have that cell, and
         # its shortfall
         shared: dict[int, list[Any]] = {}
         own: dict[tuple[int, MessagePart | None], int] = {}  # (id of a result, a node's own part) -> its cell
         tally: dict[MessagePart | None, int] = {}  # the nodes with a part of their own, by it
         base: list[int] = []  # every node's cell, in order
-        for at, end in zip(starts, [*starts[1:], n], strict=True):
+        for at, end in result_runs(results):
             result = results[at]
             known = shared.get(id(result))
             if known is None:

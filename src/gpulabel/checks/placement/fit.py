@@ -54,6 +54,7 @@ __all__ = [
     "pod_request",
     "predict",
     "resource_failures",
+    "result_runs",
     "scheduler_message",
     "shortfall",
 ]
@@ -347,17 +348,26 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
 def fitting_names(req: PodRequirements, index: NodeIndex) -> list[str]:
     """Every node :func:`fitting_nodes` counts, in the index's order (:func:`place`: one evaluation per group).
     Nodes of a group share its result object, and a pool's nodes are next to each other by name: the nodes are
-    taken by runs of one result (found in C, as ``SpecRow.fill`` does), whether it fits asked once per run and
+    taken by runs of one result (:func:`result_runs`, as ``SpecRow.fill`` takes them), whether it fits asked once and
     a fitting run's names copied in C (no Python step per node: 65,000 nodes for a requirement new to hazards).
     """
-    results = place(req, index)
-    n, nodes = len(results), index.nodes
-    starts = [0, *itertools.compress(range(1, n), map(operator.is_not, results, itertools.islice(results, 1, None)))]
+    results, nodes = place(req, index), index.nodes
     names: list[str] = []
-    for at, end in zip(starts, [*starts[1:], n], strict=True):
-        if n and results[at].fits:
+    for at, end in result_runs(results):
+        if results[at].fits:
             names.extend(map(_NAME, nodes[at:end]))
     return names
+
+
+def result_runs(results: Sequence[Result]) -> list[tuple[int, int]]:
+    """The runs of one result object in :func:`place`'s results, as ``(start, end)`` in order: a group's nodes
+    share its result and a pool's nodes are next to each other, so a few thousand runs at 65,000 nodes. The
+    starts are found in C, by identity (a node whose result is not its predecessor's)."""
+    n = len(results)
+    if not n:
+        return []
+    starts = [0, *itertools.compress(range(1, n), map(operator.is_not, results, itertools.islice(results, 1, None)))]
+    return list(zip(starts, [*starts[1:], n], strict=True))
 
 
 def fits_node(req: PodRequirements, node: Node) -> bool:
