@@ -348,8 +348,9 @@ def fitting_nodes(req: PodRequirements, index: NodeIndex, limit: int = 20) -> tu
 def fitting_names(req: PodRequirements, index: NodeIndex) -> list[str]:
     """Every node :func:`fitting_nodes` counts, in the index's order (:func:`place`: one evaluation per group).
     Nodes of a group share its result object, and a pool's nodes are next to each other by name: the nodes are
-    taken by runs of one result (:func:`result_runs`, as ``SpecRow.fill`` takes them), whether it fits asked once and
-    a fitting run's names copied in C (no Python step per node: 65,000 nodes for a requirement new to hazards).
+    taken by runs of one result (:func:`result_runs`, as ``SpecRow.fill`` takes them), whether it fits asked once
+    per run and a fitting run's names copied in C (no Python step per node: 65,000 nodes for a requirement new to
+    hazards).
     """
     results, nodes = place(req, index), index.nodes
     names: list[str] = []
@@ -360,9 +361,8 @@ def fitting_names(req: PodRequirements, index: NodeIndex) -> list[str]:
 
 
 def result_runs(results: Sequence[Result]) -> list[tuple[int, int]]:
-    """The runs of one result object in :func:`place`'s results, as ``(start, end)`` in order: a group's nodes
-    share its result and a pool's nodes are next to each other, so a few thousand runs at 65,000 nodes. The
-    starts are found in C, by identity (a node whose result is not its predecessor's)."""
+    """The runs of one result object in :func:`place`'s results (a group's nodes share it), as ``(start, end)`` in
+    order; the starts found in C, by identity: a few thousand runs at 65,000 nodes."""
     n = len(results)
     if not n:
         return []
