@@ -176,3 +176,28 @@ def _summary(differ: Sequence[dict[str, Any]]) -> str:
         )
         said.append(f"{d['command']}: {first}")
     return f"live differs from both snapshots in {len(differ)} command(s): " + " | ".join(said)
+
+
+def live_as_on_a_snapshot(
+    kubeconfig: Path, path: Path, argv: Sequence[str], *, live_only: Sequence[str] = ()
+) -> tuple[int, Any]:
+    """One command's live JSON answer, checked to be its answer on a snapshot of the same moment: snapshot
+    ``path``, the command live (with ``live_only`` added), a second snapshot beside ``path``; the live answer
+    must be one of the two snapshots' (this shared cluster moves between them: another test's namespace being
+    deleted takes its objects away one by one). Taken again up to ROUNDS, pausing as :func:`live_equals_snapshot`.
+    Returns the live exit code and parsed JSON; ``path`` is left holding the snapshot that was compared."""
+    after = path.with_name(f"{path.stem}-after{path.suffix}")
+    tried: list[str] = []
+    for rounds in range(1, ROUNDS + 1):
+        if rounds > 1:
+            time.sleep(PAUSE * (rounds - 1))
+        _snapshot(kubeconfig, path)
+        code, out, err = run([*argv, *live_only, "--kubeconfig", str(kubeconfig)])
+        assert code != 2, err
+        _snapshot(kubeconfig, after)
+        live = (code, json.loads(out))
+        on = [run([*argv, "--snapshot", str(p)]) for p in (path, after)]
+        if live in [(c, json.loads(o)) for c, o, _ in on]:
+            return live
+        tried.append(f"round {rounds}: live exit {code}, {len(out)} chars; snapshots' exits {[c for c, _, _ in on]}")
+    raise AssertionError(f"{' '.join(argv)}: live differs from both snapshots in every round: " + "; ".join(tried))

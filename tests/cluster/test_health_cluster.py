@@ -17,6 +17,7 @@ from typing import Any
 
 from gpulabel_run import gpulabel
 from labcluster_support import LabCluster, wait_for
+from live_snapshot import live_as_on_a_snapshot
 
 GPU_LABELS = {
     "nvidia.com/gpu.present": "true",
@@ -105,15 +106,13 @@ def test_a_lost_gpu_a_health_condition_and_an_unhealthy_device_live_and_in_a_sna
     # check live equals check on a snapshot of the same moment, whatever kinds the cluster holds none of (a
     # kind listed empty is an empty typed List in the snapshot: no DaemonSet is made here to keep the two equal)
     path = tmp_path / "health.json"
-    snap = gpulabel(labcluster.kubeconfig, "snapshot", "-o", str(path))
-    assert snap.returncode == 0, snap.stderr
     at = ("--at", "2026-12-01T12:00:00Z")
     # a snapshot holds no logs or Events: the live run reads none either (the blamed operand pods of other
     # tests' nodes on this shared cluster would add evidence objects to its JSON)
-    live = gpulabel(labcluster.kubeconfig, "check", "-o", "json", "--no-evidence", *at)
-    offline = gpulabel(labcluster.kubeconfig, "check", "-o", "json", *at, "--snapshot", str(path))
-    assert offline.returncode == live.returncode and json.loads(offline.stdout) == json.loads(live.stdout)
-    found = [f for f in json.loads(live.stdout)["findings"] if f["check"] == "health" and f.get("node") == name]
+    _, doc = live_as_on_a_snapshot(
+        labcluster.kubeconfig, path, ["check", "-o", "json", *at], live_only=["--no-evidence"]
+    )
+    found = [f for f in doc["findings"] if f["check"] == "health" and f.get("node") == name]
     assert {f["reason"] for f in found} == {"gpus-lost", "condition"}
     said = next(f for f in found if f["reason"] == "condition")
     assert said["args"] == ["GPUXIDErrors=True", "reason=XID79"], said
