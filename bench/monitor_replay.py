@@ -264,10 +264,20 @@ def worker(
     except ImportError:  # a tree from before checks/engine (bench/replay_before_after.py): the same classes
         from gpulabel.checks.assessment import FullEvaluator
         from gpulabel.checks.incremental import IncrementalEvaluator
+
+    def keep() -> None:  # a tree from before Heap: its monitor froze nothing after an ordinary event
+        pass
+
     try:
-        from gpulabel.controller.heap import settle
-    except ImportError:  # a tree from before it (bench/replay_before_after.py): its monitor did not settle
-        settle = gc.collect
+        from gpulabel.controller.heap import Heap
+
+        heap = Heap()
+        settle, keep = heap.settle, heap.keep
+    except ImportError:
+        try:
+            from gpulabel.controller.heap import settle
+        except ImportError:  # a tree from before it (bench/replay_before_after.py): its monitor did not settle
+            settle = gc.collect
 
     listed = listed_records(snapshot)
     readers = {k: KIND[k].reader() for k in listed}
@@ -304,6 +314,8 @@ def worker(
         ev.apply(kind, key, record)
         if which == "incremental" or i % full_every == 0:
             a = ev.assess(START + 0.1 * (i + 1))
+            if which == "incremental":
+                keep()  # as gpulabel monitor does after an ordinary evaluation (controller/heap.py)
             times.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
             if i % full_every == 0 or (which == "incremental" and digest_all):

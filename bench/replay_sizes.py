@@ -14,7 +14,8 @@ several ``--tree`` (a ``src`` directory each), every tree has a worker per size,
 The LIST is read as the monitor reads it (``Informer.list``: pages of ``DEFAULT_PAGE_SIZE`` objects, each
 page decoded and its objects read by the kind's reader as it arrives, only one page's JSON alive at a time),
 from a file of pages written with the stream; then ``reset`` of every kind, the first ``assess`` and
-``controller.heap.settle``. A tree marked ``,whole`` reads the snapshot file whole instead
+``settle``, and after each event's ``assess`` ``keep`` (on the clock), of a ``controller.heap.Heap`` as
+``gpulabel monitor`` calls them. A tree marked ``,whole`` reads the snapshot file whole instead
 (``monitor_replay.listed_records``: what this bench did before the pages, a peak of the file's decoding).
 
 Printed: per tree and size CPU per event p50 / p99 / max, the p99 of the larger over the smaller's, per
@@ -80,13 +81,26 @@ def _events(events_file: str) -> list[tuple[str, tuple[str, str], Any]]:
     return out
 
 
+def _nothing() -> None:
+    pass
+
+
 def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str], whole: bool = False) -> None:
     """One incremental evaluator over the LIST of ``snapshot`` (its pages file; ``whole``: the file itself,
     read whole), then one event of ``events_file`` per ``go`` line read from ``commands``, its CPU
     milliseconds written to ``answers`` (``go digest``: and the assessment's digest, outside the clock)."""
     from gpulabel.app.checks import check_options
     from gpulabel.checks.engine.incremental import IncrementalEvaluator
-    from gpulabel.controller.heap import settle
+
+    try:
+        from gpulabel.controller.heap import Heap
+
+        heap = Heap()
+        settle, keep = heap.settle, heap.keep
+    except ImportError:  # a tree from before it: its monitor froze nothing after an ordinary event
+        from gpulabel.controller.heap import settle
+
+        keep = _nothing
 
     listed = listed_records(snapshot) if whole else paged_records(_pages_of(snapshot), snapshot)
     events = _events(events_file)
@@ -108,6 +122,7 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str],
         started = time.process_time()
         ev.apply(kind, key, record)
         a = ev.assess(START + 0.1 * (i + 1))
+        keep()  # as gpulabel monitor does after an ordinary evaluation (controller/heap.py), on the clock
         ms = (time.process_time() - started) * 1000
         answers.write(f"{ms:.4f} {_digest(a) if command[1:] == ['digest'] else '-'}\n")
         answers.flush()

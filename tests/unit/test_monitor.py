@@ -831,16 +831,25 @@ def test_a_service_account_kubeconfig_has_the_clusters_trust_and_the_token(tmp_p
         KubeconfigOptions("a/b", "k", "5m")
 
 
-def test_the_heap_is_settled_after_the_evaluation_that_follows_a_list_and_only_then(
+def test_the_heap_is_settled_after_the_evaluation_that_follows_a_list_and_kept_after_the_others(
     tmp_path: Path, api: FakeApi
 ) -> None:
     """``settle`` (gc.freeze in ``gpulabel monitor``) runs once the LIST's records are assessed, not before and
-    not after an ordinary event's evaluation."""
+    not after an ordinary event's evaluation; ``keep`` after that one and not after the LIST's."""
     api.add_node("n1", {"team": "a"})
     client = fake_client(tmp_path, api, FakeClock(), FAST)
     evaluator = CountingEvaluator()
     settled: list[int] = []
-    m = Monitor(client, ("Node",), evaluator, [], batch_seconds=0.0, settle=lambda: settled.append(evaluator.assessed))
+    kept: list[int] = []
+    m = Monitor(
+        client,
+        ("Node",),
+        evaluator,
+        [],
+        batch_seconds=0.0,
+        settle=lambda: settled.append(evaluator.assessed),
+        keep=lambda: kept.append(evaluator.assessed),
+    )
 
     def event() -> dict[str, Any]:
         deadline = time.monotonic() + 5
@@ -851,5 +860,6 @@ def test_the_heap_is_settled_after_the_evaluation_that_follows_a_list_and_only_t
         return {"type": "MODIFIED", "object": obj}
 
     api.watches = [Watch([event])]
-    run_monitor(m, lambda: evaluator.assessed >= 2 and m.queue.empty())
+    run_monitor(m, lambda: evaluator.assessed >= 2 and m.queue.empty() and bool(kept))
     assert settled == [1]  # after the first evaluation (the LIST's), not after the change's
+    assert kept == [2]  # after the change's evaluation, not after the LIST's

@@ -218,7 +218,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
     the Lease, relists, dropped watches. The outcome holds the last findings.
     """
     from gpulabel.cluster.live import served_kinds
-    from gpulabel.controller.heap import settle
+    from gpulabel.controller.heap import Heap
     from gpulabel.controller.monitor import Monitor
 
     client = session.client(budget=WRITER_BUDGET)
@@ -231,6 +231,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
 
         assert opts.lease_namespace and opts.lease_name and opts.identity  # filled in by the options
         lock = LeaseLock(client, opts.lease_namespace, opts.lease_name, opts.identity)
+    heap = Heap()  # the collector kept off what the monitor holds (controller/heap.py)
     say(f"monitor: watching {', '.join(kinds)} ({scope} evaluation)")
     monitor = Monitor(
         client,
@@ -245,7 +246,8 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         batch_seconds=opts.batch_ms / 1000,
         resync_seconds=opts.resync_seconds,
         watch_timeout=opts.watch_seconds,
-        settle=settle,
+        settle=heap.settle,
+        keep=heap.keep,
     )
     code = monitor.run()
     for sink in writes:  # the writing sinks write what still waits

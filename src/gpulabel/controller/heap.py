@@ -11,15 +11,29 @@ the young generation is collected every :data:`YOUNG` allocations instead of 700
 objects frozen by one LIST are collected at the next (``gc.unfreeze`` first): they are few (about 120
 objects over 1,000 events at 20,000 nodes, ``bench/README.md``). Measured by ``bench/monitor_replay.py``,
 which calls this function where the monitor does.
+
+After every other evaluation, :meth:`Heap.keep` freezes what that evaluation made and kept (``gc.freeze`` moves
+the generations' lists onto the frozen one: constant time). Without it, the objects an event keeps wait in
+the young generation until a later event's allocations set off a collection, which walks them all there:
+a new Pending spec's row at 130,000 nodes (its per-node lists) made a taint 46-52 ms later cost that much
+more (``bench.replay_parts``' ``gc:0``). The replayed streams make no cyclic garbage (none found by a
+full collection after 300 events at 130,000 nodes); what another part of the monitor makes (an exception's
+traceback) would be kept until the next :func:`settle`, so :meth:`Heap.keep` settles itself once the frozen
+objects have grown past :data:`GROWTH` times what the last settle froze, plus :data:`SLACK`. Counting them
+walks every frozen object (``gc.get_freeze_count``: 35-43 ms at 130,000 nodes), so it counts once every
+:data:`COUNT_EVERY` calls.
 """
 
 from __future__ import annotations
 
 import gc
 
-__all__ = ["YOUNG", "settle"]
+__all__ = ["COUNT_EVERY", "GROWTH", "SLACK", "YOUNG", "Heap", "settle"]
 
 YOUNG = 10_000  # allocations between young collections (CPython's default: 700)
+GROWTH = 2  # frozen objects, as a multiple of the last settle's, past which keep settles instead
+SLACK = 100_000  # and this many more (a small cluster's heap doubles with a few hundred pods)
+COUNT_EVERY = 1_000  # keep's calls between two counts of the frozen objects
 
 
 def settle() -> None:
@@ -29,3 +43,27 @@ def settle() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG, middle, old)
+
+
+class Heap:
+    """One monitor's :func:`settle` and :meth:`keep`, with what ``keep`` counts between them."""
+
+    def __init__(self) -> None:
+        self.settled = 0  # how many objects the last settle froze
+        self.calls = 0  # keep's calls since it last counted the frozen objects
+
+    def settle(self) -> None:
+        """:func:`settle`, and how many objects it froze."""
+        settle()
+        self.settled, self.calls = gc.get_freeze_count(), 0
+
+    def keep(self) -> None:
+        """After any other evaluation: what it made and kept frozen with the rest (constant time); every
+        ``COUNT_EVERY``-th call, if the frozen objects have grown past ``GROWTH`` times the last settle's plus
+        ``SLACK``, :meth:`settle` (a full collection) instead."""
+        gc.freeze()
+        self.calls += 1
+        if self.calls >= COUNT_EVERY:
+            self.calls = 0
+            if gc.get_freeze_count() > GROWTH * self.settled + SLACK:
+                self.settle()

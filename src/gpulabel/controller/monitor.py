@@ -97,8 +97,8 @@ class Monitor:
     ``stop``: the Event that stops it (default a new one; ``sync`` passes its
     client's retry cancel, so a lost Lease also abandons a write in flight).
     ``writes`` says what a lost Lease stops, in the line that says so.
-    ``settle``: called after the evaluation that follows a LIST or a relist
-    (``gpulabel monitor`` passes :func:`gpulabel.controller.heap.settle`).
+    ``settle``, ``keep``: called after the evaluation that follows a LIST or a relist, and after every other
+    (``gpulabel monitor`` passes a :class:`gpulabel.controller.heap.Heap`'s).
     """
 
     def __init__(
@@ -123,14 +123,14 @@ class Monitor:
         stop: threading.Event | None = None,
         writes: str = "publishing",
         settle: Callable[[], None] = lambda: None,
+        keep: Callable[[], None] = lambda: None,
     ) -> None:
         self.client = client
         self.kinds = tuple(kinds)
         self.evaluator = evaluator
         self.sinks = tuple(sinks)
         self.leader_sinks = tuple(leader_sinks)
-        self.lock = lock
-        self.health = health
+        self.lock, self.health = lock, health
         self.say = say
         self.scope = scope
         self.batch_seconds = batch_seconds
@@ -138,7 +138,7 @@ class Monitor:
         self.unchanged_seconds = unchanged_seconds
         self._evaluated = float("-inf")  # monotonic time of the last evaluation
         self.clock, self.monotonic = clock, monotonic
-        self.writes, self.settle = writes, settle
+        self.writes, self.settle, self.keep = writes, settle, keep
         self._listed = False  # a LIST or relist taken since the last evaluation: settle after the next
         self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
@@ -306,6 +306,8 @@ class Monitor:
                     if self._listed:  # the records of a LIST are assessed: the heap they make is settled
                         self._listed = False
                         self.settle()
+                    else:  # what the evaluation kept: out of the young generation's walks
+                        self.keep()
                     due = self.monotonic() + self.resync_seconds
                 elif self.leading.is_set():
                     self._lead()
