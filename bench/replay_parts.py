@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.replay_sizes import START, _events, _pages_of, _prepare, paged_records
+from bench.replay_sizes import START, _events, _pages_of, _prepare, first_picture, paged_records
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,18 +88,13 @@ def _instrument(clock: Clock) -> None:
 
 def worker(snapshot: str, events_file: str) -> None:
     """One size: per event, its kind, CPU ms and each part's (JSON lines on stdout)."""
-    from gpulabel.app.checks import check_options
-    from gpulabel.checks.engine.incremental import IncrementalEvaluator
     from gpulabel.controller.heap import Heap
 
     clock: Clock = collections.Counter()
     listed = paged_records(_pages_of(snapshot), snapshot)
     what = [e["what"] for e in json.loads(Path(events_file).read_text())]
     events = _events(events_file)
-    ev = IncrementalEvaluator(check_options())
-    for kind, records in listed.items():
-        ev.reset(kind, records)
-    ev.assess(START)
+    ev = first_picture(listed)
     del listed
     heap = Heap()
     heap.settle()

@@ -81,6 +81,19 @@ def _events(events_file: str) -> list[tuple[str, tuple[str, str], Any]]:
     return out
 
 
+def first_picture(listed: Records) -> Any:
+    """An IncrementalEvaluator (of the tree imported) told every record of ``listed`` and assessed once, at START:
+    the monitor's first picture."""
+    from gpulabel.app.checks import check_options
+    from gpulabel.checks.engine.incremental import IncrementalEvaluator
+
+    ev = IncrementalEvaluator(check_options())
+    for kind, records in listed.items():
+        ev.reset(kind, records)
+    ev.assess(START)
+    return ev
+
+
 def _nothing() -> None:
     pass
 
@@ -89,9 +102,6 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str],
     """One incremental evaluator over the LIST of ``snapshot`` (its pages file; ``whole``: the file itself,
     read whole), then one event of ``events_file`` per ``go`` line read from ``commands``, its CPU
     milliseconds written to ``answers`` (``go digest``: and the assessment's digest, outside the clock)."""
-    from gpulabel.app.checks import check_options
-    from gpulabel.checks.engine.incremental import IncrementalEvaluator
-
     try:
         from gpulabel.controller.heap import Heap
 
@@ -104,10 +114,7 @@ def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str],
 
     listed = listed_records(snapshot) if whole else paged_records(_pages_of(snapshot), snapshot)
     events = _events(events_file)
-    ev = IncrementalEvaluator(check_options())
-    for kind, records in listed.items():
-        ev.reset(kind, records)
-    ev.assess(START)
+    ev = first_picture(listed)
     del listed
     settle()
     answers.write(f"ready {_status('VmRSS:'):.0f} {_status('VmHWM:'):.0f}\n")
