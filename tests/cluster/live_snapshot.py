@@ -13,7 +13,7 @@ import io
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,15 @@ def _round(kubeconfig: Path, cmds: Sequence[tuple[str, ...]], first: Path, secon
     return differ + errors, moved  # a refused flag would make both sides equal and the comparison useless
 
 
+def _rounds() -> Iterator[int]:
+    """The rounds' numbers, 1 to ROUNDS, pausing PAUSE seconds more before each after the first (a burst of
+    scheduler retries or a namespace's deletion should not span every round)."""
+    for rounds in range(1, ROUNDS + 1):
+        if rounds > 1:
+            time.sleep(PAUSE * (rounds - 1))
+        yield rounds
+
+
 def live_equals_snapshot(kubeconfig: Path, work: Path, **what: str) -> dict[str, Any]:
     """Each read-only command live against the same on snapshots of the moment; a failure names every command
     whose live answer is neither snapshot's, with the answers. A round that fails is taken again (a scheduler
@@ -149,9 +158,7 @@ def live_equals_snapshot(kubeconfig: Path, work: Path, **what: str) -> dict[str,
     cmds = read_only_commands(manifest=manifest, **what)
     first, second = work / "moment-a.json", work / "moment-b.json"
     retried: list[str] = []  # the commands of rounds taken again, printed by the callers
-    for rounds in range(1, ROUNDS + 1):
-        if rounds > 1:
-            time.sleep(PAUSE * (rounds - 1))
+    for rounds in _rounds():
         differ, moved = _round(kubeconfig, cmds, first, second)
         if not differ:
             return {"commands": len(cmds) + 1, "rounds": rounds, "moved": moved, "retried": retried}
@@ -188,9 +195,7 @@ def live_as_on_a_snapshot(
     Returns the live exit code and parsed JSON; ``path`` is left holding the snapshot that was compared."""
     after = path.with_name(f"{path.stem}-after{path.suffix}")
     tried: list[str] = []
-    for rounds in range(1, ROUNDS + 1):
-        if rounds > 1:
-            time.sleep(PAUSE * (rounds - 1))
+    for rounds in _rounds():
         _snapshot(kubeconfig, path)
         code, out, err = run([*argv, *live_only, "--kubeconfig", str(kubeconfig)])
         assert code != 2, err

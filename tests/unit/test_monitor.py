@@ -30,6 +30,7 @@ from gpulabel.checks.registry import BUILTIN, run_checks
 from gpulabel.cluster.live import load_cluster, served_kinds
 from gpulabel.cluster.retry import RetryPolicy
 from gpulabel.cluster.snapshot import load_snapshots
+from gpulabel.controller import heap
 from gpulabel.controller.findings_out import FindingsDump, FindingsLog
 from gpulabel.controller.informer import Bookmark, Change, Delta, Informer, Problem, Reset
 from gpulabel.controller.lease import LeaseLock
@@ -841,15 +842,15 @@ def test_the_heap_is_settled_after_the_evaluation_that_follows_a_list_and_kept_a
     evaluator = CountingEvaluator()
     settled: list[int] = []
     kept: list[int] = []
-    m = Monitor(
-        client,
-        ("Node",),
-        evaluator,
-        [],
-        batch_seconds=0.0,
-        settle=lambda: settled.append(evaluator.assessed),
-        keep=lambda: kept.append(evaluator.assessed),
-    )
+
+    class Heap(heap.Heap):  # its calls, each with the evaluations made by then (no collection here)
+        def settle(self) -> None:
+            settled.append(evaluator.assessed)
+
+        def keep(self) -> None:
+            kept.append(evaluator.assessed)
+
+    m = Monitor(client, ("Node",), evaluator, [], batch_seconds=0.0, heap=Heap())
 
     def event() -> dict[str, Any]:
         deadline = time.monotonic() + 5

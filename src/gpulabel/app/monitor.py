@@ -231,7 +231,6 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
 
         assert opts.lease_namespace and opts.lease_name and opts.identity  # filled in by the options
         lock = LeaseLock(client, opts.lease_namespace, opts.lease_name, opts.identity)
-    heap = Heap()  # the collector kept off what the monitor holds (controller/heap.py)
     say(f"monitor: watching {', '.join(kinds)} ({scope} evaluation)")
     monitor = Monitor(
         client,
@@ -246,8 +245,7 @@ def run_monitor(session: Session, opts: MonitorOptions, say: Callable[[str], Non
         batch_seconds=opts.batch_ms / 1000,
         resync_seconds=opts.resync_seconds,
         watch_timeout=opts.watch_seconds,
-        settle=heap.settle,
-        keep=heap.keep,
+        heap=Heap(),  # the collector kept off what the monitor holds (controller/heap.py)
     )
     code = monitor.run()
     for sink in writes:  # the writing sinks write what still waits

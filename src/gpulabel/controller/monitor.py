@@ -44,6 +44,7 @@ from gpulabel.controller.loop import await_lease, keep_lease
 if TYPE_CHECKING:
     from gpulabel.checks.engine.assessment import Assessment, Evaluator
     from gpulabel.cluster.client import KubeClient
+    from gpulabel.controller.heap import Heap
     from gpulabel.controller.lease import LeaseLock
     from gpulabel.controller.sinks import Sink
 
@@ -97,8 +98,8 @@ class Monitor:
     ``stop``: the Event that stops it (default a new one; ``sync`` passes its
     client's retry cancel, so a lost Lease also abandons a write in flight).
     ``writes`` says what a lost Lease stops, in the line that says so.
-    ``settle``, ``keep``: called after the evaluation that follows a LIST or a relist, and after every other
-    (``gpulabel monitor`` passes a :class:`gpulabel.controller.heap.Heap`'s).
+    ``heap``: its ``settle`` called after the evaluation that follows a LIST or a relist, its ``keep`` after
+    every other (``gpulabel monitor`` passes one; none: the collector left as it is).
     """
 
     def __init__(
@@ -122,15 +123,15 @@ class Monitor:
         relist_seconds: float | None = None,
         stop: threading.Event | None = None,
         writes: str = "publishing",
-        settle: Callable[[], None] = lambda: None,
-        keep: Callable[[], None] = lambda: None,
+        heap: Heap | None = None,
     ) -> None:
         self.client = client
         self.kinds = tuple(kinds)
         self.evaluator = evaluator
         self.sinks = tuple(sinks)
         self.leader_sinks = tuple(leader_sinks)
-        self.lock, self.health = lock, health
+        self.lock = lock
+        self.health = health
         self.say = say
         self.scope = scope
         self.batch_seconds = batch_seconds
@@ -138,7 +139,7 @@ class Monitor:
         self.unchanged_seconds = unchanged_seconds
         self._evaluated = float("-inf")  # monotonic time of the last evaluation
         self.clock, self.monotonic = clock, monotonic
-        self.writes, self.settle, self.keep = writes, settle, keep
+        self.writes, self.heap = writes, heap
         self._listed = False  # a LIST or relist taken since the last evaluation: settle after the next
         self.stop = stop if stop is not None else threading.Event()
         self.leading = threading.Event()
@@ -305,9 +306,10 @@ class Monitor:
                     dirty, published = False, True
                     if self._listed:  # the records of a LIST are assessed: the heap they make is settled
                         self._listed = False
-                        self.settle()
-                    else:  # what the evaluation kept: out of the young generation's walks
-                        self.keep()
+                        if self.heap is not None:
+                            self.heap.settle()
+                    elif self.heap is not None:  # what the evaluation kept: out of the young generation's walks
+                        self.heap.keep()
                     due = self.monotonic() + self.resync_seconds
                 elif self.leading.is_set():
                     self._lead()
