@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +246,26 @@ def listed_records(snapshot: str) -> dict[str, list[tuple[tuple[str, str], Any]]
     }
 
 
+def _nothing() -> None:
+    pass
+
+
+def heap_calls() -> tuple[Callable[[], None], Callable[[], None]]:
+    """The imported tree's ``settle`` (after the LIST is assessed) and ``keep`` (after every other evaluation), as
+    ``gpulabel monitor`` calls them (``controller.heap.Heap``). A tree from before ``Heap`` froze nothing after an
+    ordinary event; one from before ``settle`` (bench/replay_before_after.py) only collected."""
+    try:
+        from gpulabel.controller.heap import Heap
+    except ImportError:
+        try:
+            from gpulabel.controller.heap import settle
+        except ImportError:
+            return gc.collect, _nothing
+        return settle, _nothing
+    heap = Heap()
+    return heap.settle, heap.keep
+
+
 def worker(
     which: str, snapshot: str, events_file: str, full_every: int, traced: int = 0, digest_all: bool = False
 ) -> JSON:
@@ -265,19 +285,7 @@ def worker(
         from gpulabel.checks.assessment import FullEvaluator
         from gpulabel.checks.incremental import IncrementalEvaluator
 
-    def keep() -> None:  # a tree from before Heap: its monitor froze nothing after an ordinary event
-        pass
-
-    try:
-        from gpulabel.controller.heap import Heap
-
-        heap = Heap()
-        settle, keep = heap.settle, heap.keep
-    except ImportError:
-        try:
-            from gpulabel.controller.heap import settle
-        except ImportError:  # a tree from before it (bench/replay_before_after.py): its monitor did not settle
-            settle = gc.collect
+    settle, keep = heap_calls()
 
     listed = listed_records(snapshot)
     readers = {k: KIND[k].reader() for k in listed}

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.monitor_replay import START, _digest, _pct, _status, listed_records, stream
+from bench.monitor_replay import START, _digest, _pct, _status, heap_calls, listed_records, stream
 from bench.synth import write_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,23 +94,11 @@ def first_picture(listed: Records) -> Any:
     return ev
 
 
-def _nothing() -> None:
-    pass
-
-
 def worker(snapshot: str, events_file: str, commands: IO[str], answers: IO[str], whole: bool = False) -> None:
     """One incremental evaluator over the LIST of ``snapshot`` (its pages file; ``whole``: the file itself,
     read whole), then one event of ``events_file`` per ``go`` line read from ``commands``, its CPU
     milliseconds written to ``answers`` (``go digest``: and the assessment's digest, outside the clock)."""
-    try:
-        from gpulabel.controller.heap import Heap
-
-        heap = Heap()
-        settle, keep = heap.settle, heap.keep
-    except ImportError:  # a tree from before it: its monitor froze nothing after an ordinary event
-        from gpulabel.controller.heap import settle
-
-        keep = _nothing
+    settle, keep = heap_calls()
 
     listed = listed_records(snapshot) if whole else paged_records(_pages_of(snapshot), snapshot)
     events = _events(events_file)
