@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpulabel.checks.engine.definition import Check, CheckOptions, Fleet, Pieces, caveated, skip_reason
+from gpulabel.checks.engine.incremental.nodeparts import NodeParts
 from gpulabel.checks.engine.judging import Accepted, Assessment, KeptJudgment, ObjectKey
 from gpulabel.k8s.dra.plugin import DraState
 from gpulabel.k8s.karpenter.objects import KarpenterState
@@ -40,11 +41,8 @@ class IncrementalEvaluator:
         # indexes
         self._nodes: dict[str, Node] = {}
         self._names: list[str] = []  # sorted: the state's node order
-        self._order: list[Node] = []  # the nodes in that order
-        # the state's nodes: _order in parts of chunks.SIZE, each part's tuple until a node in it changes (a node
-        # that comes or goes moves every later one: their parts are made again)
-        self._node_parts: list[tuple[Node, ...] | None] = []
-        self._nodes_seq: Chunks[Node] | None = None
+        # the state's nodes in that order, in parts: a node's change remakes the part it falls in (nodeparts.py)
+        self._node_parts = NodeParts(SIZE)
         self._seq: dict[ObjectKey, int] = {}  # a pod's place in the pod store's order
         self._next = 0
         self._bound: dict[str, dict[ObjectKey, None]] = {}  # node -> the pods bound to it
@@ -143,8 +141,8 @@ class IncrementalEvaluator:
         if kind == "Node":
             self._nodes = {node.name: node for node in store.values()}
             self._names = sorted(self._nodes)
-            self._order = [self._nodes[n] for n in self._names]
-            self._node_moved(0, shifted=True)
+            self._node_parts = NodeParts(SIZE)
+            self._node_parts.fill(self._nodes[n] for n in self._names)
         elif kind == "Pod":
             self._seq = {key: i for i, key in enumerate(store)}
             self._next = len(store)
@@ -165,33 +163,18 @@ class IncrementalEvaluator:
             self._karpenter = None
 
     def _node_changed(self, old: Node | None, new: Node | None) -> None:
-        names, order = self._names, self._order
+        names, parts = self._names, self._node_parts
         self._changed.update(n.name for n in (old, new) if n is not None)
         if old is not None:
             del self._nodes[old.name]
-            i = bisect.bisect_left(names, old.name)
-            if new is not None and new.name == old.name:
-                order[i] = new
-                self._node_moved(i, shifted=False)
-            else:
-                del names[i], order[i]
-                self._node_moved(i, shifted=True)
+            if new is None or new.name != old.name:
+                del names[bisect.bisect_left(names, old.name)]
+                parts.drop(old.name)
         if new is not None:
             if old is None or new.name != old.name:
-                i = bisect.bisect_left(names, new.name)
-                names.insert(i, new.name)
-                order.insert(i, new)
-                self._node_moved(i, shifted=True)
+                bisect.insort(names, new.name)
+            parts.put(new)
             self._nodes[new.name] = new
-
-    def _node_moved(self, index: int, shifted: bool) -> None:
-        """The node at ``index`` of the order changed; ``shifted``: it came or went (the later ones moved)."""
-        self._nodes_seq = None
-        part, parts = index // SIZE, self._node_parts
-        if shifted:
-            del parts[part:]
-        elif part < len(parts):
-            parts[part] = None
 
     def _part_of(self, seq: int) -> dict[ObjectKey, Pod]:
         """The part of the pods holding place ``seq`` (made if new), its tuple to be made again."""
@@ -215,21 +198,6 @@ class IncrementalEvaluator:
             part[key] = new
             if new.node_name:
                 self._bound.setdefault(new.node_name, {})[key] = None
-
-    def _node_chunks(self) -> Chunks[Node]:
-        """The state's nodes: the parts of the order, each made again only if a node in it changed."""
-        if self._nodes_seq is None:
-            order, parts, made = self._order, self._node_parts, []
-            for start in range(0, len(order), SIZE):
-                i = start // SIZE
-                if i == len(parts):
-                    parts.append(None)
-                kept = parts[i]
-                if kept is None:
-                    kept = parts[i] = tuple(order[start : start + SIZE])
-                made.append(kept)
-            self._nodes_seq = Chunks(made)
-        return self._nodes_seq
 
     def _pod_chunks(self) -> Chunks[Pod]:
         """The state's pods: the parts by place, each made again only if a pod in it changed."""
@@ -270,7 +238,7 @@ class IncrementalEvaluator:
             if name not in tuples:
                 tuples[name] = tuple(records(name))
         return ClusterState(
-            nodes=self._node_chunks(),
+            nodes=self._node_parts.chunks(),
             pods=self._pod_chunks(),
             daemonsets=tuples["daemonsets"],
             cluster_policies=tuples["cluster_policies"],
